@@ -1,0 +1,1 @@
+//! simctl: the command-line front end of mmcsim.
