@@ -1,1 +1,39 @@
 //! simctl: the command-line front end of mmcsim.
+//!
+//! The binary is a thin `main` around [`run_cli`], which takes the
+//! scheduler [`Registry`] as a parameter so a researcher's own program can
+//! register a scheduler and reuse the exact same command line.
+
+mod cli;
+mod commands;
+
+pub use cli::Cli;
+pub use mmcsim::sched::Registry;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Parses `args` (including the program name) and runs the command with
+/// schedulers from `registry`. Errors are printed to stderr and give exit
+/// code 1 (2 for command-line usage errors).
+pub fn run_cli<I, T>(args: I, registry: &Registry) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match commands::dispatch(cli, registry) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! Scenario files (TOML) and command-line overrides.
+//!
+//! A scenario names a device profile, the host, queue and scheduler settings,
+//! preconditioning, the files laid out on the device, and either synthetic
+//! jobs or a trace. `--set KEY=VALUE` overrides any value by a dotted path
+//! before the scenario is validated, using sysfs-like prefixes:
+//! `queue.<attr>` (e.g. `queue.read_ahead_kb`), `iosched.<tunable>`
+//! (e.g. `iosched.fifo_batch`), `scheduler.<key>`, `device.<section>.<key>`,
+//! `host.<key>`, `writeback.<key>`, `precondition.<key>` and `seed`.
+
+mod overrides;
+mod scenario;
+
+pub use overrides::{apply_set, parse_set};
+pub use scenario::{
+    FileSpec, HostConfig, JobOp, JobSpec, Order, Pattern, Scenario, SchedulerSpec, TraceSpec,
+};

@@ -1,0 +1,435 @@
+//! The scenario file: everything one simulation run needs.
+
+use crate::block::QueueParams;
+use crate::device::{DeviceConfig, Precondition};
+use crate::error::{Error, Result};
+pub use crate::host::cost::HostConfig;
+use crate::host::writeback::WritebackParams;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The generic eMMC profile, built into the binary so `simctl replay` works
+/// from any directory.
+pub const GENERIC_PROFILE: &str = include_str!("../../../../configs/devices/generic-emmc.toml");
+
+/// A simulation run: device, host, queue, scheduler, preconditioning, files
+/// and a workload (synthetic jobs or a trace).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name used in reports.
+    #[serde(default)]
+    pub name: String,
+    /// What the scenario reproduces and why.
+    #[serde(default)]
+    pub description: String,
+    /// Seed of every random stream of the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// `profile` (a path relative to the scenario file, or `generic`) plus
+    /// tables that override the profile's sections.
+    #[serde(default)]
+    pub device: toml::Table,
+    /// Host software-overhead model.
+    #[serde(default)]
+    pub host: HostConfig,
+    /// Block queue attributes (sysfs `queue/`).
+    #[serde(default)]
+    pub queue: QueueParams,
+    /// Page-cache writeback (sysctl `vm.dirty_*`).
+    #[serde(default)]
+    pub writeback: WritebackParams,
+    /// The I/O scheduler and its tunables.
+    #[serde(default)]
+    pub scheduler: SchedulerSpec,
+    /// Device preconditioning before measurement (not measured).
+    #[serde(default)]
+    pub precondition: Precondition,
+    /// Files: contiguous extents of the device.
+    #[serde(default)]
+    pub files: Vec<FileSpec>,
+    /// Synthetic jobs (closed-loop threads).
+    #[serde(default)]
+    pub jobs: Vec<JobSpec>,
+    /// A trace to replay instead of (or beside) jobs.
+    #[serde(default)]
+    pub trace: Option<TraceSpec>,
+    /// Folder relative paths are resolved against (the scenario's folder).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// The scheduler of the queue (`queue/scheduler`) and its tunables
+/// (`queue/iosched/*`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulerSpec {
+    /// Kernel name, e.g. `deadline`.
+    pub name: String,
+    /// Kernel tick rate `HZ` (tunables are kept in jiffies). The reference
+    /// writes defaults at HZ=1000; Android 3.x trees used 100-300.
+    pub hz: u32,
+    /// Tunables by sysfs name, in sysfs units (ms for times).
+    pub tunables: BTreeMap<String, toml::Value>,
+}
+
+impl Default for SchedulerSpec {
+    fn default() -> Self {
+        SchedulerSpec {
+            name: "deadline".into(),
+            hz: 1000,
+            tunables: BTreeMap::new(),
+        }
+    }
+}
+
+impl SchedulerSpec {
+    /// Tunables as sysfs text, in name order.
+    pub fn tunable_text(&self) -> Vec<(String, String)> {
+        self.tunables
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), text)
+            })
+            .collect()
+    }
+}
+
+/// A file: a contiguous extent of the device (the file system is not
+/// modelled beyond that).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    /// Name jobs refer to.
+    pub name: String,
+    /// Size, MiB.
+    pub size_mib: u64,
+    /// Start on the device, MiB; absent = right after the previous file
+    /// (the first at 0).
+    #[serde(default)]
+    pub offset_mib: Option<u64>,
+    /// Write the file's data (untimed, sequentially) before the run, so
+    /// reads find mapped pages, as a benchmark's preparation phase does.
+    #[serde(default = "yes")]
+    pub prewrite: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Direction of a job's I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobOp {
+    /// read() calls.
+    Read,
+    /// write() calls.
+    Write,
+}
+
+/// How a job picks offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Consecutive `request_bytes` slots of the region.
+    Sequential,
+    /// Uniformly random offsets in the region, aligned to `align_bytes`.
+    Random,
+    /// One request at the start of every `stride_bytes` of the region.
+    Strided,
+}
+
+/// Order in which a sequential or strided job visits its offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Increasing offsets.
+    #[default]
+    Ascending,
+    /// Decreasing offsets.
+    Descending,
+    /// A seeded random permutation of the offsets (each visited once).
+    Shuffled,
+}
+
+/// A synthetic job: `threads` closed-loop threads, each issuing its next
+/// call when the previous one returns, plus the think time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    /// Name (the process name of its threads).
+    pub name: String,
+    /// File the job works on.
+    pub file: String,
+    /// read or write.
+    pub op: JobOp,
+    /// Offset pattern.
+    pub pattern: Pattern,
+    /// Visiting order for sequential and strided patterns.
+    #[serde(default)]
+    pub order: Order,
+    /// Bytes per call (1 = a 1-byte read, which reads its 4 KiB page).
+    pub request_bytes: u64,
+    /// Distance between strided requests, bytes.
+    #[serde(default)]
+    pub stride_bytes: Option<u64>,
+    /// Alignment of random offsets, bytes (default: `request_bytes`).
+    #[serde(default)]
+    pub align_bytes: Option<u64>,
+    /// Start of the job's region within the file, bytes.
+    #[serde(default)]
+    pub region_offset_bytes: u64,
+    /// Length of the region, bytes (default: to the end of the file).
+    #[serde(default)]
+    pub region_bytes: Option<u64>,
+    /// Number of threads.
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// Calls per thread (default: one pass over the offsets for sequential
+    /// and strided patterns; required for random unless `duration_ms`).
+    #[serde(default)]
+    pub requests: Option<u64>,
+    /// Stop issuing after this long, ms.
+    #[serde(default)]
+    pub duration_ms: Option<f64>,
+    /// Pause between a call's return and the next call, µs.
+    #[serde(default)]
+    pub think_time_us: f64,
+    /// When the job's threads start, ms.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// O_DIRECT: bypass the page cache.
+    #[serde(default)]
+    pub direct: bool,
+    /// O_SYNC / O_DSYNC writes (each write() returns once on the device).
+    #[serde(default)]
+    pub sync: bool,
+    /// Call fsync() after every N writes (0 = never).
+    #[serde(default)]
+    pub fsync_every: u32,
+    /// Nice value of the threads; the I/O priority derives from it
+    /// (BE, level (nice + 20) / 5).
+    #[serde(default)]
+    pub nice: i32,
+    /// First pid of the job's threads (each thread is its own process);
+    /// default: 1000 + 100 × job index.
+    #[serde(default)]
+    pub pid: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A trace to replay open loop: each record is issued at its recorded time
+/// (divided by `speed`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// Trace file, relative to the scenario file.
+    pub path: PathBuf,
+    /// Time scale: 2.0 replays twice as fast.
+    #[serde(default = "unit_speed")]
+    pub speed: f64,
+}
+
+fn unit_speed() -> f64 {
+    1.0
+}
+
+impl Scenario {
+    /// Loads a scenario file, applies `--set` overrides, and validates it.
+    pub fn load(path: &Path, sets: &[(String, String)]) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        Scenario::from_toml(&text, &path.display().to_string(), base, sets)
+    }
+
+    /// Parses scenario text (`source` names it in errors), applies `--set`
+    /// overrides, and validates it.
+    pub fn from_toml(
+        text: &str,
+        source: &str,
+        base_dir: PathBuf,
+        sets: &[(String, String)],
+    ) -> Result<Scenario> {
+        let mut value: toml::Value = toml::from_str(text)
+            .map_err(|e| Error::config(format!("{source}: {}", e.to_string().trim_end())))?;
+        for (k, v) in sets {
+            super::apply_set(&mut value, k, v)?;
+        }
+        let mut sc: Scenario = value
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                Error::config(format!("{source}: {}", e.to_string().trim_end()))
+            })?;
+        sc.base_dir = base_dir;
+        sc.validate(source)?;
+        Ok(sc)
+    }
+
+    /// A scenario that replays `trace` on the generic profile with every
+    /// other setting at its default.
+    pub fn for_trace(trace: &Path, sets: &[(String, String)]) -> Result<Scenario> {
+        let mut t = toml::Table::new();
+        t.insert("name".into(), trace.display().to_string().into());
+        let mut tr = toml::Table::new();
+        tr.insert("path".into(), trace.display().to_string().into());
+        t.insert("trace".into(), toml::Value::Table(tr));
+        let mut value = toml::Value::Table(t);
+        for (k, v) in sets {
+            super::apply_set(&mut value, k, v)?;
+        }
+        let mut sc: Scenario = value
+            .try_into()
+            .map_err(|e: toml::de::Error| Error::config(e.to_string().trim_end().to_string()))?;
+        sc.base_dir = PathBuf::new();
+        sc.validate("replay")?;
+        Ok(sc)
+    }
+
+    /// Resolves a path written in the scenario against its folder.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+
+    /// The device configuration: the profile with the scenario's overrides
+    /// merged over it, validated.
+    pub fn device_config(&self) -> Result<DeviceConfig> {
+        let mut overrides = self.device.clone();
+        let profile = overrides.remove("profile");
+        let (mut base, source): (toml::Table, String) = match profile {
+            None => (parse_profile(GENERIC_PROFILE, "generic")?, "generic".into()),
+            Some(toml::Value::String(p)) if p == "generic" => {
+                (parse_profile(GENERIC_PROFILE, "generic")?, "generic".into())
+            }
+            Some(toml::Value::String(p)) => {
+                let path = self.resolve(Path::new(&p));
+                let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
+                    path: path.clone(),
+                    source: e,
+                })?;
+                let src = path.display().to_string();
+                (parse_profile(&text, &src)?, src)
+            }
+            Some(other) => {
+                return Err(Error::config(format!(
+                    "device.profile = {other}: expected a path to a device TOML or \"generic\""
+                )))
+            }
+        };
+        merge(&mut base, overrides);
+        let text = toml::to_string(&base).map_err(|e| Error::config(e.to_string()))?;
+        DeviceConfig::from_toml_str(&text, &source)
+    }
+
+    fn validate(&self, source: &str) -> Result<()> {
+        let bad = |m: String| Err(Error::config(format!("{source}: {m}")));
+        self.host.validate().or_else(|m| bad(m))?;
+        if self.scheduler.hz == 0 || self.scheduler.hz > 10_000 {
+            return bad(format!(
+                "scheduler.hz = {}: expected 1..=10000 ticks per second",
+                self.scheduler.hz
+            ));
+        }
+        if self.jobs.is_empty() && self.trace.is_none() {
+            return bad("no workload: add [[jobs]] or a [trace]".into());
+        }
+        if let Some(t) = &self.trace {
+            if !(t.speed.is_finite() && t.speed > 0.0) {
+                return bad(format!("trace.speed = {}: expected a positive number", t.speed));
+            }
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for f in &self.files {
+            if f.size_mib == 0 {
+                return bad(format!("file `{}`: size_mib must be at least 1", f.name));
+            }
+            if !names.insert(f.name.as_str()) {
+                return bad(format!("file `{}` is defined twice", f.name));
+            }
+        }
+        for j in &self.jobs {
+            let Some(f) = self.files.iter().find(|f| f.name == j.file) else {
+                let known: Vec<&str> = self.files.iter().map(|f| f.name.as_str()).collect();
+                return bad(format!(
+                    "job `{}`: unknown file `{}` (files: {})",
+                    j.name,
+                    j.file,
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                ));
+            };
+            let file_bytes = f.size_mib << 20;
+            if j.request_bytes == 0 {
+                return bad(format!("job `{}`: request_bytes must be at least 1", j.name));
+            }
+            if j.threads == 0 {
+                return bad(format!("job `{}`: threads must be at least 1", j.name));
+            }
+            let region = j.region_bytes.unwrap_or(file_bytes.saturating_sub(j.region_offset_bytes));
+            if j.region_offset_bytes + region > file_bytes || region < j.request_bytes {
+                return bad(format!(
+                    "job `{}`: region [{}, +{}) bytes does not fit file `{}` ({} bytes) or is smaller than one request",
+                    j.name, j.region_offset_bytes, region, f.name, file_bytes
+                ));
+            }
+            if j.pattern == Pattern::Strided && j.stride_bytes.unwrap_or(0) == 0 {
+                return bad(format!("job `{}`: pattern = \"strided\" needs stride_bytes", j.name));
+            }
+            if j.pattern == Pattern::Random && j.requests.is_none() && j.duration_ms.is_none() {
+                return bad(format!(
+                    "job `{}`: a random job needs `requests` or `duration_ms`",
+                    j.name
+                ));
+            }
+            if let Some(a) = j.align_bytes {
+                if a == 0 {
+                    return bad(format!("job `{}`: align_bytes must be at least 1", j.name));
+                }
+            }
+            if j.direct && (j.request_bytes % 512 != 0 || j.region_offset_bytes % 512 != 0) {
+                return bad(format!(
+                    "job `{}`: O_DIRECT needs request_bytes and offsets in whole 512-byte sectors",
+                    j.name
+                ));
+            }
+            if !(j.think_time_us.is_finite() && j.think_time_us >= 0.0) {
+                return bad(format!("job `{}`: think_time_us must be ≥ 0", j.name));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_profile(text: &str, source: &str) -> Result<toml::Table> {
+    toml::from_str(text).map_err(|e| Error::config(format!("{source}: {}", e.to_string().trim_end())))
+}
+
+/// Deep-merges `over` into `base` (tables merge, values replace).
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}

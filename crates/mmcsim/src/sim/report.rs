@@ -1,0 +1,172 @@
+//! Assembling the report of a finished run.
+
+use super::Simulation;
+use crate::block::{BlockStats, QueueParams};
+use crate::device::{DeviceConfig, DeviceStats, PreconditionSummary};
+use crate::host::cost::HostConfig;
+use crate::host::page_cache::PageCacheStats;
+use crate::sched::TunableInfo;
+use crate::stats::report::{WorkloadSummary, SCHEMA};
+use serde::Serialize;
+
+/// What ran: the scenario's identity.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunInfo {
+    /// Scenario name (or the trace path for `simctl replay`).
+    pub name: String,
+    /// `jobs`, `trace`, or `jobs+trace`.
+    pub workload: &'static str,
+    /// The replayed trace, as given.
+    pub trace: Option<String>,
+    /// Seed of every random stream.
+    pub seed: u64,
+}
+
+/// The scheduler and its tunables as the run used them.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SchedulerInfo {
+    /// Kernel name.
+    pub name: String,
+    /// `HZ` of the simulated kernel.
+    pub hz: u32,
+    /// Every tunable with value, default and unit.
+    pub tunables: Vec<TunableInfo>,
+}
+
+/// The full report of a run (schema `mmcsim-report/1`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Report {
+    /// Schema tag.
+    pub schema: &'static str,
+    /// Version of mmcsim that produced the report.
+    pub mmcsim_version: &'static str,
+    /// What ran.
+    pub run: RunInfo,
+    /// Workload-level results (flattened: `requests`, `throughput`,
+    /// `latency_us`, `read`, `write`, `threads`, `fairness`, ...).
+    #[serde(flatten)]
+    pub workload: WorkloadSummary,
+    /// Device-level results: write amplification, GC, caches, wear.
+    pub device: DeviceStats,
+    /// Block-layer counters: merges, allocation waits, depth.
+    pub block: BlockStats,
+    /// Page-cache counters.
+    pub page_cache: PageCacheStats,
+    /// The scheduler.
+    pub scheduler: SchedulerInfo,
+    /// Queue attributes.
+    pub queue: QueueParams,
+    /// Host overhead model (calibration values).
+    pub host: HostConfig,
+    /// The device profile with overrides applied (every calibration knob).
+    pub device_profile: DeviceConfig,
+    /// What preconditioning did before measurement.
+    pub precondition: PreconditionSummary,
+}
+
+pub(super) fn build(sim: &Simulation) -> Report {
+    let sc = &sim.sc;
+    let workload = match (sc.jobs.is_empty(), sc.trace.is_some()) {
+        (false, true) => "jobs+trace",
+        (true, true) => "trace",
+        _ => "jobs",
+    };
+    Report {
+        schema: SCHEMA,
+        mmcsim_version: env!("CARGO_PKG_VERSION"),
+        run: RunInfo {
+            name: sc.name.clone(),
+            workload,
+            trace: sc.trace.as_ref().map(|t| t.path.display().to_string()),
+            seed: sc.seed,
+        },
+        workload: sim.collector.summarize(),
+        device: sim.device.stats(),
+        block: sim.block.stats(),
+        page_cache: sim.cache.stats(),
+        scheduler: SchedulerInfo {
+            name: sim.block.elevator().name().to_string(),
+            hz: sc.scheduler.hz,
+            tunables: sim.block.elevator().tunables(),
+        },
+        queue: sim.block.params().clone(),
+        host: sc.host.clone(),
+        device_profile: sim.device.config().clone(),
+        precondition: sim.precondition.clone(),
+    }
+}
+
+impl Report {
+    /// The report as pretty-printed JSON (deterministic: fields in schema
+    /// order).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("report serializes")
+    }
+
+    /// A human-readable summary table.
+    pub fn to_table(&self) -> String {
+        use std::fmt::Write;
+        let w = &self.workload;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "mmcsim {} | {} | scheduler {} (HZ={}) | seed {}",
+            self.mmcsim_version, self.run.name, self.scheduler.name, self.scheduler.hz, self.run.seed
+        );
+        let _ = writeln!(
+            s,
+            "calls {} (R {} / W {} / D {} / F {} / fsync {}) in {:.3} s simulated",
+            w.requests.count,
+            w.requests.reads,
+            w.requests.writes,
+            w.requests.discards,
+            w.requests.flushes,
+            w.requests.fsyncs,
+            w.simulated_time_s
+        );
+        let _ = writeln!(
+            s,
+            "{:<8} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "", "IOPS", "MB/s", "mean µs", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs"
+        );
+        let mut line = |name: &str, iops: f64, mbps: f64, l: &crate::stats::histogram::LatencySummary| {
+            let _ = writeln!(
+                s,
+                "{:<8} {:>10.1} {:>9.2} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+                name, iops, mbps, l.mean, l.p50, l.p90, l.p99, l.p999, l.max
+            );
+        };
+        line("all", w.throughput.iops, w.throughput.mb_per_s, &w.latency_us);
+        if w.read.count > 0 {
+            line("read", w.read.iops, w.read.mb_per_s, &w.read.latency_us);
+        }
+        if w.write.count > 0 {
+            line("write", w.write.iops, w.write.mb_per_s, &w.write.latency_us);
+        }
+        let _ = writeln!(
+            s,
+            "latency split (mean µs): host {:.1} | queue {:.1} | device {:.1}",
+            w.breakdown_us.host, w.breakdown_us.queue, w.breakdown_us.device
+        );
+        let _ = writeln!(
+            s,
+            "threads {} | Jain's fairness {:.4}",
+            w.threads.len(),
+            w.fairness.jain
+        );
+        let d = &self.device;
+        let _ = writeln!(
+            s,
+            "device: WAF {:.3} | GC runs {} ({} pages moved) | read-buffer hits {:.1}% | map-cache hits {:.1}% | erase count min/mean/max {}/{:.2}/{}",
+            d.waf,
+            d.gc_runs,
+            d.gc_pages_moved,
+            d.read_buffer_hit_rate * 100.0,
+            d.map_cache_hit_rate * 100.0,
+            d.erase_count.min,
+            d.erase_count.mean,
+            d.erase_count.max
+        );
+        s
+    }
+}

@@ -1,0 +1,364 @@
+//! The run report: a stable, versioned JSON schema and a human table.
+//!
+//! Units are in the field names (`_us`, `_s`, `mb_per_s` = 10^6 bytes per
+//! second). Latency is measured per workload call (a read()/write()/fsync()
+//! of a synthetic thread, or a trace record) from issue to completion.
+
+use super::histogram::{LatencyHistogram, LatencySummary};
+use crate::types::{Ns, NS_PER_S};
+use serde::Serialize;
+
+/// Version tag of the report schema.
+pub const SCHEMA: &str = "mmcsim-report/1";
+
+/// Counts of workload calls by kind.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct RequestCounts {
+    /// All calls (reads, writes, discards, flushes, fsyncs).
+    pub count: u64,
+    /// Read calls.
+    pub reads: u64,
+    /// Write calls.
+    pub writes: u64,
+    /// Discard records.
+    pub discards: u64,
+    /// Flush records.
+    pub flushes: u64,
+    /// fsync() calls.
+    pub fsyncs: u64,
+    /// Bytes read by the workload.
+    pub bytes_read: u64,
+    /// Bytes written by the workload.
+    pub bytes_written: u64,
+}
+
+/// Throughput over the measured span (first issue to last completion).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Throughput {
+    /// Calls per second.
+    pub iops: f64,
+    /// 10^6 bytes per second (reads + writes).
+    pub mb_per_s: f64,
+}
+
+/// One direction's numbers.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct DirectionStats {
+    /// Calls.
+    pub count: u64,
+    /// Calls per second over the whole measured span.
+    pub iops: f64,
+    /// 10^6 bytes per second over the whole measured span.
+    pub mb_per_s: f64,
+    /// Latency distribution, µs.
+    pub latency_us: LatencySummary,
+}
+
+/// One thread's (or traced process's) numbers.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ThreadStats {
+    /// Thread index in the workload.
+    pub id: u32,
+    /// Job or process name.
+    pub name: String,
+    /// Process id.
+    pub pid: u32,
+    /// Calls completed.
+    pub requests: u64,
+    /// Calls per second over the thread's own span (first issue to last
+    /// completion).
+    pub iops: f64,
+    /// 10^6 bytes per second over the thread's own span.
+    pub mb_per_s: f64,
+    /// Latency distribution, µs.
+    pub latency_us: LatencySummary,
+}
+
+/// Fairness across threads.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Fairness {
+    /// Jain's index over the threads' throughput (1 = perfectly fair).
+    pub jain: f64,
+    /// The per-thread quantity the index is computed over.
+    pub metric: &'static str,
+}
+
+/// Mean split of a call's latency, µs.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Breakdown {
+    /// Host software: system call, copies, submission, driver, completion
+    /// and wake-up (latency − queue − device).
+    pub host: f64,
+    /// Waiting in the block layer, scheduler and driver until the device
+    /// starts the request the call waited for.
+    pub queue: f64,
+    /// Device service of that request (command start to completion).
+    pub device: f64,
+}
+
+/// Accumulates per-call results during a run.
+#[derive(Clone, Debug)]
+pub struct Collector {
+    all: LatencyHistogram,
+    read: LatencyHistogram,
+    write: LatencyHistogram,
+    counts: RequestCounts,
+    threads: Vec<ThreadAcc>,
+    first_issue: Option<Ns>,
+    last_done: Ns,
+    sum_host: u128,
+    sum_queue: u128,
+    sum_device: u128,
+}
+
+#[derive(Clone, Debug)]
+struct ThreadAcc {
+    name: String,
+    pid: u32,
+    hist: LatencyHistogram,
+    bytes: u64,
+    first_issue: Option<Ns>,
+    last_done: Ns,
+}
+
+/// Kind of a completed call, for the counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallKind {
+    /// read().
+    Read,
+    /// write().
+    Write,
+    /// A discard record.
+    Discard,
+    /// A flush record.
+    Flush,
+    /// fsync().
+    Fsync,
+}
+
+/// One finished call.
+#[derive(Clone, Copy, Debug)]
+pub struct CallRecord {
+    /// Thread index.
+    pub thread: u32,
+    /// Kind.
+    pub kind: CallKind,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Issue time, ns.
+    pub issue: Ns,
+    /// Completion time, ns.
+    pub done: Ns,
+    /// Queueing part of the latency, ns.
+    pub queue: Ns,
+    /// Device part of the latency, ns.
+    pub device: Ns,
+}
+
+impl Default for Collector {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Collector {
+    /// An empty collector.
+    pub fn new() -> Collector {
+        Collector {
+            all: LatencyHistogram::new(),
+            read: LatencyHistogram::new(),
+            write: LatencyHistogram::new(),
+            counts: RequestCounts::default(),
+            threads: Vec::new(),
+            first_issue: None,
+            last_done: 0,
+            sum_host: 0,
+            sum_queue: 0,
+            sum_device: 0,
+        }
+    }
+
+    /// Declares thread `id` with its name and pid (ids are dense, from 0).
+    pub fn add_thread(&mut self, id: u32, name: &str, pid: u32) {
+        let id = id as usize;
+        while self.threads.len() <= id {
+            self.threads.push(ThreadAcc {
+                name: String::new(),
+                pid: 0,
+                hist: LatencyHistogram::new(),
+                bytes: 0,
+                first_issue: None,
+                last_done: 0,
+            });
+        }
+        self.threads[id].name = name.to_string();
+        self.threads[id].pid = pid;
+    }
+
+    /// Records one finished call.
+    pub fn record(&mut self, c: &CallRecord) {
+        let lat = c.done.saturating_sub(c.issue);
+        self.all.record(lat);
+        match c.kind {
+            CallKind::Read => {
+                self.read.record(lat);
+                self.counts.reads += 1;
+                self.counts.bytes_read += c.bytes;
+            }
+            CallKind::Write => {
+                self.write.record(lat);
+                self.counts.writes += 1;
+                self.counts.bytes_written += c.bytes;
+            }
+            CallKind::Discard => self.counts.discards += 1,
+            CallKind::Flush => self.counts.flushes += 1,
+            CallKind::Fsync => self.counts.fsyncs += 1,
+        }
+        self.counts.count += 1;
+        self.first_issue = Some(self.first_issue.map_or(c.issue, |f| f.min(c.issue)));
+        self.last_done = self.last_done.max(c.done);
+        let queue = c.queue.min(lat);
+        let device = c.device.min(lat - queue);
+        self.sum_queue += queue as u128;
+        self.sum_device += device as u128;
+        self.sum_host += (lat - queue - device) as u128;
+        let t = &mut self.threads[c.thread as usize];
+        t.hist.record(lat);
+        if matches!(c.kind, CallKind::Read | CallKind::Write) {
+            t.bytes += c.bytes;
+        }
+        t.first_issue = Some(t.first_issue.map_or(c.issue, |f| f.min(c.issue)));
+        t.last_done = t.last_done.max(c.done);
+    }
+
+    /// Threads declared so far.
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// Calls recorded so far.
+    pub fn count(&self) -> u64 {
+        self.counts.count
+    }
+
+    /// Measured span in ns: first issue to last completion.
+    pub fn span_ns(&self) -> Ns {
+        self.first_issue
+            .map_or(0, |f| self.last_done.saturating_sub(f))
+    }
+
+    /// Builds the workload part of the report.
+    pub fn summarize(&self) -> WorkloadSummary {
+        let span_s = self.span_ns() as f64 / NS_PER_S as f64;
+        let rate = |n: f64| if span_s > 0.0 { n / span_s } else { 0.0 };
+        let threads: Vec<ThreadStats> = self
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let s = t
+                    .first_issue
+                    .map_or(0, |f| t.last_done.saturating_sub(f)) as f64
+                    / NS_PER_S as f64;
+                let n = t.hist.count();
+                ThreadStats {
+                    id: i as u32,
+                    name: t.name.clone(),
+                    pid: t.pid,
+                    requests: n,
+                    iops: if s > 0.0 { n as f64 / s } else { 0.0 },
+                    mb_per_s: if s > 0.0 { t.bytes as f64 / 1e6 / s } else { 0.0 },
+                    latency_us: t.hist.summary(),
+                }
+            })
+            .collect();
+        let iops: Vec<f64> = threads.iter().map(|t| t.iops).collect();
+        let n = self.counts.count.max(1) as f64;
+        WorkloadSummary {
+            simulated_time_s: span_s,
+            requests: self.counts.clone(),
+            throughput: Throughput {
+                iops: rate(self.counts.count as f64),
+                mb_per_s: rate((self.counts.bytes_read + self.counts.bytes_written) as f64 / 1e6),
+            },
+            latency_us: self.all.summary(),
+            read: DirectionStats {
+                count: self.counts.reads,
+                iops: rate(self.counts.reads as f64),
+                mb_per_s: rate(self.counts.bytes_read as f64 / 1e6),
+                latency_us: self.read.summary(),
+            },
+            write: DirectionStats {
+                count: self.counts.writes,
+                iops: rate(self.counts.writes as f64),
+                mb_per_s: rate(self.counts.bytes_written as f64 / 1e6),
+                latency_us: self.write.summary(),
+            },
+            fairness: Fairness {
+                jain: super::fairness::jain(&iops),
+                metric: "iops",
+            },
+            threads,
+            breakdown_us: Breakdown {
+                host: self.sum_host as f64 / n / 1000.0,
+                queue: self.sum_queue as f64 / n / 1000.0,
+                device: self.sum_device as f64 / n / 1000.0,
+            },
+        }
+    }
+}
+
+/// The workload-level results of a run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WorkloadSummary {
+    /// Measured span (first issue to last completion), s.
+    pub simulated_time_s: f64,
+    /// Call counts.
+    pub requests: RequestCounts,
+    /// Throughput.
+    pub throughput: Throughput,
+    /// Latency of all calls, µs.
+    pub latency_us: LatencySummary,
+    /// Reads.
+    pub read: DirectionStats,
+    /// Writes.
+    pub write: DirectionStats,
+    /// Per thread (synthetic) or per process (trace).
+    pub threads: Vec<ThreadStats>,
+    /// Fairness across threads.
+    pub fairness: Fairness,
+    /// Mean latency split, µs.
+    pub breakdown_us: Breakdown,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iops_and_breakdown_come_from_the_recorded_calls() {
+        let mut c = Collector::new();
+        c.add_thread(0, "a", 10);
+        c.add_thread(1, "b", 11);
+        for i in 0..10u64 {
+            c.record(&CallRecord {
+                thread: (i % 2) as u32,
+                kind: CallKind::Read,
+                bytes: 4096,
+                issue: i * 1_000_000,
+                done: i * 1_000_000 + 500_000,
+                queue: 100_000,
+                device: 300_000,
+            });
+        }
+        let s = c.summarize();
+        assert_eq!(s.requests.reads, 10);
+        // 10 calls over 9.5 ms.
+        assert!((s.throughput.iops - 10.0 / 0.0095).abs() < 1e-6);
+        assert!((s.breakdown_us.host - 100.0).abs() < 1e-9);
+        assert!((s.breakdown_us.queue - 100.0).abs() < 1e-9);
+        assert!((s.breakdown_us.device - 300.0).abs() < 1e-9);
+        assert!(s.fairness.jain > 0.99);
+        assert_eq!(s.threads[1].requests, 5);
+    }
+}

@@ -1,0 +1,108 @@
+//! The subcommands.
+
+use crate::cli::{Cli, Command, RunArgs};
+use anyhow::{Context, Result};
+use mmcsim::config::{parse_set, Scenario};
+use mmcsim::sched::{Registry, SchedParams};
+use mmcsim::sim::{RunOptions, Simulation};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn dispatch(cli: Cli, registry: &Registry) -> Result<ExitCode> {
+    match cli.command {
+        Command::Replay { trace, common } => {
+            let sets = overrides(&common)?;
+            let sc = Scenario::for_trace(&trace, &sets)?;
+            simulate(sc, &common, registry)
+        }
+        Command::Run { scenario, common } => {
+            let sets = overrides(&common)?;
+            let sc = Scenario::load(&scenario, &sets)?;
+            simulate(sc, &common, registry)
+        }
+        Command::Schedulers { hz, json } => schedulers(registry, hz, json),
+    }
+}
+
+/// `--set` values plus the shorthand flags, in the order they apply.
+fn overrides(a: &RunArgs) -> Result<Vec<(String, String)>> {
+    let mut sets = Vec::new();
+    if let Some(d) = &a.device {
+        // Device paths on the command line are relative to the current
+        // directory, not to the scenario file.
+        let p = std::path::absolute(d).with_context(|| format!("--device {}", d.display()))?;
+        sets.push(("device.profile".to_string(), p.display().to_string()));
+    }
+    if let Some(s) = &a.scheduler {
+        sets.push(("scheduler.name".to_string(), s.clone()));
+    }
+    if let Some(seed) = a.seed {
+        sets.push(("seed".to_string(), seed.to_string()));
+    }
+    for s in &a.set {
+        sets.push(parse_set(s)?);
+    }
+    Ok(sets)
+}
+
+fn simulate(sc: Scenario, a: &RunArgs, registry: &Registry) -> Result<ExitCode> {
+    let sim = Simulation::with_registry(sc, registry)?;
+    let log: Option<Box<dyn Write>> = match &a.log {
+        Some(p) => Some(Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("--log {}", p.display()))?,
+        ))),
+        None => None,
+    };
+    let report = sim.run(RunOptions { log })?;
+    if let Some(p) = &a.json {
+        write_out(p, &(report.to_json() + "\n"))?;
+    }
+    if !a.quiet && a.json.as_deref() != Some(Path::new("-")) {
+        print!("{}", report.to_table());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_out(p: &Path, text: &str) -> Result<()> {
+    if p == Path::new("-") {
+        std::io::stdout().write_all(text.as_bytes())?;
+        return Ok(());
+    }
+    std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))
+}
+
+fn schedulers(registry: &Registry, hz: u32, json: bool) -> Result<ExitCode> {
+    let params = SchedParams { hz, nonrot: true };
+    let mut all = Vec::new();
+    for name in registry.names() {
+        let e = registry.create(name, &params).map_err(anyhow::Error::msg)?;
+        all.push((
+            name.to_string(),
+            registry.description(name).unwrap_or("").to_string(),
+            e.tunables(),
+        ));
+    }
+    if json {
+        let v: Vec<serde_json::Value> = all
+            .iter()
+            .map(|(n, d, t)| serde_json::json!({"name": n, "description": d, "hz": hz, "tunables": t}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (name, desc, tunables) in &all {
+        println!("{name}: {desc}");
+        if tunables.is_empty() {
+            println!("    (no tunables)");
+        }
+        for t in tunables {
+            println!(
+                "    {:<20} default {:>8} {:<10} {}",
+                t.name, t.default, t.unit, t.help
+            );
+        }
+    }
+    println!("(defaults shown at HZ={hz}; set tunables with --set iosched.<name>=<value>)");
+    Ok(ExitCode::SUCCESS)
+}
