@@ -1,0 +1,191 @@
+//! End-to-end tests of the `simctl` binary: the README's commands, the
+//! report schema, the request log, determinism and bad input.
+
+mod common;
+use common::*;
+
+#[test]
+fn replay_of_the_bundled_sample_reports_every_documented_metric() {
+    let tmp = scratch("replay_sample");
+    let r = report(&["replay", "traces/sample.csv"], &tmp);
+    assert_eq!(r["schema"], "mmcsim-report/1");
+    let n = r["requests"]["count"].as_u64().unwrap();
+    assert!(n > 100, "sample has hundreds of requests, got {n}");
+    for path in [
+        "/throughput/iops",
+        "/throughput/mb_per_s",
+        "/latency_us/mean",
+        "/latency_us/p50",
+        "/latency_us/p90",
+        "/latency_us/p99",
+        "/latency_us/p999",
+        "/latency_us/max",
+        "/read/latency_us/p99",
+        "/write/latency_us/p99",
+        "/fairness/jain",
+        "/breakdown_us/host",
+        "/breakdown_us/queue",
+        "/breakdown_us/device",
+        "/device/waf",
+        "/device/gc_runs",
+        "/device/gc_pages_moved",
+        "/device/read_buffer_hit_rate",
+        "/device/map_cache_hit_rate",
+        "/device/erase_count/min",
+        "/device/erase_count/mean",
+        "/device/erase_count/max",
+    ] {
+        assert!(r.pointer(path).is_some_and(|v| v.is_number()), "missing {path}");
+    }
+    let threads = r["threads"].as_array().unwrap();
+    assert!(threads.len() > 1, "the sample has several processes");
+    let per_thread: u64 = threads.iter().map(|t| t["requests"].as_u64().unwrap()).sum();
+    assert_eq!(per_thread, n, "every request belongs to one process");
+    for t in threads {
+        assert!(t["latency_us"]["p99"].is_number() && t["iops"].is_number() && t["id"].is_number());
+    }
+    let lat = &r["latency_us"];
+    assert!(lat["p50"].as_f64() <= lat["p99"].as_f64() && lat["p99"].as_f64() <= lat["max"].as_f64());
+    assert!(r["throughput"]["iops"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn same_seed_gives_byte_identical_reports_and_another_seed_differs() {
+    let tmp = scratch("determinism");
+    let run = |seed: &str, name: &str| {
+        let p = tmp.join(name);
+        simctl_ok(&[
+            "run",
+            "configs/scenarios/rand-read-4k.toml",
+            "--seed",
+            seed,
+            "--quiet",
+            "--json",
+            p.to_str().unwrap(),
+        ]);
+        std::fs::read(&p).unwrap()
+    };
+    let a = run("7", "a.json");
+    let b = run("7", "b.json");
+    assert!(a == b, "same seed must give identical JSON");
+    let c = run("8", "c.json");
+    assert!(a != c, "a different seed draws different random offsets");
+    let t = tmp.join("t1.json");
+    let u = tmp.join("t2.json");
+    for p in [&t, &u] {
+        simctl_ok(&["replay", "traces/sample.csv", "--quiet", "--json", p.to_str().unwrap()]);
+    }
+    assert!(std::fs::read(&t).unwrap() == std::fs::read(&u).unwrap());
+}
+
+#[test]
+fn request_log_has_one_row_per_device_request_with_ordered_times() {
+    let tmp = scratch("log");
+    let log = tmp.join("log.csv");
+    let r = report(
+        &["replay", "traces/sample.csv", "--log", log.to_str().unwrap()],
+        &tmp,
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "submit_ns,dispatch_ns,device_start_ns,complete_ns,sector,sectors,op,thread"
+    );
+    let mut rows = 0u64;
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f.len(), 8, "{l}");
+        let t: Vec<u64> = f[..4].iter().map(|x| x.parse().unwrap()).collect();
+        assert!(t[0] <= t[1] && t[1] <= t[2] && t[2] < t[3], "times ordered: {l}");
+        assert!(["R", "W", "D", "F"].contains(&f[6]));
+        rows += 1;
+    }
+    let reqs = r["block"]["requests_allocated"].as_u64().unwrap()
+        - r["block"]["request_merges"].as_u64().unwrap();
+    assert_eq!(rows, reqs, "one row per request that reached the device");
+}
+
+#[test]
+fn schedulers_lists_noop_and_deadline_with_tunables_units_and_defaults() {
+    let out = simctl_ok(&["schedulers"]);
+    assert!(out.contains("noop"));
+    assert!(out.contains("deadline"));
+    for t in ["read_expire", "write_expire", "writes_starved", "front_merges", "fifo_batch"] {
+        assert!(out.contains(t), "missing tunable {t}:\n{out}");
+    }
+    let js: serde_json::Value = serde_json::from_str(&simctl_ok(&["schedulers", "--json", "--hz", "100"])).unwrap();
+    let dl = js.as_array().unwrap().iter().find(|s| s["name"] == "deadline").unwrap();
+    let re = dl["tunables"].as_array().unwrap().iter().find(|t| t["name"] == "read_expire").unwrap();
+    assert_eq!(re["default"], "500");
+    assert_eq!(re["unit"], "ms");
+}
+
+#[test]
+fn tunables_and_queue_attributes_are_set_by_sysfs_name() {
+    let tmp = scratch("tunables");
+    let r = report(
+        &[
+            "replay",
+            "traces/sample.csv",
+            "--set",
+            "iosched.fifo_batch=4",
+            "--set",
+            "queue.max_sectors_kb=64",
+        ],
+        &tmp,
+    );
+    let fb = r["scheduler"]["tunables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "fifo_batch")
+        .unwrap();
+    assert_eq!(fb["value"], "4");
+    assert_eq!(r["queue"]["max_sectors_kb"], 64);
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_a_nonzero_exit() {
+    let tmp = scratch("bad_input");
+    let write = |name: &str, text: &str| {
+        let p = tmp.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // Missing file.
+    let e = simctl_err(&["replay", "no/such/trace.csv"]);
+    assert!(e.contains("no/such/trace.csv"), "{e}");
+    // Malformed line: file, line and field named.
+    let p = write("bad_num.csv", "time_us,op,sector,sectors\n0,R,8,8\n10,R,abc,8\n");
+    let e = simctl_err(&["replay", &p]);
+    assert!(e.contains("bad_num.csv:3") && e.contains("sector"), "{e}");
+    // Unknown column: the valid ones listed.
+    let p = write("bad_col.csv", "time_us,op,sector,sectors,colour\n0,R,8,8,red\n");
+    let e = simctl_err(&["replay", &p]);
+    assert!(e.contains("colour") && e.contains("pid"), "{e}");
+    // Decreasing timestamp.
+    let p = write("bad_time.csv", "time_us,op,sector,sectors\n10,R,8,8\n5,R,16,8\n");
+    let e = simctl_err(&["replay", &p]);
+    assert!(e.contains("bad_time.csv:3"), "{e}");
+    // Sector beyond the device's capacity.
+    let p = write("bad_cap.csv", "time_us,op,sector,sectors\n0,R,99999999999,8\n");
+    let e = simctl_err(&["replay", &p]);
+    assert!(e.contains("bad_cap.csv:2") && e.contains("capacity"), "{e}");
+    // Unknown scheduler: the valid ones listed.
+    let e = simctl_err(&["replay", "traces/sample.csv", "--scheduler", "elevatorx"]);
+    assert!(e.contains("elevatorx") && e.contains("deadline") && e.contains("noop"), "{e}");
+    // Unknown tunable: the valid ones listed.
+    let e = simctl_err(&["replay", "traces/sample.csv", "--set", "iosched.quantum=4"]);
+    assert!(e.contains("quantum") && e.contains("fifo_batch"), "{e}");
+    // Out-of-range tunable.
+    let e = simctl_err(&["replay", "traces/sample.csv", "--set", "iosched.fifo_batch=abc"]);
+    assert!(e.contains("fifo_batch"), "{e}");
+    // Unknown device key.
+    let e = simctl_err(&["replay", "traces/sample.csv", "--set", "device.nand.warp_speed=9"]);
+    assert!(e.contains("warp_speed"), "{e}");
+    // Unknown scenario key.
+    let p = write("bad.toml", "name='x'\nbogus_key=1\n");
+    let e = simctl_err(&["run", &p]);
+    assert!(e.contains("bogus_key"), "{e}");
+}

@@ -1,0 +1,60 @@
+//! Helpers for the end-to-end tests: run the real `simctl` binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root (where configs/ and traces/ live).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs simctl with `args` from the repository root.
+pub fn simctl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_simctl"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("simctl runs")
+}
+
+/// Runs simctl, asserts success, and returns stdout.
+pub fn simctl_ok(args: &[&str]) -> String {
+    let out = simctl(args);
+    assert!(
+        out.status.success(),
+        "simctl {:?} failed: {}\n{}",
+        args,
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+/// Runs simctl with `--json FILE` in a fresh temp dir and parses the report.
+pub fn report(args: &[&str], tmp: &Path) -> serde_json::Value {
+    let json = tmp.join("report.json");
+    let mut a: Vec<&str> = args.to_vec();
+    let js = json.to_str().unwrap().to_string();
+    a.extend(["--json", &js, "--quiet"]);
+    simctl_ok(&a);
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid JSON")
+}
+
+/// A fresh scratch directory under the target dir, unique per test name.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = root().join("target").join("test-scratch").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs simctl expecting failure; returns stderr, asserting no panic.
+pub fn simctl_err(args: &[&str]) -> String {
+    let out = simctl(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "simctl {args:?} should fail");
+    assert_ne!(out.status.code(), Some(101), "simctl {args:?} panicked: {err}");
+    assert!(!err.contains("panicked"), "simctl {args:?} panicked: {err}");
+    err
+}
