@@ -32,7 +32,7 @@ impl BlockLayer {
     /// when the bio must wait.
     pub(super) fn get_request(&mut self, now: Ns, bio: &Bio) -> bool {
         let c = bio.sync as usize;
-        let mq = self.elevator.may_queue(ctx!(self, now), bio);
+        let mq = self.elevator.may_queue(ctx!(ref self, now), bio);
         if mq == MayQueue::No {
             if self.count[c] == 0 {
                 self.starved[c] = true;

@@ -53,7 +53,7 @@ impl BlockLayer {
         if !rq_mergeable(r) || bio_is_barrier(bio) || r.op != bio.op {
             return false;
         }
-        self.elevator.allow_merge(ctx!(self, now), rq, bio)
+        self.elevator.allow_merge(ctx!(ref self, now), rq, bio)
     }
 
     /// `attempt_plug_merge`: back or front merge with a request on the
@@ -134,7 +134,7 @@ impl BlockLayer {
             return false;
         }
         self.stats.back_merges += 1;
-        let next = self.elevator.latter(ctx!(self, now), rq);
+        let next = self.elevator.latter(ctx!(ref self, now), rq);
         if next.is_some_and(|n| self.attempt_merge(now, rq, n)) {
             return true;
         }
@@ -152,7 +152,7 @@ impl BlockLayer {
             return false;
         }
         self.stats.front_merges += 1;
-        let prev = self.elevator.former(ctx!(self, now), rq);
+        let prev = self.elevator.former(ctx!(ref self, now), rq);
         if prev.is_some_and(|p| self.attempt_merge(now, p, rq)) {
             return true;
         }

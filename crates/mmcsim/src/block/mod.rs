@@ -173,6 +173,14 @@ impl BioQueue {
 /// Builds a [`SchedCtx`] from the block layer's fields (disjoint borrows, so
 /// `self.elevator` stays usable).
 macro_rules! ctx {
+    (ref $s:ident, $now:expr) => {
+        &$crate::sched::SchedCtx {
+            now: $now,
+            rqs: &mut $s.rqs,
+            in_driver: $s.in_driver,
+            timer: &mut $s.timer,
+        }
+    };
     ($s:ident, $now:expr) => {
         &mut $crate::sched::SchedCtx {
             now: $now,

@@ -58,7 +58,10 @@ fn noop_dispatch_order_is_insertion_order() {
     for s in [800, 100, 500, 300] {
         b.submit_bio(0, w(s, 8), false);
     }
-    assert_eq!(drain(&mut b, 1), vec![(800, 8), (100, 8), (500, 8), (300, 8)]);
+    assert_eq!(
+        drain(&mut b, 1),
+        vec![(800, 8), (100, 8), (500, 8), (300, 8)]
+    );
 }
 
 #[test]
@@ -192,7 +195,11 @@ fn flush_and_fua_bypass_the_scheduler_and_never_merge() {
     b.submit_bio(0, fua, false);
     assert!(b.elevator().has_work());
     let f = serve(&mut b, 1).unwrap();
-    assert_eq!(f.op, Op::Flush, "flush is on the dispatch list before the scheduler's");
+    assert_eq!(
+        f.op,
+        Op::Flush,
+        "flush is on the dispatch list before the scheduler's"
+    );
     let f2 = serve(&mut b, 1).unwrap();
     assert!(f2.fua && f2.sectors == 8, "FUA write did not merge");
     assert_eq!(drain(&mut b, 1), vec![(100, 8), (200, 8)]);
@@ -212,7 +219,8 @@ fn nr_requests_blocks_and_admits_in_fifo_order() {
     assert_eq!(b.allocated(false), 4);
     assert_eq!(b.stats().alloc_waits, 6);
     assert!(b.has_pending());
-    let order: Vec<u64> = std::iter::from_fn(|| serve(&mut b, 1).map(|r| r.sector / 1000)).collect();
+    let order: Vec<u64> =
+        std::iter::from_fn(|| serve(&mut b, 1).map(|r| r.sector / 1000)).collect();
     assert_eq!(order, (0..10).collect::<Vec<_>>());
     assert!(!b.has_pending());
     assert_eq!(b.allocated(false), 0);
@@ -229,7 +237,11 @@ fn batcher_may_exceed_nr_requests_up_to_half_again() {
     }
     // The thread that filled the queue is a batcher: up to 1.5 × 4 = 6.
     assert_eq!(b.allocated(false), 6);
-    assert_eq!(b.stats().alloc_waits, 1, "one bio waits; later ones are held behind it");
+    assert_eq!(
+        b.stats().alloc_waits,
+        1,
+        "one bio waits; later ones are held behind it"
+    );
     // Sync reads have their own count.
     b.submit_bio(0, bio(Op::Read, 1 << 20, 8, 1), false);
     assert_eq!(b.allocated(true), 1);

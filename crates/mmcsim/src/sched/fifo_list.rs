@@ -112,7 +112,10 @@ impl FifoList {
     /// Inserts `rq` right after `anchor` (`list_add(rq, anchor)`).
     /// Panics if `anchor` is not linked or `rq` is.
     pub fn insert_after(&mut self, anchor: RqId, rq: RqId) {
-        assert!(self.contains(anchor), "fifo_list: anchor {anchor} not linked");
+        assert!(
+            self.contains(anchor),
+            "fifo_list: anchor {anchor} not linked"
+        );
         let next = self.links[anchor as usize].next;
         self.link_between(rq, anchor, next);
     }
@@ -120,7 +123,10 @@ impl FifoList {
     /// Inserts `rq` right before `anchor`.
     /// Panics if `anchor` is not linked or `rq` is.
     pub fn insert_before(&mut self, anchor: RqId, rq: RqId) {
-        assert!(self.contains(anchor), "fifo_list: anchor {anchor} not linked");
+        assert!(
+            self.contains(anchor),
+            "fifo_list: anchor {anchor} not linked"
+        );
         let prev = self.links[anchor as usize].prev;
         self.link_between(rq, prev, anchor);
     }

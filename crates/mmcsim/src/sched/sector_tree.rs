@@ -74,7 +74,10 @@ impl SectorTree {
         if i >= self.key_of.len() {
             self.key_of.resize(i + 1, ABSENT);
         }
-        assert!(self.key_of[i] == ABSENT, "sector_tree: request {rq} inserted twice");
+        assert!(
+            self.key_of[i] == ABSENT,
+            "sector_tree: request {rq} inserted twice"
+        );
         self.key_of[i] = key;
         let pos = self.entries.partition_point(|&(k, _)| k <= key);
         self.entries.insert(pos, (key, rq));
