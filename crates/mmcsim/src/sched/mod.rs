@@ -15,10 +15,18 @@
 //! * Tunables are set by their sysfs names (`queue/iosched/<name>`), in
 //!   sysfs units (milliseconds for times), validated.
 
+pub mod deadline;
+pub mod fifo_list;
+pub mod noop;
 mod registry;
+pub mod sector_tree;
 pub mod tunable;
 
+pub use deadline::Deadline;
+pub use fifo_list::FifoList;
+pub use noop::Noop;
 pub use registry::{Factory, Registry};
+pub use sector_tree::SectorTree;
 pub use tunable::{TunableInfo, TunableValue};
 
 use crate::block::request::{Bio, Request, RqId};

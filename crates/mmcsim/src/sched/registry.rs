@@ -27,7 +27,18 @@ impl Registry {
 
     /// Every built-in scheduler.
     pub fn builtin() -> Self {
-        Registry::empty()
+        let mut r = Registry::empty();
+        r.register(
+            "noop",
+            "one FIFO, merging only",
+            Box::new(|p| Box::new(super::noop::Noop::new(p))),
+        );
+        r.register(
+            "deadline",
+            "ascending-sector batches per direction with FIFO deadlines, reads preferred",
+            Box::new(|p| Box::new(super::deadline::Deadline::new(p))),
+        );
+        r
     }
 
     /// Adds (or replaces) scheduler `name`.
