@@ -1,0 +1,458 @@
+//! The page cache: per-file page-state arrays, CLOCK eviction, and the
+//! resumable buffered-read walk that drives read-ahead.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use super::readahead::{ondemand, RaDecision, RaState};
+
+/// Identifier of a file in a [`PageCache`] (index in the order files were
+/// added).
+pub type FileId = u32;
+
+/// Page is in the cache with valid data (`PG_uptodate`).
+pub(super) const UPTODATE: u8 = 1 << 0;
+/// Page is in the cache and a read of it is in flight (`PG_locked` for I/O).
+pub(super) const INFLIGHT: u8 = 1 << 1;
+/// Read-ahead marker (`PG_readahead`).
+pub(super) const READAHEAD: u8 = 1 << 2;
+/// Page holds data not yet written back (`PG_dirty`).
+pub(super) const DIRTY: u8 = 1 << 3;
+/// Page is being written back (`PG_writeback`).
+pub(super) const WRITEBACK: u8 = 1 << 4;
+/// Page was accessed since the CLOCK hand last passed (`PG_referenced`).
+pub(super) const REFERENCED: u8 = 1 << 5;
+/// A read returned `WaitFor` on this page and has not resumed yet (so the
+/// resumed look-up is not counted twice in the statistics).
+pub(super) const WAITER: u8 = 1 << 6;
+/// Either bit means the page is resident.
+pub(super) const PRESENT: u8 = UPTODATE | INFLIGHT;
+/// Pages with any of these bits cannot be evicted.
+const PINNED: u8 = INFLIGHT | DIRTY | WRITEBACK;
+
+/// The I/O a [`PageCache::read_step`] or [`PageCache::write_begin`] call asks
+/// the caller to submit.
+///
+/// `submit` is a reusable buffer: each call clears it first, then appends.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadPlan {
+    /// Reads to submit, in ascending page order per trigger.
+    pub submit: Vec<ReadIo>,
+}
+
+/// One contiguous read of file pages to submit to the block layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ReadIo {
+    /// File the pages belong to.
+    pub file: FileId,
+    /// First page (4 KiB units from the start of the file).
+    pub first_page: u64,
+    /// Number of pages (at most the read-ahead maximum, and at least 1).
+    pub pages: u32,
+    /// True for asynchronous read-ahead (triggered by a PG_readahead marker:
+    /// nobody waits for it yet); false for a synchronous (demanded) read,
+    /// including the read-ahead pages of a synchronous window.
+    pub readahead: bool,
+}
+
+/// Outcome of one [`PageCache::read_step`] (or [`PageCache::write_begin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadStep {
+    /// Every page of the range is uptodate; the read (or write) can proceed.
+    Done,
+    /// `page` is not uptodate: sleep until its read completes, then call again
+    /// starting from `page`.
+    WaitFor {
+        /// The page (4 KiB units) to wait for.
+        page: u64,
+    },
+}
+
+/// Page-cache counters, all in pages or events since creation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PageCacheStats {
+    /// Capacity in 4 KiB pages.
+    pub capacity_pages: u64,
+    /// Pages resident now (uptodate or being read).
+    pub resident_pages: u64,
+    /// Dirty pages now.
+    pub dirty_pages: u64,
+    /// Pages under writeback now.
+    pub writeback_pages: u64,
+    /// Page look-ups by reads that found the page resident (a resumed read's
+    /// re-look-up of the page it waited for is not counted).
+    pub hits: u64,
+    /// Page look-ups by reads that found the page absent.
+    pub misses: u64,
+    /// Times a read had to wait for a page being read.
+    pub waits: u64,
+    /// Pages submitted for reading (demanded, read-ahead and read-modify-write).
+    pub pages_read: u64,
+    /// Submitted pages beyond the end of the `read()` that triggered them.
+    pub readahead_pages: u64,
+    /// Synchronous read-ahead triggers (page misses).
+    pub sync_readaheads: u64,
+    /// Asynchronous read-ahead triggers (PG_readahead hits that were not
+    /// skipped for congestion).
+    pub async_readaheads: u64,
+    /// PG_readahead hits skipped because reads were congested.
+    pub congested_skips: u64,
+    /// Pages evicted by CLOCK.
+    pub evictions: u64,
+    /// Pages read before a partial-page write (read-modify-write).
+    pub rmw_reads: u64,
+    /// Pages taken for writeback.
+    pub pages_written: u64,
+}
+
+/// Per-file state.
+#[derive(Clone, Debug, Default)]
+pub(super) struct File {
+    /// One flag byte per page.
+    pub(super) flags: Vec<u8>,
+    /// Dirty pages of this file.
+    pub(super) nr_dirty: u64,
+    /// Time (ns) the file went from clean to dirty (`inode->dirtied_when`).
+    pub(super) dirtied_when: Option<u64>,
+    /// Where the next writeback pass starts (`mapping->writeback_index`).
+    pub(super) writeback_index: u64,
+}
+
+/// A page cache of 4 KiB pages over files, with CLOCK (second-chance)
+/// eviction of clean, idle pages and Linux 3.x on-demand read-ahead.
+#[derive(Clone, Debug)]
+pub struct PageCache {
+    pub(super) files: Vec<File>,
+    capacity: u64,
+    resident: u64,
+    /// CLOCK ring: every resident page exactly once; the hand is the front.
+    clock: VecDeque<(FileId, u64)>,
+    pub(super) nr_dirty: u64,
+    pub(super) nr_writeback: u64,
+    pub(super) stats: PageCacheStats,
+}
+
+impl PageCache {
+    /// An empty cache holding at most `capacity_pages` 4 KiB pages (it may
+    /// exceed this only while every resident page is in flight, dirty or under
+    /// writeback, as the kernel would have to wait for reclaim).
+    pub fn new(capacity_pages: u64) -> PageCache {
+        PageCache {
+            files: Vec::new(),
+            capacity: capacity_pages,
+            resident: 0,
+            clock: VecDeque::new(),
+            nr_dirty: 0,
+            nr_writeback: 0,
+            stats: PageCacheStats::default(),
+        }
+    }
+
+    /// Adds a file of `pages` 4 KiB pages, none of them cached, and returns
+    /// its id.
+    pub fn add_file(&mut self, pages: u64) -> FileId {
+        let id = FileId::try_from(self.files.len()).expect("fewer than 2^32 files");
+        self.files.push(File {
+            flags: vec![0; pages as usize],
+            ..File::default()
+        });
+        id
+    }
+
+    /// Grows `file` to at least `pages` pages (new pages are not cached).
+    /// Never shrinks.
+    pub fn extend_file(&mut self, file: FileId, pages: u64) {
+        let f = &mut self.files[file as usize];
+        if (f.flags.len() as u64) < pages {
+            f.flags.resize(pages as usize, 0);
+        }
+    }
+
+    /// Size of `file` in pages.
+    pub fn file_pages(&self, file: FileId) -> u64 {
+        self.files[file as usize].flags.len() as u64
+    }
+
+    /// Capacity in pages.
+    pub fn capacity_pages(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Pages resident now (uptodate or being read).
+    pub fn resident_pages(&self) -> u64 {
+        self.resident
+    }
+
+    /// Whether page `page` of `file` is cached with valid data.
+    pub fn is_uptodate(&self, file: FileId, page: u64) -> bool {
+        self.flags(file, page) & UPTODATE != 0
+    }
+
+    /// Whether page `page` of `file` is resident (uptodate or being read).
+    pub fn is_present(&self, file: FileId, page: u64) -> bool {
+        self.flags(file, page) & PRESENT != 0
+    }
+
+    /// Whether page `page` of `file` carries the PG_readahead marker.
+    pub fn has_readahead_marker(&self, file: FileId, page: u64) -> bool {
+        self.flags(file, page) & READAHEAD != 0
+    }
+
+    /// Counters and current occupancy.
+    pub fn stats(&self) -> PageCacheStats {
+        PageCacheStats {
+            capacity_pages: self.capacity,
+            resident_pages: self.resident,
+            dirty_pages: self.nr_dirty,
+            writeback_pages: self.nr_writeback,
+            ..self.stats
+        }
+    }
+
+    pub(super) fn flags(&self, file: FileId, page: u64) -> u8 {
+        self.files[file as usize]
+            .flags
+            .get(page as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Walks pages `[pos, end)` of `file` for a buffered `read()`, as the
+    /// kernel's `do_generic_file_read` loop does.
+    ///
+    /// At a missing page it runs synchronous read-ahead (falling back to a
+    /// single-page read); at a page carrying PG_readahead it clears the marker
+    /// and runs asynchronous read-ahead unless `reads_congested`. Pages chosen
+    /// for reading are marked in flight and their I/O appended to
+    /// `plan.submit` (cleared first) as contiguous runs of at most
+    /// `ra_max_pages` pages. Returns [`ReadStep::Done`] when every page of the
+    /// range is uptodate, or [`ReadStep::WaitFor`] for the first page that is
+    /// not: the caller sleeps until it completes and calls again from that
+    /// page with the same `end`.
+    ///
+    /// `ra_max_pages` is `read_ahead_kb / 4` (0 disables read-ahead). `ra` is
+    /// the open file's state; `ra.prev_pos` is set to the last page read when
+    /// the walk finishes (`Done`). Pages at or beyond the end of the file are
+    /// ignored.
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_step(
+        &mut self,
+        file: FileId,
+        ra: &mut RaState,
+        pos: u64,
+        end: u64,
+        ra_max_pages: u32,
+        reads_congested: bool,
+        plan: &mut ReadPlan,
+    ) -> ReadStep {
+        plan.submit.clear();
+        let end = end.min(self.file_pages(file));
+        let max = u64::from(ra_max_pages);
+        let mut index = pos;
+        while index < end {
+            let mut counted = false;
+            let mut flags = self.flags(file, index);
+            if flags & PRESENT == 0 {
+                self.stats.misses += 1;
+                counted = true;
+                if max > 0 {
+                    // page_cache_sync_readahead
+                    self.stats.sync_readaheads += 1;
+                    let cache = &*self;
+                    let d = ondemand(ra, max, false, index, end - index, |p| {
+                        cache.is_present(file, p)
+                    });
+                    if let Some(d) = d {
+                        self.submit_readahead(file, d, false, end, max, plan);
+                    }
+                }
+                if self.flags(file, index) & PRESENT == 0 {
+                    // no_cached_page: read just this page.
+                    let one = RaDecision {
+                        start: index,
+                        nr: 1,
+                        lookahead: 0,
+                    };
+                    self.submit_readahead(file, one, false, end, max.max(1), plan);
+                }
+                flags = self.flags(file, index);
+            }
+            if flags & READAHEAD != 0 {
+                // page_cache_async_readahead: the marker is cleared first,
+                // even when congestion then skips the read-ahead.
+                self.files[file as usize].flags[index as usize] &= !READAHEAD;
+                if reads_congested {
+                    self.stats.congested_skips += 1;
+                } else if max > 0 {
+                    self.stats.async_readaheads += 1;
+                    let cache = &*self;
+                    let d = ondemand(ra, max, true, index, end - index, |p| {
+                        cache.is_present(file, p)
+                    });
+                    if let Some(d) = d {
+                        self.submit_readahead(file, d, true, end, max, plan);
+                    }
+                }
+            }
+            if self.flags(file, index) & PRESENT == 0 {
+                // Evicted to make room for the asynchronous window (only
+                // possible when the cache is tiny): look it up again.
+                continue;
+            }
+            let f = &mut self.files[file as usize].flags[index as usize];
+            if *f & WAITER != 0 {
+                *f &= !WAITER;
+                counted = true;
+            }
+            if *f & UPTODATE == 0 {
+                *f |= WAITER;
+                if !counted {
+                    self.stats.hits += 1;
+                }
+                self.stats.waits += 1;
+                return ReadStep::WaitFor { page: index };
+            }
+            *f |= REFERENCED;
+            if !counted {
+                self.stats.hits += 1;
+            }
+            index += 1;
+        }
+        if end > pos {
+            ra.prev_pos = end - 1;
+        }
+        ReadStep::Done
+    }
+
+    /// `__do_page_cache_readahead`: allocates the missing pages of the
+    /// decision's range (within the file), marks them in flight, sets the
+    /// marker, and appends contiguous runs of at most `max` pages to `plan`.
+    fn submit_readahead(
+        &mut self,
+        file: FileId,
+        d: RaDecision,
+        is_async: bool,
+        read_end: u64,
+        max: u64,
+        plan: &mut ReadPlan,
+    ) {
+        let file_pages = self.file_pages(file);
+        let stop = d.start.saturating_add(d.nr).min(file_pages);
+        let marker = if d.lookahead > 0 && d.lookahead <= d.nr {
+            Some(d.start + d.nr - d.lookahead)
+        } else {
+            None
+        };
+        let max = max.clamp(1, u64::from(u32::MAX));
+        let mut run: Option<(u64, u64)> = None; // (first, pages)
+        let mut p = d.start;
+        while p < stop {
+            if self.flags(file, p) & PRESENT != 0 {
+                if let Some((first, n)) = run.take() {
+                    self.push_io(file, first, n, is_async, plan);
+                }
+                p += 1;
+                continue;
+            }
+            self.make_room(1);
+            let mut fl = INFLIGHT;
+            if Some(p) == marker {
+                fl |= READAHEAD;
+            }
+            self.insert_page(file, p, fl);
+            self.stats.pages_read += 1;
+            if p >= read_end {
+                self.stats.readahead_pages += 1;
+            }
+            run = match run {
+                Some((first, n)) if n < max => Some((first, n + 1)),
+                Some((first, n)) => {
+                    self.push_io(file, first, n, is_async, plan);
+                    Some((p, 1))
+                }
+                None => Some((p, 1)),
+            };
+            p += 1;
+        }
+        if let Some((first, n)) = run {
+            self.push_io(file, first, n, is_async, plan);
+        }
+    }
+
+    pub(super) fn push_io(
+        &mut self,
+        file: FileId,
+        first: u64,
+        pages: u64,
+        readahead: bool,
+        plan: &mut ReadPlan,
+    ) {
+        plan.submit.push(ReadIo {
+            file,
+            first_page: first,
+            pages: pages as u32,
+            readahead,
+        });
+    }
+
+    /// Makes a non-resident page resident with `flags`, entering it in the
+    /// CLOCK ring.
+    pub(super) fn insert_page(&mut self, file: FileId, page: u64, flags: u8) {
+        let f = &mut self.files[file as usize].flags[page as usize];
+        debug_assert_eq!(*f & PRESENT, 0);
+        *f = flags;
+        self.resident += 1;
+        self.clock.push_back((file, page));
+    }
+
+    /// Evicts clean, idle pages until `extra` more pages fit in the capacity
+    /// (or nothing more can be evicted).
+    pub(super) fn make_room(&mut self, extra: u64) {
+        while self.resident + extra > self.capacity {
+            if !self.evict_one() {
+                break;
+            }
+        }
+    }
+
+    /// CLOCK: advances the hand, giving referenced pages a second chance and
+    /// skipping pages in flight, dirty or under writeback. Returns false when
+    /// no page is evictable.
+    fn evict_one(&mut self) -> bool {
+        // Two full turns: the first may only clear referenced bits.
+        let mut budget = self.clock.len() * 2 + 1;
+        while budget > 0 {
+            budget -= 1;
+            let Some((file, page)) = self.clock.pop_front() else {
+                return false;
+            };
+            let f = &mut self.files[file as usize].flags[page as usize];
+            if *f & PINNED != 0 {
+                self.clock.push_back((file, page));
+            } else if *f & REFERENCED != 0 {
+                *f &= !REFERENCED;
+                self.clock.push_back((file, page));
+            } else {
+                *f = 0;
+                self.resident -= 1;
+                self.stats.evictions += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Marks pages `[first_page, first_page + pages)` of `file` uptodate: their
+    /// read completed. Pages not in flight are left alone.
+    pub fn complete_read(&mut self, file: FileId, first_page: u64, pages: u32) {
+        let flags = &mut self.files[file as usize].flags;
+        let stop = (first_page.saturating_add(u64::from(pages))).min(flags.len() as u64);
+        for p in first_page..stop {
+            let f = &mut flags[p as usize];
+            if *f & INFLIGHT != 0 {
+                *f = (*f & !INFLIGHT) | UPTODATE;
+            }
+        }
+    }
+}
