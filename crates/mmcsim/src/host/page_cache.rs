@@ -456,3 +456,401 @@ impl PageCache {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader thread: issues `read()`s of `[pos, end)` pages, completing
+    /// every outstanding I/O whenever it has to wait. Logs each submitted I/O
+    /// with the page the read was at when it was submitted.
+    struct Sim {
+        pc: PageCache,
+        file: FileId,
+        ra: RaState,
+        max: u32,
+        congested: bool,
+        plan: ReadPlan,
+        outstanding: Vec<ReadIo>,
+        log: Vec<(u64, ReadIo)>,
+    }
+
+    impl Sim {
+        fn new(capacity: u64, file_pages: u64, max: u32) -> Sim {
+            let mut pc = PageCache::new(capacity);
+            let file = pc.add_file(file_pages);
+            Sim {
+                pc,
+                file,
+                ra: RaState::default(),
+                max,
+                congested: false,
+                plan: ReadPlan::default(),
+                outstanding: Vec::new(),
+                log: Vec::new(),
+            }
+        }
+
+        fn read(&mut self, pos: u64, end: u64) {
+            let mut at = pos;
+            loop {
+                let step = self.pc.read_step(
+                    self.file,
+                    &mut self.ra,
+                    at,
+                    end,
+                    self.max,
+                    self.congested,
+                    &mut self.plan,
+                );
+                for io in &self.plan.submit {
+                    self.log.push((at, *io));
+                    self.outstanding.push(*io);
+                }
+                match step {
+                    ReadStep::Done => return,
+                    ReadStep::WaitFor { page } => {
+                        assert!(
+                            self.pc.is_present(self.file, page),
+                            "waits on a page being read"
+                        );
+                        for io in self.outstanding.drain(..) {
+                            self.pc.complete_read(io.file, io.first_page, io.pages);
+                        }
+                        at = page;
+                    }
+                }
+            }
+        }
+
+        /// Submitted windows as (trigger page, first, pages, async).
+        fn windows(&self) -> Vec<(u64, u64, u32, bool)> {
+            self.log
+                .iter()
+                .map(|(at, io)| (*at, io.first_page, io.pages, io.readahead))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn sequential_4k_reads_ramp_the_window() {
+        let mut s = Sim::new(10_000, 1_000, 32);
+        for p in 0..130 {
+            s.read(p, p + 1);
+        }
+        assert_eq!(
+            s.windows(),
+            vec![
+                (0, 0, 4, false),
+                (1, 4, 8, true),
+                (4, 12, 16, true),
+                (12, 28, 32, true),
+                (28, 60, 32, true),
+                (60, 92, 32, true),
+                (92, 124, 32, true),
+                (124, 156, 32, true),
+            ]
+        );
+        // each async window was triggered at its PG_readahead marker
+        let st = s.pc.stats();
+        assert_eq!(st.misses, 1);
+        assert_eq!(st.async_readaheads, 7);
+        assert_eq!(st.pages_read, 188);
+        assert_eq!(st.hits, 129);
+        assert_eq!(s.ra.prev_pos, 129);
+    }
+
+    #[test]
+    fn marker_sits_at_start_plus_size_minus_async() {
+        let mut s = Sim::new(10_000, 1_000, 32);
+        s.read(0, 1);
+        assert!(s.pc.has_readahead_marker(s.file, 1));
+        assert_eq!((s.ra.start, s.ra.size, s.ra.async_size), (0, 4, 3));
+        s.read(1, 2);
+        assert!(!s.pc.has_readahead_marker(s.file, 1));
+        assert!(s.pc.has_readahead_marker(s.file, 4));
+    }
+
+    #[test]
+    fn read_ahead_kb_256_doubles_the_max_window() {
+        let mut s = Sim::new(10_000, 1_000, 64);
+        for p in 0..200 {
+            s.read(p, p + 1);
+        }
+        let w: Vec<_> = s.windows().iter().map(|w| (w.1, w.2)).collect();
+        assert_eq!(
+            &w[..7],
+            &[
+                (0, 4),
+                (4, 8),
+                (12, 16),
+                (28, 32),
+                (60, 64),
+                (124, 64),
+                (188, 64)
+            ]
+        );
+    }
+
+    #[test]
+    fn random_single_page_reads_have_no_window() {
+        let mut s = Sim::new(10_000, 100_000, 32);
+        let pages = [5000u64, 17, 90_001, 3, 42_000, 777];
+        for &p in &pages {
+            s.read(p, p + 1);
+        }
+        let expect: Vec<_> = pages.iter().map(|&p| (p, p, 1, false)).collect();
+        assert_eq!(s.windows(), expect);
+        assert_eq!(s.pc.stats().readahead_pages, 0);
+        assert_eq!(s.ra.size, 0);
+    }
+
+    #[test]
+    fn strided_read_after_page_zero_reads_one_page() {
+        let mut s = Sim::new(10_000, 10_000, 32);
+        s.read(0, 1);
+        s.read(256, 257); // 1 MiB further
+        s.read(512, 513);
+        assert_eq!(
+            s.windows(),
+            vec![(0, 0, 4, false), (256, 256, 1, false), (512, 512, 1, false)]
+        );
+    }
+
+    #[test]
+    fn sequential_miss_after_previous_page_starts_a_window() {
+        let mut s = Sim::new(10_000, 10_000, 32);
+        s.read(300, 301); // random: one page
+        s.read(301, 302); // off - prev == 1: initial window
+        assert_eq!(
+            s.windows(),
+            vec![(300, 300, 1, false), (301, 301, 4, false)]
+        );
+    }
+
+    #[test]
+    fn congested_reads_skip_async_readahead() {
+        let mut s = Sim::new(10_000, 1_000, 32);
+        s.congested = true;
+        for p in 0..64 {
+            s.read(p, p + 1);
+        }
+        assert!(
+            s.log.iter().all(|(_, io)| !io.readahead),
+            "{:?}",
+            s.windows()
+        );
+        // every I/O was issued at a miss, as a window starting at that page
+        // (a 64-page window leaves as two 32-page I/Os)
+        assert_eq!(
+            s.windows(),
+            vec![
+                (0, 0, 4, false),
+                (4, 4, 24, false),
+                (28, 28, 32, false),
+                (28, 60, 32, false),
+            ]
+        );
+        let st = s.pc.stats();
+        assert!(st.congested_skips > 0);
+        assert_eq!(st.async_readaheads, 0);
+    }
+
+    #[test]
+    fn large_read_is_split_into_max_sized_ios_and_waits_on_first_page() {
+        let mut s = Sim::new(10_000, 1_000, 32);
+        let step =
+            s.pc.read_step(s.file, &mut s.ra, 0, 64, 32, false, &mut s.plan);
+        assert_eq!(step, ReadStep::WaitFor { page: 0 });
+        let runs: Vec<_> = s
+            .plan
+            .submit
+            .iter()
+            .map(|io| (io.first_page, io.pages))
+            .collect();
+        assert_eq!(runs, vec![(0, 32), (32, 32)]);
+        // prev_pos only moves when the read is done
+        assert_eq!(s.ra.prev_pos, u64::MAX);
+        s.pc.complete_read(s.file, 0, 32);
+        // resuming from page 0: the pages up to 32 are ready; 32 is the marker
+        let step =
+            s.pc.read_step(s.file, &mut s.ra, 0, 64, 32, false, &mut s.plan);
+        assert_eq!(step, ReadStep::WaitFor { page: 32 });
+        assert_eq!(s.plan.submit.len(), 1);
+        assert_eq!(
+            (s.plan.submit[0].first_page, s.plan.submit[0].pages),
+            (64, 32)
+        );
+        assert!(s.plan.submit[0].readahead);
+        s.pc.complete_read(s.file, 32, 64);
+        let step =
+            s.pc.read_step(s.file, &mut s.ra, 32, 64, 32, false, &mut s.plan);
+        assert_eq!(step, ReadStep::Done);
+        assert!(s.plan.submit.is_empty());
+        assert_eq!(s.ra.prev_pos, 63);
+    }
+
+    #[test]
+    fn second_read_of_cached_pages_submits_nothing() {
+        let mut s = Sim::new(10_000, 1_000, 32);
+        s.read(0, 8);
+        let n = s.log.len();
+        let before = s.pc.stats();
+        let mut ra2 = RaState::default();
+        let step =
+            s.pc.read_step(s.file, &mut ra2, 0, 8, 32, false, &mut s.plan);
+        assert_eq!(step, ReadStep::Done);
+        assert!(s.plan.submit.is_empty());
+        assert_eq!(s.log.len(), n);
+        assert_eq!(s.pc.stats().hits, before.hits + 8);
+        assert_eq!(s.pc.stats().misses, before.misses);
+    }
+
+    #[test]
+    fn reads_stop_at_end_of_file() {
+        let mut s = Sim::new(10_000, 10, 32);
+        s.read(0, 50);
+        assert_eq!(s.windows(), vec![(0, 0, 10, false)]);
+        assert_eq!(s.pc.resident_pages(), 10);
+    }
+
+    #[test]
+    fn zero_read_ahead_reads_the_demanded_page_only() {
+        let mut s = Sim::new(10_000, 100, 0);
+        s.read(0, 1);
+        s.read(1, 2);
+        assert_eq!(s.windows(), vec![(0, 0, 1, false), (1, 1, 1, false)]);
+    }
+
+    #[test]
+    fn eviction_keeps_capacity() {
+        let mut s = Sim::new(16, 100_000, 32);
+        for i in 0..200u64 {
+            let p = (i * 7919) % 100_000 + 1;
+            s.read(p, p + 1);
+            assert!(s.pc.resident_pages() <= 16);
+        }
+        let st = s.pc.stats();
+        assert_eq!(st.resident_pages, 16);
+        assert_eq!(st.evictions, 200 - 16);
+        // a sequential stream with windows (at most 32 + 32 pages in flight)
+        let mut s = Sim::new(64, 100_000, 32);
+        for p in 0..500 {
+            s.read(p, p + 1);
+            assert!(s.pc.resident_pages() <= 64);
+        }
+        assert!(s.pc.stats().evictions > 400);
+    }
+
+    #[test]
+    fn clock_gives_referenced_pages_a_second_chance() {
+        let mut pc = PageCache::new(3);
+        let f = pc.add_file(100);
+        let mut ra = RaState::default();
+        let mut plan = ReadPlan::default();
+        fn read(pc: &mut PageCache, f: FileId, p: u64) {
+            let mut plan = ReadPlan::default();
+            let mut ra1 = RaState::default();
+            let step = pc.read_step(f, &mut ra1, p, p + 1, 0, false, &mut plan);
+            if let ReadStep::WaitFor { page } = step {
+                pc.complete_read(f, page, 1);
+                let step = pc.read_step(f, &mut ra1, p, p + 1, 0, false, &mut plan);
+                assert_eq!(step, ReadStep::Done);
+            }
+        }
+        read(&mut pc, f, 10);
+        read(&mut pc, f, 20);
+        read(&mut pc, f, 30);
+        // all referenced: the hand clears 10, 20, 30 then evicts 10
+        read(&mut pc, f, 40);
+        assert!(!pc.is_present(f, 10));
+        // 20 and 30 lost their bit; touch 20 again, then 50 evicts 30
+        assert_eq!(
+            pc.read_step(f, &mut ra, 20, 21, 0, false, &mut plan),
+            ReadStep::Done
+        );
+        read(&mut pc, f, 50);
+        assert!(pc.is_present(f, 20));
+        assert!(!pc.is_present(f, 30));
+        assert!(pc.is_present(f, 40));
+    }
+
+    #[test]
+    fn eviction_never_takes_in_flight_or_dirty_pages() {
+        let mut pc = PageCache::new(8);
+        let f = pc.add_file(1_000);
+        let mut plan = ReadPlan::default();
+        // dirty pages 500..504
+        pc.mark_dirty(f, 500, 4, 0);
+        // an uncompleted large read fills beyond capacity with in-flight pages
+        let mut ra = RaState::default();
+        let step = pc.read_step(f, &mut ra, 0, 16, 32, false, &mut plan);
+        assert_eq!(step, ReadStep::WaitFor { page: 0 });
+        let inflight: u64 = plan.submit.iter().map(|io| u64::from(io.pages)).sum();
+        assert!(inflight >= 16);
+        assert_eq!(pc.resident_pages(), inflight + 4); // over capacity: nothing evictable
+        for p in 0..inflight {
+            assert!(pc.is_present(f, p));
+        }
+        // complete the reads; more reads now evict clean pages only
+        pc.complete_read(f, 0, inflight as u32);
+        for p in 900..950 {
+            let mut ra = RaState::default();
+            if pc.read_step(f, &mut ra, p, p + 1, 0, false, &mut plan) != ReadStep::Done {
+                pc.complete_read(f, p, 1);
+            }
+        }
+        assert!(pc.resident_pages() <= 8);
+        for p in 500..504 {
+            assert!(pc.is_dirty(f, p) && pc.is_uptodate(f, p));
+        }
+        // under writeback: still pinned
+        let run = pc.take_dirty_run(f, 32).unwrap();
+        assert_eq!(run, (500, 4));
+        for p in 950..990 {
+            let mut ra = RaState::default();
+            if pc.read_step(f, &mut ra, p, p + 1, 0, false, &mut plan) != ReadStep::Done {
+                pc.complete_read(f, p, 1);
+            }
+        }
+        for p in 500..504 {
+            assert!(pc.is_present(f, p));
+        }
+        pc.complete_write(f, 500, 4);
+        for p in 990..1000 {
+            let mut ra = RaState::default();
+            if pc.read_step(f, &mut ra, p, p + 1, 0, false, &mut plan) != ReadStep::Done {
+                pc.complete_read(f, p, 1);
+            }
+        }
+        assert!((500..504).any(|p| !pc.is_present(f, p)));
+    }
+
+    #[test]
+    fn context_readahead_for_a_new_reader_of_a_cached_stream() {
+        let mut s = Sim::new(10_000, 1_000, 32);
+        for p in 0..20 {
+            s.read(p, p + 1);
+        }
+        // a second open file continues where the cached history ends
+        let mut ra = RaState::default();
+        let n = s.log.len();
+        let first_absent = (0..1_000).find(|&p| !s.pc.is_present(s.file, p)).unwrap();
+        let step = s.pc.read_step(
+            s.file,
+            &mut ra,
+            first_absent,
+            first_absent + 1,
+            32,
+            false,
+            &mut s.plan,
+        );
+        assert_eq!(step, ReadStep::WaitFor { page: first_absent });
+        assert_eq!(s.log.len(), n);
+        // history counted back up to max pages (32), init(32+1) = 32, plus
+        // the merged next window = 64
+        let total: u32 = s.plan.submit.iter().map(|io| io.pages).sum();
+        assert_eq!(total, 64);
+        assert_eq!((ra.start, ra.size, ra.async_size), (first_absent, 64, 32));
+    }
+}
