@@ -309,3 +309,205 @@ impl PageCache {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::RaState;
+    use crate::types::NS_PER_S;
+
+    #[test]
+    fn defaults_are_linux_3x() {
+        let p = WritebackParams::default();
+        assert_eq!(p.dirty_writeback_centisecs, 500);
+        assert_eq!(p.dirty_expire_centisecs, 3000);
+        assert_eq!(p.dirty_background_ratio, 10);
+        assert_eq!(p.dirty_ratio, 20);
+        assert_eq!(p.writeback_interval_ns(), 5 * NS_PER_S);
+        assert_eq!(p.expire_ns(), 30 * NS_PER_S);
+        assert_eq!(p.background_thresh(1000), 100);
+        assert_eq!(p.dirty_thresh(1000), 200);
+        p.validate().unwrap();
+    }
+
+    #[test]
+    fn params_deserialize_by_sysctl_name_and_reject_unknown() {
+        let p: WritebackParams =
+            toml::from_str("dirty_ratio = 40\ndirty_expire_centisecs = 1000").unwrap();
+        assert_eq!(p.dirty_ratio, 40);
+        assert_eq!(p.dirty_expire_centisecs, 1000);
+        assert_eq!(p.dirty_background_ratio, 10);
+        assert!(toml::from_str::<WritebackParams>("dirty_rate = 4").is_err());
+        let bad = WritebackParams {
+            dirty_ratio: 120,
+            ..WritebackParams::default()
+        };
+        assert!(bad.validate().unwrap_err().to_string().contains("dirty_ratio"));
+    }
+
+    #[test]
+    fn background_thresh_is_capped_below_dirty_thresh() {
+        let p = WritebackParams {
+            dirty_background_ratio: 30,
+            dirty_ratio: 20,
+            ..WritebackParams::default()
+        };
+        assert_eq!(p.background_thresh(1000), 100);
+    }
+
+    #[test]
+    fn mark_dirty_sets_dirtied_when_once() {
+        let mut pc = PageCache::new(100);
+        let f = pc.add_file(10);
+        assert_eq!(pc.dirtied_when(f), None);
+        pc.mark_dirty(f, 2, 3, 1_000);
+        pc.mark_dirty(f, 3, 3, 2_000); // pages 3, 4 already dirty
+        assert_eq!(pc.dirtied_when(f), Some(1_000));
+        assert_eq!(pc.dirty_pages(), 4);
+        assert_eq!(pc.file_dirty_pages(f), 4);
+        assert!(pc.is_dirty(f, 5) && pc.is_uptodate(f, 5));
+        assert_eq!(pc.resident_pages(), 4);
+    }
+
+    #[test]
+    fn files_to_write_selects_expired_files_oldest_first() {
+        let p = WritebackParams::default();
+        let mut pc = PageCache::new(1000);
+        let a = pc.add_file(10);
+        let b = pc.add_file(10);
+        let c = pc.add_file(10);
+        let d = pc.add_file(10);
+        pc.mark_dirty(c, 0, 1, 1 * NS_PER_S);
+        pc.mark_dirty(a, 0, 1, 2 * NS_PER_S);
+        pc.mark_dirty(b, 0, 1, 2 * NS_PER_S);
+        pc.mark_dirty(d, 0, 1, 20 * NS_PER_S);
+        let mut out = vec![99];
+        pc.files_to_write(31 * NS_PER_S, p.expire_ns(), &mut out);
+        assert_eq!(out, vec![c]);
+        pc.files_to_write(32 * NS_PER_S, p.expire_ns(), &mut out);
+        assert_eq!(out, vec![c, a, b]);
+        pc.files_to_write(5 * NS_PER_S, 0, &mut out);
+        assert_eq!(out, vec![c, a, b]); // d is dirtied in the future
+        pc.files_to_write(20 * NS_PER_S, 0, &mut out);
+        assert_eq!(out, vec![c, a, b, d]);
+    }
+
+    #[test]
+    fn take_dirty_run_walks_ascending_from_writeback_index_and_wraps() {
+        let mut pc = PageCache::new(1000);
+        let f = pc.add_file(100);
+        pc.mark_dirty(f, 10, 5, 0);
+        pc.mark_dirty(f, 50, 3, 0);
+        assert_eq!(pc.take_dirty_run(f, 4), Some((10, 4)));
+        assert!(pc.is_under_writeback(f, 10) && !pc.is_dirty(f, 10));
+        assert_eq!(pc.dirty_pages(), 4);
+        assert_eq!(pc.writeback_pages(), 4);
+        // newly dirtied page behind the index is taken after wrapping
+        pc.mark_dirty(f, 2, 1, 5);
+        assert_eq!(pc.take_dirty_run(f, 4), Some((14, 1)));
+        assert_eq!(pc.take_dirty_run(f, 4), Some((50, 3)));
+        assert_eq!(pc.take_dirty_run(f, 4), Some((2, 1)));
+        assert_eq!(pc.take_dirty_run(f, 4), None);
+        assert_eq!(pc.dirtied_when(f), None);
+        assert_eq!(pc.writeback_pages(), 9);
+        assert_eq!(pc.stats().pages_written, 9);
+        pc.complete_write(f, 10, 5);
+        pc.complete_write(f, 50, 3);
+        pc.complete_write(f, 2, 1);
+        assert_eq!(pc.writeback_pages(), 0);
+        assert!(pc.is_uptodate(f, 10) && !pc.is_under_writeback(f, 10));
+    }
+
+    #[test]
+    fn redirtied_page_under_writeback_stays_dirty_and_is_not_taken_twice() {
+        let mut pc = PageCache::new(1000);
+        let f = pc.add_file(10);
+        pc.mark_dirty(f, 0, 2, 0);
+        assert_eq!(pc.take_dirty_run(f, 8), Some((0, 2)));
+        pc.mark_dirty(f, 1, 1, 7);
+        assert_eq!(pc.dirtied_when(f), Some(7));
+        assert_eq!(pc.take_dirty_run(f, 8), None); // page 1 still under writeback
+        pc.complete_write(f, 0, 2);
+        assert!(pc.is_dirty(f, 1));
+        assert_eq!(pc.take_dirty_run(f, 8), Some((1, 1)));
+    }
+
+    #[test]
+    fn thresholds_trigger_background_writeback_and_throttling() {
+        let p = WritebackParams::default();
+        let mut pc = PageCache::new(1000);
+        let f = pc.add_file(1000);
+        pc.mark_dirty(f, 0, 100, 0);
+        assert!(!pc.over_background_thresh(&p));
+        pc.mark_dirty(f, 100, 1, 0);
+        assert!(pc.over_background_thresh(&p));
+        assert!(!pc.over_dirty_limit(&p));
+        pc.mark_dirty(f, 101, 100, 0);
+        assert!(pc.over_dirty_limit(&p)); // 201 > 200
+        // pages under writeback still count against the throttle
+        while pc.take_dirty_run(f, 64).is_some() {}
+        assert!(!pc.over_background_thresh(&p));
+        assert!(pc.over_dirty_limit(&p));
+        pc.complete_write(f, 0, 201);
+        assert!(!pc.over_dirty_limit(&p));
+    }
+
+    #[test]
+    fn partial_write_to_uncached_page_reads_it_first() {
+        let mut pc = PageCache::new(1000);
+        let f = pc.add_file(10);
+        let mut plan = ReadPlan::default();
+        // 100 bytes in the middle of page 3: read-modify-write
+        let step = pc.write_begin(f, 3 * 4096 + 10, 100, &mut plan);
+        assert_eq!(step, ReadStep::WaitFor { page: 3 });
+        assert_eq!(plan.submit.len(), 1);
+        let io = plan.submit[0];
+        assert_eq!((io.first_page, io.pages, io.readahead), (3, 1, false));
+        // asking again while the read is in flight: wait, no new I/O
+        assert_eq!(
+            pc.write_begin(f, 3 * 4096 + 10, 100, &mut plan),
+            ReadStep::WaitFor { page: 3 }
+        );
+        assert!(plan.submit.is_empty());
+        pc.complete_read(f, 3, 1);
+        assert_eq!(pc.write_begin(f, 3 * 4096 + 10, 100, &mut plan), ReadStep::Done);
+        pc.mark_dirty(f, 3, 1, 0);
+        assert!(pc.is_dirty(f, 3));
+        assert_eq!(pc.stats().rmw_reads, 1);
+    }
+
+    #[test]
+    fn whole_page_and_append_writes_need_no_read() {
+        let mut pc = PageCache::new(1000);
+        let f = pc.add_file(4);
+        let mut plan = ReadPlan::default();
+        // pages 1..3 fully covered
+        assert_eq!(pc.write_begin(f, 4096, 3 * 4096, &mut plan), ReadStep::Done);
+        assert!(plan.submit.is_empty());
+        // partial write past EOF: zero-filled, file grows
+        assert_eq!(pc.write_begin(f, 6 * 4096 + 5, 10, &mut plan), ReadStep::Done);
+        assert!(plan.submit.is_empty());
+        assert_eq!(pc.file_pages(f), 7);
+        // head and tail partial inside the file: head is read first, then tail
+        let step = pc.write_begin(f, 100, 2 * 4096, &mut plan);
+        assert_eq!(step, ReadStep::WaitFor { page: 0 });
+        pc.complete_read(f, 0, 1);
+        let step = pc.write_begin(f, 100, 2 * 4096, &mut plan);
+        assert_eq!(step, ReadStep::WaitFor { page: 2 });
+        pc.complete_read(f, 2, 1);
+        assert_eq!(pc.write_begin(f, 100, 2 * 4096, &mut plan), ReadStep::Done);
+    }
+
+    #[test]
+    fn cached_page_partial_write_needs_no_read() {
+        let mut pc = PageCache::new(1000);
+        let f = pc.add_file(10);
+        let mut plan = ReadPlan::default();
+        let mut ra = RaState::default();
+        if let ReadStep::WaitFor { .. } = pc.read_step(f, &mut ra, 5, 6, 0, false, &mut plan) {
+            pc.complete_read(f, 5, 1);
+        }
+        assert_eq!(pc.write_begin(f, 5 * 4096 + 1, 1, &mut plan), ReadStep::Done);
+        assert!(plan.submit.is_empty());
+    }
+}
