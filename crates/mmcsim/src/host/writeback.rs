@@ -342,7 +342,11 @@ mod tests {
             dirty_ratio: 120,
             ..WritebackParams::default()
         };
-        assert!(bad.validate().unwrap_err().to_string().contains("dirty_ratio"));
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("dirty_ratio"));
     }
 
     #[test]
@@ -444,7 +448,7 @@ mod tests {
         assert!(!pc.over_dirty_limit(&p));
         pc.mark_dirty(f, 101, 100, 0);
         assert!(pc.over_dirty_limit(&p)); // 201 > 200
-        // pages under writeback still count against the throttle
+                                          // pages under writeback still count against the throttle
         while pc.take_dirty_run(f, 64).is_some() {}
         assert!(!pc.over_background_thresh(&p));
         assert!(pc.over_dirty_limit(&p));
@@ -470,7 +474,10 @@ mod tests {
         );
         assert!(plan.submit.is_empty());
         pc.complete_read(f, 3, 1);
-        assert_eq!(pc.write_begin(f, 3 * 4096 + 10, 100, &mut plan), ReadStep::Done);
+        assert_eq!(
+            pc.write_begin(f, 3 * 4096 + 10, 100, &mut plan),
+            ReadStep::Done
+        );
         pc.mark_dirty(f, 3, 1, 0);
         assert!(pc.is_dirty(f, 3));
         assert_eq!(pc.stats().rmw_reads, 1);
@@ -485,7 +492,10 @@ mod tests {
         assert_eq!(pc.write_begin(f, 4096, 3 * 4096, &mut plan), ReadStep::Done);
         assert!(plan.submit.is_empty());
         // partial write past EOF: zero-filled, file grows
-        assert_eq!(pc.write_begin(f, 6 * 4096 + 5, 10, &mut plan), ReadStep::Done);
+        assert_eq!(
+            pc.write_begin(f, 6 * 4096 + 5, 10, &mut plan),
+            ReadStep::Done
+        );
         assert!(plan.submit.is_empty());
         assert_eq!(pc.file_pages(f), 7);
         // head and tail partial inside the file: head is read first, then tail
@@ -507,7 +517,10 @@ mod tests {
         if let ReadStep::WaitFor { .. } = pc.read_step(f, &mut ra, 5, 6, 0, false, &mut plan) {
             pc.complete_read(f, 5, 1);
         }
-        assert_eq!(pc.write_begin(f, 5 * 4096 + 1, 1, &mut plan), ReadStep::Done);
+        assert_eq!(
+            pc.write_begin(f, 5 * 4096 + 1, 1, &mut plan),
+            ReadStep::Done
+        );
         assert!(plan.submit.is_empty());
     }
 }
