@@ -381,7 +381,7 @@ mod tests {
         let b = pc.add_file(10);
         let c = pc.add_file(10);
         let d = pc.add_file(10);
-        pc.mark_dirty(c, 0, 1, 1 * NS_PER_S);
+        pc.mark_dirty(c, 0, 1, NS_PER_S);
         pc.mark_dirty(a, 0, 1, 2 * NS_PER_S);
         pc.mark_dirty(b, 0, 1, 2 * NS_PER_S);
         pc.mark_dirty(d, 0, 1, 20 * NS_PER_S);
