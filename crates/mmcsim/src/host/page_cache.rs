@@ -28,8 +28,9 @@ pub(super) const REFERENCED: u8 = 1 << 5;
 pub(super) const WAITER: u8 = 1 << 6;
 /// Either bit means the page is resident.
 pub(super) const PRESENT: u8 = UPTODATE | INFLIGHT;
-/// Pages with any of these bits cannot be evicted.
-const PINNED: u8 = INFLIGHT | DIRTY | WRITEBACK;
+/// Pages with any of these bits cannot be evicted (a waiting reader holds a
+/// reference to its page, as the kernel's `page_cache_get` does).
+const PINNED: u8 = INFLIGHT | DIRTY | WRITEBACK | WAITER;
 
 /// The I/O a [`PageCache::read_step`] or [`PageCache::write_begin`] call asks
 /// the caller to submit.
@@ -775,6 +776,48 @@ mod tests {
         assert!(pc.is_present(f, 40));
     }
 
+    /// A single-page read with read-ahead off, completed at once.
+    fn read_now(pc: &mut PageCache, f: FileId, p: u64) {
+        let mut plan = ReadPlan::default();
+        let mut ra = RaState::default();
+        if let ReadStep::WaitFor { page } = pc.read_step(f, &mut ra, p, p + 1, 0, false, &mut plan)
+        {
+            pc.complete_read(f, page, 1);
+            let step = pc.read_step(f, &mut ra, p, p + 1, 0, false, &mut plan);
+            assert_eq!(step, ReadStep::Done);
+        }
+    }
+
+    #[test]
+    fn a_waiting_reader_pins_its_page() {
+        let mut pc = PageCache::new(2);
+        let f = pc.add_file(100);
+        let mut plan = ReadPlan::default();
+        let mut ra = RaState::default();
+        let step = pc.read_step(f, &mut ra, 7, 8, 0, false, &mut plan);
+        assert_eq!(step, ReadStep::WaitFor { page: 7 });
+        pc.complete_read(f, 7, 1);
+        // before the reader resumes, other reads churn the cache
+        for p in 20..30 {
+            read_now(&mut pc, f, p);
+        }
+        assert!(pc.is_uptodate(f, 7));
+        let hits = pc.stats().hits;
+        assert_eq!(
+            pc.read_step(f, &mut ra, 7, 8, 0, false, &mut plan),
+            ReadStep::Done
+        );
+        assert!(plan.submit.is_empty());
+        assert_eq!(
+            pc.stats().hits,
+            hits,
+            "the resumed look-up is not a second hit"
+        );
+        read_now(&mut pc, f, 40);
+        read_now(&mut pc, f, 41);
+        assert!(!pc.is_present(f, 7));
+    }
+
     #[test]
     fn eviction_never_takes_in_flight_or_dirty_pages() {
         let mut pc = PageCache::new(8);
@@ -794,11 +837,12 @@ mod tests {
         }
         // complete the reads; more reads now evict clean pages only
         pc.complete_read(f, 0, inflight as u32);
+        assert_eq!(
+            pc.read_step(f, &mut ra, 0, 16, 32, false, &mut plan),
+            ReadStep::Done
+        );
         for p in 900..950 {
-            let mut ra = RaState::default();
-            if pc.read_step(f, &mut ra, p, p + 1, 0, false, &mut plan) != ReadStep::Done {
-                pc.complete_read(f, p, 1);
-            }
+            read_now(&mut pc, f, p);
         }
         assert!(pc.resident_pages() <= 8);
         for p in 500..504 {
@@ -808,20 +852,14 @@ mod tests {
         let run = pc.take_dirty_run(f, 32).unwrap();
         assert_eq!(run, (500, 4));
         for p in 950..990 {
-            let mut ra = RaState::default();
-            if pc.read_step(f, &mut ra, p, p + 1, 0, false, &mut plan) != ReadStep::Done {
-                pc.complete_read(f, p, 1);
-            }
+            read_now(&mut pc, f, p);
         }
         for p in 500..504 {
             assert!(pc.is_present(f, p));
         }
         pc.complete_write(f, 500, 4);
         for p in 990..1000 {
-            let mut ra = RaState::default();
-            if pc.read_step(f, &mut ra, p, p + 1, 0, false, &mut plan) != ReadStep::Done {
-                pc.complete_read(f, p, 1);
-            }
+            read_now(&mut pc, f, p);
         }
         assert!((500..504).any(|p| !pc.is_present(f, p)));
     }
