@@ -19,8 +19,11 @@
 pub mod block;
 pub mod engine;
 pub mod error;
+pub mod host;
 pub mod sched;
+pub mod stats;
 pub mod types;
+pub mod workload;
 
 pub use error::{Error, Result};
 pub use types::{IoClass, IoPrio, Ns, Op, SECTOR_BYTES};

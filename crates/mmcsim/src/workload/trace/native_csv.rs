@@ -1,0 +1,968 @@
+//! The project's own CSV trace format.
+//!
+//! A header row names the columns, in any order (names are
+//! case-insensitive):
+//!
+//! | column | required | meaning |
+//! |---|---|---|
+//! | `time_s` / `time_ms` / `time_us` / `time_ns` | exactly one | request time in the unit the name says; decimals allowed except for `time_ns`, converted to whole ns rounding to nearest |
+//! | `op` | yes | `R` read, `W` write, `D` discard, `F` flush |
+//! | `sector` | yes | first sector, 512-byte units (may be empty or 0 for `F`) |
+//! | `sectors` | yes | length in sectors, ≥ 1 for R/W/D (may be empty or 0 for `F`) |
+//! | `pid` | no | process id (u32) |
+//! | `process` | no | process name |
+//! | `sync` | no | `0`/`1`/`true`/`false` |
+//!
+//! Fields are separated by commas and trimmed; a field may be quoted with
+//! `"` (`""` inside for a quote) but not span lines. Blank lines and lines
+//! starting with `#` are skipped; lines may end in CRLF; the last line may
+//! lack its newline. Times must not decrease. Empty
+//! optional fields mean "not recorded".
+//!
+//! ```text
+//! time_us,pid,process,op,sector,sectors,sync
+//! 0,1203,com.android.chrome,R,2048,256,1
+//! 15.5,1203,com.android.chrome,W,90112,8,1
+//! 40,1203,com.android.chrome,F,,,1
+//! ```
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use super::{TraceReader, TraceRecord};
+use crate::error::{Error, Result};
+use crate::types::{Ns, Op};
+
+/// Every column name the format accepts.
+const VALID_COLUMNS: &str =
+    "time_s, time_ms, time_us, time_ns, op, sector, sectors, pid, process, sync";
+/// The accepted time columns.
+const TIME_COLUMNS: &str = "time_s, time_ms, time_us or time_ns";
+
+/// Column indices found in the header.
+#[derive(Clone, Copy, Debug, Default)]
+struct Columns {
+    time: usize,
+    op: usize,
+    sector: usize,
+    sectors: usize,
+    pid: Option<usize>,
+    process: Option<usize>,
+    sync: Option<usize>,
+}
+
+/// Streaming reader of the native CSV format.
+///
+/// Memory is independent of the trace length: one reused line buffer, one
+/// reused field buffer, and a table of the distinct process names seen.
+pub struct NativeCsvReader {
+    input: BufReader<Box<dyn Read>>,
+    path: PathBuf,
+    /// 1-based number of the line last read.
+    line_no: u64,
+    /// The raw line (reused).
+    buf: Vec<u8>,
+    /// The current record's fields, trimmed and unquoted, back to back
+    /// (reused); `ends[i]` is where field `i` ends.
+    fields: Vec<u8>,
+    ends: Vec<usize>,
+    cols: Columns,
+    ncols: usize,
+    header_line: u64,
+    /// Name of the time column and the power of ten from its unit to ns.
+    time_name: &'static str,
+    time_digits: u32,
+    processes: Vec<String>,
+    process_ids: BTreeMap<String, u32>,
+    /// Previous record's time (ns), its text and line.
+    prev_time: Option<(Ns, u64)>,
+    prev_time_text: String,
+    done: bool,
+}
+
+impl std::fmt::Debug for NativeCsvReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeCsvReader")
+            .field("path", &self.path)
+            .field("time", &self.time_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NativeCsvReader {
+    /// Opens the trace at `path` and reads its header.
+    pub fn open(path: impl AsRef<Path>) -> Result<NativeCsvReader> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        NativeCsvReader::from_reader(file, path)
+    }
+
+    /// Reads a trace from `reader`, naming it `path_for_messages` in errors,
+    /// and reads its header.
+    pub fn from_reader(
+        reader: impl Read + 'static,
+        path_for_messages: impl AsRef<Path>,
+    ) -> Result<NativeCsvReader> {
+        let mut this = NativeCsvReader {
+            input: BufReader::new(Box::new(reader) as Box<dyn Read>),
+            path: path_for_messages.as_ref().to_path_buf(),
+            line_no: 0,
+            buf: Vec::new(),
+            fields: Vec::new(),
+            ends: Vec::new(),
+            cols: Columns::default(),
+            ncols: 0,
+            header_line: 1,
+            time_name: "time_ns",
+            time_digits: 0,
+            processes: Vec::new(),
+            process_ids: BTreeMap::new(),
+            prev_time: None,
+            prev_time_text: String::new(),
+            done: false,
+        };
+        this.read_header()?;
+        Ok(this)
+    }
+
+    fn err(&self, line: u64, field: &str, message: impl Into<String>) -> Error {
+        Error::Parse {
+            path: self.path.clone(),
+            line,
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// Reads the next non-blank, non-comment line and splits it into
+    /// fields. `Ok(false)` at the end of input.
+    fn read_next(&mut self) -> Result<bool> {
+        loop {
+            self.buf.clear();
+            let n = match self.input.read_until(b'\n', &mut self.buf) {
+                Ok(n) => n,
+                Err(source) => {
+                    self.done = true;
+                    return Err(Error::Io {
+                        path: self.path.clone(),
+                        source,
+                    });
+                }
+            };
+            if n == 0 {
+                return Ok(false);
+            }
+            self.line_no += 1;
+            let line = self.buf.trim_ascii();
+            if line.is_empty() || line[0] == b'#' {
+                continue;
+            }
+            if let Err(msg) = split_fields(line, &mut self.fields, &mut self.ends) {
+                return Err(self.err(self.line_no, "record", msg));
+            }
+            return Ok(true);
+        }
+    }
+
+    /// Field `i` of the current record, as bytes.
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.fields[start..end])
+    }
+
+    fn line(&self) -> u64 {
+        self.line_no
+    }
+
+    fn read_header(&mut self) -> Result<()> {
+        if !self.read_next()? {
+            return Err(self.err(
+                1,
+                "header",
+                format!("empty trace: expected a header row naming the columns ({VALID_COLUMNS})"),
+            ));
+        }
+        let line = self.line();
+        self.header_line = line;
+        let mut time: Option<(usize, &'static str, u32)> = None;
+        let (mut op, mut sector, mut sectors) = (None, None, None);
+        let (mut pid, mut process, mut sync) = (None, None, None);
+        for i in 0..self.ends.len() {
+            let raw = self.get(i).unwrap_or_default();
+            let name = String::from_utf8_lossy(raw).to_ascii_lowercase();
+            let slot = match name.as_str() {
+                "time_s" | "time_ms" | "time_us" | "time_ns" => {
+                    let (canon, digits) = match name.as_str() {
+                        "time_s" => ("time_s", 9),
+                        "time_ms" => ("time_ms", 6),
+                        "time_us" => ("time_us", 3),
+                        _ => ("time_ns", 0),
+                    };
+                    if let Some((_, prev, _)) = time {
+                        return Err(self.err(
+                            line,
+                            canon,
+                            format!(
+                                "several time columns (`{prev}` and `{canon}`): expected exactly one of {TIME_COLUMNS}"
+                            ),
+                        ));
+                    }
+                    time = Some((i, canon, digits));
+                    continue;
+                }
+                "op" => &mut op,
+                "sector" => &mut sector,
+                "sectors" => &mut sectors,
+                "pid" => &mut pid,
+                "process" => &mut process,
+                "sync" => &mut sync,
+                _ => {
+                    return Err(self.err(
+                        line,
+                        &name,
+                        format!("unknown column `{name}`: expected one of {VALID_COLUMNS}"),
+                    ))
+                }
+            };
+            if slot.is_some() {
+                return Err(self.err(line, &name, format!("column `{name}` appears twice")));
+            }
+            *slot = Some(i);
+        }
+        let Some((time_idx, time_name, digits)) = time else {
+            return Err(self.err(
+                line,
+                "time",
+                format!("no time column: expected exactly one of {TIME_COLUMNS}"),
+            ));
+        };
+        let need = |c: Option<usize>, name: &str| {
+            c.ok_or_else(|| {
+                self.err(
+                    line,
+                    name,
+                    format!("missing required column `{name}` (required: one time column, op, sector, sectors)"),
+                )
+            })
+        };
+        self.cols = Columns {
+            time: time_idx,
+            op: need(op, "op")?,
+            sector: need(sector, "sector")?,
+            sectors: need(sectors, "sectors")?,
+            pid,
+            process,
+            sync,
+        };
+        self.ncols = self.ends.len();
+        self.time_name = time_name;
+        self.time_digits = digits;
+        Ok(())
+    }
+
+    /// Field `idx` of the current record as text (fields are already trimmed).
+    fn field(&self, idx: usize, name: &str, line: u64) -> Result<&str> {
+        let raw = self.get(idx).unwrap_or_default();
+        std::str::from_utf8(raw).map_err(|_| self.err(line, name, "expected UTF-8 text"))
+    }
+
+    fn parse_record(&mut self) -> Result<TraceRecord> {
+        let line = self.line();
+        if self.ends.len() != self.ncols {
+            return Err(self.err(
+                line,
+                "fields",
+                format!(
+                    "expected {} fields (as in the header at line {}), found {}",
+                    self.ncols,
+                    self.header_line,
+                    self.ends.len()
+                ),
+            ));
+        }
+        let c = self.cols;
+        let time_name = self.time_name;
+        let time_text = self.field(c.time, time_name, line)?;
+        let time_ns =
+            parse_time(time_text, self.time_digits).map_err(|m| self.err(line, time_name, m))?;
+        if let Some((prev, prev_line)) = self.prev_time {
+            if time_ns < prev {
+                return Err(self.err(
+                    line,
+                    time_name,
+                    format!(
+                        "time goes backwards: {time_text} is earlier than {} at line {prev_line}; expected non-decreasing times",
+                        self.prev_time_text
+                    ),
+                ));
+            }
+        }
+        let op_text = self.field(c.op, "op", line)?;
+        let op = Op::from_code(op_text).ok_or_else(|| {
+            self.err(
+                line,
+                "op",
+                format!("expected R, W, D or F, found `{op_text}`"),
+            )
+        })?;
+        let flush = op == Op::Flush;
+        let sector_text = self.field(c.sector, "sector", line)?;
+        let sector = if flush && sector_text.is_empty() {
+            0
+        } else {
+            parse_uint::<u64>(
+                sector_text,
+                "a sector number (unsigned integer, 512-byte units)",
+            )
+            .map_err(|m| self.err(line, "sector", m))?
+        };
+        let sectors_text = self.field(c.sectors, "sectors", line)?;
+        let sectors = if flush && sectors_text.is_empty() {
+            0
+        } else {
+            parse_uint::<u32>(sectors_text, "a sector count (unsigned 32-bit integer)")
+                .map_err(|m| self.err(line, "sectors", m))?
+        };
+        let (sector, sectors) = if flush { (0, 0) } else { (sector, sectors) };
+        if !flush && sectors == 0 {
+            return Err(self.err(
+                line,
+                "sectors",
+                format!(
+                    "a {} request must cover at least 1 sector, found 0",
+                    op.code()
+                ),
+            ));
+        }
+        if sector.checked_add(u64::from(sectors)).is_none() {
+            return Err(self.err(
+                line,
+                "sector",
+                "sector + sectors overflows a 64-bit address",
+            ));
+        }
+        let pid = match c.pid {
+            Some(i) => {
+                let t = self.field(i, "pid", line)?;
+                if t.is_empty() {
+                    None
+                } else {
+                    Some(
+                        parse_uint::<u32>(t, "a process id (unsigned 32-bit integer)")
+                            .map_err(|m| self.err(line, "pid", m))?,
+                    )
+                }
+            }
+            None => None,
+        };
+        let sync = match c.sync {
+            Some(i) => {
+                let t = self.field(i, "sync", line)?;
+                match t.to_ascii_lowercase().as_str() {
+                    "" => None,
+                    "1" | "true" => Some(true),
+                    "0" | "false" => Some(false),
+                    _ => {
+                        return Err(self.err(
+                            line,
+                            "sync",
+                            format!("expected 0, 1, true or false, found `{t}`"),
+                        ))
+                    }
+                }
+            }
+            None => None,
+        };
+        let process = match c.process {
+            Some(i) => {
+                let t = self.field(i, "process", line)?;
+                if t.is_empty() {
+                    None
+                } else if let Some(&id) = self.process_ids.get(t) {
+                    Some(id)
+                } else {
+                    let id = u32::try_from(self.processes.len()).map_err(|_| {
+                        self.err(line, "process", "too many distinct process names")
+                    })?;
+                    let name = t.to_string();
+                    self.processes.push(name.clone());
+                    self.process_ids.insert(name, id);
+                    Some(id)
+                }
+            }
+            None => None,
+        };
+        // Only now is the record accepted: remember its time.
+        let mut prev_text = std::mem::take(&mut self.prev_time_text);
+        prev_text.clear();
+        prev_text.push_str(self.field(c.time, time_name, line)?);
+        self.prev_time_text = prev_text;
+        self.prev_time = Some((time_ns, line));
+        Ok(TraceRecord {
+            line,
+            time_ns,
+            op,
+            sector,
+            sectors,
+            pid,
+            process,
+            sync,
+        })
+    }
+
+    /// Number of distinct process names seen so far.
+    pub fn process_count(&self) -> usize {
+        self.processes.len()
+    }
+
+    /// Name of the time column in the header (`time_s`, `time_ms`, `time_us`
+    /// or `time_ns`).
+    pub fn time_column(&self) -> &'static str {
+        self.time_name
+    }
+}
+
+impl TraceReader for NativeCsvReader {
+    fn next_record(&mut self) -> Option<Result<TraceRecord>> {
+        if self.done {
+            return None;
+        }
+        match self.read_next() {
+            Ok(false) => {
+                self.done = true;
+                None
+            }
+            Ok(true) => Some(self.parse_record()),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn process_name(&self, id: u32) -> &str {
+        self.processes.get(id as usize).map_or("", String::as_str)
+    }
+
+    fn format_name(&self) -> &'static str {
+        "native-csv"
+    }
+}
+
+impl Iterator for NativeCsvReader {
+    type Item = Result<TraceRecord>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record()
+    }
+}
+
+/// Splits one line (without its terminator) at commas into `fields` /
+/// `ends`, trimming each field and removing `"` quoting.
+fn split_fields(
+    line: &[u8],
+    fields: &mut Vec<u8>,
+    ends: &mut Vec<usize>,
+) -> std::result::Result<(), String> {
+    fields.clear();
+    ends.clear();
+    let mut rest = line;
+    loop {
+        let t = rest.trim_ascii_start();
+        if let Some(q) = t.strip_prefix(b"\"") {
+            let mut i = 0;
+            loop {
+                match q.get(i) {
+                    None => return Err("unterminated quoted field: expected a closing `\"`".into()),
+                    Some(b'"') if q.get(i + 1) == Some(&b'"') => {
+                        fields.push(b'"');
+                        i += 2;
+                    }
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(&b) => {
+                        fields.push(b);
+                        i += 1;
+                    }
+                }
+            }
+            let after = q[i..].trim_ascii_start();
+            match after.first() {
+                None => {
+                    ends.push(fields.len());
+                    return Ok(());
+                }
+                Some(b',') => {
+                    ends.push(fields.len());
+                    rest = &after[1..];
+                }
+                Some(_) => return Err("text after a closing quote: expected `,`".into()),
+            }
+        } else {
+            let (field, next) = match t.iter().position(|&b| b == b',') {
+                Some(p) => (&t[..p], Some(&t[p + 1..])),
+                None => (t, None),
+            };
+            fields.extend_from_slice(field.trim_ascii_end());
+            ends.push(fields.len());
+            match next {
+                Some(n) => rest = n,
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+/// Parses an unsigned integer, describing `expected` on failure.
+fn parse_uint<T: std::str::FromStr>(text: &str, expected: &str) -> std::result::Result<T, String> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("expected {expected}, found `{text}`"));
+    }
+    text.parse::<T>()
+        .map_err(|_| format!("expected {expected}, found `{text}` (out of range)"))
+}
+
+/// Parses a non-negative decimal time in a unit `10^digits` ns wide into
+/// whole nanoseconds, exactly, rounding half up at the first dropped digit.
+/// `digits` = 0 (ns) accepts integers only.
+fn parse_time(text: &str, digits: u32) -> std::result::Result<Ns, String> {
+    let expected = if digits == 0 {
+        "a non-negative integer number of nanoseconds"
+    } else {
+        "a non-negative decimal number"
+    };
+    let bad = || format!("expected {expected}, found `{text}`");
+    let (int, frac) = match text.split_once('.') {
+        Some((i, f)) => {
+            if digits == 0 {
+                return Err(bad());
+            }
+            (i, f)
+        }
+        None => (text, ""),
+    };
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !all_digits(int) || !all_digits(frac) {
+        return Err(bad());
+    }
+    let too_big = || format!("time `{text}` is too large (more than 2^64 ns)");
+    let mut ns: u64 = 0;
+    for b in int.bytes() {
+        ns = ns
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(b - b'0')))
+            .ok_or_else(too_big)?;
+    }
+    let fb = frac.as_bytes();
+    for k in 0..digits as usize {
+        let d = fb.get(k).map_or(0, |b| u64::from(b - b'0'));
+        ns = ns
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(d))
+            .ok_or_else(too_big)?;
+    }
+    if fb.get(digits as usize).is_some_and(|&b| b >= b'5') {
+        ns = ns.checked_add(1).ok_or_else(too_big)?;
+    }
+    Ok(ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn reader(text: &str) -> Result<NativeCsvReader> {
+        NativeCsvReader::from_reader(Cursor::new(text.as_bytes().to_vec()), "mem.csv")
+    }
+
+    fn all(text: &str) -> Vec<Result<TraceRecord>> {
+        reader(text).unwrap().collect()
+    }
+
+    /// The (line, field, message) of a parse error.
+    fn parse_err(e: &Error) -> (u64, String, String) {
+        match e {
+            Error::Parse {
+                line,
+                field,
+                message,
+                ..
+            } => (*line, field.clone(), message.clone()),
+            other => panic!("not a parse error: {other}"),
+        }
+    }
+
+    fn manifest_path(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(rel)
+    }
+
+    #[test]
+    fn reads_columns_in_any_order_with_optional_fields() {
+        let text = "# comment\n\nsync, process ,SECTORS,op,pid,sector,time_ns\n\
+                    1,app,8,R,42,1000,5\n \n0,,16,w,,2000,7\n,app,,F,,,9";
+        let mut r = reader(text).unwrap();
+        let a = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            a,
+            TraceRecord {
+                line: 4,
+                time_ns: 5,
+                op: Op::Read,
+                sector: 1000,
+                sectors: 8,
+                pid: Some(42),
+                process: Some(0),
+                sync: Some(true),
+            }
+        );
+        assert_eq!(r.process_name(0), "app");
+        let b = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            (b.line, b.op, b.sector, b.sectors, b.pid, b.process, b.sync),
+            (6, Op::Write, 2000, 16, None, None, Some(false))
+        );
+        let c = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            (c.line, c.op, c.sector, c.sectors, c.time_ns),
+            (7, Op::Flush, 0, 0, 9)
+        );
+        assert_eq!(c.process, Some(0));
+        assert!(r.next_record().is_none());
+        assert!(r.next_record().is_none());
+        assert_eq!(r.format_name(), "native-csv");
+        assert_eq!(r.path(), Path::new("mem.csv"));
+        assert_eq!(r.time_column(), "time_ns");
+    }
+
+    #[test]
+    fn minimal_header_and_crlf() {
+        let recs = all("time_ms,op,sector,sectors\r\n1.5,D,0,2048\r\n2,F,0,0\r\n");
+        let recs: Vec<_> = recs.into_iter().map(|r| r.unwrap()).collect();
+        assert_eq!(recs[0].time_ns, 1_500_000);
+        assert_eq!((recs[0].op, recs[0].sectors), (Op::Discard, 2048));
+        assert_eq!(
+            (recs[0].pid, recs[0].process, recs[0].sync),
+            (None, None, None)
+        );
+        assert_eq!(recs[1].op, Op::Flush);
+    }
+
+    #[test]
+    fn time_units_convert_exactly_rounding_to_nearest() {
+        let cases = [
+            ("time_s", "1.5", 1_500_000_000),
+            ("time_s", "0.000000001", 1),
+            ("time_s", "0.0000000014", 1),
+            ("time_s", "0.0000000015", 2),
+            ("time_s", "12", 12_000_000_000),
+            ("time_ms", "0.001", 1_000),
+            ("time_ms", "2.0000005", 2_000_001),
+            ("time_us", "812.447120", 812_447),
+            ("time_us", "812.4475", 812_448),
+            ("time_us", ".5", 500),
+            ("time_us", "7.", 7_000),
+            ("time_ns", "123456789012", 123_456_789_012),
+            ("time_s", "18446744073.709551615", u64::MAX),
+        ];
+        for (col, val, ns) in cases {
+            let text = format!("{col},op,sector,sectors\n{val},R,0,8\n");
+            let rec = all(&text).remove(0).unwrap();
+            assert_eq!(rec.time_ns, ns, "{col} = {val}");
+        }
+    }
+
+    #[test]
+    fn bad_times_are_reported() {
+        for (col, val) in [
+            ("time_ns", "1.5"),
+            ("time_us", "-1"),
+            ("time_us", "1e3"),
+            ("time_us", "."),
+            ("time_us", ""),
+            ("time_s", "18446744074"),
+        ] {
+            let text = format!("{col},op,sector,sectors\n{val},R,0,8\n");
+            let e = all(&text).remove(0).unwrap_err();
+            let (line, field, msg) = parse_err(&e);
+            assert_eq!((line, field.as_str()), (2, col), "{msg}");
+            assert!(msg.contains(val), "{msg}");
+        }
+    }
+
+    #[test]
+    fn header_errors() {
+        let cases: [(&str, &str, &[&str]); 6] = [
+            (
+                "time_us,pid,sector,sectors\n",
+                "op",
+                &["missing required column `op`"],
+            ),
+            (
+                "time_us,time_ms,op,sector,sectors\n",
+                "time_ms",
+                &[
+                    "several time columns",
+                    "time_s, time_ms, time_us or time_ns",
+                ],
+            ),
+            (
+                "op,sector,sectors\n",
+                "time",
+                &["no time column", "time_s, time_ms, time_us or time_ns"],
+            ),
+            (
+                "time_us,op,sector,sectors,lba\n",
+                "lba",
+                &[
+                    "unknown column `lba`",
+                    "time_s, time_ms, time_us, time_ns, op, sector, sectors, pid, process, sync",
+                ],
+            ),
+            ("time_us,op,op,sector,sectors\n", "op", &["appears twice"]),
+            ("# only a comment\n\n", "header", &["expected a header row"]),
+        ];
+        for (text, field, needles) in cases {
+            let e = reader(text).unwrap_err();
+            let (line, f, msg) = parse_err(&e);
+            assert_eq!(f, field, "{msg}");
+            assert_eq!(line, 1, "{msg}");
+            for n in needles {
+                assert!(msg.contains(n), "{msg:?} lacks {n:?}");
+            }
+        }
+        // line of a header after comments
+        let e = reader("# c\n# d\ntime_us,op,sector\n").unwrap_err();
+        assert_eq!(parse_err(&e).0, 3);
+        assert!(
+            e.to_string().starts_with("mem.csv:3: field `sectors`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn record_errors_name_line_and_field() {
+        let h = "time_us,op,sector,sectors,pid,sync\n";
+        let cases = [
+            ("1,X,0,8,,\n", "op", "expected R, W, D or F, found `X`"),
+            ("1,R,abc,8,,\n", "sector", "found `abc`"),
+            ("1,R,0,-8,,\n", "sectors", "found `-8`"),
+            ("1,R,0,4294967296,,\n", "sectors", "out of range"),
+            ("1,R,0,8,x1,\n", "pid", "found `x1`"),
+            ("1,R,0,8,,maybe\n", "sync", "expected 0, 1, true or false"),
+            ("1,R,0,0,,\n", "sectors", "at least 1 sector"),
+            ("1,W,0,,,\n", "sectors", "found ``"),
+            ("1,D,0,0,,\n", "sectors", "a D request"),
+            (
+                "1,R,0,8\n",
+                "fields",
+                "expected 6 fields (as in the header at line 1), found 4",
+            ),
+            ("1,R,0,8,,,\n", "fields", "found 7"),
+            ("1,R,18446744073709551615,8,,\n", "sector", "overflows"),
+        ];
+        for (row, field, needle) in cases {
+            let e = all(&format!("{h}{row}")).remove(0).unwrap_err();
+            let (line, f, msg) = parse_err(&e);
+            assert_eq!((line, f.as_str()), (2, field), "{row}: {msg}");
+            assert!(msg.contains(needle), "{row}: {msg:?} lacks {needle:?}");
+            assert!(e.to_string().starts_with("mem.csv:2: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn quoted_fields_and_odd_bytes() {
+        let text: &[u8] = b"time_us,op,sector,sectors,process\n1,R,0,8,\"a, \"\"b\"\"\"\n2,R,0,8,\"open\n3,R,0,8,\xff\n4,R,0,8, \"x\" y\n";
+        let recs = {
+            let mut r =
+                NativeCsvReader::from_reader(Cursor::new(text.to_vec()), "mem.csv").unwrap();
+            let a = r.next_record().unwrap().unwrap();
+            assert_eq!(r.process_name(a.process.unwrap()), "a, \"b\"");
+            let rest: Vec<_> = r.collect();
+            rest
+        };
+        let fields: Vec<_> = recs
+            .iter()
+            .map(|r| parse_err(r.as_ref().unwrap_err()))
+            .collect();
+        assert_eq!((fields[0].0, fields[0].1.as_str()), (3, "record"));
+        assert!(fields[0].2.contains("unterminated"));
+        assert_eq!((fields[1].0, fields[1].1.as_str()), (4, "process"));
+        assert!(fields[1].2.contains("UTF-8"));
+        assert_eq!((fields[2].0, fields[2].1.as_str()), (5, "record"));
+    }
+
+    #[test]
+    fn decreasing_time_names_both_values_and_reading_continues() {
+        let text = "time_us,op,sector,sectors\n0,R,8,8\n10.5,W,16,8\n9.25,R,24,8\n11,R,32,8\n";
+        let recs = all(text);
+        assert_eq!(recs.len(), 4);
+        let (line, field, msg) = parse_err(recs[2].as_ref().unwrap_err());
+        assert_eq!((line, field.as_str()), (4, "time_us"));
+        assert!(
+            msg.contains("9.25") && msg.contains("10.5") && msg.contains("line 3"),
+            "{msg}"
+        );
+        assert_eq!(recs[3].as_ref().unwrap().time_ns, 11_000);
+        // equal times are fine
+        assert!(all("time_ns,op,sector,sectors\n5,R,0,1\n5,R,1,1\n")
+            .iter()
+            .all(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn bundled_bad_samples_fail_with_line_and_field() {
+        let cases = [
+            ("missing_op.csv", 1, "op"),
+            ("two_time_columns.csv", 1, "time_ms"),
+            ("no_time_column.csv", 1, "time"),
+            ("unknown_column.csv", 1, "lba"),
+            ("bad_op.csv", 4, "op"),
+            ("bad_number.csv", 3, "sector"),
+            ("time_backwards.csv", 4, "time_us"),
+            ("zero_length.csv", 4, "sectors"),
+            ("wrong_field_count.csv", 4, "fields"),
+        ];
+        for (name, line, field) in cases {
+            let path = manifest_path(&format!("traces/bad/{name}"));
+            let err = match NativeCsvReader::open(&path) {
+                Err(e) => e,
+                Ok(r) => r
+                    .filter_map(|r| r.err())
+                    .next()
+                    .unwrap_or_else(|| panic!("{name}: no error")),
+            };
+            let (l, f, msg) = parse_err(&err);
+            assert_eq!((l, f.as_str()), (line, field), "{name}: {msg}");
+            assert!(err.to_string().contains(name), "{err}");
+        }
+    }
+
+    #[test]
+    fn missing_file_is_an_io_error() {
+        let e = NativeCsvReader::open("/nonexistent/trace.csv").unwrap_err();
+        assert!(matches!(e, Error::Io { .. }), "{e}");
+        assert!(e.to_string().contains("/nonexistent/trace.csv"));
+    }
+
+    #[test]
+    fn bundled_sample_is_valid() {
+        let r = NativeCsvReader::open(manifest_path("traces/sample.csv")).unwrap();
+        let mut n = 0;
+        let mut ops = [0usize; 4];
+        let mut last = 0;
+        let mut pids = std::collections::BTreeSet::new();
+        for rec in r {
+            let rec = rec.unwrap();
+            assert!(rec.time_ns >= last);
+            last = rec.time_ns;
+            assert!(rec.sector + u64::from(rec.sectors) <= 8_388_608);
+            ops[rec.op as usize] += 1;
+            pids.insert(rec.pid.unwrap());
+            assert!(rec.process.is_some() && rec.sync.is_some());
+            n += 1;
+        }
+        assert!((300..=2000).contains(&n), "{n} records");
+        assert!(ops.iter().all(|&c| c > 0), "{ops:?}");
+        assert!(pids.len() >= 4);
+    }
+
+    /// Generates a long trace on the fly, one line at a time.
+    struct Generated {
+        next: u64,
+        total: u64,
+        line: Vec<u8>,
+        pos: usize,
+        header: bool,
+    }
+
+    impl Read for Generated {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.pos == self.line.len() {
+                self.line.clear();
+                self.pos = 0;
+                if !self.header {
+                    self.header = true;
+                    self.line
+                        .extend_from_slice(b"time_us,pid,process,op,sector,sectors,sync\n");
+                } else if self.next < self.total {
+                    let i = self.next;
+                    self.next += 1;
+                    let name = ["app", "system_server", "kworker/u8:2"][(i % 3) as usize];
+                    let op = ["R", "W", "R", "D"][(i % 4) as usize];
+                    let s = format!(
+                        "{}.{},{},{name},{op},{},{},1\n",
+                        i,
+                        i % 1000,
+                        1000 + i % 7,
+                        (i * 8) % 8_000_000,
+                        8 + i % 64
+                    );
+                    self.line.extend_from_slice(s.as_bytes());
+                } else {
+                    return Ok(0);
+                }
+            }
+            let n = buf.len().min(self.line.len() - self.pos);
+            buf[..n].copy_from_slice(&self.line[self.pos..self.pos + n]);
+            self.pos += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn streams_a_long_trace_without_per_record_state() {
+        let total = 300_000;
+        let gen = Generated {
+            next: 0,
+            total,
+            line: Vec::new(),
+            pos: 0,
+            header: false,
+        };
+        let mut r = NativeCsvReader::from_reader(gen, "generated.csv").unwrap();
+        let mut n = 0u64;
+        let mut last_line = 0;
+        while let Some(rec) = r.next_record() {
+            let rec = rec.unwrap();
+            n += 1;
+            last_line = rec.line;
+            // only the three distinct names are interned
+            assert!(r.process_count() <= 3);
+        }
+        assert_eq!(n, total);
+        assert_eq!(last_line, total + 1);
+        assert_eq!(r.process_count(), 3);
+        assert_eq!(r.process_name(2), "kworker/u8:2");
+        assert_eq!(r.process_name(99), "");
+        // the reused buffers stay record-sized
+        assert!(r.prev_time_text.capacity() < 64);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            if let Ok(r) = NativeCsvReader::from_reader(Cursor::new(bytes), "fuzz.csv") {
+                for _ in r.take(1000) {}
+            }
+        }
+
+        #[test]
+        fn arbitrary_rows_never_panic(rows in proptest::collection::vec("[0-9a-zA-Z.,# \\-]{0,40}", 0..20)) {
+            let text = format!("time_s,op,sector,sectors,pid,process,sync\n{}", rows.join("\n"));
+            let r = reader(&text).unwrap();
+            for _ in r.take(1000) {}
+        }
+    }
+}
