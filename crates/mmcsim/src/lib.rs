@@ -17,10 +17,14 @@
 //! Each layer is one module whose `mod.rs` states its contract.
 
 pub mod block;
+pub mod config;
+pub mod device;
+pub mod driver;
 pub mod engine;
 pub mod error;
 pub mod host;
 pub mod sched;
+pub mod sim;
 pub mod stats;
 pub mod types;
 pub mod workload;

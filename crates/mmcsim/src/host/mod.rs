@@ -13,6 +13,7 @@
 //!   [`PageCache::complete_write`] with [`WritebackParams`].
 //! * Everything is deterministic: no wall clock, no hash-map iteration.
 
+pub mod cost;
 pub mod page_cache;
 pub mod readahead;
 pub mod writeback;

@@ -11,6 +11,7 @@ mod log;
 mod report;
 mod threads;
 mod trace_feed;
+mod writeback;
 
 pub use event::Event;
 pub use log::{LogRow, RequestLog, HEADER as LOG_HEADER};
@@ -60,6 +61,8 @@ struct Call {
     /// Queueing and device time of the request that completed it last.
     queue: Ns,
     device: Ns,
+    /// Issue a cache flush once the data bios complete (fsync, O_SYNC).
+    then_flush: bool,
 }
 
 /// Optional outputs of a run.
@@ -83,6 +86,13 @@ pub struct Simulation {
     threads: Vec<SimThread>,
     calls: Slab<Call>,
     waiters: Vec<(u32, FileId, u64)>,
+    /// Writers sleeping in balance_dirty_pages.
+    throttled: Vec<u32>,
+    /// A flusher run is already scheduled.
+    flusher_kicked: bool,
+    /// The flusher backed off on congestion and waits for a completion.
+    flusher_waiting: bool,
+    wb_files: Vec<FileId>,
     plan: ReadPlan,
     done_bios: Vec<Bio>,
     /// Device start and end of each request id, ns.
@@ -189,6 +199,10 @@ impl Simulation {
             threads,
             calls: Slab::with_capacity(256),
             waiters: Vec::with_capacity(64),
+            throttled: Vec::new(),
+            flusher_kicked: false,
+            flusher_waiting: false,
+            wb_files: Vec::new(),
             plan: ReadPlan::default(),
             done_bios: Vec::with_capacity(64),
             dev_times: Vec::with_capacity(512),
@@ -210,6 +224,10 @@ impl Simulation {
         for t in 0..self.threads.len() {
             let start = self.threads[t].start_ns;
             self.q.push(start, Event::ThreadIssue(t as u32));
+        }
+        if self.sc.jobs.iter().any(|j| j.op == crate::config::JobOp::Write && !j.direct) {
+            let first = self.sc.writeback.writeback_interval_ns();
+            self.q.push(first, Event::FlusherTick);
         }
         if let Some(feed) = self.trace.as_mut() {
             if let Some(at) = feed.prime(&mut self.collector)? {
@@ -249,7 +267,7 @@ impl Simulation {
                     self.after_block_change(now);
                 }
             }
-            Event::FlusherTick => {}
+            Event::FlusherTick => self.flusher_tick(now),
         }
         Ok(())
     }
@@ -398,7 +416,7 @@ impl Simulation {
                     self.waiters.swap_remove(i);
                     if let Some(c) = self.threads[t as usize].call {
                         let call = &mut self.calls[c];
-                        call.queue += dev_start.saturating_sub(call.submit.max(0));
+                        call.queue += dev_start.saturating_sub(call.submit);
                         call.device += dev_done - dev_start;
                     }
                     self.q.push(now + self.costs.wakeup, Event::ThreadStep(t));
@@ -406,6 +424,11 @@ impl Simulation {
                     i += 1;
                 }
             }
+        }
+        if bio.owner & PAGE_IO != 0 && bio.op == Op::Write {
+            let fi = self.file_of_sector(bio.sector);
+            let first = (bio.sector - self.files[fi].first_sector) / SECTORS_PER_PAGE;
+            self.writeback_done(now, fi, first, bio.sectors / SECTORS_PER_PAGE as u32);
         }
         let id = bio.owner & !PAGE_IO;
         if id != NO_CALL {

@@ -38,6 +38,11 @@ impl TraceFeed {
         })
     }
 
+    /// True while records remain to be issued.
+    pub(super) fn has_next(&self) -> bool {
+        self.next.is_some()
+    }
+
     /// Reads the first record; returns its issue time.
     pub(super) fn prime(&mut self, collector: &mut Collector) -> Result<Option<Ns>> {
         self.thread_base = collector.thread_count() as u32;
@@ -120,6 +125,7 @@ impl Simulation {
             submit: now,
             queue: 0,
             device: 0,
+            then_flush: false,
         });
         assert_ne!(id, NO_CALL);
         let template = Bio {

@@ -7,6 +7,7 @@
 
 pub mod fairness;
 pub mod histogram;
+pub mod report;
 
 pub use fairness::jain;
 pub use histogram::{LatencyHistogram, LatencySummary};

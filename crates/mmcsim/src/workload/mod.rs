@@ -4,4 +4,5 @@
 //! time, without memory growing with trace length; every parse error names
 //! the file, the 1-based line and the field, and says what was expected.
 
+pub mod synthetic;
 pub mod trace;
