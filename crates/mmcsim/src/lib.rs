@@ -17,6 +17,7 @@
 //! Each layer is one module whose `mod.rs` states its contract.
 
 pub mod block;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod sched;

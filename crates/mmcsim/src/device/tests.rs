@@ -1,0 +1,3 @@
+//! Device-level behaviour tests on the generic profile and small variants.
+
+use super::*;
