@@ -103,6 +103,9 @@ pub struct Emmc {
     map_pages: u32,
     maps_per_sense: u32,
     map_prefetch: u32,
+    /// Deferred map prefetch: `(die, translation page, bytes, own map page
+    /// ready, die free mark)`.
+    map_pf: Vec<(u32, u32, u32, Ns, Option<Ns>)>,
     c: Counters,
 }
 
@@ -138,6 +141,7 @@ impl Emmc {
             map_pages: lpns.div_ceil(ENTRIES_PER_MAP_PAGE),
             maps_per_sense: geo.stripe_slots(),
             map_prefetch: cfg.map_cache.prefetch_map_pages.min(cfg.map_cache.entries - 1),
+            map_pf: Vec::with_capacity(8),
             c: Counters::default(),
             ftl,
             cfg: cfg.clone(),
@@ -219,21 +223,24 @@ impl Emmc {
         ready
     }
 
-    /// Reads map page `m` from NAND (sense + 4 KiB out). On a forward access
-    /// the next `prefetch_map_pages` map pages are loaded too: consecutive map
-    /// pages share a translation stripe page, so the ones in the same stripe
-    /// page only cost their data-out after the one sense already done (the
-    /// controller reads ahead in the direction the host is going); map pages
-    /// in the next translation page cost one more sense. The requested page
-    /// transfers first; the command waits only for it.
+    /// Reads map page `m` from NAND (sense + 4 KiB out); the command waits
+    /// only for this. On a forward access the next `prefetch_map_pages` map
+    /// pages are loaded too: consecutive map pages share a translation
+    /// stripe page (planes × page_kib / 4 map pages), so those in the same
+    /// stripe page were sensed together with `m` and only need their
+    /// data-out; those in the next translation page need one more sense. The
+    /// controller serves the host first: the extra transfers are issued by
+    /// [`Self::issue_map_prefetch`] after the command's own NAND reads (and
+    /// the die is sensed again if the data read used it in between).
     fn map_load(&mut self, t: Ns, m: u32, forward: bool) -> Ns {
-        let (_, own) = self.tl.read(t, self.map_die(m), 4096);
+        let die = self.map_die(m);
+        let (_, own) = self.tl.read(t, die, 4096);
         self.c.map_nand_reads += 1;
         self.c.map_pages_loaded += 1;
         if !forward {
             return own;
         }
-        let mut group = m / self.maps_per_sense;
+        let group = m / self.maps_per_sense;
         for k in 1..=self.map_prefetch {
             let mm = m + k;
             if mm >= self.map_pages {
@@ -246,17 +253,29 @@ impl Emmc {
                 self.map_writeback(t, ev);
             }
             let g = mm / self.maps_per_sense;
-            let die = self.map_die(mm);
-            if g == group {
-                self.tl.data_out(own, die, 4096);
-            } else {
-                self.tl.read(own, die, 4096);
-                self.c.map_nand_reads += 1;
-                group = g;
+            // Still in the page register only if nothing used the die since.
+            let mark = if g == group { Some(own) } else { None };
+            match self.map_pf.iter_mut().find(|e| e.1 == g) {
+                Some(e) => e.2 += 4096,
+                None => self.map_pf.push((self.map_die(mm), g, 4096, own, mark)),
             }
             self.c.map_pages_loaded += 1;
         }
         own
+    }
+
+    /// Issues the deferred data-out (or re-sense) of prefetched map pages.
+    fn issue_map_prefetch(&mut self) {
+        for i in 0..self.map_pf.len() {
+            let (die, _, bytes, own, mark) = self.map_pf[i];
+            if mark.is_some_and(|m| self.tl.die_free_at(die) == m) {
+                self.tl.data_out(own, die, bytes);
+            } else {
+                self.tl.read(own, die, bytes);
+                self.c.map_nand_reads += 1;
+            }
+        }
+        self.map_pf.clear();
     }
 
     /// Programs a dirty evicted map page back to its translation block
@@ -304,6 +323,7 @@ impl Emmc {
             bus_t = bus_t.max(ready) + self.bus.data_ns(Self::sectors_in(lpn, cmd.sector, cmd.sectors));
         }
         self.c.host_slots_read += (end - first) as u64;
+        self.issue_map_prefetch();
         if stream && self.cfg.read_buffer.prefetch_kib > 0 {
             self.prefetch_after(t_map, end);
         }
@@ -345,6 +365,7 @@ impl Emmc {
             return t + self.bus.data_ns(cmd.sectors as u64) + self.bus.status_poll_ns();
         }
         let t_map = self.map_lookup(t, first, end, true);
+        self.issue_map_prefetch();
         let mut bus_t = t_map;
         for lpn in first..end {
             bus_t = self.wbuf.wait_for_space(bus_t);
@@ -372,6 +393,7 @@ impl Emmc {
             return t;
         }
         let t_map = self.map_lookup(t, first, end, true);
+        self.issue_map_prefetch();
         for lpn in first..end {
             self.wbuf.discard(lpn);
             self.ftl.trim(lpn);

@@ -201,6 +201,8 @@ pub enum NandOp {
         die: u32,
         /// Block id (so caches of its pages can be dropped).
         blk: u32,
+        /// Part of a multi-plane erase whose first block already paid tBERS.
+        multi_plane: bool,
     },
 }
 
@@ -312,6 +314,7 @@ impl NandTimelines {
         match *op {
             NandOp::Read { die, bytes } => self.read(t, die, bytes).1,
             NandOp::Program { die, bytes, upper } => self.program(t, die, bytes, upper),
+            NandOp::Erase { multi_plane: true, .. } => t,
             NandOp::Erase { die, .. } => self.erase(t, die),
         }
     }

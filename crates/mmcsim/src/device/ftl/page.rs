@@ -5,14 +5,15 @@
 //!   own GC write point, so moved (cold) data does not mix with host data.
 //!   A write point is a stripe: one open block per plane at the same page
 //!   offset, programmed with one multi-plane program per stripe page.
+//! * Blocks are handled in stripes (block `b` of every plane of a die), the
+//!   unit of allocation, GC and (multi-plane) erase.
 //! * Greedy GC in the foreground: when a die's free blocks fall below the
-//!   start threshold (or a plane has fewer than 2 free blocks) the full block
-//!   with the fewest valid slots on the plane shortest of free blocks is
+//!   start threshold the full stripe with the fewest valid slots is
 //!   collected — valid slots read and reprogrammed at the die's GC write
-//!   point, then the block erased — until the stop threshold. Victims come
-//!   from an ordered set `(valid, block)`, not a scan.
-//! * Dynamic wear leveling: a write point takes the least-worn free block of
-//!   each plane (ordered set `(erase_count, block)`).
+//!   point, then the stripe erased — until the stop threshold. Victims come
+//!   from an ordered set `(valid, stripe)`, not a scan.
+//! * Dynamic wear leveling: a write point takes the least-worn free stripe of
+//!   the die (ordered set `(erase_count, stripe)`).
 //! * Map-table persistence (translation pages) is charged by the controller's
 //!   mapping cache, not here; GC updates the map through the P2L entries.
 
@@ -20,7 +21,10 @@ use super::{BlockState, FtlStats, UNMAPPED};
 use crate::device::nand::{Geometry, NandArray, NandOp};
 use std::collections::BTreeSet;
 
-/// Page-level FTL state.
+/// Page-level FTL state. Blocks are managed in *stripes* ("superblocks"):
+/// block `b` of every plane of a die, allocated, programmed (multi-plane,
+/// same page offset), collected and erased (multi-plane erase) together, so
+/// the planes of a die can never run out of free blocks unevenly.
 #[derive(Clone, Debug)]
 pub struct PageFtl {
     geo: Geometry,
@@ -29,15 +33,16 @@ pub struct PageFtl {
     l2p: Vec<u32>,
     p2l: Vec<u32>,
     slot_version: Vec<u32>,
+    /// Per stripe (`die * blocks_per_plane + b`): valid slots.
     valid: Vec<u32>,
     state: Vec<BlockState>,
-    /// Per (die, plane): free blocks keyed by wear.
+    /// Per die: free stripes keyed by wear `(erase_count, stripe)`.
     free: Vec<BTreeSet<(u32, u32)>>,
-    /// Per (die, plane): full blocks keyed by valid slots.
+    /// Per die: full stripes keyed by `(valid, stripe)`.
     victims: Vec<BTreeSet<(u32, u32)>>,
-    host_wp: Vec<u32>,
+    host_sb: Vec<u32>,
     host_page: Vec<u32>,
-    gc_wp: Vec<u32>,
+    gc_sb: Vec<u32>,
     gc_page: Vec<u32>,
     next_die: u32,
     gc_start: u32,
@@ -49,7 +54,8 @@ pub struct PageFtl {
 
 impl PageFtl {
     /// An empty (fully erased) FTL. User capacity is the raw slot count ×
-    /// (1 − `over_provisioning`), rounded down to whole LPNs.
+    /// (1 − `over_provisioning`), rounded down to whole LPNs. GC thresholds
+    /// are in blocks per die.
     pub fn new(
         geo: Geometry,
         over_provisioning: f64,
@@ -59,10 +65,11 @@ impl PageFtl {
     ) -> PageFtl {
         let slots = geo.slots();
         let user_lpns = (slots as f64 * (1.0 - over_provisioning)).floor() as u32;
-        let planes_total = (geo.dies() * geo.planes) as usize;
-        let mut free = vec![BTreeSet::new(); planes_total];
-        for blk in 0..geo.blocks() {
-            free[(blk / geo.blocks_per_plane) as usize].insert((0, blk));
+        let dies = geo.dies() as usize;
+        let sbs = geo.dies() * geo.blocks_per_plane;
+        let mut free = vec![BTreeSet::new(); dies];
+        for sb in 0..sbs {
+            free[(sb / geo.blocks_per_plane) as usize].insert((0, sb));
         }
         let ppb = geo.pages_per_block;
         PageFtl {
@@ -72,14 +79,14 @@ impl PageFtl {
             l2p: vec![UNMAPPED; user_lpns as usize],
             p2l: vec![UNMAPPED; slots as usize],
             slot_version: vec![0; slots as usize],
-            valid: vec![0; geo.blocks() as usize],
-            state: vec![BlockState::Free; geo.blocks() as usize],
+            valid: vec![0; sbs as usize],
+            state: vec![BlockState::Free; sbs as usize],
             free,
-            victims: vec![BTreeSet::new(); planes_total],
-            host_wp: vec![UNMAPPED; planes_total],
-            host_page: vec![ppb; geo.dies() as usize],
-            gc_wp: vec![UNMAPPED; planes_total],
-            gc_page: vec![ppb; geo.dies() as usize],
+            victims: vec![BTreeSet::new(); dies],
+            host_sb: vec![UNMAPPED; dies],
+            host_page: vec![ppb; dies],
+            gc_sb: vec![UNMAPPED; dies],
+            gc_page: vec![ppb; dies],
             next_die: 0,
             gc_start,
             gc_stop,
@@ -124,19 +131,26 @@ impl PageFtl {
     pub fn erase_counts(&self) -> &[u32] {
         self.nand.erase_counts()
     }
-    /// Free blocks on `die`.
+    /// Free blocks on `die` (free stripes × planes).
     pub fn free_blocks(&self, die: u32) -> u32 {
-        let p = self.geo.planes;
-        (0..p)
-            .map(|pl| self.free[(die * p + pl) as usize].len() as u32)
-            .sum()
+        self.free[die as usize].len() as u32 * self.geo.planes
     }
-    fn min_plane_free(&self, die: u32) -> u32 {
-        let p = self.geo.planes;
-        (0..p)
-            .map(|pl| self.free[(die * p + pl) as usize].len() as u32)
-            .min()
-            .unwrap_or(0)
+    fn free_stripes(&self, die: u32) -> u32 {
+        self.free[die as usize].len() as u32
+    }
+    /// Die of a stripe.
+    fn sb_die(&self, sb: u32) -> u32 {
+        sb / self.geo.blocks_per_plane
+    }
+    /// Block of `plane` in stripe `sb`.
+    fn sb_block(&self, sb: u32, plane: u32) -> u32 {
+        let g = &self.geo;
+        g.block_id(sb / g.blocks_per_plane, plane, sb % g.blocks_per_plane)
+    }
+    /// Stripe holding a block.
+    fn block_sb(&self, blk: u32) -> u32 {
+        let g = &self.geo;
+        g.block_die(blk) * g.blocks_per_plane + blk % g.blocks_per_plane
     }
 
     /// Programs one stripe page of host data (`entries` = `(lpn, version)`,
@@ -149,9 +163,8 @@ impl PageFtl {
         for k in 0..dies {
             let die = (self.next_die + k) % dies;
             self.maybe_gc(die, ops);
-            if self.host_page[die as usize] < self.geo.pages_per_block
-                || self.min_plane_free(die) >= 2
-            {
+            // The host may take a new stripe only while one stays for GC.
+            if self.host_page[die as usize] < self.geo.pages_per_block || self.free_stripes(die) >= 2 {
                 self.next_die = (die + 1) % dies;
                 self.program_stripe(die, false, entries, ops);
                 return die;
@@ -172,34 +185,32 @@ impl PageFtl {
         }
     }
 
-    fn free_key(&self, blk: u32) -> (u32, u32) {
+    fn free_key(&self, sb: u32) -> (u32, u32) {
         if self.dynamic_wl {
-            (self.nand.erase_count(blk), blk)
+            (self.nand.erase_count(self.sb_block(sb, 0)), sb)
         } else {
-            (0, blk)
+            (0, sb)
         }
     }
 
-    fn alloc_block(&mut self, die: u32, plane: u32) -> u32 {
-        let (_, blk) = self.free[(die * self.geo.planes + plane) as usize]
-            .pop_first()
-            .unwrap_or_else(|| {
-                panic!("mmcsim device: die {die} plane {plane} has no free block (GC thresholds too low for the over-provisioning)")
-            });
-        debug_assert_eq!(self.state[blk as usize], BlockState::Free);
-        self.state[blk as usize] = BlockState::Open;
-        blk
+    fn alloc_stripe(&mut self, die: u32) -> u32 {
+        let (_, sb) = self.free[die as usize].pop_first().unwrap_or_else(|| {
+            panic!("mmcsim device: die {die} has no free block (GC thresholds too low for the over-provisioning)")
+        });
+        debug_assert_eq!(self.state[sb as usize], BlockState::Free);
+        self.state[sb as usize] = BlockState::Open;
+        sb
     }
 
     fn invalidate(&mut self, slot: u32) {
-        let blk = self.geo.slot_block(slot);
+        let sb = self.block_sb(self.geo.slot_block(slot));
         self.p2l[slot as usize] = UNMAPPED;
-        let b = blk as usize;
+        let b = sb as usize;
         if self.state[b] == BlockState::Full {
-            let set = &mut self.victims[(blk / self.geo.blocks_per_plane) as usize];
-            set.remove(&(self.valid[b], blk));
+            let set = &mut self.victims[(sb / self.geo.blocks_per_plane) as usize];
+            set.remove(&(self.valid[b], sb));
             self.valid[b] -= 1;
-            set.insert((self.valid[b], blk));
+            set.insert((self.valid[b], sb));
         } else {
             self.valid[b] -= 1;
         }
@@ -207,25 +218,22 @@ impl PageFtl {
 
     fn program_stripe(&mut self, die: u32, gc: bool, entries: &[(u32, u32)], ops: &mut Vec<NandOp>) {
         let g = self.geo;
-        let p = g.planes;
         let ppb = g.pages_per_block;
         let spp = g.slots_per_page;
         let d = die as usize;
-        let page = if gc { self.gc_page[d] } else { self.host_page[d] };
-        let page = if page == ppb {
-            for pl in 0..p {
-                let blk = self.alloc_block(die, pl);
-                let wp = if gc { &mut self.gc_wp } else { &mut self.host_wp };
-                wp[(die * p + pl) as usize] = blk;
+        let mut page = if gc { self.gc_page[d] } else { self.host_page[d] };
+        if page == ppb {
+            let sb = self.alloc_stripe(die);
+            if gc {
+                self.gc_sb[d] = sb;
+            } else {
+                self.host_sb[d] = sb;
             }
-            0
-        } else {
-            page
-        };
-        let wp_base = (die * p) as usize;
+            page = 0;
+        }
+        let sb = if gc { self.gc_sb[d] } else { self.host_sb[d] };
         for i in 0..g.stripe_slots() {
-            let pl = i / spp;
-            let blk = if gc { self.gc_wp[wp_base + pl as usize] } else { self.host_wp[wp_base + pl as usize] };
+            let blk = self.sb_block(sb, i / spp);
             let slot = g.slot(blk, page, i % spp);
             if let Some(&(lpn, ver)) = entries.get(i as usize) {
                 let old = self.l2p[lpn as usize];
@@ -235,13 +243,13 @@ impl PageFtl {
                 self.l2p[lpn as usize] = slot;
                 self.p2l[slot as usize] = lpn;
                 self.slot_version[slot as usize] = ver;
-                self.valid[blk as usize] += 1;
+                self.valid[sb as usize] += 1;
             } else {
                 self.stats.padding_slots += 1;
             }
         }
-        for pl in 0..p {
-            let blk = if gc { self.gc_wp[wp_base + pl as usize] } else { self.host_wp[wp_base + pl as usize] };
+        for pl in 0..g.planes {
+            let blk = self.sb_block(sb, pl);
             if let Err(e) = self.nand.program(blk, page) {
                 panic!("mmcsim device: simulator bug: {}", e.0);
             }
@@ -255,11 +263,8 @@ impl PageFtl {
         self.stats.nand_programs += 1;
         let next = page + 1;
         if next == ppb {
-            for pl in 0..p {
-                let blk = if gc { self.gc_wp[wp_base + pl as usize] } else { self.host_wp[wp_base + pl as usize] };
-                self.state[blk as usize] = BlockState::Full;
-                self.victims[(blk / g.blocks_per_plane) as usize].insert((self.valid[blk as usize], blk));
-            }
+            self.state[sb as usize] = BlockState::Full;
+            self.victims[d].insert((self.valid[sb as usize], sb));
         }
         if gc {
             self.gc_page[d] = next;
@@ -270,64 +275,62 @@ impl PageFtl {
 
     /// Foreground greedy GC on `die` if it is short of free blocks.
     fn maybe_gc(&mut self, die: u32, ops: &mut Vec<NandOp>) {
-        if self.free_blocks(die) >= self.gc_start && self.min_plane_free(die) >= 2 {
+        if self.free_blocks(die) >= self.gc_start && self.free_stripes(die) >= 2 {
             return;
         }
-        let p = self.geo.planes;
-        let spb = self.geo.slots_per_block();
-        let useful = spb - self.geo.stripe_slots();
-        let mut guard = self.geo.blocks_per_die() * 2;
-        while (self.free_blocks(die) < self.gc_stop || self.min_plane_free(die) < 2) && guard > 0 {
-            guard -= 1;
-            // Planes ordered by free blocks (fewest first, ties by number):
-            // take the best victim of the first plane that has a useful one.
-            let mut best: Option<(u32, u32, u32)> = None; // (free, plane, blk)
-            for pl in 0..p {
-                let idx = (die * p + pl) as usize;
-                if let Some(&(v, blk)) = self.victims[idx].first() {
-                    if v <= useful {
-                        let f = self.free[idx].len() as u32;
-                        if best.is_none_or(|(bf, _, _)| f < bf) {
-                            best = Some((f, pl, blk));
-                        }
-                    }
-                }
+        // A victim is worth collecting only if it frees at least one stripe
+        // page; with that, a victim needs at most one new GC stripe, so GC
+        // starting with one free stripe never runs dry.
+        let useful = self.geo.stripe_slots() * (self.geo.pages_per_block - 1);
+        while self.free_blocks(die) < self.gc_stop || self.free_stripes(die) < 2 {
+            let Some(&(v, victim)) = self.victims[die as usize].first() else { break };
+            if v > useful || self.free_stripes(die) == 0 {
+                break;
             }
-            let Some((_, _, victim)) = best else { break };
             self.collect(die, victim, ops);
         }
     }
 
-    /// Moves the valid slots of `victim` to the die's GC write point and
-    /// erases it.
+    /// Moves the valid slots of stripe `victim` to the die's GC write point
+    /// and erases it (one multi-plane read per stripe page holding valid
+    /// data, one multi-plane erase).
     fn collect(&mut self, die: u32, victim: u32, ops: &mut Vec<NandOp>) {
         let g = self.geo;
         let v = victim as usize;
-        self.victims[(victim / g.blocks_per_plane) as usize].remove(&(self.valid[v], victim));
+        self.victims[die as usize].remove(&(self.valid[v], victim));
         self.state[v] = BlockState::Collecting;
         self.stats.gc_runs += 1;
         let stripe = g.stripe_slots() as usize;
         let mut stage = std::mem::take(&mut self.gc_stage);
         stage.clear();
         for page in 0..g.pages_per_block {
-            let base = g.slot(victim, page, 0);
-            let mut sensed = false;
-            for s in 0..g.slots_per_page {
-                let slot = (base + s) as usize;
-                let lpn = self.p2l[slot];
-                if lpn == UNMAPPED {
-                    continue;
+            // One multi-plane sense of the planes whose page holds valid data.
+            let mut planes_with_data = 0;
+            for pl in 0..g.planes {
+                let base = g.slot(self.sb_block(victim, pl), page, 0) as usize;
+                if self.p2l[base..base + g.slots_per_page as usize].iter().any(|&l| l != UNMAPPED) {
+                    planes_with_data += 1;
                 }
-                if !sensed {
-                    ops.push(NandOp::Read { die, bytes: g.page_bytes() });
-                    self.stats.nand_reads += 1;
-                    sensed = true;
-                }
-                stage.push((lpn, self.slot_version[slot]));
-                if stage.len() == stripe {
-                    self.stats.gc_slots_moved += stage.len() as u64;
-                    self.program_stripe(die, true, &stage, ops);
-                    stage.clear();
+            }
+            if planes_with_data == 0 {
+                continue;
+            }
+            ops.push(NandOp::Read { die, bytes: planes_with_data * g.page_bytes() });
+            self.stats.nand_reads += 1;
+            for pl in 0..g.planes {
+                let base = g.slot(self.sb_block(victim, pl), page, 0);
+                for s in 0..g.slots_per_page {
+                    let slot = (base + s) as usize;
+                    let lpn = self.p2l[slot];
+                    if lpn == UNMAPPED {
+                        continue;
+                    }
+                    stage.push((lpn, self.slot_version[slot]));
+                    if stage.len() == stripe {
+                        self.stats.gc_slots_moved += stage.len() as u64;
+                        self.program_stripe(die, true, &stage, ops);
+                        stage.clear();
+                    }
                 }
             }
         }
@@ -338,12 +341,15 @@ impl PageFtl {
         }
         self.gc_stage = stage;
         debug_assert_eq!(self.valid[v], 0, "victim still holds valid data");
-        self.nand.erase(victim);
-        ops.push(NandOp::Erase { die, blk: victim });
+        for pl in 0..g.planes {
+            let blk = self.sb_block(victim, pl);
+            self.nand.erase(blk);
+            ops.push(NandOp::Erase { die, blk, multi_plane: pl > 0 });
+        }
         self.stats.nand_erases += 1;
         self.state[v] = BlockState::Free;
         let key = self.free_key(victim);
-        self.free[(victim / g.blocks_per_plane) as usize].insert(key);
+        self.free[die as usize].insert(key);
     }
 
     /// Checks the FTL against the oracle: `expected[lpn]` is the newest
@@ -351,7 +357,7 @@ impl PageFtl {
     /// the `(lpn, version)` entries still in the write buffer, oldest first.
     /// Verifies that every LPN reads its newest version, that every valid
     /// slot is mapped exactly once, that valid + invalid + free slots add up
-    /// per block and in total, that block states, free sets and victim sets
+    /// per stripe and in total, that stripe states, free sets and victim sets
     /// agree, and that no slot above a block's program point holds data.
     pub fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), String> {
         let g = self.geo;
@@ -383,52 +389,55 @@ impl PageFtl {
         }
         let spp = g.slots_per_page;
         let (mut tot_valid, mut tot_invalid, mut tot_free) = (0u64, 0u64, 0u64);
-        for blk in 0..g.blocks() {
-            let b = blk as usize;
-            let programmed = self.nand.programmed_pages(blk) * spp;
+        for sb in 0..self.valid.len() as u32 {
+            let die = self.sb_die(sb);
             let mut valid = 0;
-            for i in 0..g.slots_per_block() {
-                let slot = blk * g.slots_per_block() + i;
-                let lpn = self.p2l[slot as usize];
-                if lpn == UNMAPPED {
-                    continue;
+            let pages = self.nand.programmed_pages(self.sb_block(sb, 0));
+            for pl in 0..g.planes {
+                let blk = self.sb_block(sb, pl);
+                if self.nand.programmed_pages(blk) != pages {
+                    return Err(format!("stripe {sb}: planes programmed to different pages"));
                 }
-                if i >= programmed {
-                    return Err(format!("slot {slot} above block {blk}'s program point holds lpn {lpn}"));
+                let programmed = pages * spp;
+                for i in 0..g.slots_per_block() {
+                    let slot = blk * g.slots_per_block() + i;
+                    let lpn = self.p2l[slot as usize];
+                    if lpn == UNMAPPED {
+                        continue;
+                    }
+                    if i >= programmed {
+                        return Err(format!("slot {slot} above block {blk}'s program point holds lpn {lpn}"));
+                    }
+                    if lpn >= self.user_lpns || self.l2p[lpn as usize] != slot {
+                        return Err(format!("slot {slot} holds lpn {lpn} which is not mapped to it"));
+                    }
+                    valid += 1;
                 }
-                if lpn >= self.user_lpns || self.l2p[lpn as usize] != slot {
-                    return Err(format!("slot {slot} holds lpn {lpn} which is not mapped to it"));
-                }
-                valid += 1;
+                tot_invalid += programmed as u64;
+                tot_free += (g.slots_per_block() - programmed) as u64;
             }
-            if valid != self.valid[b] {
-                return Err(format!("block {blk}: valid count {} but {valid} slots valid", self.valid[b]));
+            tot_invalid -= valid as u64;
+            if valid != self.valid[sb as usize] {
+                return Err(format!("stripe {sb}: valid count {} but {valid} slots valid", self.valid[sb as usize]));
             }
             tot_valid += valid as u64;
-            tot_invalid += (programmed - valid) as u64;
-            tot_free += (g.slots_per_block() - programmed) as u64;
-            let idx = (blk / g.blocks_per_plane) as usize;
-            let pages = self.nand.programmed_pages(blk);
-            match self.state[b] {
+            match self.state[sb as usize] {
                 BlockState::Free => {
-                    if pages != 0 || !self.free[idx].contains(&self.free_key(blk)) {
-                        return Err(format!("free block {blk} is programmed or not in the free set"));
+                    if pages != 0 || !self.free[die as usize].contains(&self.free_key(sb)) {
+                        return Err(format!("free stripe {sb} is programmed or not in the free set"));
                     }
                 }
                 BlockState::Full => {
-                    if pages != g.pages_per_block || !self.victims[idx].contains(&(valid, blk)) {
-                        return Err(format!("full block {blk} is not full or not in the victim set"));
+                    if pages != g.pages_per_block || !self.victims[die as usize].contains(&(valid, sb)) {
+                        return Err(format!("full stripe {sb} is not full or not in the victim set"));
                     }
                 }
                 BlockState::Open => {
-                    let die = g.block_die(blk) as usize;
-                    let is_wp = self.host_wp[idx % g.planes as usize + die * g.planes as usize] == blk
-                        || self.gc_wp[idx % g.planes as usize + die * g.planes as usize] == blk;
-                    if !is_wp {
-                        return Err(format!("open block {blk} is no write point"));
+                    if self.host_sb[die as usize] != sb && self.gc_sb[die as usize] != sb {
+                        return Err(format!("open stripe {sb} is no write point"));
                     }
                 }
-                BlockState::Collecting => return Err(format!("block {blk} left in collecting state")),
+                BlockState::Collecting => return Err(format!("stripe {sb} left in collecting state")),
             }
         }
         if tot_valid + tot_invalid + tot_free != g.slots() as u64 {
@@ -439,9 +448,9 @@ impl PageFtl {
             return Err(format!("{mapped} mapped lpns but {tot_valid} valid slots"));
         }
         let free_sets: usize = self.free.iter().map(|s| s.len()).sum();
-        let free_blocks = self.state.iter().filter(|&&s| s == BlockState::Free).count();
-        if free_sets != free_blocks {
-            return Err(format!("{free_sets} blocks in free sets, {free_blocks} free blocks"));
+        let free_sbs = self.state.iter().filter(|&&s| s == BlockState::Free).count();
+        if free_sets != free_sbs {
+            return Err(format!("{free_sets} stripes in free sets, {free_sbs} free stripes"));
         }
         Ok(())
     }
