@@ -250,7 +250,6 @@ fn full_device_runs_foreground_gc_and_some_writes_are_much_slower() {
     lats.sort_unstable();
     let s = d.stats();
     assert!(s.gc_runs > 0 && s.waf > 1.5, "{s:?}");
-    assert!(s.write_buffer_stalls > 0);
     let median = lats[lats.len() / 2];
     let max = *lats.last().unwrap();
     assert!(max > 50 * median && max > 20_000_000, "median {median} max {max}");
