@@ -261,10 +261,16 @@ impl DeviceConfig {
         let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         let b = &self.bus;
         if !(b.clock_mhz > 0.0 && b.clock_mhz <= 400.0) {
-            return err("[bus] clock_mhz", format!("{} is outside 0..=400 MHz", b.clock_mhz));
+            return err(
+                "[bus] clock_mhz",
+                format!("{} is outside 0..=400 MHz", b.clock_mhz),
+            );
         }
         if ![1, 4, 8].contains(&b.width_bits) {
-            return err("[bus] width_bits", format!("{}: expected 1, 4 or 8", b.width_bits));
+            return err(
+                "[bus] width_bits",
+                format!("{}: expected 1, 4 or 8", b.width_bits),
+            );
         }
         if b.cmd_response_bits == 0 || b.cmd_response_bits > 1000 {
             return err(
@@ -301,7 +307,10 @@ impl DeviceConfig {
             );
         }
         if n.planes_per_die > 8 {
-            return err("[nand] planes_per_die", format!("{}: at most 8", n.planes_per_die));
+            return err(
+                "[nand] planes_per_die",
+                format!("{}: at most 8", n.planes_per_die),
+            );
         }
         let slots = self.raw_bytes() / 4096;
         if slots >= u32::MAX as u64 {
@@ -317,7 +326,10 @@ impl DeviceConfig {
             ("t_bers_us", n.t_bers_us),
         ] {
             if !(v > 0.0 && v < 1e6) {
-                return err(&format!("[nand] {k}"), format!("{v}: expected 0 < µs < 1e6"));
+                return err(
+                    &format!("[nand] {k}"),
+                    format!("{v}: expected 0 < µs < 1e6"),
+                );
             }
         }
         if !(n.channel_mt_per_s > 0.0 && n.channel_mt_per_s <= 10_000.0) {
@@ -334,7 +346,10 @@ impl DeviceConfig {
         }
         let op = self.ftl.over_provisioning;
         if !(0.0..0.5).contains(&op) {
-            return err("[ftl] over_provisioning", format!("{op}: expected 0 <= op < 0.5"));
+            return err(
+                "[ftl] over_provisioning",
+                format!("{op}: expected 0 <= op < 0.5"),
+            );
         }
         if self.gc.policy != "greedy" {
             return err(

@@ -52,10 +52,16 @@ impl MapCache {
             e.1 = self.clock;
             e.2 |= dirty;
             self.hits += 1;
-            return MapAccess { hit: true, evicted_dirty: None };
+            return MapAccess {
+                hit: true,
+                evicted_dirty: None,
+            };
         }
         self.misses += 1;
-        MapAccess { hit: false, evicted_dirty: self.insert(m, dirty) }
+        MapAccess {
+            hit: false,
+            evicted_dirty: self.insert(m, dirty),
+        }
     }
 
     /// Inserts a prefetched page `m` as less recent than the page just

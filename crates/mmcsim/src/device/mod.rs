@@ -140,7 +140,10 @@ impl Emmc {
             last_sector: None,
             map_pages: lpns.div_ceil(ENTRIES_PER_MAP_PAGE),
             maps_per_sense: geo.stripe_slots(),
-            map_prefetch: cfg.map_cache.prefetch_map_pages.min(cfg.map_cache.entries - 1),
+            map_prefetch: cfg
+                .map_cache
+                .prefetch_map_pages
+                .min(cfg.map_cache.entries - 1),
             map_pf: Vec::with_capacity(8),
             c: Counters::default(),
             ftl,
@@ -320,7 +323,10 @@ impl Emmc {
                 self.c.unmapped_reads += 1;
                 t_map
             };
-            bus_t = bus_t.max(ready) + self.bus.data_ns(Self::sectors_in(lpn, cmd.sector, cmd.sectors));
+            bus_t = bus_t.max(ready)
+                + self
+                    .bus
+                    .data_ns(Self::sectors_in(lpn, cmd.sector, cmd.sectors));
         }
         self.c.host_slots_read += (end - first) as u64;
         self.issue_map_prefetch();
@@ -345,7 +351,9 @@ impl Emmc {
             if self.wbuf.holds(lpn) {
                 continue;
             }
-            let Some(slot) = self.ftl.lookup(lpn) else { continue };
+            let Some(slot) = self.ftl.lookup(lpn) else {
+                continue;
+            };
             let page = self.geo.slot_page_id(slot);
             if self.rbuf.find(page).is_some() {
                 continue;
@@ -369,7 +377,9 @@ impl Emmc {
         let mut bus_t = t_map;
         for lpn in first..end {
             bus_t = self.wbuf.wait_for_space(bus_t);
-            bus_t += self.bus.data_ns(Self::sectors_in(lpn, cmd.sector, cmd.sectors));
+            bus_t += self
+                .bus
+                .data_ns(Self::sectors_in(lpn, cmd.sector, cmd.sectors));
             let v = self.new_version(lpn);
             self.c.host_slots_written += 1;
             if self.wbuf.push(lpn, v) {
@@ -415,7 +425,10 @@ impl Emmc {
 
     fn new_version(&mut self, lpn: u32) -> u32 {
         let v = self.next_version;
-        self.next_version = self.next_version.checked_add(1).expect("oracle version overflow");
+        self.next_version = self
+            .next_version
+            .checked_add(1)
+            .expect("oracle version overflow");
         self.expected[lpn as usize] = v;
         v
     }

@@ -293,7 +293,12 @@ impl NandTimelines {
         let x0 = t.max(self.chan_free[c]).max(self.die_free[d]);
         let x1 = x0 + self.xfer_ns(bytes);
         self.chan_free[c] = x1;
-        let end = x1 + if upper { self.t_prog_upper } else { self.t_prog_lower };
+        let end = x1
+            + if upper {
+                self.t_prog_upper
+            } else {
+                self.t_prog_lower
+            };
         self.die_free[d] = end;
         self.die_busy[d] += end - x0;
         end
@@ -314,7 +319,9 @@ impl NandTimelines {
         match *op {
             NandOp::Read { die, bytes } => self.read(t, die, bytes).1,
             NandOp::Program { die, bytes, upper } => self.program(t, die, bytes, upper),
-            NandOp::Erase { multi_plane: true, .. } => t,
+            NandOp::Erase {
+                multi_plane: true, ..
+            } => t,
             NandOp::Erase { die, .. } => self.erase(t, die),
         }
     }
@@ -346,11 +353,17 @@ mod tests {
         let mut a = NandArray::new(geo);
         assert!(a.program(3, 0).is_ok());
         assert!(a.program(3, 2).is_err(), "skipping a page is a violation");
-        assert!(a.program(3, 0).is_err(), "reprogramming a page is a violation");
+        assert!(
+            a.program(3, 0).is_err(),
+            "reprogramming a page is a violation"
+        );
         assert!(a.program(3, 1).is_ok());
         a.erase(3);
         assert_eq!(a.erase_count(3), 1);
-        assert!(a.program(3, 0).is_ok(), "after an erase page 0 is programmable");
+        assert!(
+            a.program(3, 0).is_ok(),
+            "after an erase page 0 is programmable"
+        );
     }
 
     #[test]

@@ -110,7 +110,10 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         host_slots_read: d.c.host_slots_read,
         nand_slots_programmed: f.programmed_slots,
         padding_slots: f.padding_slots,
-        nand_reads: d.c.data_nand_reads + d.c.map_nand_reads + d.c.prefetch_nand_reads + f.nand_reads,
+        nand_reads: d.c.data_nand_reads
+            + d.c.map_nand_reads
+            + d.c.prefetch_nand_reads
+            + f.nand_reads,
         data_nand_reads: d.c.data_nand_reads,
         map_nand_reads: d.c.map_nand_reads,
         prefetched_pages: prefetched,

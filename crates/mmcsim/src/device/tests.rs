@@ -19,7 +19,12 @@ fn small() -> DeviceConfig {
 }
 
 fn cmd(op: Op, sector: u64, sectors: u32) -> DeviceCommand {
-    DeviceCommand { op, sector, sectors, fua: false }
+    DeviceCommand {
+        op,
+        sector,
+        sectors,
+        fua: false,
+    }
 }
 
 /// Issues `c` when the device is idle after `*now`; returns its device time.
@@ -39,13 +44,22 @@ fn profile_parses_and_bad_values_name_the_key() {
     let c = generic();
     assert_eq!(c.raw_bytes(), 8 << 30);
     let bad = GENERIC.replace("page_kib = 8 ", "page_kib = 6 ");
-    let e = DeviceConfig::from_toml_str(&bad, "x.toml").unwrap_err().to_string();
-    assert!(e.contains("x.toml") && e.contains("page_kib") && e.contains("multiple of 4"), "{e}");
+    let e = DeviceConfig::from_toml_str(&bad, "x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("x.toml") && e.contains("page_kib") && e.contains("multiple of 4"),
+        "{e}"
+    );
     let bad = GENERIC.replace("channels = 1", "channels = 0");
-    let e = DeviceConfig::from_toml_str(&bad, "x.toml").unwrap_err().to_string();
+    let e = DeviceConfig::from_toml_str(&bad, "x.toml")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("channels") && e.contains("nonzero"), "{e}");
     let bad = GENERIC.replace("[controller]", "[controller]\nfw_cmd_ms = 3");
-    let e = DeviceConfig::from_toml_str(&bad, "x.toml").unwrap_err().to_string();
+    let e = DeviceConfig::from_toml_str(&bad, "x.toml")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("fw_cmd_ms"), "{e}");
     let p: Precondition = toml::from_str("fill_fraction = 0.5").unwrap();
     assert_eq!(p.max_overwrite_factor, 2.0);
@@ -101,8 +115,14 @@ fn ascending_stream_hits_read_buffer_descending_does_not() {
     let (hit_up, mean_up) = stream(false);
     let (hit_down, mean_down) = stream(true);
     assert!(hit_up > 0.95, "ascending hit rate {hit_up}");
-    assert!((0.4..0.6).contains(&hit_down), "descending hit rate {hit_down}: only within-page hits");
-    assert!(mean_up < 0.8 * mean_down, "mean ascending {mean_up} ns, descending {mean_down} ns");
+    assert!(
+        (0.4..0.6).contains(&hit_down),
+        "descending hit rate {hit_down}: only within-page hits"
+    );
+    assert!(
+        mean_up < 0.8 * mean_down,
+        "mean ascending {mean_up} ns, descending {mean_down} ns"
+    );
 }
 
 /// Single 4 KiB reads at the start of each 1 MiB of a 1 GiB file, in the
@@ -127,8 +147,14 @@ fn ascending_1mib_stride_sweep_beats_shuffled_and_descending() {
     let (t_up, h_up) = stride_sweep(&up);
     let (t_down, h_down) = stride_sweep(&down);
     let (t_shuf, h_shuf) = stride_sweep(&shuffled);
-    assert!(t_up < t_shuf && t_up < t_down, "up {t_up} shuffled {t_shuf} down {t_down}");
-    assert!(h_up > 0.9 && h_shuf < 0.1, "map hit rates: up {h_up} shuffled {h_shuf} down {h_down}");
+    assert!(
+        t_up < t_shuf && t_up < t_down,
+        "up {t_up} shuffled {t_shuf} down {t_down}"
+    );
+    assert!(
+        h_up > 0.9 && h_shuf < 0.1,
+        "map hit rates: up {h_up} shuffled {h_shuf} down {h_down}"
+    );
     // Descending still gets the 4 reads per map page, not the prefetch.
     assert!((0.7..0.8).contains(&h_down), "down {h_down}");
 }
@@ -181,7 +207,12 @@ fn sorted_batches_beat_fifo_for_random_reads_in_128_mib() {
             }
         }
     }
-    assert!((total[1] as f64) < 0.9 * total[0] as f64, "fifo {} sorted {}", total[0], total[1]);
+    assert!(
+        (total[1] as f64) < 0.9 * total[0] as f64,
+        "fifo {} sorted {}",
+        total[0],
+        total[1]
+    );
 }
 
 #[test]
@@ -235,7 +266,11 @@ fn buffered_data_is_read_from_the_write_buffer() {
 #[test]
 fn full_device_runs_foreground_gc_and_some_writes_are_much_slower() {
     let mut d = Emmc::new(&small()).unwrap();
-    let p = Precondition { fill_fraction: 1.0, steady_state: true, max_overwrite_factor: 1.0 };
+    let p = Precondition {
+        fill_fraction: 1.0,
+        steady_state: true,
+        max_overwrite_factor: 1.0,
+    };
     let sum = d.precondition(&p, 1);
     assert!(sum.gc_runs > 0, "{sum:?}");
     d.check_integrity().unwrap();
@@ -252,14 +287,21 @@ fn full_device_runs_foreground_gc_and_some_writes_are_much_slower() {
     assert!(s.gc_runs > 0 && s.waf > 1.5, "{s:?}");
     let median = lats[lats.len() / 2];
     let max = *lats.last().unwrap();
-    assert!(max > 50 * median && max > 20_000_000, "median {median} max {max}");
+    assert!(
+        max > 50 * median && max > 20_000_000,
+        "median {median} max {max}"
+    );
     d.check_integrity().unwrap();
 }
 
 #[test]
 fn erase_counts_stay_close_under_uniform_random_overwrite() {
     let mut d = Emmc::new(&small()).unwrap();
-    let p = Precondition { fill_fraction: 0.9, steady_state: false, max_overwrite_factor: 0.0 };
+    let p = Precondition {
+        fill_fraction: 0.9,
+        steady_state: false,
+        max_overwrite_factor: 0.0,
+    };
     d.precondition(&p, 1);
     let n = d.capacity_sectors() / 8 * 9 / 10;
     let mut rng = component_rng(9, "test");
@@ -269,7 +311,10 @@ fn erase_counts_stay_close_under_uniform_random_overwrite() {
     }
     let e = d.stats().erase_count;
     assert!(e.mean > 3.0, "{e:?}");
-    assert!(e.stddev < 0.35 * e.mean && (e.max - e.min) as f64 <= 0.8 * e.mean + 3.0, "{e:?}");
+    assert!(
+        e.stddev < 0.35 * e.mean && (e.max - e.min) as f64 <= 0.8 * e.mean + 3.0,
+        "{e:?}"
+    );
     d.check_integrity().unwrap();
 }
 
@@ -283,14 +328,24 @@ fn sequential_read_and_write_throughput_in_the_envelope() {
         run(&mut d, &mut now, cmd(Op::Read, i * 1024, 1024));
     }
     let read_mb_s = (64 << 20) as f64 / ((now - t0) as f64 / 1e9) / 1e6;
-    assert!((60.0..104.0).contains(&read_mb_s), "seq read {read_mb_s} MB/s");
+    assert!(
+        (60.0..104.0).contains(&read_mb_s),
+        "seq read {read_mb_s} MB/s"
+    );
     let t0 = now;
     for i in 0..128u64 {
-        run(&mut d, &mut now, cmd(Op::Write, (128 << 11) + i * 1024, 1024));
+        run(
+            &mut d,
+            &mut now,
+            cmd(Op::Write, (128 << 11) + i * 1024, 1024),
+        );
     }
     run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
     let write_mb_s = (64 << 20) as f64 / ((now - t0) as f64 / 1e9) / 1e6;
-    assert!((10.0..30.0).contains(&write_mb_s), "seq write {write_mb_s} MB/s");
+    assert!(
+        (10.0..30.0).contains(&write_mb_s),
+        "seq write {write_mb_s} MB/s"
+    );
 }
 
 #[test]
@@ -301,11 +356,55 @@ fn same_inputs_same_results() {
         let mut rng = component_rng(2, "test");
         let mut now = 0;
         for _ in 0..500 {
-            let op = if rng.random_bool(0.5) { Op::Read } else { Op::Write };
+            let op = if rng.random_bool(0.5) {
+                Op::Read
+            } else {
+                Op::Write
+            };
             let lpn = rng.random_range(0..d.capacity_sectors() / 8);
             run(&mut d, &mut now, cmd(op, lpn * 8, 8));
         }
         (s, now, serde_json::to_string(&d.stats()).unwrap())
     };
     assert_eq!(go(), go());
+}
+
+/// Preconditions the full 8 GiB profile and prints the key numbers
+/// (`cargo test -p mmcsim key_numbers -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn key_numbers() {
+    let mut d = Emmc::new(&generic()).unwrap();
+    let t = std::time::Instant::now();
+    let s = d.precondition(&Precondition::default(), 1);
+    eprintln!("precondition 8 GiB: {:?} in {:?}", s, t.elapsed());
+    d.check_integrity().unwrap();
+    let mut now = 0;
+    let mut rng = component_rng(1, "k");
+    let n = d.capacity_sectors() / 8;
+    let mut tot = 0;
+    for _ in 0..2000 {
+        tot += read4k(&mut d, &mut now, rng.random_range(0..n));
+    }
+    eprintln!(
+        "random 4k read over 8 GiB: mean {} us, {:?}",
+        tot / 2000 / 1000,
+        d.stats().map_cache_hit_rate
+    );
+    d.reset_stats();
+    let mut tot = 0;
+    for _ in 0..2000 {
+        tot += run(
+            &mut d,
+            &mut now,
+            cmd(Op::Write, rng.random_range(0..n) * 8, 8),
+        );
+    }
+    let st = d.stats();
+    eprintln!(
+        "random 4k write: mean {} us, waf {}, gc {}",
+        tot / 2000 / 1000,
+        st.waf,
+        st.gc_runs
+    );
 }

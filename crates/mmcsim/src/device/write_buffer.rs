@@ -59,7 +59,9 @@ impl WriteBuffer {
         self.retire(t);
         let mut t2 = t;
         while self.pending.len() + self.inflight.len() >= self.capacity_slots {
-            let Some((end, lpn)) = self.inflight.pop_front() else { break };
+            let Some((end, lpn)) = self.inflight.pop_front() else {
+                break;
+            };
             self.resident[lpn as usize] -= 1;
             t2 = t2.max(end);
         }

@@ -164,7 +164,9 @@ impl PageFtl {
             let die = (self.next_die + k) % dies;
             self.maybe_gc(die, ops);
             // The host may take a new stripe only while one stays for GC.
-            if self.host_page[die as usize] < self.geo.pages_per_block || self.free_stripes(die) >= 2 {
+            if self.host_page[die as usize] < self.geo.pages_per_block
+                || self.free_stripes(die) >= 2
+            {
                 self.next_die = (die + 1) % dies;
                 self.program_stripe(die, false, entries, ops);
                 return die;
@@ -216,12 +218,22 @@ impl PageFtl {
         }
     }
 
-    fn program_stripe(&mut self, die: u32, gc: bool, entries: &[(u32, u32)], ops: &mut Vec<NandOp>) {
+    fn program_stripe(
+        &mut self,
+        die: u32,
+        gc: bool,
+        entries: &[(u32, u32)],
+        ops: &mut Vec<NandOp>,
+    ) {
         let g = self.geo;
         let ppb = g.pages_per_block;
         let spp = g.slots_per_page;
         let d = die as usize;
-        let mut page = if gc { self.gc_page[d] } else { self.host_page[d] };
+        let mut page = if gc {
+            self.gc_page[d]
+        } else {
+            self.host_page[d]
+        };
         if page == ppb {
             let sb = self.alloc_stripe(die);
             if gc {
@@ -283,7 +295,9 @@ impl PageFtl {
         // starting with one free stripe never runs dry.
         let useful = self.geo.stripe_slots() * (self.geo.pages_per_block - 1);
         while self.free_blocks(die) < self.gc_stop || self.free_stripes(die) < 2 {
-            let Some(&(v, victim)) = self.victims[die as usize].first() else { break };
+            let Some(&(v, victim)) = self.victims[die as usize].first() else {
+                break;
+            };
             if v > useful || self.free_stripes(die) == 0 {
                 break;
             }
@@ -308,14 +322,20 @@ impl PageFtl {
             let mut planes_with_data = 0;
             for pl in 0..g.planes {
                 let base = g.slot(self.sb_block(victim, pl), page, 0) as usize;
-                if self.p2l[base..base + g.slots_per_page as usize].iter().any(|&l| l != UNMAPPED) {
+                if self.p2l[base..base + g.slots_per_page as usize]
+                    .iter()
+                    .any(|&l| l != UNMAPPED)
+                {
                     planes_with_data += 1;
                 }
             }
             if planes_with_data == 0 {
                 continue;
             }
-            ops.push(NandOp::Read { die, bytes: planes_with_data * g.page_bytes() });
+            ops.push(NandOp::Read {
+                die,
+                bytes: planes_with_data * g.page_bytes(),
+            });
             self.stats.nand_reads += 1;
             for pl in 0..g.planes {
                 let base = g.slot(self.sb_block(victim, pl), page, 0);
@@ -344,7 +364,11 @@ impl PageFtl {
         for pl in 0..g.planes {
             let blk = self.sb_block(victim, pl);
             self.nand.erase(blk);
-            ops.push(NandOp::Erase { die, blk, multi_plane: pl > 0 });
+            ops.push(NandOp::Erase {
+                die,
+                blk,
+                multi_plane: pl > 0,
+            });
         }
         self.stats.nand_erases += 1;
         self.state[v] = BlockState::Free;
@@ -384,7 +408,9 @@ impl PageFtl {
                 }
             };
             if got != want {
-                return Err(format!("lpn {lpn}: read version {got}, newest written {want}"));
+                return Err(format!(
+                    "lpn {lpn}: read version {got}, newest written {want}"
+                ));
             }
         }
         let spp = g.slots_per_page;
@@ -406,10 +432,14 @@ impl PageFtl {
                         continue;
                     }
                     if i >= programmed {
-                        return Err(format!("slot {slot} above block {blk}'s program point holds lpn {lpn}"));
+                        return Err(format!(
+                            "slot {slot} above block {blk}'s program point holds lpn {lpn}"
+                        ));
                     }
                     if lpn >= self.user_lpns || self.l2p[lpn as usize] != slot {
-                        return Err(format!("slot {slot} holds lpn {lpn} which is not mapped to it"));
+                        return Err(format!(
+                            "slot {slot} holds lpn {lpn} which is not mapped to it"
+                        ));
                     }
                     valid += 1;
                 }
@@ -418,18 +448,27 @@ impl PageFtl {
             }
             tot_invalid -= valid as u64;
             if valid != self.valid[sb as usize] {
-                return Err(format!("stripe {sb}: valid count {} but {valid} slots valid", self.valid[sb as usize]));
+                return Err(format!(
+                    "stripe {sb}: valid count {} but {valid} slots valid",
+                    self.valid[sb as usize]
+                ));
             }
             tot_valid += valid as u64;
             match self.state[sb as usize] {
                 BlockState::Free => {
                     if pages != 0 || !self.free[die as usize].contains(&self.free_key(sb)) {
-                        return Err(format!("free stripe {sb} is programmed or not in the free set"));
+                        return Err(format!(
+                            "free stripe {sb} is programmed or not in the free set"
+                        ));
                     }
                 }
                 BlockState::Full => {
-                    if pages != g.pages_per_block || !self.victims[die as usize].contains(&(valid, sb)) {
-                        return Err(format!("full stripe {sb} is not full or not in the victim set"));
+                    if pages != g.pages_per_block
+                        || !self.victims[die as usize].contains(&(valid, sb))
+                    {
+                        return Err(format!(
+                            "full stripe {sb} is not full or not in the victim set"
+                        ));
                     }
                 }
                 BlockState::Open => {
@@ -437,7 +476,9 @@ impl PageFtl {
                         return Err(format!("open stripe {sb} is no write point"));
                     }
                 }
-                BlockState::Collecting => return Err(format!("stripe {sb} left in collecting state")),
+                BlockState::Collecting => {
+                    return Err(format!("stripe {sb} left in collecting state"))
+                }
             }
         }
         if tot_valid + tot_invalid + tot_free != g.slots() as u64 {
@@ -448,9 +489,15 @@ impl PageFtl {
             return Err(format!("{mapped} mapped lpns but {tot_valid} valid slots"));
         }
         let free_sets: usize = self.free.iter().map(|s| s.len()).sum();
-        let free_sbs = self.state.iter().filter(|&&s| s == BlockState::Free).count();
+        let free_sbs = self
+            .state
+            .iter()
+            .filter(|&&s| s == BlockState::Free)
+            .count();
         if free_sets != free_sbs {
-            return Err(format!("{free_sets} stripes in free sets, {free_sbs} free stripes"));
+            return Err(format!(
+                "{free_sets} stripes in free sets, {free_sbs} free stripes"
+            ));
         }
         Ok(())
     }
@@ -508,7 +555,10 @@ mod tests {
         assert!(f.stats().gc_slots_moved > 0);
         let ec = f.erase_counts();
         let (mn, mx) = (ec.iter().min().unwrap(), ec.iter().max().unwrap());
-        assert!(mx - mn <= 6, "dynamic WL keeps erase counts close: {mn}..{mx}");
+        assert!(
+            mx - mn <= 6,
+            "dynamic WL keeps erase counts close: {mn}..{mx}"
+        );
     }
 
     #[test]
