@@ -121,7 +121,8 @@ proptest! {
             }
         }
         let st = d.stats();
-        prop_assert!(st.waf == 0.0 || st.waf >= 0.99, "waf {}", st.waf);
+        // Below 1 is possible: buffered data may be trimmed before programming.
+        prop_assert!(st.waf.is_finite() && st.waf >= 0.0, "waf {}", st.waf);
         let ec = st.erase_count;
         prop_assert!(
             (ec.max - ec.min) as f64 <= 2.0 * ec.mean + 4.0,
