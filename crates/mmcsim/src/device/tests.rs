@@ -147,6 +147,7 @@ fn ascending_1mib_stride_sweep_beats_shuffled_and_descending() {
     let (t_up, h_up) = stride_sweep(&up);
     let (t_down, h_down) = stride_sweep(&down);
     let (t_shuf, h_shuf) = stride_sweep(&shuffled);
+    eprintln!("1 MiB stride: up {t_up} ns, shuffled {t_shuf} ns, down {t_down} ns; map hit rates {h_up} {h_shuf} {h_down}");
     assert!(
         t_up < t_shuf && t_up < t_down,
         "up {t_up} shuffled {t_shuf} down {t_down}"
@@ -184,6 +185,7 @@ fn reads_above_the_previous_address_are_cheaper() {
         prev = lpn;
     }
     let (mu, md) = (up as f64 / nup as f64, down as f64 / ndown as f64);
+    eprintln!("random reads in 128 MiB: mean up {mu:.0} ns, down {md:.0} ns");
     assert!(mu < 0.97 * md, "mean up {mu} ns, down {md} ns");
 }
 
@@ -207,6 +209,10 @@ fn sorted_batches_beat_fifo_for_random_reads_in_128_mib() {
             }
         }
     }
+    eprintln!(
+        "16-deep batches: fifo {} ns, sorted {} ns",
+        total[0], total[1]
+    );
     assert!(
         (total[1] as f64) < 0.9 * total[0] as f64,
         "fifo {} sorted {}",
@@ -342,6 +348,7 @@ fn sequential_read_and_write_throughput_in_the_envelope() {
     }
     run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
     let write_mb_s = (64 << 20) as f64 / ((now - t0) as f64 / 1e9) / 1e6;
+    eprintln!("sequential 512 KiB: read {read_mb_s:.1} MB/s, write {write_mb_s:.1} MB/s");
     assert!(
         (10.0..30.0).contains(&write_mb_s),
         "seq write {write_mb_s} MB/s"
@@ -407,4 +414,46 @@ fn key_numbers() {
         st.waf,
         st.gc_runs
     );
+}
+
+#[test]
+fn load_names_the_file_and_reads_the_shipped_profile() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/devices");
+    let c = DeviceConfig::load(dir.join("generic-emmc.toml")).unwrap();
+    assert_eq!(c, generic());
+    let e = DeviceConfig::load(dir.join("missing.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("missing.toml"), "{e}");
+}
+
+#[test]
+fn power_protected_buffer_makes_flush_and_fua_cheap() {
+    let mut c = generic();
+    c.write_buffer.volatile = false;
+    let mut d = Emmc::new(&c).unwrap();
+    let mut now = 0;
+    let mut w = cmd(Op::Write, 0, 8);
+    w.fua = true;
+    assert!(run(&mut d, &mut now, w) < 200_000);
+    assert!(run(&mut d, &mut now, cmd(Op::Flush, 0, 0)) < 100_000);
+}
+
+#[test]
+fn reverse_seek_knob_is_off_by_default_and_counted_when_on() {
+    let mut c = generic();
+    let mut d = Emmc::new(&c).unwrap();
+    d.write_untimed(0, 4096);
+    let mut now = 0;
+    read4k(&mut d, &mut now, 100);
+    let base = read4k(&mut d, &mut now, 50);
+    assert_eq!(d.stats().reverse_seek_penalties, 0);
+    c.calibration.reverse_seek_penalty_us = 100.0;
+    let mut d = Emmc::new(&c).unwrap();
+    d.write_untimed(0, 4096);
+    let mut now = 0;
+    read4k(&mut d, &mut now, 100);
+    let knob = read4k(&mut d, &mut now, 50);
+    assert_eq!(knob, base + 100_000);
+    assert_eq!(d.stats().reverse_seek_penalties, 1);
 }
