@@ -104,7 +104,8 @@ pub struct FtlConfig {
     pub over_provisioning: f64,
 }
 
-/// Garbage collection.
+/// Garbage collection. Thresholds count blocks; GC works on stripes (one
+/// block per plane of a die), so one victim frees `planes_per_die` blocks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
@@ -120,8 +121,8 @@ pub struct GcConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WearLevelingConfig {
-    /// Dynamic wear leveling: allocate the least-worn free block of a plane.
-    /// When false, the free block with the lowest number is taken.
+    /// Dynamic wear leveling: allocate the least-worn free stripe (one block
+    /// per plane) of the die. When false, the lowest-numbered free stripe.
     pub dynamic: bool,
 }
 
