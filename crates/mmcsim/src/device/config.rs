@@ -1,0 +1,419 @@
+//! Device configuration: the TOML schema of a device profile
+//! (`configs/devices/*.toml`) and its validation.
+//!
+//! Every field name carries its unit (`_us`, `_kib`, `_mhz`, ...). Values and
+//! their sources are documented in the profile files, not here; this module
+//! only says what each field means and which range is accepted.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A complete eMMC device profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Human-readable profile name, echoed in reports.
+    pub name: String,
+    /// The host ↔ device bus (MMC interface).
+    pub bus: BusConfig,
+    /// Controller firmware costs.
+    pub controller: ControllerConfig,
+    /// NAND array geometry and timing.
+    pub nand: NandConfig,
+    /// Flash translation layer.
+    pub ftl: FtlConfig,
+    /// Garbage collection.
+    pub gc: GcConfig,
+    /// Wear leveling.
+    pub wear_leveling: WearLevelingConfig,
+    /// Mapping-table cache in controller SRAM.
+    pub map_cache: MapCacheConfig,
+    /// Controller read buffer and sequential-stream prefetch.
+    pub read_buffer: ReadBufferConfig,
+    /// Controller write buffer (eMMC 4.5 cache or power-protected buffer).
+    pub write_buffer: WriteBufferConfig,
+    /// Calibration knobs that are not mechanisms; reported as such.
+    #[serde(default)]
+    pub calibration: CalibrationConfig,
+}
+
+/// The MMC bus: mode, clock, width and per-command overhead.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BusConfig {
+    /// Bus mode name for reports, e.g. `"HS52"`, `"DDR52"`, `"HS200"`.
+    pub mode: String,
+    /// Bus clock in MHz.
+    pub clock_mhz: f64,
+    /// Data lines: 1, 4 or 8.
+    pub width_bits: u32,
+    /// Double data rate (data on both clock edges).
+    pub ddr: bool,
+    /// Clock cycles one command + response costs on the 1-bit CMD line
+    /// (48-bit command, NCR turnaround, 48-bit R1 response, NRC gap), in bits.
+    pub cmd_response_bits: u32,
+    /// Whether the host polls CMD13 SEND_STATUS after each write (Linux does).
+    pub status_poll_after_write: bool,
+}
+
+/// Controller firmware costs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    /// Firmware time to decode and set up one command, in µs.
+    pub fw_cmd_us: f64,
+}
+
+/// NAND array geometry and timing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandConfig {
+    /// Independent NAND channels (buses between controller and dies).
+    pub channels: u32,
+    /// Dies on each channel.
+    pub dies_per_channel: u32,
+    /// Planes per die (multi-plane operations act on all of them at once).
+    pub planes_per_die: u32,
+    /// Erase blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Pages per erase block.
+    pub pages_per_block: u32,
+    /// NAND page size in KiB (a multiple of 4: the FTL maps 4 KiB units).
+    pub page_kib: u32,
+    /// Page read (array sense) time tR, in µs.
+    pub t_r_us: f64,
+    /// Program time of a lower (LSB, fast) MLC page, in µs.
+    pub t_prog_lower_us: f64,
+    /// Program time of an upper (MSB, slow) MLC page, in µs.
+    pub t_prog_upper_us: f64,
+    /// Block erase time tBERS, in µs.
+    pub t_bers_us: f64,
+    /// Channel transfer rate in mega-transfers per second (8-bit channel:
+    /// one byte per transfer).
+    pub channel_mt_per_s: f64,
+}
+
+/// Flash translation layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    /// Mapping scheme. Only `"page"` (page-level, 4 KiB units) is built.
+    pub mapping: String,
+    /// Fraction of raw capacity hidden from the host (0 ≤ op < 0.5).
+    pub over_provisioning: f64,
+}
+
+/// Garbage collection. Thresholds count blocks; GC works on stripes (one
+/// block per plane of a die), so one victim frees `planes_per_die` blocks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GcConfig {
+    /// Victim selection. Only `"greedy"` (fewest valid slots) is built.
+    pub policy: String,
+    /// Foreground GC starts on a die when its free blocks fall below this.
+    pub start_below_free_blocks_per_die: u32,
+    /// A GC session stops once the die has at least this many free blocks.
+    pub stop_at_free_blocks_per_die: u32,
+}
+
+/// Wear leveling.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WearLevelingConfig {
+    /// Dynamic wear leveling: allocate the least-worn free stripe (one block
+    /// per plane) of the die. When false, the lowest-numbered free stripe.
+    pub dynamic: bool,
+}
+
+/// Mapping-table cache held in controller SRAM.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapCacheConfig {
+    /// Map pages cached (each 4 KiB = 1,024 4-byte entries = 4 MiB of LBA).
+    pub entries: u32,
+    /// Extra map pages loaded after the missed one on a forward access.
+    pub prefetch_map_pages: u32,
+}
+
+/// Controller read buffer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadBufferConfig {
+    /// NAND pages (of `page_kib`) the buffer holds.
+    pub pages: u32,
+    /// Data prefetched ahead of a detected forward stream, in KiB (0 = off).
+    pub prefetch_kib: u32,
+}
+
+/// Controller write buffer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteBufferConfig {
+    /// Buffer size in KiB (a multiple of 4, at least one full stripe page).
+    pub size_kib: u32,
+    /// True: eMMC 4.5 volatile cache (data is safe only after a flush or FUA).
+    /// False: power-protected buffer (data is safe once buffered).
+    pub volatile: bool,
+}
+
+/// Calibration knobs: not mechanisms, reported separately.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrationConfig {
+    /// Extra firmware time charged when a command's start sector is below the
+    /// previous command's, in µs. Default 0: the asymmetry comes from the
+    /// mapping cache and read buffer.
+    #[serde(default)]
+    pub reverse_seek_penalty_us: f64,
+}
+
+/// How a scenario prepares the device before measuring (unmeasured, untimed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Precondition {
+    /// Fraction of the user capacity written sequentially first (0..=1).
+    /// Default 0.8 (a phone that is 80 % full).
+    #[serde(default = "default_fill_fraction")]
+    pub fill_fraction: f64,
+    /// Then overwrite random 4 KiB pages of the filled range until GC reaches
+    /// a steady state. Default true.
+    #[serde(default = "default_steady_state")]
+    pub steady_state: bool,
+    /// Upper bound of the random overwrites, as a multiple of the filled
+    /// pages. Default 2.0.
+    #[serde(default = "default_max_overwrite_factor")]
+    pub max_overwrite_factor: f64,
+}
+
+fn default_fill_fraction() -> f64 {
+    0.8
+}
+fn default_steady_state() -> bool {
+    true
+}
+fn default_max_overwrite_factor() -> f64 {
+    2.0
+}
+
+impl Default for Precondition {
+    fn default() -> Self {
+        Precondition {
+            fill_fraction: default_fill_fraction(),
+            steady_state: default_steady_state(),
+            max_overwrite_factor: default_max_overwrite_factor(),
+        }
+    }
+}
+
+impl Precondition {
+    /// Checks ranges; `source` names the file for the message.
+    pub fn validate(&self, source: &str) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.fill_fraction) {
+            return Err(Error::config(format!(
+                "{source}: precondition fill_fraction = {}: expected a fraction in 0..=1",
+                self.fill_fraction
+            )));
+        }
+        if !(self.max_overwrite_factor >= 0.0 && self.max_overwrite_factor <= 100.0) {
+            return Err(Error::config(format!(
+                "{source}: precondition max_overwrite_factor = {}: expected 0..=100",
+                self.max_overwrite_factor
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl DeviceConfig {
+    /// Parses and validates a profile from TOML text; `source_name` (usually
+    /// the file name) prefixes every error message.
+    pub fn from_toml_str(text: &str, source_name: &str) -> Result<DeviceConfig> {
+        let cfg: DeviceConfig = toml::from_str(text)
+            .map_err(|e| Error::config(format!("{source_name}: invalid device profile: {e}")))?;
+        cfg.validate(source_name)?;
+        Ok(cfg)
+    }
+
+    /// Reads, parses and validates a profile file.
+    pub fn load(path: impl AsRef<Path>) -> Result<DeviceConfig> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Raw NAND capacity in bytes.
+    pub fn raw_bytes(&self) -> u64 {
+        let n = &self.nand;
+        n.channels as u64
+            * n.dies_per_channel as u64
+            * n.planes_per_die as u64
+            * n.blocks_per_plane as u64
+            * n.pages_per_block as u64
+            * n.page_kib as u64
+            * 1024
+    }
+
+    /// Checks ranges and geometry; errors name the file, section and key.
+    pub fn validate(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let b = &self.bus;
+        if !(b.clock_mhz > 0.0 && b.clock_mhz <= 400.0) {
+            return err(
+                "[bus] clock_mhz",
+                format!("{} is outside 0..=400 MHz", b.clock_mhz),
+            );
+        }
+        if ![1, 4, 8].contains(&b.width_bits) {
+            return err(
+                "[bus] width_bits",
+                format!("{}: expected 1, 4 or 8", b.width_bits),
+            );
+        }
+        if b.cmd_response_bits == 0 || b.cmd_response_bits > 1000 {
+            return err(
+                "[bus] cmd_response_bits",
+                format!("{}: expected 1..=1000 bits", b.cmd_response_bits),
+            );
+        }
+        if !(self.controller.fw_cmd_us >= 0.0 && self.controller.fw_cmd_us < 1e6) {
+            return err(
+                "[controller] fw_cmd_us",
+                format!("{}: expected 0..1e6 µs", self.controller.fw_cmd_us),
+            );
+        }
+        let n = &self.nand;
+        for (k, v) in [
+            ("channels", n.channels),
+            ("dies_per_channel", n.dies_per_channel),
+            ("planes_per_die", n.planes_per_die),
+            ("blocks_per_plane", n.blocks_per_plane),
+            ("pages_per_block", n.pages_per_block),
+            ("page_kib", n.page_kib),
+        ] {
+            if v == 0 {
+                return err(&format!("[nand] {k}"), "must be nonzero".into());
+            }
+        }
+        if n.page_kib % 4 != 0 || n.page_kib > 64 {
+            return err(
+                "[nand] page_kib",
+                format!(
+                    "{}: the page size must be a multiple of 4 KiB (the FTL's mapping unit), at most 64",
+                    n.page_kib
+                ),
+            );
+        }
+        if n.planes_per_die > 8 {
+            return err(
+                "[nand] planes_per_die",
+                format!("{}: at most 8", n.planes_per_die),
+            );
+        }
+        let slots = self.raw_bytes() / 4096;
+        if slots >= u32::MAX as u64 {
+            return err(
+                "[nand]",
+                format!("geometry has {slots} 4 KiB slots; at most 2^32 - 1 are supported"),
+            );
+        }
+        for (k, v) in [
+            ("t_r_us", n.t_r_us),
+            ("t_prog_lower_us", n.t_prog_lower_us),
+            ("t_prog_upper_us", n.t_prog_upper_us),
+            ("t_bers_us", n.t_bers_us),
+        ] {
+            if !(v > 0.0 && v < 1e6) {
+                return err(
+                    &format!("[nand] {k}"),
+                    format!("{v}: expected 0 < µs < 1e6"),
+                );
+            }
+        }
+        if !(n.channel_mt_per_s > 0.0 && n.channel_mt_per_s <= 10_000.0) {
+            return err(
+                "[nand] channel_mt_per_s",
+                format!("{}: expected 0 < MT/s <= 10000", n.channel_mt_per_s),
+            );
+        }
+        if self.ftl.mapping != "page" {
+            return err(
+                "[ftl] mapping",
+                format!("{:?}: only \"page\" is implemented", self.ftl.mapping),
+            );
+        }
+        let op = self.ftl.over_provisioning;
+        if !(0.0..0.5).contains(&op) {
+            return err(
+                "[ftl] over_provisioning",
+                format!("{op}: expected 0 <= op < 0.5"),
+            );
+        }
+        if self.gc.policy != "greedy" {
+            return err(
+                "[gc] policy",
+                format!("{:?}: only \"greedy\" is implemented", self.gc.policy),
+            );
+        }
+        let g = &self.gc;
+        let p = n.planes_per_die;
+        if g.start_below_free_blocks_per_die < 2 * p {
+            return err(
+                "[gc] start_below_free_blocks_per_die",
+                format!(
+                    "{}: must be at least 2 × planes_per_die = {} (one block per plane for the host and the GC write point)",
+                    g.start_below_free_blocks_per_die,
+                    2 * p
+                ),
+            );
+        }
+        if g.stop_at_free_blocks_per_die < g.start_below_free_blocks_per_die {
+            return err(
+                "[gc] stop_at_free_blocks_per_die",
+                format!(
+                    "{} is below start_below_free_blocks_per_die = {}",
+                    g.stop_at_free_blocks_per_die, g.start_below_free_blocks_per_die
+                ),
+            );
+        }
+        let blocks_per_die = (n.blocks_per_plane * p) as f64;
+        let spare = (blocks_per_die * op).floor() as u32;
+        let need = g.stop_at_free_blocks_per_die + 2 * p + 1;
+        if spare < need {
+            return err(
+                "[ftl] over_provisioning",
+                format!(
+                    "{op} leaves {spare} spare blocks per die; GC needs at least stop_at_free_blocks_per_die + 2 × planes + 1 = {need}: raise over_provisioning or blocks_per_plane, or lower the GC thresholds"
+                ),
+            );
+        }
+        if self.map_cache.entries == 0 {
+            return err("[map_cache] entries", "must be at least 1".into());
+        }
+        if self.read_buffer.pages == 0 {
+            return err("[read_buffer] pages", "must be at least 1".into());
+        }
+        let stripe_kib = n.page_kib * p;
+        let w = &self.write_buffer;
+        if w.size_kib % 4 != 0 || w.size_kib < stripe_kib {
+            return err(
+                "[write_buffer] size_kib",
+                format!(
+                    "{}: must be a multiple of 4 and hold at least one stripe page (planes × page = {stripe_kib} KiB)",
+                    w.size_kib
+                ),
+            );
+        }
+        let r = self.calibration.reverse_seek_penalty_us;
+        if !(0.0..1e6).contains(&r) {
+            return err(
+                "[calibration] reverse_seek_penalty_us",
+                format!("{r}: expected 0 <= µs < 1e6"),
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,398 @@
+//! The NAND array: geometry and addressing, per-block program order and
+//! erase counts, and the timing of NAND operations on die and channel
+//! timelines.
+//!
+//! Addressing: dies are numbered `channel * dies_per_channel + die`; a block
+//! id is `(die * planes + plane) * blocks_per_plane + block`; a NAND page id
+//! is `block_id * pages_per_block + page`; a *slot* (physical 4 KiB unit, the
+//! FTL's "ppn") is `page_id * slots_per_page + offset`.
+//!
+//! Timing: one operation per die at a time (the die timeline), dies run in
+//! parallel, data transfers are serialised per channel. A read holds the die
+//! through sense (tR) and data-out; a program holds the channel for data-in
+//! and the die for data-in + tPROG. A multi-plane operation on a die's
+//! stripe (one block per plane, same page offset) costs one tR / tPROG.
+//!
+//! MLC page pairing: page `k` of a block is a *lower* (LSB, fast) page when
+//! `k` is even and an *upper* (MSB, slow) page when `k` is odd, i.e. word
+//! line `w` holds pages `2w` and `2w + 1`. (Real parts interleave pairs
+//! across neighbouring word lines; the simple pairing keeps the same 1:1 mix
+//! of fast and slow programs.)
+
+use super::config::NandConfig;
+use crate::types::{us_to_ns, Ns};
+
+/// Array geometry, with the derived counts the FTL uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Channels.
+    pub channels: u32,
+    /// Dies per channel.
+    pub dies_per_channel: u32,
+    /// Planes per die.
+    pub planes: u32,
+    /// Blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Pages per block.
+    pub pages_per_block: u32,
+    /// 4 KiB slots per NAND page (`page_kib / 4`).
+    pub slots_per_page: u32,
+}
+
+impl Geometry {
+    /// Geometry of a NAND configuration.
+    pub fn new(n: &NandConfig) -> Geometry {
+        Geometry {
+            channels: n.channels,
+            dies_per_channel: n.dies_per_channel,
+            planes: n.planes_per_die,
+            blocks_per_plane: n.blocks_per_plane,
+            pages_per_block: n.pages_per_block,
+            slots_per_page: n.page_kib / 4,
+        }
+    }
+    /// Total dies.
+    pub fn dies(&self) -> u32 {
+        self.channels * self.dies_per_channel
+    }
+    /// Total erase blocks.
+    pub fn blocks(&self) -> u32 {
+        self.dies() * self.planes * self.blocks_per_plane
+    }
+    /// Erase blocks per die.
+    pub fn blocks_per_die(&self) -> u32 {
+        self.planes * self.blocks_per_plane
+    }
+    /// 4 KiB slots per block.
+    pub fn slots_per_block(&self) -> u32 {
+        self.pages_per_block * self.slots_per_page
+    }
+    /// Total 4 KiB slots.
+    pub fn slots(&self) -> u32 {
+        self.blocks() * self.slots_per_block()
+    }
+    /// 4 KiB slots in one stripe page (one page on every plane of a die).
+    pub fn stripe_slots(&self) -> u32 {
+        self.planes * self.slots_per_page
+    }
+    /// NAND page size in bytes.
+    pub fn page_bytes(&self) -> u32 {
+        self.slots_per_page * 4096
+    }
+    /// Block id of `block` on `plane` of `die`.
+    pub fn block_id(&self, die: u32, plane: u32, block: u32) -> u32 {
+        (die * self.planes + plane) * self.blocks_per_plane + block
+    }
+    /// Die holding a block.
+    pub fn block_die(&self, blk: u32) -> u32 {
+        blk / (self.planes * self.blocks_per_plane)
+    }
+    /// Plane (within its die) holding a block.
+    pub fn block_plane(&self, blk: u32) -> u32 {
+        (blk / self.blocks_per_plane) % self.planes
+    }
+    /// Channel a die sits on.
+    pub fn die_channel(&self, die: u32) -> u32 {
+        die / self.dies_per_channel
+    }
+    /// Slot number of offset `s` in page `page` of block `blk`.
+    pub fn slot(&self, blk: u32, page: u32, s: u32) -> u32 {
+        (blk * self.pages_per_block + page) * self.slots_per_page + s
+    }
+    /// Block holding a slot.
+    pub fn slot_block(&self, slot: u32) -> u32 {
+        slot / self.slots_per_block()
+    }
+    /// Global NAND page id holding a slot.
+    pub fn slot_page_id(&self, slot: u32) -> u32 {
+        slot / self.slots_per_page
+    }
+    /// Page index within its block of a slot.
+    pub fn slot_page(&self, slot: u32) -> u32 {
+        (slot / self.slots_per_page) % self.pages_per_block
+    }
+    /// Die holding a slot.
+    pub fn slot_die(&self, slot: u32) -> u32 {
+        self.block_die(self.slot_block(slot))
+    }
+    /// True when page `page` of a block is an upper (slow) MLC page.
+    pub fn is_upper_page(page: u32) -> bool {
+        page % 2 == 1
+    }
+}
+
+/// Violation of a NAND rule: a simulator bug, never a user error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NandViolation(pub String);
+
+/// Per-block NAND state: the next page that may be programmed and the erase
+/// count. Enforces in-order, once-per-erase page programming.
+#[derive(Clone, Debug)]
+pub struct NandArray {
+    geo: Geometry,
+    next_page: Vec<u32>,
+    erase_count: Vec<u32>,
+}
+
+impl NandArray {
+    /// A fresh (all erased, never cycled) array.
+    pub fn new(geo: Geometry) -> NandArray {
+        let n = geo.blocks() as usize;
+        NandArray {
+            geo,
+            next_page: vec![0; n],
+            erase_count: vec![0; n],
+        }
+    }
+    /// Records the program of `page` in `blk`; it must be the block's next
+    /// unprogrammed page.
+    pub fn program(&mut self, blk: u32, page: u32) -> Result<(), NandViolation> {
+        let next = &mut self.next_page[blk as usize];
+        if page != *next || page >= self.geo.pages_per_block {
+            return Err(NandViolation(format!(
+                "block {blk}: program of page {page} but the next programmable page is {next} \
+                 (pages are programmed once per erase, in ascending order)"
+            )));
+        }
+        *next += 1;
+        Ok(())
+    }
+    /// Erases a block: all pages programmable again, erase count + 1.
+    pub fn erase(&mut self, blk: u32) {
+        self.next_page[blk as usize] = 0;
+        self.erase_count[blk as usize] += 1;
+    }
+    /// Pages of `blk` programmed since its last erase.
+    pub fn programmed_pages(&self, blk: u32) -> u32 {
+        self.next_page[blk as usize]
+    }
+    /// Erase count of `blk`.
+    pub fn erase_count(&self, blk: u32) -> u32 {
+        self.erase_count[blk as usize]
+    }
+    /// Erase counts of all blocks.
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+}
+
+/// A NAND operation emitted by the FTL, timed by [`NandTimelines`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NandOp {
+    /// Sense one page (or a multi-plane stripe) and transfer `bytes` out.
+    Read {
+        /// Die.
+        die: u32,
+        /// Bytes transferred to the controller.
+        bytes: u32,
+    },
+    /// Transfer `bytes` in and program one stripe page.
+    Program {
+        /// Die.
+        die: u32,
+        /// Bytes transferred to the die.
+        bytes: u32,
+        /// Upper (slow) MLC page.
+        upper: bool,
+    },
+    /// Erase one block.
+    Erase {
+        /// Die.
+        die: u32,
+        /// Block id (so caches of its pages can be dropped).
+        blk: u32,
+        /// Part of a multi-plane erase whose first block already paid tBERS.
+        multi_plane: bool,
+    },
+}
+
+/// "Next free at" timelines of every die and channel, with NAND timing.
+#[derive(Clone, Debug)]
+pub struct NandTimelines {
+    dies_per_channel: u32,
+    t_r: Ns,
+    t_prog_lower: Ns,
+    t_prog_upper: Ns,
+    t_bers: Ns,
+    mt_per_s: f64,
+    die_free: Vec<Ns>,
+    chan_free: Vec<Ns>,
+    die_busy: Vec<Ns>,
+}
+
+impl NandTimelines {
+    /// Idle timelines for a configuration.
+    pub fn new(n: &NandConfig) -> NandTimelines {
+        let dies = (n.channels * n.dies_per_channel) as usize;
+        NandTimelines {
+            dies_per_channel: n.dies_per_channel,
+            t_r: us_to_ns(n.t_r_us),
+            t_prog_lower: us_to_ns(n.t_prog_lower_us),
+            t_prog_upper: us_to_ns(n.t_prog_upper_us),
+            t_bers: us_to_ns(n.t_bers_us),
+            mt_per_s: n.channel_mt_per_s,
+            die_free: vec![0; dies],
+            chan_free: vec![0; n.channels as usize],
+            die_busy: vec![0; dies],
+        }
+    }
+    /// Channel transfer time of `bytes`, in ns.
+    pub fn xfer_ns(&self, bytes: u32) -> Ns {
+        (bytes as f64 * 1000.0 / self.mt_per_s).round() as Ns
+    }
+    /// Makes every die and channel idle at time 0.
+    pub fn reset(&mut self) {
+        self.die_free.iter_mut().for_each(|t| *t = 0);
+        self.chan_free.iter_mut().for_each(|t| *t = 0);
+    }
+    /// Clears the busy-time counters.
+    pub fn reset_busy(&mut self) {
+        self.die_busy.iter_mut().for_each(|t| *t = 0);
+    }
+    /// Busy time of each die since the last reset, in ns.
+    pub fn die_busy(&self) -> &[Ns] {
+        &self.die_busy
+    }
+    /// Time die `die` becomes free, in ns.
+    pub fn die_free_at(&self, die: u32) -> Ns {
+        self.die_free[die as usize]
+    }
+
+    /// Reserves a sense of `die` no earlier than `t`, then the channel for
+    /// `bytes` of data-out. Returns `(sense_end, transfer_end)`.
+    pub fn read(&mut self, t: Ns, die: u32, bytes: u32) -> (Ns, Ns) {
+        let d = die as usize;
+        let c = (die / self.dies_per_channel) as usize;
+        let start = t.max(self.die_free[d]);
+        let sensed = start + self.t_r;
+        let x0 = sensed.max(self.chan_free[c]);
+        let x1 = x0 + self.xfer_ns(bytes);
+        self.chan_free[c] = x1;
+        self.die_free[d] = x1;
+        self.die_busy[d] += x1 - start;
+        (sensed, x1)
+    }
+
+    /// Transfers `bytes` more out of a die whose page register already holds
+    /// them (the rest of a multi-page sense), no earlier than `t`.
+    pub fn data_out(&mut self, t: Ns, die: u32, bytes: u32) -> Ns {
+        let d = die as usize;
+        let c = (die / self.dies_per_channel) as usize;
+        let x0 = t.max(self.chan_free[c]).max(self.die_free[d]);
+        let x1 = x0 + self.xfer_ns(bytes);
+        self.chan_free[c] = x1;
+        self.die_free[d] = x1;
+        self.die_busy[d] += x1 - x0;
+        x1
+    }
+
+    /// Reserves data-in of `bytes` and a program; returns the program's end.
+    pub fn program(&mut self, t: Ns, die: u32, bytes: u32, upper: bool) -> Ns {
+        let d = die as usize;
+        let c = (die / self.dies_per_channel) as usize;
+        let x0 = t.max(self.chan_free[c]).max(self.die_free[d]);
+        let x1 = x0 + self.xfer_ns(bytes);
+        self.chan_free[c] = x1;
+        let end = x1
+            + if upper {
+                self.t_prog_upper
+            } else {
+                self.t_prog_lower
+            };
+        self.die_free[d] = end;
+        self.die_busy[d] += end - x0;
+        end
+    }
+
+    /// Reserves a block erase; returns its end.
+    pub fn erase(&mut self, t: Ns, die: u32) -> Ns {
+        let d = die as usize;
+        let start = t.max(self.die_free[d]);
+        let end = start + self.t_bers;
+        self.die_free[d] = end;
+        self.die_busy[d] += end - start;
+        end
+    }
+
+    /// Times one FTL operation issued at `t`; returns its end.
+    pub fn apply(&mut self, t: Ns, op: &NandOp) -> Ns {
+        match *op {
+            NandOp::Read { die, bytes } => self.read(t, die, bytes).1,
+            NandOp::Program { die, bytes, upper } => self.program(t, die, bytes, upper),
+            NandOp::Erase {
+                multi_plane: true, ..
+            } => t,
+            NandOp::Erase { die, .. } => self.erase(t, die),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> NandConfig {
+        NandConfig {
+            channels: 1,
+            dies_per_channel: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 4,
+            pages_per_block: 8,
+            page_kib: 8,
+            t_r_us: 75.0,
+            t_prog_lower_us: 850.0,
+            t_prog_upper_us: 2300.0,
+            t_bers_us: 3500.0,
+            channel_mt_per_s: 200.0,
+        }
+    }
+
+    #[test]
+    fn pages_must_be_programmed_in_order_once_per_erase() {
+        let geo = Geometry::new(&cfg());
+        let mut a = NandArray::new(geo);
+        assert!(a.program(3, 0).is_ok());
+        assert!(a.program(3, 2).is_err(), "skipping a page is a violation");
+        assert!(
+            a.program(3, 0).is_err(),
+            "reprogramming a page is a violation"
+        );
+        assert!(a.program(3, 1).is_ok());
+        a.erase(3);
+        assert_eq!(a.erase_count(3), 1);
+        assert!(
+            a.program(3, 0).is_ok(),
+            "after an erase page 0 is programmable"
+        );
+    }
+
+    #[test]
+    fn addressing_round_trips() {
+        let geo = Geometry::new(&cfg());
+        let blk = geo.block_id(1, 1, 3);
+        assert_eq!(geo.block_die(blk), 1);
+        assert_eq!(geo.block_plane(blk), 1);
+        let slot = geo.slot(blk, 5, 1);
+        assert_eq!(geo.slot_block(slot), blk);
+        assert_eq!(geo.slot_page(slot), 5);
+        assert_eq!(geo.slot_die(slot), 1);
+        assert_eq!(geo.stripe_slots(), 4);
+    }
+
+    #[test]
+    fn dies_overlap_but_share_the_channel() {
+        let mut tl = NandTimelines::new(&cfg());
+        let x = tl.xfer_ns(8192);
+        assert_eq!(x, 40_960);
+        let (_, a) = tl.read(0, 0, 8192);
+        let (_, b) = tl.read(0, 1, 8192);
+        assert_eq!(a, 75_000 + x);
+        // Both senses overlap; the second transfer waits for the channel.
+        assert_eq!(b, 75_000 + 2 * x);
+        // The same die serialises.
+        let (_, c) = tl.read(0, 0, 8192);
+        assert_eq!(c, a + 75_000 + x);
+        let p = tl.program(0, 1, 16384, true);
+        assert!(p >= b + tl.xfer_ns(16384) + 2_300_000);
+    }
+}

@@ -1,0 +1,112 @@
+//! Controller read buffer: the last N NAND pages sensed (demand or prefetch),
+//! each with the time its data is in SRAM, and forward-stream detection.
+//!
+//! A 4 KiB read inside a page already buffered hits in either direction;
+//! a forward sequential stream (a read starting where the previous read
+//! ended) makes the controller sense the next pages ahead, so ascending
+//! streams hit at page boundaries too while descending ones miss there.
+//! Entries are keyed by global NAND page id and dropped when their block is
+//! erased. Capacity is small (tens of pages): linear scan, FIFO replacement.
+
+/// Buffered NAND pages.
+#[derive(Clone, Debug)]
+pub struct ReadBuffer {
+    capacity: usize,
+    /// `(page_id, ready_at_ns)`, oldest first.
+    entries: std::collections::VecDeque<(u32, u64)>,
+    last_end_sector: Option<u64>,
+    hits: u64,
+    misses: u64,
+    prefetched: u64,
+}
+
+impl ReadBuffer {
+    /// An empty buffer of `pages` NAND pages.
+    pub fn new(pages: u32) -> ReadBuffer {
+        ReadBuffer {
+            capacity: pages.max(1) as usize,
+            entries: std::collections::VecDeque::with_capacity(pages as usize + 1),
+            last_end_sector: None,
+            hits: 0,
+            misses: 0,
+            prefetched: 0,
+        }
+    }
+    /// Time the buffered page `page` is (or will be) ready, if buffered.
+    pub fn find(&self, page: u32) -> Option<u64> {
+        self.entries.iter().find(|e| e.0 == page).map(|e| e.1)
+    }
+    /// Records a sensed page and the time its data is in the buffer.
+    pub fn insert(&mut self, page: u32, ready: u64) {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == page) {
+            e.1 = e.1.min(ready);
+            return;
+        }
+        if self.entries.len() == self.capacity {
+            self.entries.pop_front();
+        }
+        self.entries.push_back((page, ready));
+    }
+    /// Drops pages `first..first + n` (an erased block).
+    pub fn invalidate_range(&mut self, first: u32, n: u32) {
+        self.entries.retain(|e| e.0 < first || e.0 >= first + n);
+    }
+    /// Notes a read of `sector..end`; returns true when it continues a
+    /// forward stream (starts where the previous read ended).
+    pub fn note_read(&mut self, sector: u64, end: u64) -> bool {
+        let stream = self.last_end_sector == Some(sector);
+        self.last_end_sector = Some(end);
+        stream
+    }
+    /// Counts a demand lookup.
+    pub fn count(&mut self, hit: bool) {
+        if hit {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+    }
+    /// Counts a prefetched page.
+    pub fn count_prefetch(&mut self) {
+        self.prefetched += 1;
+    }
+    /// Capacity in pages.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+    /// Empties the buffer and forgets the stream.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.last_end_sector = None;
+    }
+    /// `(hits, misses, prefetched pages)` since the last reset.
+    pub fn counters(&self) -> (u64, u64, u64) {
+        (self.hits, self.misses, self.prefetched)
+    }
+    /// Clears the counters.
+    pub fn reset_stats(&mut self) {
+        self.hits = 0;
+        self.misses = 0;
+        self.prefetched = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_replacement_and_stream_detection() {
+        let mut b = ReadBuffer::new(2);
+        b.insert(10, 5);
+        b.insert(11, 6);
+        b.insert(12, 7);
+        assert_eq!(b.find(10), None);
+        assert_eq!(b.find(12), Some(7));
+        b.invalidate_range(12, 1);
+        assert_eq!(b.find(12), None);
+        assert!(!b.note_read(0, 8));
+        assert!(b.note_read(8, 16));
+        assert!(!b.note_read(0, 8));
+    }
+}

@@ -1,0 +1,135 @@
+//! The device's statistics snapshot, as it appears in the report.
+
+use super::Emmc;
+use serde::Serialize;
+
+/// Erase-count distribution over all blocks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EraseCountStats {
+    /// Least erased block.
+    pub min: u32,
+    /// Mean erase count.
+    pub mean: f64,
+    /// Most erased block.
+    pub max: u32,
+    /// Population standard deviation.
+    pub stddev: f64,
+}
+
+/// Device counters since the last [`Emmc::reset_stats`] (erase counts are
+/// lifetime values). Slots are 4 KiB units.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeviceStats {
+    /// Write amplification: NAND slots programmed (host data, GC moves and
+    /// padding) ÷ host slots written; 0 when nothing was written.
+    pub waf: f64,
+    /// Victim blocks collected by GC.
+    pub gc_runs: u64,
+    /// Valid slots moved by GC.
+    pub gc_pages_moved: u64,
+    /// Fraction of mapped-LPN reads found in the read buffer (0..1).
+    pub read_buffer_hit_rate: f64,
+    /// Fraction of map-page lookups found in the mapping cache (0..1).
+    pub map_cache_hit_rate: f64,
+    /// Erase counts over all blocks.
+    pub erase_count: EraseCountStats,
+    /// 4 KiB slots the host wrote.
+    pub host_slots_written: u64,
+    /// 4 KiB slots the host read.
+    pub host_slots_read: u64,
+    /// 4 KiB slots programmed on NAND.
+    pub nand_slots_programmed: u64,
+    /// Slots programmed as padding of partial stripe pages.
+    pub padding_slots: u64,
+    /// All NAND senses: data, map, prefetch and GC.
+    pub nand_reads: u64,
+    /// NAND senses for host data on a read-buffer miss.
+    pub data_nand_reads: u64,
+    /// NAND senses for map pages.
+    pub map_nand_reads: u64,
+    /// NAND senses issued by read-buffer prefetch.
+    pub prefetched_pages: u64,
+    /// NAND senses issued by GC.
+    pub gc_nand_reads: u64,
+    /// NAND programs: stripe pages and map-page write-backs.
+    pub nand_programs: u64,
+    /// Block erases.
+    pub nand_erases: u64,
+    /// Map-page lookups that hit.
+    pub map_cache_hits: u64,
+    /// Map-page lookups that missed.
+    pub map_cache_misses: u64,
+    /// Map pages read from NAND (misses plus forward prefetch).
+    pub map_pages_loaded: u64,
+    /// Dirty map pages programmed back on eviction.
+    pub map_pages_written_back: u64,
+    /// Read-buffer hits.
+    pub read_buffer_hits: u64,
+    /// Read-buffer misses.
+    pub read_buffer_misses: u64,
+    /// Host LPN reads served from the write buffer.
+    pub write_buffer_read_hits: u64,
+    /// Host LPN reads of unmapped (never written or trimmed) pages.
+    pub unmapped_reads: u64,
+    /// Writes that waited for write-buffer space.
+    pub write_buffer_stalls: u64,
+    /// Commands charged the `reverse_seek_penalty_us` calibration knob.
+    pub reverse_seek_penalties: u64,
+    /// Busy time of each die, in ns.
+    pub die_busy_ns: Vec<u64>,
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+pub(super) fn collect(d: &Emmc) -> DeviceStats {
+    let f = d.ftl.stats();
+    let (rb_hits, rb_misses, prefetched) = d.rbuf.counters();
+    let ec = d.ftl.erase_counts();
+    let n = ec.len().max(1) as f64;
+    let mean = ec.iter().map(|&e| e as f64).sum::<f64>() / n;
+    let var = ec.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / n;
+    DeviceStats {
+        waf: ratio(f.programmed_slots, d.c.host_slots_written),
+        gc_runs: f.gc_runs,
+        gc_pages_moved: f.gc_slots_moved,
+        read_buffer_hit_rate: ratio(rb_hits, rb_hits + rb_misses),
+        map_cache_hit_rate: ratio(d.map.hits(), d.map.hits() + d.map.misses()),
+        erase_count: EraseCountStats {
+            min: ec.iter().copied().min().unwrap_or(0),
+            mean,
+            max: ec.iter().copied().max().unwrap_or(0),
+            stddev: var.sqrt(),
+        },
+        host_slots_written: d.c.host_slots_written,
+        host_slots_read: d.c.host_slots_read,
+        nand_slots_programmed: f.programmed_slots,
+        padding_slots: f.padding_slots,
+        nand_reads: d.c.data_nand_reads
+            + d.c.map_nand_reads
+            + d.c.prefetch_nand_reads
+            + f.nand_reads,
+        data_nand_reads: d.c.data_nand_reads,
+        map_nand_reads: d.c.map_nand_reads,
+        prefetched_pages: prefetched,
+        gc_nand_reads: f.nand_reads,
+        nand_programs: f.nand_programs + d.c.map_writebacks,
+        nand_erases: f.nand_erases,
+        map_cache_hits: d.map.hits(),
+        map_cache_misses: d.map.misses(),
+        map_pages_loaded: d.c.map_pages_loaded,
+        map_pages_written_back: d.c.map_writebacks,
+        read_buffer_hits: rb_hits,
+        read_buffer_misses: rb_misses,
+        write_buffer_read_hits: d.c.write_buffer_read_hits,
+        unmapped_reads: d.c.unmapped_reads,
+        write_buffer_stalls: d.wbuf.stalls(),
+        reverse_seek_penalties: d.c.reverse_penalties,
+        die_busy_ns: d.tl.die_busy().to_vec(),
+    }
+}

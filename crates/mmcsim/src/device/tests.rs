@@ -1,0 +1,459 @@
+//! Device-level behaviour tests on the generic profile and small variants.
+
+use super::*;
+use crate::engine::component_rng;
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+const GENERIC: &str = include_str!("../../../../configs/devices/generic-emmc.toml");
+
+fn generic() -> DeviceConfig {
+    DeviceConfig::from_toml_str(GENERIC, "generic-emmc.toml").unwrap()
+}
+
+/// The generic profile shrunk to 512 MiB raw (GC tests run faster).
+fn small() -> DeviceConfig {
+    let mut c = generic();
+    c.nand.blocks_per_plane = 128;
+    c
+}
+
+fn cmd(op: Op, sector: u64, sectors: u32) -> DeviceCommand {
+    DeviceCommand {
+        op,
+        sector,
+        sectors,
+        fua: false,
+    }
+}
+
+/// Issues `c` when the device is idle after `*now`; returns its device time.
+fn run(d: &mut Emmc, now: &mut Ns, c: DeviceCommand) -> Ns {
+    let end = d.execute(*now, &c);
+    let lat = end - *now;
+    *now = end;
+    lat
+}
+
+fn read4k(d: &mut Emmc, now: &mut Ns, lpn: u64) -> Ns {
+    run(d, now, cmd(Op::Read, lpn * 8, 8))
+}
+
+#[test]
+fn profile_parses_and_bad_values_name_the_key() {
+    let c = generic();
+    assert_eq!(c.raw_bytes(), 8 << 30);
+    let bad = GENERIC.replace("page_kib = 8 ", "page_kib = 6 ");
+    let e = DeviceConfig::from_toml_str(&bad, "x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("x.toml") && e.contains("page_kib") && e.contains("multiple of 4"),
+        "{e}"
+    );
+    let bad = GENERIC.replace("channels = 1", "channels = 0");
+    let e = DeviceConfig::from_toml_str(&bad, "x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("channels") && e.contains("nonzero"), "{e}");
+    let bad = GENERIC.replace("[controller]", "[controller]\nfw_cmd_ms = 3");
+    let e = DeviceConfig::from_toml_str(&bad, "x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fw_cmd_ms"), "{e}");
+    let p: Precondition = toml::from_str("fill_fraction = 0.5").unwrap();
+    assert_eq!(p.max_overwrite_factor, 2.0);
+    assert!(p.steady_state);
+}
+
+#[test]
+fn mapped_4k_read_costs_fw_plus_tr_plus_channel_plus_bus() {
+    let c = generic();
+    let mut d = Emmc::new(&c).unwrap();
+    d.write_untimed(0, 2048 * 8);
+    let bus = Bus::new(&c.bus);
+    let tl = NandTimelines::new(&c.nand);
+    let front = bus.commands_ns(2) + us_to_ns(c.controller.fw_cmd_us);
+    let t_r = us_to_ns(c.nand.t_r_us);
+    let data = t_r + tl.xfer_ns(8192) + bus.data_ns(8);
+    let mut now = 0;
+    // A forward miss first (map page 1, prefetching map pages 2-4), then a
+    // backward miss on map page 0 once the dies are idle: only tR + 4 KiB.
+    read4k(&mut d, &mut now, 1500);
+    now += 1_000_000;
+    let miss = read4k(&mut d, &mut now, 0);
+    assert_eq!(miss, front + t_r + tl.xfer_ns(4096) + data);
+    // Another page of map page 0: hit.
+    now += 1_000_000;
+    let hit = read4k(&mut d, &mut now, 40);
+    assert_eq!(hit, front + data);
+    assert!((150_000..250_000).contains(&hit), "{hit}");
+    // The other 4 KiB of the same 8 KiB NAND page: read buffer hit.
+    let buffered = read4k(&mut d, &mut now, 41);
+    assert_eq!(buffered, front + bus.data_ns(8));
+    assert_eq!(d.stats().map_cache_misses, 2);
+    d.check_integrity().unwrap();
+}
+
+fn stream(desc: bool) -> (f64, f64) {
+    let mut d = Emmc::new(&generic()).unwrap();
+    d.write_untimed(0, 2048 * 8);
+    let mut now = 0;
+    // Warm the map page so only the read buffer differs.
+    read4k(&mut d, &mut now, 1000);
+    d.reset_stats();
+    let mut total = 0;
+    for i in 0..256u64 {
+        let lpn = if desc { 511 - i } else { 256 + i };
+        total += read4k(&mut d, &mut now, lpn);
+    }
+    (d.stats().read_buffer_hit_rate, total as f64 / 256.0)
+}
+
+#[test]
+fn ascending_stream_hits_read_buffer_descending_does_not() {
+    let (hit_up, mean_up) = stream(false);
+    let (hit_down, mean_down) = stream(true);
+    assert!(hit_up > 0.95, "ascending hit rate {hit_up}");
+    assert!(
+        (0.4..0.6).contains(&hit_down),
+        "descending hit rate {hit_down}: only within-page hits"
+    );
+    assert!(
+        mean_up < 0.8 * mean_down,
+        "mean ascending {mean_up} ns, descending {mean_down} ns"
+    );
+}
+
+/// Single 4 KiB reads at the start of each 1 MiB of a 1 GiB file, in the
+/// given order; returns the total device time.
+fn stride_sweep(order: &[u64]) -> (Ns, f64) {
+    let mut d = Emmc::new(&generic()).unwrap();
+    d.write_untimed(0, (1 << 30) / 512);
+    let mut now = 0;
+    let mut total = 0;
+    for &mib in order {
+        total += read4k(&mut d, &mut now, mib * 256);
+    }
+    (total, d.stats().map_cache_hit_rate)
+}
+
+#[test]
+fn ascending_1mib_stride_sweep_beats_shuffled_and_descending() {
+    let up: Vec<u64> = (0..1024).collect();
+    let down: Vec<u64> = (0..1024).rev().collect();
+    let mut shuffled = up.clone();
+    shuffled.shuffle(&mut component_rng(1, "test"));
+    let (t_up, h_up) = stride_sweep(&up);
+    let (t_down, h_down) = stride_sweep(&down);
+    let (t_shuf, h_shuf) = stride_sweep(&shuffled);
+    eprintln!("1 MiB stride: up {t_up} ns, shuffled {t_shuf} ns, down {t_down} ns; map hit rates {h_up} {h_shuf} {h_down}");
+    assert!(
+        t_up < t_shuf && t_up < t_down,
+        "up {t_up} shuffled {t_shuf} down {t_down}"
+    );
+    assert!(
+        h_up > 0.9 && h_shuf < 0.1,
+        "map hit rates: up {h_up} shuffled {h_shuf} down {h_down}"
+    );
+    // Descending still gets the 4 reads per map page, not the prefetch.
+    assert!((0.7..0.8).contains(&h_down), "down {h_down}");
+}
+
+/// Random 4 KiB reads within the first 128 MiB: requests starting above the
+/// previous one are cheaper on average than those below it.
+#[test]
+fn reads_above_the_previous_address_are_cheaper() {
+    let mut d = Emmc::new(&generic()).unwrap();
+    d.write_untimed(0, (128 << 20) / 512);
+    let mut rng = component_rng(7, "test");
+    let mut now = 0;
+    let (mut up, mut nup, mut down, mut ndown) = (0u64, 0u64, 0u64, 0u64);
+    let mut prev = 0u64;
+    for i in 0..20_000 {
+        let lpn = rng.random_range(0..32768u64);
+        let lat = read4k(&mut d, &mut now, lpn);
+        if i > 0 {
+            if lpn > prev {
+                up += lat;
+                nup += 1;
+            } else {
+                down += lat;
+                ndown += 1;
+            }
+        }
+        prev = lpn;
+    }
+    let (mu, md) = (up as f64 / nup as f64, down as f64 / ndown as f64);
+    eprintln!("random reads in 128 MiB: mean up {mu:.0} ns, down {md:.0} ns");
+    assert!(mu < 0.97 * md, "mean up {mu} ns, down {md} ns");
+}
+
+/// 16 outstanding random reads in 128 MiB: dispatching each batch of 16 in
+/// ascending order (deadline) beats FIFO order (noop).
+#[test]
+fn sorted_batches_beat_fifo_for_random_reads_in_128_mib() {
+    let mut total = [0u64; 2];
+    for (k, sorted) in [false, true].into_iter().enumerate() {
+        let mut d = Emmc::new(&generic()).unwrap();
+        d.write_untimed(0, (128 << 20) / 512);
+        let mut rng = component_rng(3, "test");
+        let mut now = 0;
+        for _ in 0..500 {
+            let mut batch: Vec<u64> = (0..16).map(|_| rng.random_range(0..32768u64)).collect();
+            if sorted {
+                batch.sort_unstable();
+            }
+            for lpn in batch {
+                total[k] += read4k(&mut d, &mut now, lpn);
+            }
+        }
+    }
+    eprintln!(
+        "16-deep batches: fifo {} ns, sorted {} ns",
+        total[0], total[1]
+    );
+    assert!(
+        (total[1] as f64) < 0.9 * total[0] as f64,
+        "fifo {} sorted {}",
+        total[0],
+        total[1]
+    );
+}
+
+#[test]
+fn trim_makes_pages_read_as_unmapped() {
+    let mut d = Emmc::new(&generic()).unwrap();
+    d.write_untimed(0, 1024);
+    let mut now = 0;
+    read4k(&mut d, &mut now, 3);
+    run(&mut d, &mut now, cmd(Op::Discard, 0, 1024));
+    d.check_integrity().unwrap();
+    d.reset_stats();
+    let lat = read4k(&mut d, &mut now, 3);
+    let s = d.stats();
+    assert_eq!(s.unmapped_reads, 1);
+    assert_eq!(s.nand_reads, 0);
+    assert!(lat < 100_000, "{lat}");
+}
+
+#[test]
+fn flush_and_fua_wait_for_programs() {
+    let c = generic();
+    let t_prog = us_to_ns(c.nand.t_prog_lower_us);
+    let mut d = Emmc::new(&c).unwrap();
+    let mut now = 0;
+    let w = run(&mut d, &mut now, cmd(Op::Write, 0, 8));
+    assert!(w < 200_000, "a buffered write completes at bus speed: {w}");
+    let f = run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    assert!(f >= t_prog, "flush waits for the padded program: {f}");
+    assert_eq!(d.stats().padding_slots, 3);
+    let mut fua = cmd(Op::Write, 800, 8);
+    fua.fua = true;
+    let w = run(&mut d, &mut now, fua);
+    assert!(w >= t_prog, "FUA write waits for its program: {w}");
+    // An empty buffer flushes at command cost.
+    let f = run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    assert!(f < 100_000, "{f}");
+    d.check_integrity().unwrap();
+}
+
+#[test]
+fn buffered_data_is_read_from_the_write_buffer() {
+    let mut d = Emmc::new(&generic()).unwrap();
+    let mut now = 0;
+    run(&mut d, &mut now, cmd(Op::Write, 80, 8));
+    d.reset_stats();
+    read4k(&mut d, &mut now, 10);
+    assert_eq!(d.stats().write_buffer_read_hits, 1);
+    assert_eq!(d.stats().data_nand_reads, 0);
+}
+
+#[test]
+fn full_device_runs_foreground_gc_and_some_writes_are_much_slower() {
+    let mut d = Emmc::new(&small()).unwrap();
+    let p = Precondition {
+        fill_fraction: 1.0,
+        steady_state: true,
+        max_overwrite_factor: 1.0,
+    };
+    let sum = d.precondition(&p, 1);
+    assert!(sum.gc_runs > 0, "{sum:?}");
+    d.check_integrity().unwrap();
+    let n = d.capacity_sectors() / 8;
+    let mut rng = component_rng(5, "test");
+    let mut now = 0;
+    let mut lats = Vec::new();
+    for _ in 0..4000 {
+        let lpn = rng.random_range(0..n);
+        lats.push(run(&mut d, &mut now, cmd(Op::Write, lpn * 8, 8)));
+    }
+    lats.sort_unstable();
+    let s = d.stats();
+    assert!(s.gc_runs > 0 && s.waf > 1.5, "{s:?}");
+    let median = lats[lats.len() / 2];
+    let max = *lats.last().unwrap();
+    assert!(
+        max > 50 * median && max > 20_000_000,
+        "median {median} max {max}"
+    );
+    d.check_integrity().unwrap();
+}
+
+#[test]
+fn erase_counts_stay_close_under_uniform_random_overwrite() {
+    let mut d = Emmc::new(&small()).unwrap();
+    let p = Precondition {
+        fill_fraction: 0.9,
+        steady_state: false,
+        max_overwrite_factor: 0.0,
+    };
+    d.precondition(&p, 1);
+    let n = d.capacity_sectors() / 8 * 9 / 10;
+    let mut rng = component_rng(9, "test");
+    for _ in 0..(n * 6) {
+        let lpn = rng.random_range(0..n) as u32;
+        d.write_lpn_untimed(lpn);
+    }
+    let e = d.stats().erase_count;
+    assert!(e.mean > 3.0, "{e:?}");
+    assert!(
+        e.stddev < 0.35 * e.mean && (e.max - e.min) as f64 <= 0.8 * e.mean + 3.0,
+        "{e:?}"
+    );
+    d.check_integrity().unwrap();
+}
+
+#[test]
+fn sequential_read_and_write_throughput_in_the_envelope() {
+    let mut d = Emmc::new(&generic()).unwrap();
+    d.write_untimed(0, (64 << 20) / 512);
+    let mut now = 0;
+    let t0 = now;
+    for i in 0..128u64 {
+        run(&mut d, &mut now, cmd(Op::Read, i * 1024, 1024));
+    }
+    let read_mb_s = (64 << 20) as f64 / ((now - t0) as f64 / 1e9) / 1e6;
+    assert!(
+        (60.0..104.0).contains(&read_mb_s),
+        "seq read {read_mb_s} MB/s"
+    );
+    let t0 = now;
+    for i in 0..128u64 {
+        run(
+            &mut d,
+            &mut now,
+            cmd(Op::Write, (128 << 11) + i * 1024, 1024),
+        );
+    }
+    run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    let write_mb_s = (64 << 20) as f64 / ((now - t0) as f64 / 1e9) / 1e6;
+    eprintln!("sequential 512 KiB: read {read_mb_s:.1} MB/s, write {write_mb_s:.1} MB/s");
+    assert!(
+        (10.0..30.0).contains(&write_mb_s),
+        "seq write {write_mb_s} MB/s"
+    );
+}
+
+#[test]
+fn same_inputs_same_results() {
+    let go = || {
+        let mut d = Emmc::new(&small()).unwrap();
+        let s = d.precondition(&Precondition::default(), 4);
+        let mut rng = component_rng(2, "test");
+        let mut now = 0;
+        for _ in 0..500 {
+            let op = if rng.random_bool(0.5) {
+                Op::Read
+            } else {
+                Op::Write
+            };
+            let lpn = rng.random_range(0..d.capacity_sectors() / 8);
+            run(&mut d, &mut now, cmd(op, lpn * 8, 8));
+        }
+        (s, now, serde_json::to_string(&d.stats()).unwrap())
+    };
+    assert_eq!(go(), go());
+}
+
+/// Preconditions the full 8 GiB profile and prints the key numbers
+/// (`cargo test -p mmcsim key_numbers -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn key_numbers() {
+    let mut d = Emmc::new(&generic()).unwrap();
+    let t = std::time::Instant::now();
+    let s = d.precondition(&Precondition::default(), 1);
+    eprintln!("precondition 8 GiB: {:?} in {:?}", s, t.elapsed());
+    d.check_integrity().unwrap();
+    let mut now = 0;
+    let mut rng = component_rng(1, "k");
+    let n = d.capacity_sectors() / 8;
+    let mut tot = 0;
+    for _ in 0..2000 {
+        tot += read4k(&mut d, &mut now, rng.random_range(0..n));
+    }
+    eprintln!(
+        "random 4k read over 8 GiB: mean {} us, {:?}",
+        tot / 2000 / 1000,
+        d.stats().map_cache_hit_rate
+    );
+    d.reset_stats();
+    let mut tot = 0;
+    for _ in 0..2000 {
+        tot += run(
+            &mut d,
+            &mut now,
+            cmd(Op::Write, rng.random_range(0..n) * 8, 8),
+        );
+    }
+    let st = d.stats();
+    eprintln!(
+        "random 4k write: mean {} us, waf {}, gc {}",
+        tot / 2000 / 1000,
+        st.waf,
+        st.gc_runs
+    );
+}
+
+#[test]
+fn load_names_the_file_and_reads_the_shipped_profile() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/devices");
+    let c = DeviceConfig::load(dir.join("generic-emmc.toml")).unwrap();
+    assert_eq!(c, generic());
+    let e = DeviceConfig::load(dir.join("missing.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("missing.toml"), "{e}");
+}
+
+#[test]
+fn power_protected_buffer_makes_flush_and_fua_cheap() {
+    let mut c = generic();
+    c.write_buffer.volatile = false;
+    let mut d = Emmc::new(&c).unwrap();
+    let mut now = 0;
+    let mut w = cmd(Op::Write, 0, 8);
+    w.fua = true;
+    assert!(run(&mut d, &mut now, w) < 200_000);
+    assert!(run(&mut d, &mut now, cmd(Op::Flush, 0, 0)) < 100_000);
+}
+
+#[test]
+fn reverse_seek_knob_is_off_by_default_and_counted_when_on() {
+    let mut c = generic();
+    let mut d = Emmc::new(&c).unwrap();
+    d.write_untimed(0, 4096);
+    let mut now = 0;
+    read4k(&mut d, &mut now, 100);
+    let base = read4k(&mut d, &mut now, 50);
+    assert_eq!(d.stats().reverse_seek_penalties, 0);
+    c.calibration.reverse_seek_penalty_us = 100.0;
+    let mut d = Emmc::new(&c).unwrap();
+    d.write_untimed(0, 4096);
+    let mut now = 0;
+    read4k(&mut d, &mut now, 100);
+    let knob = read4k(&mut d, &mut now, 50);
+    assert_eq!(knob, base + 100_000);
+    assert_eq!(d.stats().reverse_seek_penalties, 1);
+}
