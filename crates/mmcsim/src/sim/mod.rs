@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::host::cost::HostCosts;
 use crate::host::page_cache::{FileId, PageCache, ReadPlan};
 use crate::sched::{Registry, SchedParams};
-use crate::stats::report::{CallKind, CallRecord, Collector};
+use crate::stats::report::{CallKind, Collector};
 use crate::types::{Ns, Op, PAGE_BYTES, SECTORS_PER_PAGE};
 use threads::SimThread;
 use trace_feed::TraceFeed;
@@ -467,7 +467,9 @@ impl Simulation {
         let mut n = 0;
         let mut sector = template.sector;
         let end = template.sector + template.sectors as u64;
-        if template.sectors == 0 {
+        // Discards and flushes go down whole (MMC's discard limit is far
+        // above max_sectors_kb); data bios are built at most max_sectors_kb.
+        if !template.op.has_data() {
             out.push(template);
             return 1;
         }

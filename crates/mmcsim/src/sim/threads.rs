@@ -166,7 +166,8 @@ impl Simulation {
             th.phase = Phase::WaitIo;
             let op = if th.op == JobOp::Read { Op::Read } else { Op::Write };
             let then_flush = op == Op::Write && th.sync;
-            let template = self.bio_for(t, op, th.file_first_sector + off / SECTOR_BYTES, (bytes / SECTOR_BYTES) as u32, call);
+            let sector = th.file_first_sector + off / SECTOR_BYTES;
+            let template = self.bio_for(t, op, sector, (bytes / SECTOR_BYTES) as u32, call);
             let mut bios = std::mem::take(&mut self.threads[t as usize].pending_bios);
             let n = self.push_bios(template, &mut bios);
             self.threads[t as usize].pending_bios = bios;
@@ -259,14 +260,14 @@ impl Simulation {
             return;
         }
         let th = &self.threads[t as usize];
-        let (first, end) = (th.pos_page, th.end_page);
+        let (first, end, sync) = (th.pos_page, th.end_page, th.sync);
+        let call = th.call.expect("writing thread has a call");
         self.cache.mark_dirty(file, first, end - first, now);
         let copied = submit_done + self.costs.copy(bytes);
         if self.cache.over_background_thresh(&self.sc.writeback) {
             self.flusher_kick(now);
         }
-        let call = th.call.expect("writing thread has a call");
-        if th.sync {
+        if sync {
             // O_SYNC: write the file's dirty pages back and flush, like
             // generic_write_sync -> fsync of the range.
             self.threads[t as usize].phase = Phase::WaitIo;
