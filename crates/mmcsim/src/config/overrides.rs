@@ -36,6 +36,7 @@ const SECTIONS: &[&str] = &[
     "queue",
     "iosched",
     "scheduler",
+    "driver",
     "device",
     "host",
     "writeback",

@@ -2,6 +2,7 @@
 
 use crate::block::QueueParams;
 use crate::device::{DeviceConfig, Precondition};
+use crate::driver::DriverConfig;
 use crate::error::{Error, Result};
 pub use crate::host::cost::HostConfig;
 use crate::host::writeback::WritebackParams;
@@ -37,6 +38,9 @@ pub struct Scenario {
     /// Block queue attributes (sysfs `queue/`).
     #[serde(default)]
     pub queue: QueueParams,
+    /// The MMC driver (`driver_slots`: requests it holds at once).
+    #[serde(default)]
+    pub driver: DriverConfig,
     /// Page-cache writeback (sysctl `vm.dirty_*`).
     #[serde(default)]
     pub writeback: WritebackParams,
@@ -271,11 +275,9 @@ impl Scenario {
         for (k, v) in sets {
             super::apply_set(&mut value, k, v)?;
         }
-        let mut sc: Scenario = value
-            .try_into()
-            .map_err(|e: toml::de::Error| {
-                Error::config(format!("{source}: {}", e.to_string().trim_end()))
-            })?;
+        let mut sc: Scenario = value.try_into().map_err(|e: toml::de::Error| {
+            Error::config(format!("{source}: {}", e.to_string().trim_end()))
+        })?;
         sc.base_dir = base_dir;
         sc.validate(source)?;
         Ok(sc)
@@ -342,19 +344,33 @@ impl Scenario {
 
     fn validate(&self, source: &str) -> Result<()> {
         let bad = |m: String| Err(Error::config(format!("{source}: {m}")));
-        self.host.validate().or_else(|m| bad(m))?;
+        self.host.validate().or_else(bad)?;
         if self.scheduler.hz == 0 || self.scheduler.hz > 10_000 {
             return bad(format!(
                 "scheduler.hz = {}: expected 1..=10000 ticks per second",
                 self.scheduler.hz
             ));
         }
+        if !(1..=2).contains(&self.driver.driver_slots) {
+            return bad(format!(
+                "driver.driver_slots = {}: expected 1 (no pipelining) or 2 (one executing + one prepared)",
+                self.driver.driver_slots
+            ));
+        }
+        self.queue
+            .validate()
+            .map_err(|m| Error::config(format!("{source}: {m}")))?;
+        self.writeback.validate()?;
+        self.precondition.validate(source)?;
         if self.jobs.is_empty() && self.trace.is_none() {
             return bad("no workload: add [[jobs]] or a [trace]".into());
         }
         if let Some(t) = &self.trace {
             if !(t.speed.is_finite() && t.speed > 0.0) {
-                return bad(format!("trace.speed = {}: expected a positive number", t.speed));
+                return bad(format!(
+                    "trace.speed = {}: expected a positive number",
+                    t.speed
+                ));
             }
         }
         let mut names = std::collections::BTreeSet::new();
@@ -373,17 +389,26 @@ impl Scenario {
                     "job `{}`: unknown file `{}` (files: {})",
                     j.name,
                     j.file,
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
                 ));
             };
             let file_bytes = f.size_mib << 20;
             if j.request_bytes == 0 {
-                return bad(format!("job `{}`: request_bytes must be at least 1", j.name));
+                return bad(format!(
+                    "job `{}`: request_bytes must be at least 1",
+                    j.name
+                ));
             }
             if j.threads == 0 {
                 return bad(format!("job `{}`: threads must be at least 1", j.name));
             }
-            let region = j.region_bytes.unwrap_or(file_bytes.saturating_sub(j.region_offset_bytes));
+            let region = j
+                .region_bytes
+                .unwrap_or(file_bytes.saturating_sub(j.region_offset_bytes));
             if j.region_offset_bytes + region > file_bytes || region < j.request_bytes {
                 return bad(format!(
                     "job `{}`: region [{}, +{}) bytes does not fit file `{}` ({} bytes) or is smaller than one request",
@@ -391,7 +416,10 @@ impl Scenario {
                 ));
             }
             if j.pattern == Pattern::Strided && j.stride_bytes.unwrap_or(0) == 0 {
-                return bad(format!("job `{}`: pattern = \"strided\" needs stride_bytes", j.name));
+                return bad(format!(
+                    "job `{}`: pattern = \"strided\" needs stride_bytes",
+                    j.name
+                ));
             }
             if j.pattern == Pattern::Random && j.requests.is_none() && j.duration_ms.is_none() {
                 return bad(format!(
@@ -419,7 +447,8 @@ impl Scenario {
 }
 
 fn parse_profile(text: &str, source: &str) -> Result<toml::Table> {
-    toml::from_str(text).map_err(|e| Error::config(format!("{source}: {}", e.to_string().trim_end())))
+    toml::from_str(text)
+        .map_err(|e| Error::config(format!("{source}: {}", e.to_string().trim_end())))
 }
 
 /// Deep-merges `over` into `base` (tables merge, values replace).

@@ -92,7 +92,9 @@ impl HostConfig {
             ("cpu_freq_mhz", self.cpu_freq_mhz),
         ] {
             if !v.is_finite() || v <= 0.0 {
-                return Err(format!("host.{name} = {v}: expected a positive clock in MHz"));
+                return Err(format!(
+                    "host.{name} = {v}: expected a positive clock in MHz"
+                ));
             }
         }
         if self.page_cache_mib == 0 {

@@ -5,7 +5,8 @@ use crate::types::{Ns, Op};
 use std::io::Write;
 
 /// Header of the request log.
-pub const HEADER: &str = "submit_ns,dispatch_ns,device_start_ns,complete_ns,sector,sectors,op,thread";
+pub const HEADER: &str =
+    "submit_ns,dispatch_ns,device_start_ns,complete_ns,sector,sectors,op,thread";
 
 /// One row of the request log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

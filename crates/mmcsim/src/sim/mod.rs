@@ -21,7 +21,7 @@ use crate::block::request::{Bio, RqId};
 use crate::block::BlockLayer;
 use crate::config::Scenario;
 use crate::device::{DeviceCommand, Emmc, PreconditionSummary};
-use crate::driver::{DriverConfig, LegacyDriver};
+use crate::driver::LegacyDriver;
 use crate::engine::{EventQueue, Slab};
 use crate::error::{Error, Result};
 use crate::host::cost::HostCosts;
@@ -154,8 +154,7 @@ impl Simulation {
                 )));
             }
             if let Some(o) = files.iter().find(|o: &&SimFile| {
-                first_sector < o.first_sector + o.pages * SECTORS_PER_PAGE
-                    && o.first_sector < end
+                first_sector < o.first_sector + o.pages * SECTORS_PER_PAGE && o.first_sector < end
             }) {
                 return Err(Error::config(format!(
                     "file `{}` overlaps file `{}` on the device",
@@ -191,7 +190,7 @@ impl Simulation {
             active_threads: threads.len() as u32,
             costs,
             block,
-            driver: LegacyDriver::new(&DriverConfig::default()),
+            driver: LegacyDriver::new(&sc.driver),
             driver_kick: None,
             device,
             cache,
@@ -225,7 +224,12 @@ impl Simulation {
             let start = self.threads[t].start_ns;
             self.q.push(start, Event::ThreadIssue(t as u32));
         }
-        if self.sc.jobs.iter().any(|j| j.op == crate::config::JobOp::Write && !j.direct) {
+        if self
+            .sc
+            .jobs
+            .iter()
+            .any(|j| j.op == crate::config::JobOp::Write && !j.direct)
+        {
             let first = self.sc.writeback.writeback_interval_ns();
             self.q.push(first, Event::FlusherTick);
         }
@@ -445,7 +449,9 @@ impl Simulation {
     fn file_of_sector(&self, sector: u64) -> usize {
         self.files
             .iter()
-            .position(|f| sector >= f.first_sector && sector < f.first_sector + f.pages * SECTORS_PER_PAGE)
+            .position(|f| {
+                sector >= f.first_sector && sector < f.first_sector + f.pages * SECTORS_PER_PAGE
+            })
             .expect("page-cache bio outside every file")
     }
 
@@ -494,4 +500,3 @@ fn files_index(files: &[SimFile]) -> Vec<(String, u64, u64, FileId)> {
         .map(|f| (f.name.clone(), f.first_sector, f.pages, f.cache))
         .collect()
 }
-

@@ -3,6 +3,7 @@
 use super::Simulation;
 use crate::block::{BlockStats, QueueParams};
 use crate::device::{DeviceConfig, DeviceStats, PreconditionSummary};
+use crate::driver::DriverConfig;
 use crate::host::cost::HostConfig;
 use crate::host::page_cache::PageCacheStats;
 use crate::sched::TunableInfo;
@@ -56,6 +57,8 @@ pub struct Report {
     pub scheduler: SchedulerInfo,
     /// Queue attributes.
     pub queue: QueueParams,
+    /// MMC driver settings.
+    pub driver: DriverConfig,
     /// Host overhead model (calibration values).
     pub host: HostConfig,
     /// The device profile with overrides applied (every calibration knob).
@@ -90,6 +93,7 @@ pub(super) fn build(sim: &Simulation) -> Report {
             tunables: sim.block.elevator().tunables(),
         },
         queue: sim.block.params().clone(),
+        driver: sc.driver.clone(),
         host: sc.host.clone(),
         device_profile: sim.device.config().clone(),
         precondition: sim.precondition.clone(),
@@ -111,7 +115,11 @@ impl Report {
         let _ = writeln!(
             s,
             "mmcsim {} | {} | scheduler {} (HZ={}) | seed {}",
-            self.mmcsim_version, self.run.name, self.scheduler.name, self.scheduler.hz, self.run.seed
+            self.mmcsim_version,
+            self.run.name,
+            self.scheduler.name,
+            self.scheduler.hz,
+            self.run.seed
         );
         let _ = writeln!(
             s,
@@ -129,14 +137,20 @@ impl Report {
             "{:<8} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
             "", "IOPS", "MB/s", "mean µs", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs"
         );
-        let mut line = |name: &str, iops: f64, mbps: f64, l: &crate::stats::histogram::LatencySummary| {
-            let _ = writeln!(
-                s,
-                "{:<8} {:>10.1} {:>9.2} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
-                name, iops, mbps, l.mean, l.p50, l.p90, l.p99, l.p999, l.max
-            );
-        };
-        line("all", w.throughput.iops, w.throughput.mb_per_s, &w.latency_us);
+        let mut line =
+            |name: &str, iops: f64, mbps: f64, l: &crate::stats::histogram::LatencySummary| {
+                let _ = writeln!(
+                    s,
+                    "{:<8} {:>10.1} {:>9.2} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+                    name, iops, mbps, l.mean, l.p50, l.p90, l.p99, l.p999, l.max
+                );
+            };
+        line(
+            "all",
+            w.throughput.iops,
+            w.throughput.mb_per_s,
+            &w.latency_us,
+        );
         if w.read.count > 0 {
             line("read", w.read.iops, w.read.mb_per_s, &w.read.latency_us);
         }

@@ -15,7 +15,9 @@ use crate::error::Result;
 use crate::host::page_cache::{FileId, ReadStep};
 use crate::host::readahead::RaState;
 use crate::stats::report::{CallKind, CallRecord, Collector};
-use crate::types::{us_to_ns, IoPrio, Ns, Op, NS_PER_MS, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES};
+use crate::types::{
+    us_to_ns, IoPrio, Ns, Op, NS_PER_MS, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES,
+};
 use crate::workload::synthetic::OffsetGen;
 
 /// One synthetic thread.
@@ -164,7 +166,11 @@ impl Simulation {
             // block layer after the system call and the per-bio cost; a
             // synchronous write is followed by a cache flush.
             th.phase = Phase::WaitIo;
-            let op = if th.op == JobOp::Read { Op::Read } else { Op::Write };
+            let op = if th.op == JobOp::Read {
+                Op::Read
+            } else {
+                Op::Write
+            };
             let then_flush = op == Op::Write && th.sync;
             let sector = th.file_first_sector + off / SECTOR_BYTES;
             let template = self.bio_for(t, op, sector, (bytes / SECTOR_BYTES) as u32, call);
@@ -176,7 +182,11 @@ impl Simulation {
             let at = now + self.costs.syscall + n as Ns * self.costs.block_submit;
             self.q.push(at, Event::SubmitPlug(t));
         } else {
-            th.phase = if th.op == JobOp::Read { Phase::Read } else { Phase::Write };
+            th.phase = if th.op == JobOp::Read {
+                Phase::Read
+            } else {
+                Phase::Write
+            };
             self.q.push(now + self.costs.syscall, Event::ThreadStep(t));
         }
     }
@@ -239,7 +249,9 @@ impl Simulation {
         let submit_done = self.submit_plan(now, t);
         match step {
             ReadStep::Done => {
-                let call = self.threads[t as usize].call.expect("stepping thread has a call");
+                let call = self.threads[t as usize]
+                    .call
+                    .expect("stepping thread has a call");
                 let bytes = self.calls[call].bytes;
                 self.q
                     .push(submit_done + self.costs.copy(bytes), Event::ThreadDone(t));
@@ -389,7 +401,8 @@ impl Simulation {
             self.block.submit_bio(now, bio, false);
             self.after_block_change(now);
         } else if is_thread {
-            self.q.push(now + self.costs.wakeup, Event::ThreadDone(thread));
+            self.q
+                .push(now + self.costs.wakeup, Event::ThreadDone(thread));
         } else {
             // A trace record: it completes when its last bio does.
             self.finish_call(now, id);

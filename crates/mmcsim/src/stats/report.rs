@@ -256,9 +256,7 @@ impl Collector {
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let s = t
-                    .first_issue
-                    .map_or(0, |f| t.last_done.saturating_sub(f)) as f64
+                let s = t.first_issue.map_or(0, |f| t.last_done.saturating_sub(f)) as f64
                     / NS_PER_S as f64;
                 let n = t.hist.count();
                 ThreadStats {
@@ -267,7 +265,11 @@ impl Collector {
                     pid: t.pid,
                     requests: n,
                     iops: if s > 0.0 { n as f64 / s } else { 0.0 },
-                    mb_per_s: if s > 0.0 { t.bytes as f64 / 1e6 / s } else { 0.0 },
+                    mb_per_s: if s > 0.0 {
+                        t.bytes as f64 / 1e6 / s
+                    } else {
+                        0.0
+                    },
                     latency_us: t.hist.summary(),
                 }
             })

@@ -113,7 +113,10 @@ mod tests {
         assert_eq!(a, vec![0, 1 << 20, 2 << 20, 3 << 20]);
         let mut sh = OffsetGen::new(&job(Pattern::Strided, Order::Shuffled), 4 << 20, &mut rng);
         let mut s: Vec<u64> = (0..4).map(|_| sh.next_offset(&mut rng)).collect();
-        assert_ne!(s, a, "a shuffle of 4 is unlikely to be the identity with this seed");
+        assert_ne!(
+            s, a,
+            "a shuffle of 4 is unlikely to be the identity with this seed"
+        );
         s.sort();
         assert_eq!(s, a);
         let mut de = OffsetGen::new(&job(Pattern::Strided, Order::Descending), 4 << 20, &mut rng);
