@@ -93,6 +93,9 @@ pub struct Simulation {
     /// The flusher backed off on congestion and waits for a completion.
     flusher_waiting: bool,
     wb_files: Vec<FileId>,
+    /// Thread index of the writeback flusher's bios (right after the
+    /// synthetic threads; the request log shows it).
+    flusher_thread: u32,
     plan: ReadPlan,
     done_bios: Vec<Bio>,
     /// Device start and end of each request id, ns.
@@ -181,8 +184,18 @@ impl Simulation {
 
         let mut collector = Collector::new();
         let threads = threads::build(&sc, &files_index(&files), &mut collector)?;
+        // The flusher exists when a job writes through the page cache; it
+        // takes the thread index after the synthetic threads, and traced
+        // processes follow.
+        let flusher_thread = threads.len() as u32;
+        let trace_base = flusher_thread + has_flusher(&sc) as u32;
         let trace = match &sc.trace {
-            Some(t) => Some(TraceFeed::open(&sc.resolve(&t.path), t.speed, capacity)?),
+            Some(t) => Some(TraceFeed::open(
+                &sc.resolve(&t.path),
+                t.speed,
+                capacity,
+                trace_base,
+            )?),
             None => None,
         };
         let costs = sc.host.resolve();
@@ -202,6 +215,7 @@ impl Simulation {
             flusher_kicked: false,
             flusher_waiting: false,
             wb_files: Vec::new(),
+            flusher_thread,
             plan: ReadPlan::default(),
             done_bios: Vec::with_capacity(64),
             dev_times: Vec::with_capacity(512),
@@ -224,17 +238,12 @@ impl Simulation {
             let start = self.threads[t].start_ns;
             self.q.push(start, Event::ThreadIssue(t as u32));
         }
-        if self
-            .sc
-            .jobs
-            .iter()
-            .any(|j| j.op == crate::config::JobOp::Write && !j.direct)
-        {
+        if has_flusher(&self.sc) {
             let first = self.sc.writeback.writeback_interval_ns();
             self.q.push(first, Event::FlusherTick);
         }
         if let Some(feed) = self.trace.as_mut() {
-            if let Some(at) = feed.prime(&mut self.collector)? {
+            if let Some(at) = feed.prime()? {
                 self.q.push(at, Event::TraceArrival);
             }
         }
@@ -491,6 +500,14 @@ impl Simulation {
         }
         n
     }
+}
+
+/// True when a job writes through the page cache, so the writeback
+/// flusher runs.
+fn has_flusher(sc: &Scenario) -> bool {
+    sc.jobs
+        .iter()
+        .any(|j| j.op == crate::config::JobOp::Write && !j.direct)
 }
 
 /// Name → (index, first sector, pages, cache id) of every file.

@@ -25,8 +25,13 @@ pub(super) struct TraceFeed {
 
 impl TraceFeed {
     /// Opens the trace at `path`; records beyond `capacity` sectors are an
-    /// error.
-    pub(super) fn open(path: &Path, speed: f64, capacity: u64) -> Result<TraceFeed> {
+    /// error; traced processes get thread indices from `thread_base` on.
+    pub(super) fn open(
+        path: &Path,
+        speed: f64,
+        capacity: u64,
+        thread_base: u32,
+    ) -> Result<TraceFeed> {
         let reader = NativeCsvReader::open(path)?;
         Ok(TraceFeed {
             reader: Box::new(reader),
@@ -34,7 +39,7 @@ impl TraceFeed {
             speed,
             capacity,
             pids: BTreeMap::new(),
-            thread_base: 0,
+            thread_base,
         })
     }
 
@@ -44,8 +49,7 @@ impl TraceFeed {
     }
 
     /// Reads the first record; returns its issue time.
-    pub(super) fn prime(&mut self, collector: &mut Collector) -> Result<Option<Ns>> {
-        self.thread_base = collector.thread_count() as u32;
+    pub(super) fn prime(&mut self) -> Result<Option<Ns>> {
         self.advance()
     }
 

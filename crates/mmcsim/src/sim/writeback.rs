@@ -12,8 +12,6 @@ use crate::types::{IoPrio, Ns, Op, SECTORS_PER_PAGE};
 
 /// Pid the flusher's bios are charged to.
 pub const FLUSHER_PID: u32 = 1;
-/// Thread index the flusher's bios carry (in the request log).
-pub const FLUSHER_THREAD: u32 = u32::MAX;
 /// Pages one flusher pass writes per file before moving on
 /// (`MAX_WRITEBACK_PAGES`, 4 MiB).
 const MAX_WRITEBACK_PAGES: u64 = 1024;
@@ -39,7 +37,8 @@ impl Simulation {
         self.cache.files_to_write(now, older_than, &mut files);
         let max_pages = self.max_bio_sectors / SECTORS_PER_PAGE as u32;
         let mut submitted = 0u64;
-        self.block.start_plug(FLUSHER_THREAD);
+        let flusher = self.flusher_thread;
+        self.block.start_plug(flusher);
         'files: for &f in &files {
             let first_sector = self.files[self.file_of_cache(f)].first_sector;
             let mut written = 0;
@@ -60,7 +59,7 @@ impl Simulation {
                     fua: false,
                     prio: false,
                     pid: FLUSHER_PID,
-                    thread: FLUSHER_THREAD,
+                    thread: flusher,
                     ioprio: IoPrio::NORM,
                     owner: PAGE_IO | NO_CALL,
                 };
@@ -69,7 +68,7 @@ impl Simulation {
                 submitted += pages as u64;
             }
         }
-        self.block.finish_plug(now, FLUSHER_THREAD);
+        self.block.finish_plug(now, flusher);
         self.wb_files = files;
         if submitted > 0 {
             self.after_block_change(now);

@@ -103,7 +103,7 @@ pub struct Collector {
     read: LatencyHistogram,
     write: LatencyHistogram,
     counts: RequestCounts,
-    threads: Vec<ThreadAcc>,
+    threads: Vec<Option<ThreadAcc>>,
     first_issue: Option<Ns>,
     last_done: Ns,
     sum_host: u128,
@@ -178,21 +178,21 @@ impl Collector {
         }
     }
 
-    /// Declares thread `id` with its name and pid (ids are dense, from 0).
+    /// Declares thread `id` with its name and pid. Ids need not be dense:
+    /// an id never declared (the writeback flusher's) is not reported.
     pub fn add_thread(&mut self, id: u32, name: &str, pid: u32) {
         let id = id as usize;
-        while self.threads.len() <= id {
-            self.threads.push(ThreadAcc {
-                name: String::new(),
-                pid: 0,
-                hist: LatencyHistogram::new(),
-                bytes: 0,
-                first_issue: None,
-                last_done: 0,
-            });
+        if self.threads.len() <= id {
+            self.threads.resize(id + 1, None);
         }
-        self.threads[id].name = name.to_string();
-        self.threads[id].pid = pid;
+        self.threads[id] = Some(ThreadAcc {
+            name: name.to_string(),
+            pid,
+            hist: LatencyHistogram::new(),
+            bytes: 0,
+            first_issue: None,
+            last_done: 0,
+        });
     }
 
     /// Records one finished call.
@@ -222,18 +222,15 @@ impl Collector {
         self.sum_queue += queue as u128;
         self.sum_device += device as u128;
         self.sum_host += (lat - queue - device) as u128;
-        let t = &mut self.threads[c.thread as usize];
+        let t = self.threads[c.thread as usize]
+            .as_mut()
+            .expect("calls come from declared threads");
         t.hist.record(lat);
         if matches!(c.kind, CallKind::Read | CallKind::Write) {
             t.bytes += c.bytes;
         }
         t.first_issue = Some(t.first_issue.map_or(c.issue, |f| f.min(c.issue)));
         t.last_done = t.last_done.max(c.done);
-    }
-
-    /// Threads declared so far.
-    pub fn thread_count(&self) -> usize {
-        self.threads.len()
     }
 
     /// Calls recorded so far.
@@ -255,6 +252,7 @@ impl Collector {
             .threads
             .iter()
             .enumerate()
+            .filter_map(|(i, t)| t.as_ref().map(|t| (i, t)))
             .map(|(i, t)| {
                 let s = t.first_issue.map_or(0, |f| t.last_done.saturating_sub(f)) as f64
                     / NS_PER_S as f64;
