@@ -20,6 +20,9 @@ pub mod fifo_list;
 pub mod noop;
 mod registry;
 pub mod sector_tree;
+pub mod sio;
+#[cfg(test)]
+mod testutil;
 pub mod tunable;
 
 pub use deadline::Deadline;
@@ -27,6 +30,7 @@ pub use fifo_list::FifoList;
 pub use noop::Noop;
 pub use registry::{Factory, Registry};
 pub use sector_tree::SectorTree;
+pub use sio::Sio;
 pub use tunable::{TunableInfo, TunableValue};
 
 use crate::block::request::{Bio, Request, RqId};

@@ -38,6 +38,11 @@ impl Registry {
             "ascending-sector batches per direction with FIFO deadlines, reads preferred",
             Box::new(|p| Box::new(super::deadline::Deadline::new(p))),
         );
+        r.register(
+            "sio",
+            "simple I/O: four unsorted FIFOs (sync/async x read/write) with soft deadlines",
+            Box::new(|p| Box::new(super::sio::Sio::new(p))),
+        );
         r
     }
 
