@@ -19,6 +19,7 @@ pub mod deadline;
 pub mod fifo_list;
 pub mod noop;
 mod registry;
+pub mod row;
 pub mod sector_tree;
 pub mod sio;
 #[cfg(test)]
@@ -29,6 +30,7 @@ pub use deadline::Deadline;
 pub use fifo_list::FifoList;
 pub use noop::Noop;
 pub use registry::{Factory, Registry};
+pub use row::Row;
 pub use sector_tree::SectorTree;
 pub use sio::Sio;
 pub use tunable::{TunableInfo, TunableValue};

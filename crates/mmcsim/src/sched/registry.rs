@@ -43,6 +43,11 @@ impl Registry {
             "simple I/O: four unsorted FIFOs (sync/async x read/write) with soft deadlines",
             Box::new(|p| Box::new(super::sio::Sio::new(p))),
         );
+        r.register(
+            "row",
+            "read over write: seven FIFOs in three priority classes, round-robin quanta, read idling",
+            Box::new(|p| Box::new(super::row::Row::new(p))),
+        );
         r
     }
 

@@ -116,11 +116,6 @@ impl Rig {
         }
     }
 
-    /// Requests in flight.
-    pub(crate) fn in_flight(&self) -> usize {
-        self.busy.len()
-    }
-
     /// Processes the next event (completions or the timer) at or before
     /// `limit`; returns the requests completed then (empty for a timer).
     /// `None` when nothing happens up to `limit` (the clock moves there).
