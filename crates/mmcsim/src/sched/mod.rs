@@ -17,6 +17,7 @@
 
 pub mod deadline;
 pub mod fifo_list;
+pub mod fiops;
 pub mod noop;
 mod registry;
 pub mod row;
@@ -28,6 +29,7 @@ pub mod tunable;
 
 pub use deadline::Deadline;
 pub use fifo_list::FifoList;
+pub use fiops::Fiops;
 pub use noop::Noop;
 pub use registry::{Factory, Registry};
 pub use row::Row;

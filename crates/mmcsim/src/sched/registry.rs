@@ -48,6 +48,11 @@ impl Registry {
             "read over write: seven FIFOs in three priority classes, round-robin quanta, read idling",
             Box::new(|p| Box::new(super::row::Row::new(p))),
         );
+        r.register(
+            "fiops",
+            "fair IOPS: per-process queues served by lowest virtual I/O count, no idling",
+            Box::new(|p| Box::new(super::fiops::Fiops::new(p))),
+        );
         r
     }
 
