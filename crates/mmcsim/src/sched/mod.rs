@@ -26,6 +26,7 @@ pub mod sio;
 #[cfg(test)]
 mod testutil;
 pub mod tunable;
+pub mod zen;
 
 pub use deadline::Deadline;
 pub use fifo_list::FifoList;
@@ -36,6 +37,7 @@ pub use row::Row;
 pub use sector_tree::SectorTree;
 pub use sio::Sio;
 pub use tunable::{TunableInfo, TunableValue};
+pub use zen::Zen;
 
 use crate::block::request::{Bio, Request, RqId};
 use crate::engine::Slab;

@@ -53,6 +53,11 @@ impl Registry {
             "fair IOPS: per-process queues served by lowest virtual I/O count, no idling",
             Box::new(|p| Box::new(super::fiops::Fiops::new(p))),
         );
+        r.register(
+            "zen",
+            "FCFS over two FIFOs with soft deadlines; as shipped, writes before reads",
+            Box::new(|p| Box::new(super::zen::Zen::new(p))),
+        );
         r
     }
 
