@@ -26,6 +26,7 @@ pub mod sio;
 #[cfg(test)]
 mod testutil;
 pub mod tunable;
+pub mod vr;
 pub mod zen;
 
 pub use deadline::Deadline;
@@ -37,6 +38,7 @@ pub use row::Row;
 pub use sector_tree::SectorTree;
 pub use sio::Sio;
 pub use tunable::{TunableInfo, TunableValue};
+pub use vr::Vr;
 pub use zen::Zen;
 
 use crate::block::request::{Bio, Request, RqId};

@@ -58,6 +58,11 @@ impl Registry {
             "FCFS over two FIFOs with soft deadlines; as shipped, writes before reads",
             Box::new(|p| Box::new(super::zen::Zen::new(p))),
         );
+        r.register(
+            "vr",
+            "V(R): nearest request to the head with a reversal penalty, sync/async deadlines",
+            Box::new(|p| Box::new(super::vr::Vr::new(p))),
+        );
         r
     }
 
