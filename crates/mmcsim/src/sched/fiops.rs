@@ -515,7 +515,7 @@ mod tests {
             d.add(
                 &mut e,
                 0,
-                with_prio(bio(Op::Read, 1 << 30 | 64 * i, 2), IoClass::Be, 7),
+                with_prio(bio(Op::Read, (1 << 30) | (64 * i), 2), IoClass::Be, 7),
             );
         }
         let mut n = [0u32; 3];
@@ -566,7 +566,7 @@ mod tests {
             let mut d = Direct::new();
             for i in 0..30 {
                 d.add(&mut e, 0, bio(Op::Write, 64 * i, 8));
-                d.add(&mut e, 0, bio(Op::Write, 1 << 30 | 64 * i, 9));
+                d.add(&mut e, 0, bio(Op::Write, (1 << 30) | (64 * i), 9));
             }
             (0..20)
                 .map(|_| {

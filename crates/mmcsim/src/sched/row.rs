@@ -270,15 +270,14 @@ impl Row {
         }
         // check_idling
         if !force {
-            for i in 0..REG_IDX {
-                if self.q[i].begin_idling && IDLING[i] {
-                    return self.start_idling(ctx, i);
-                }
+            let high = (0..REG_IDX).find(|&i| self.q[i].begin_idling && IDLING[i]);
+            if let Some(i) = high {
+                return self.start_idling(ctx, i);
             }
         }
-        for i in REG_IDX..LOW_IDX {
+        for (i, &idling) in IDLING.iter().enumerate().take(LOW_IDX).skip(REG_IDX) {
             if self.q[i].fifo.is_empty() {
-                if self.q[i].begin_idling && !force && IDLING[i] {
+                if self.q[i].begin_idling && !force && idling {
                     return self.start_idling(ctx, i);
                 }
             } else {
