@@ -17,17 +17,29 @@
 
 pub mod deadline;
 pub mod fifo_list;
+pub mod fiops;
 pub mod noop;
 mod registry;
+pub mod row;
 pub mod sector_tree;
+pub mod sio;
+#[cfg(test)]
+mod testutil;
 pub mod tunable;
+pub mod vr;
+pub mod zen;
 
 pub use deadline::Deadline;
 pub use fifo_list::FifoList;
+pub use fiops::Fiops;
 pub use noop::Noop;
 pub use registry::{Factory, Registry};
+pub use row::Row;
 pub use sector_tree::SectorTree;
+pub use sio::Sio;
 pub use tunable::{TunableInfo, TunableValue};
+pub use vr::Vr;
+pub use zen::Zen;
 
 use crate::block::request::{Bio, Request, RqId};
 use crate::engine::Slab;

@@ -38,6 +38,31 @@ impl Registry {
             "ascending-sector batches per direction with FIFO deadlines, reads preferred",
             Box::new(|p| Box::new(super::deadline::Deadline::new(p))),
         );
+        r.register(
+            "sio",
+            "simple I/O: four unsorted FIFOs (sync/async x read/write) with soft deadlines",
+            Box::new(|p| Box::new(super::sio::Sio::new(p))),
+        );
+        r.register(
+            "row",
+            "read over write: seven FIFOs in three priority classes, round-robin quanta, read idling",
+            Box::new(|p| Box::new(super::row::Row::new(p))),
+        );
+        r.register(
+            "fiops",
+            "fair IOPS: per-process queues served by lowest virtual I/O count, no idling",
+            Box::new(|p| Box::new(super::fiops::Fiops::new(p))),
+        );
+        r.register(
+            "zen",
+            "FCFS over two FIFOs with soft deadlines; as shipped, writes before reads",
+            Box::new(|p| Box::new(super::zen::Zen::new(p))),
+        );
+        r.register(
+            "vr",
+            "V(R): nearest request to the head with a reversal penalty, sync/async deadlines",
+            Box::new(|p| Box::new(super::vr::Vr::new(p))),
+        );
         r
     }
 
