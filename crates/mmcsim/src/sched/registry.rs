@@ -38,6 +38,11 @@ impl Registry {
             "ascending-sector batches per direction with FIFO deadlines, reads preferred",
             Box::new(|p| Box::new(super::deadline::Deadline::new(p))),
         );
+        r.register(
+            "bfq",
+            "BFQ v7r8: per-process queues served in sector budgets by B-WF2Q+, weight raising",
+            Box::new(|p| Box::new(super::bfq::Bfq::new(p))),
+        );
         r
     }
 
