@@ -2,7 +2,6 @@
 //! budget feedback, budget timeouts (reference §5.3 "At expiry", "Budget
 //! feedback", "Budget timeout").
 
-use super::wf2q::vgt;
 use super::{Bfq, BfqEvent, ExpireReason, DEFAULT_MAX_BUDGET, RATE_SHIFT};
 use crate::sched::SchedCtx;
 
@@ -191,13 +190,10 @@ impl Bfq {
         let slow = self.update_peak_rate(ctx, q, compensate, reason);
         let e = self.wf.ents[q as usize];
         let service = e.service;
-        if slow || (reason == ExpireReason::BudgetTimeout && self.budget_left(q) >= e.budget / 3)
-        {
+        if slow || (reason == ExpireReason::BudgetTimeout && self.budget_left(q) >= e.budget / 3) {
             self.charge_full_budget(q);
         }
         let charged = self.wf.ents[q as usize].service;
-        let max_budget_eff = self.max_budget_eff();
-        let _ = max_budget_eff;
         let low_latency = self.tun.low_latency;
         let softrt_rate = self.tun.wr_max_softrt_rate;
         let bq = &mut self.queues[q as usize];
@@ -238,6 +234,5 @@ impl Bfq {
             budget: e.budget,
             new_max_budget: new_budget,
         });
-        let _ = vgt;
     }
 }

@@ -40,7 +40,7 @@ mod wr;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use queue::{choose_req, sample_valid, Bic, BfqQueue, Cand};
+use queue::{choose_req, sample_valid, BfqQueue, Bic, Cand};
 use wf2q::{Wf2q, CLASS_IDLE};
 
 use super::{Elevator, MayQueue, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
@@ -121,6 +121,13 @@ pub enum BfqEvent {
         pid: u32,
         /// Duration, jiffies.
         duration: i64,
+    },
+    /// `hw_tag` detection concluded (auto mode).
+    HwTag {
+        /// Time, ns.
+        at: Ns,
+        /// New value, 0 or 1.
+        value: i32,
     },
     /// The idle timer was armed.
     Idle {
@@ -346,7 +353,11 @@ impl Bfq {
             self.bics.get(&pid).and_then(|b| b.sync_q)
         } else {
             let c = class_index(ioprio.class);
-            let l = if c == CLASS_IDLE { 0 } else { ioprio.level.min(7) };
+            let l = if c == CLASS_IDLE {
+                0
+            } else {
+                ioprio.level.min(7)
+            };
             self.async_q[c][l as usize]
         }
     }
@@ -373,7 +384,11 @@ impl Bfq {
         if sync {
             self.bics.entry(pid).or_insert_with(|| Bic::new(now)).sync_q = Some(id);
         } else {
-            let l = if c == CLASS_IDLE { 0 } else { ioprio.level.min(7) };
+            let l = if c == CLASS_IDLE {
+                0
+            } else {
+                ioprio.level.min(7)
+            };
             self.async_q[c][l as usize] = Some(id);
         }
         id
@@ -584,7 +599,7 @@ impl Bfq {
     }
 
     /// `bfq_update_hw_tag`, at each completion.
-    fn update_hw_tag(&mut self) {
+    fn update_hw_tag(&mut self, now: Ns) {
         self.max_rq_in_driver = self.max_rq_in_driver.max(self.rq_in_driver);
         if self.hw_tag == 1 {
             return;
@@ -598,6 +613,12 @@ impl Bfq {
             return;
         }
         self.hw_tag = (self.max_rq_in_driver > HW_QUEUE_THRESHOLD) as i32;
+        if self.tun.hw_tag < 0 {
+            self.emit(BfqEvent::HwTag {
+                at: now,
+                value: self.hw_tag,
+            });
+        }
         self.max_rq_in_driver = 0;
         self.hw_tag_samples = 0;
     }
@@ -608,8 +629,7 @@ impl Bfq {
             return None;
         }
         let now = self.jiffies(ctx);
-        let idle_starved =
-            now - self.class_idle_last_service > (self.params.hz / 5) as i64;
+        let idle_starved = now - self.class_idle_last_service > (self.params.hz / 5) as i64;
         let q = self.wf.select(idle_starved)?;
         self.in_service = Some(q);
         if self.wf.ents[q as usize].class == CLASS_IDLE {
@@ -702,9 +722,7 @@ impl Bfq {
         // `dispatched` is this call's count, always 1: the async test only
         // fires with max_budget_async_rq <= 1 (as shipped).
         let dispatched = 1;
-        if self.busy_queues > 1
-            && ((!sync && dispatched >= self.tun.max_budget_async_rq) || idle)
-        {
+        if self.busy_queues > 1 && ((!sync && dispatched >= self.tun.max_budget_async_rq) || idle) {
             self.expire(ctx, q, false, ExpireReason::BudgetExhausted);
         }
         Some(rq)
@@ -759,8 +777,10 @@ impl Bfq {
         let ll = self.tun.low_latency;
         if !self.queues[q as usize].busy {
             let bq = &self.queues[q as usize];
-            let idle_for_long_time =
-                bq.budget_timeout.saturating_add(self.tun.wr_min_idle_time as i64) < now;
+            let idle_for_long_time = bq
+                .budget_timeout
+                .saturating_add(self.tun.wr_min_idle_time as i64)
+                < now;
             if bq.sync {
                 self.handle_burst(ctx, q, idle_for_long_time);
             }
@@ -955,7 +975,9 @@ impl Elevator for Bfq {
     }
 
     fn former(&self, ctx: &SchedCtx, rq: RqId) -> Option<RqId> {
-        self.queues[Self::qid(ctx, rq) as usize].sort.predecessor(rq)
+        self.queues[Self::qid(ctx, rq) as usize]
+            .sort
+            .predecessor(rq)
     }
 
     fn latter(&self, ctx: &SchedCtx, rq: RqId) -> Option<RqId> {
@@ -975,9 +997,7 @@ impl Elevator for Bfq {
             let bq = &self.queues[q as usize];
             if !bq.sync {
                 let max = self.tun.max_budget_async_rq as u32;
-                if bq.dispatched >= max
-                    && (self.busy_queues > 1 || bq.dispatched >= 4 * max)
-                {
+                if bq.dispatched >= max && (self.busy_queues > 1 || bq.dispatched >= 4 * max) {
                     return None;
                 }
                 if self.sync_flight != 0 {
@@ -1008,7 +1028,7 @@ impl Elevator for Bfq {
         let now = self.jiffies(ctx);
         let q = Self::qid(ctx, rq);
         let (sync, pid) = (ctx.rq(rq).sync, ctx.rq(rq).pid);
-        self.update_hw_tag();
+        self.update_hw_tag(ctx.now);
         self.rq_in_driver = self.rq_in_driver.saturating_sub(1);
         let bq = &mut self.queues[q as usize];
         bq.dispatched -= 1;
@@ -1169,14 +1189,12 @@ impl Elevator for Bfq {
                     "-1" => -1,
                     "0" => 0,
                     "1" => 1,
-                    other => {
-                        return Err(format!(
-                            "tunable `hw_tag`: `{other}` is not -1, 0 or 1"
-                        ))
-                    }
+                    other => return Err(format!("tunable `hw_tag`: `{other}` is not -1, 0 or 1")),
                 }
             }
-            "slow_check_fixed" => self.tun.slow_check_fixed = TunableValue::parse_bool(name, value)?,
+            "slow_check_fixed" => {
+                self.tun.slow_check_fixed = TunableValue::parse_bool(name, value)?
+            }
             _ => return Err(TunableValue::unknown("bfq", name, &self.tunables())),
         }
         Ok(())
