@@ -63,6 +63,11 @@ impl Registry {
             "V(R): nearest request to the head with a reversal penalty, sync/async deadlines",
             Box::new(|p| Box::new(super::vr::Vr::new(p))),
         );
+        r.register(
+            "bfq",
+            "BFQ v7r8: per-process queues served in sector budgets by B-WF2Q+, weight raising",
+            Box::new(|p| Box::new(super::bfq::Bfq::new(p))),
+        );
         r
     }
 
