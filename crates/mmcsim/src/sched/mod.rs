@@ -15,6 +15,7 @@
 //! * Tunables are set by their sysfs names (`queue/iosched/<name>`), in
 //!   sysfs units (milliseconds for times), validated.
 
+pub mod cfq;
 pub mod deadline;
 pub mod fifo_list;
 pub mod noop;

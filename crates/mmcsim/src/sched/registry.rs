@@ -38,6 +38,11 @@ impl Registry {
             "ascending-sector batches per direction with FIFO deadlines, reads preferred",
             Box::new(|p| Box::new(super::deadline::Deadline::new(p))),
         );
+        r.register(
+            "cfq",
+            "completely fair queueing: per-process sync time slices, idling, shared async queues",
+            Box::new(|p| Box::new(super::cfq::Cfq::new(p))),
+        );
         r
     }
 
