@@ -938,8 +938,7 @@ impl Cfq {
             let q = self.qm(qi);
             if q.seeky()
                 && q.f.idle_window
-                && (q.f.slice_new
-                    || q.slice_end.wrapping_sub(j) > j.wrapping_sub(q.slice_start))
+                && (q.f.slice_new || q.slice_end.wrapping_sub(j) > j.wrapping_sub(q.slice_start))
             {
                 q.f.deep = false;
                 q.f.idle_window = false;
@@ -1551,7 +1550,7 @@ impl Elevator for Cfq {
                 value: t.hw_tag.to_string(),
                 default: d.hw_tag.to_string(),
                 unit: "-1|0|1",
-                help: "simulator: -1 detect queuing like the kernel; 0/1 force it (0 allows idling on non-rotational queues, 1 forbids it)",
+                help: "simulator: -1 detect queuing like the kernel; 0/1 force it (on non-rotational queues 0 allows idling, 1 forbids it; rotational queues idle either way)",
             },
             num(
                 "nonrot_slice_idle_zero",

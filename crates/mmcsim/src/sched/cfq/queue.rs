@@ -385,11 +385,26 @@ mod tests {
     fn backward_seek_costs_double_within_back_seek_max() {
         // Head at 10_000: forward 10_150 (d 150) vs backward 9_900 (d 100 ×
         // 2 = 200): forward wins.
-        assert_eq!(choose_req(RULE, c(1, 10_150), c(2, 9_900), 10_000).unwrap().id, 1);
+        assert_eq!(
+            choose_req(RULE, c(1, 10_150), c(2, 9_900), 10_000)
+                .unwrap()
+                .id,
+            1
+        );
         // Forward 10_250 (250) vs backward 9_900 (200): backward wins.
-        assert_eq!(choose_req(RULE, c(1, 10_250), c(2, 9_900), 10_000).unwrap().id, 2);
+        assert_eq!(
+            choose_req(RULE, c(1, 10_250), c(2, 9_900), 10_000)
+                .unwrap()
+                .id,
+            2
+        );
         // Tie (200 vs 100×2): the higher sector.
-        assert_eq!(choose_req(RULE, c(1, 9_900), c(2, 10_200), 10_000).unwrap().id, 2);
+        assert_eq!(
+            choose_req(RULE, c(1, 9_900), c(2, 10_200), 10_000)
+                .unwrap()
+                .id,
+            2
+        );
         // Beyond back_seek_max (32768 sectors back): always loses.
         assert_eq!(
             choose_req(RULE, c(1, 1_000_000), c(2, 100_000 - 32_769), 100_000)
@@ -398,14 +413,22 @@ mod tests {
             1
         );
         // Both far back: the lower sector.
-        assert_eq!(choose_req(RULE, c(1, 500), c(2, 100), 1_000_000).unwrap().id, 2);
+        assert_eq!(
+            choose_req(RULE, c(1, 500), c(2, 100), 1_000_000)
+                .unwrap()
+                .id,
+            2
+        );
         // Sync beats async, PRIO beats plain, whatever the distance.
         let mut a = c(1, 10_001).unwrap();
         a.sync = false;
         assert_eq!(choose_req(RULE, Some(a), c(2, 1), 10_000).unwrap().id, 2);
         let mut p = c(3, 1).unwrap();
         p.prio = true;
-        assert_eq!(choose_req(RULE, c(1, 10_001), Some(p), 10_000).unwrap().id, 3);
+        assert_eq!(
+            choose_req(RULE, c(1, 10_001), Some(p), 10_000).unwrap().id,
+            3
+        );
     }
 
     #[test]

@@ -146,7 +146,10 @@ impl Sim {
                 .filter(|(r, _)| self.b.request(*r).sync)
                 .count() as u32;
             self.b.activate(self.now, rq);
-            let start = self.inflight.back().map_or(self.now, |&(_, d)| d.max(self.now));
+            let start = self
+                .inflight
+                .back()
+                .map_or(self.now, |&(_, d)| d.max(self.now));
             let done = start + self.svc;
             self.inflight.push_back((rq, done));
             let r: &Request = self.b.request(rq);
@@ -613,7 +616,11 @@ fn tunables_at_hz_100_and_validation() {
     assert_eq!(t.slice_idle, 1, "HZ/125 = 0 is clamped to 1 jiffy");
     assert_eq!(t.fifo_expire, [25, 12]);
     assert_eq!(t.slice, [4, 10]);
-    let show: Vec<(&str, String)> = c.tunables().into_iter().map(|t| (t.name, t.value)).collect();
+    let show: Vec<(&str, String)> = c
+        .tunables()
+        .into_iter()
+        .map(|t| (t.name, t.value))
+        .collect();
     let get = |n: &str| show.iter().find(|s| s.0 == n).unwrap().1.clone();
     assert_eq!(get("slice_idle"), "10");
     assert_eq!(get("fifo_expire_sync"), "120");
@@ -647,7 +654,10 @@ fn tunables_at_hz_100_and_validation() {
     assert_eq!(c.tunables_raw().slice_idle, 1);
     c.set_tunable("slice_idle", "0").unwrap();
     assert_eq!(c.tunables_raw().slice_idle, 0);
-    assert!(c.set_tunable("quantum", "0").unwrap_err().contains("out of range"));
+    assert!(c
+        .set_tunable("quantum", "0")
+        .unwrap_err()
+        .contains("out of range"));
     assert!(c.set_tunable("slice_sync", "fast").is_err());
     assert!(c.set_tunable("low_latency", "2").is_err());
     assert!(c.set_tunable("hw_tag", "2").unwrap_err().contains("-1"));
