@@ -678,3 +678,44 @@ fn tunables_at_hz_100_and_validation() {
     r.set_tunable("nonrot_slice_idle_zero", "1").unwrap();
     assert_eq!(r.tunables_raw().slice_idle, 8, "rotational keeps it");
 }
+
+#[test]
+fn rt_reader_preempts_a_be_reader_and_keeps_the_disk_while_busy() {
+    let mut s = Sim::new(2, MS, "0");
+    s.reader(1, 1_000_000, 64, 0);
+    let rt = s.reader(2, 9_000_000, 64, 0);
+    rt.ioprio = IoPrio {
+        class: IoClass::Rt,
+        level: 4,
+    };
+    rt.next_at = Some(50 * MS);
+    rt.stop_at = 400 * MS;
+    s.run(600 * MS);
+    let first_rt = s.log.iter().find(|e| e.pid == 2).unwrap();
+    // Preempts at once: the BE request in flight drains, then RT goes.
+    assert!(first_rt.at <= 52 * MS, "{first_rt:?}");
+    // BE gets nothing while the RT reader is busy, then resumes.
+    assert!(s
+        .log
+        .iter()
+        .filter(|e| e.pid == 1)
+        .all(|e| e.at < 51 * MS || e.at >= 400 * MS));
+    assert!(s.log.iter().any(|e| e.pid == 1 && e.at >= 400 * MS));
+}
+
+#[test]
+fn idle_class_reader_runs_only_when_nothing_else_is_busy() {
+    let mut s = Sim::new(2, MS, "0");
+    let be = s.reader(1, 1_000_000, 64, 0);
+    be.stop_at = 300 * MS;
+    s.reader(2, 9_000_000, 64, 0).ioprio = IoPrio {
+        class: IoClass::Idle,
+        level: 7,
+    };
+    s.run(500 * MS);
+    // The IDLE reader's first request, queued at 0, waits for the BE
+    // reader to go away.
+    let first_idle = s.log.iter().find(|e| e.pid == 2).unwrap();
+    assert!(first_idle.at >= 300 * MS, "{first_idle:?}");
+    assert!(s.log.iter().filter(|e| e.pid == 2).count() > 50);
+}
