@@ -719,3 +719,32 @@ fn idle_class_reader_runs_only_when_nothing_else_is_busy() {
     assert!(first_idle.at >= 300 * MS, "{first_idle:?}");
     assert!(s.log.iter().filter(|e| e.pid == 2).count() > 50);
 }
+
+#[test]
+fn hz_100_idle_timer_is_one_jiffy_and_expires_at_the_next_tick() {
+    let mut s = Sim::new(2, MS, "0");
+    s.b = cfq_layer(100, true, "0");
+    s.reader(1, 1_000_000, 64, 3 * MS);
+    s.writer(2, 5_000_000, 32);
+    s.run(500 * MS);
+    // slice_idle is 1 jiffy (10 ms): the timer is set for jiffies + 1, i.e.
+    // the next 10 ms tick, however close it is.
+    let mut armed = 0;
+    for &(t, pid, timer) in &s.completions {
+        if let (1, Some(tm)) = (pid, timer) {
+            assert_eq!(tm, (t / (10 * MS) + 1) * 10 * MS);
+            armed += 1;
+        }
+    }
+    assert!(armed > 20);
+    // So a 3 ms think time that spans a tick loses the slice: the writer
+    // runs start exactly at ticks (the idle timer expiring the reader), and
+    // the reader takes the disk back by preemption 2-3 ms later.
+    let runs = s.runs();
+    let writes: Vec<_> = runs.iter().filter(|r| r.0 == 2).collect();
+    assert!(writes.len() > 20, "{runs:?}");
+    for r in writes {
+        assert_eq!(r.1 % (10 * MS), 0, "{r:?}");
+        assert!(r.3 <= 4, "{r:?}");
+    }
+}
