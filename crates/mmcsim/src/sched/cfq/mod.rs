@@ -18,15 +18,29 @@
 //! (HZ=1000 ⇒ 1 jiffy = 1 ms); the idle timer fires at the first nanosecond
 //! of its jiffy.
 //!
-//! Modelling notes (see the crate docs of the branch report):
+//! Modelling notes (simplifications relative to the kernel):
 //! * A sync write is treated as `REQ_NOIDLE` (the kernel's `WRITE_SYNC`);
 //!   the bio carries no separate NOIDLE flag.
 //! * Tasks never exit (the simulator has no exit notification), so queues
-//!   persist for their pid; think time lives in the process's sync queue.
+//!   persist for their pid; the process think time (`cic->ttime`) lives in
+//!   its sync queue and starts with it.
 //! * Cooperating queues are switched to but never merged into one shared
-//!   queue (`cfq_setup_merge` / `cfq_merge_cfqqs` are not modelled).
+//!   queue (`cfq_setup_merge` / `cfq_merge_cfqqs` are not modelled). The
+//!   close-cooperator lookup checks the exact hit, then the nearer and the
+//!   farther sector neighbour (the kernel's rb-tree parent walk visits the
+//!   same two neighbours, in tree-shape order).
 //! * Group vdisktime is not modelled (one group); its saved workload
 //!   context, dispatched count and think time are.
+//! * A request–request merge across two queues (possible only for plug
+//!   flush merges) inherits the older FIFO time but keeps its FIFO position.
+//! * `rq_in_driver` is counted by the scheduler from `activate` to
+//!   `completed` (so `hw_tag` samples see the depth before the completion,
+//!   as in the kernel).
+//! * sysfs stores clamp out-of-range values; here they are rejected with
+//!   the accepted range, like the other schedulers of the simulator.
+//!
+//! Simulator switches: `hw_tag` (−1 detect, 0/1 forced) and
+//! `nonrot_slice_idle_zero` (the oneplus variant).
 
 mod queue;
 #[cfg(test)]
