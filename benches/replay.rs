@@ -24,11 +24,7 @@ fn trace() -> PathBuf {
     let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
     writeln!(out, "time_us,op,sector,sectors,pid").unwrap();
     for i in 0..REQUESTS {
-        let op = if rng.random_range(0..10) < 7 {
-            'R'
-        } else {
-            'W'
-        };
+        let op = if rng.random_range(0..10) < 7 { 'R' } else { 'W' };
         let page: u64 = rng.random_range(0..(1u64 << 20));
         writeln!(out, "{},{},{},8,{}", i * 2000, op, page * 8, 100 + i % 4).unwrap();
     }

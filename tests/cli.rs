@@ -35,25 +35,17 @@ fn replay_of_the_bundled_sample_reports_every_documented_metric() {
         "/device/erase_count/mean",
         "/device/erase_count/max",
     ] {
-        assert!(
-            r.pointer(path).is_some_and(|v| v.is_number()),
-            "missing {path}"
-        );
+        assert!(r.pointer(path).is_some_and(|v| v.is_number()), "missing {path}");
     }
     let threads = r["threads"].as_array().unwrap();
     assert!(threads.len() > 1, "the sample has several processes");
-    let per_thread: u64 = threads
-        .iter()
-        .map(|t| t["requests"].as_u64().unwrap())
-        .sum();
+    let per_thread: u64 = threads.iter().map(|t| t["requests"].as_u64().unwrap()).sum();
     assert_eq!(per_thread, n, "every request belongs to one process");
     for t in threads {
         assert!(t["latency_us"]["p99"].is_number() && t["iops"].is_number() && t["id"].is_number());
     }
     let lat = &r["latency_us"];
-    assert!(
-        lat["p50"].as_f64() <= lat["p99"].as_f64() && lat["p99"].as_f64() <= lat["max"].as_f64()
-    );
+    assert!(lat["p50"].as_f64() <= lat["p99"].as_f64() && lat["p99"].as_f64() <= lat["max"].as_f64());
     assert!(r["throughput"]["iops"].as_f64().unwrap() > 0.0);
 }
 
@@ -81,13 +73,7 @@ fn same_seed_gives_byte_identical_reports_and_another_seed_differs() {
     let t = tmp.join("t1.json");
     let u = tmp.join("t2.json");
     for p in [&t, &u] {
-        simctl_ok(&[
-            "replay",
-            "traces/sample.csv",
-            "--quiet",
-            "--json",
-            p.to_str().unwrap(),
-        ]);
+        simctl_ok(&["replay", "traces/sample.csv", "--quiet", "--json", p.to_str().unwrap()]);
     }
     assert!(std::fs::read(&t).unwrap() == std::fs::read(&u).unwrap());
 }
@@ -97,12 +83,7 @@ fn request_log_has_one_row_per_device_request_with_ordered_times() {
     let tmp = scratch("log");
     let log = tmp.join("log.csv");
     let r = report(
-        &[
-            "replay",
-            "traces/sample.csv",
-            "--log",
-            log.to_str().unwrap(),
-        ],
+        &["replay", "traces/sample.csv", "--log", log.to_str().unwrap()],
         &tmp,
     );
     let text = std::fs::read_to_string(&log).unwrap();
@@ -116,10 +97,7 @@ fn request_log_has_one_row_per_device_request_with_ordered_times() {
         let f: Vec<&str> = l.split(',').collect();
         assert_eq!(f.len(), 8, "{l}");
         let t: Vec<u64> = f[..4].iter().map(|x| x.parse().unwrap()).collect();
-        assert!(
-            t[0] <= t[1] && t[1] <= t[2] && t[2] < t[3],
-            "times ordered: {l}"
-        );
+        assert!(t[0] <= t[1] && t[1] <= t[2] && t[2] < t[3], "times ordered: {l}");
         assert!(["R", "W", "D", "F"].contains(&f[6]));
         rows += 1;
     }
@@ -133,29 +111,12 @@ fn schedulers_lists_noop_and_deadline_with_tunables_units_and_defaults() {
     let out = simctl_ok(&["schedulers"]);
     assert!(out.contains("noop"));
     assert!(out.contains("deadline"));
-    for t in [
-        "read_expire",
-        "write_expire",
-        "writes_starved",
-        "front_merges",
-        "fifo_batch",
-    ] {
+    for t in ["read_expire", "write_expire", "writes_starved", "front_merges", "fifo_batch"] {
         assert!(out.contains(t), "missing tunable {t}:\n{out}");
     }
-    let js: serde_json::Value =
-        serde_json::from_str(&simctl_ok(&["schedulers", "--json", "--hz", "100"])).unwrap();
-    let dl = js
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "deadline")
-        .unwrap();
-    let re = dl["tunables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "read_expire")
-        .unwrap();
+    let js: serde_json::Value = serde_json::from_str(&simctl_ok(&["schedulers", "--json", "--hz", "100"])).unwrap();
+    let dl = js.as_array().unwrap().iter().find(|s| s["name"] == "deadline").unwrap();
+    let re = dl["tunables"].as_array().unwrap().iter().find(|t| t["name"] == "read_expire").unwrap();
     assert_eq!(re["default"], "500");
     assert_eq!(re["unit"], "ms");
 }
@@ -196,57 +157,32 @@ fn bad_input_gets_a_clear_error_and_a_nonzero_exit() {
     let e = simctl_err(&["replay", "no/such/trace.csv"]);
     assert!(e.contains("no/such/trace.csv"), "{e}");
     // Malformed line: file, line and field named.
-    let p = write(
-        "bad_num.csv",
-        "time_us,op,sector,sectors\n0,R,8,8\n10,R,abc,8\n",
-    );
+    let p = write("bad_num.csv", "time_us,op,sector,sectors\n0,R,8,8\n10,R,abc,8\n");
     let e = simctl_err(&["replay", &p]);
     assert!(e.contains("bad_num.csv:3") && e.contains("sector"), "{e}");
     // Unknown column: the valid ones listed.
-    let p = write(
-        "bad_col.csv",
-        "time_us,op,sector,sectors,colour\n0,R,8,8,red\n",
-    );
+    let p = write("bad_col.csv", "time_us,op,sector,sectors,colour\n0,R,8,8,red\n");
     let e = simctl_err(&["replay", &p]);
     assert!(e.contains("colour") && e.contains("pid"), "{e}");
     // Decreasing timestamp.
-    let p = write(
-        "bad_time.csv",
-        "time_us,op,sector,sectors\n10,R,8,8\n5,R,16,8\n",
-    );
+    let p = write("bad_time.csv", "time_us,op,sector,sectors\n10,R,8,8\n5,R,16,8\n");
     let e = simctl_err(&["replay", &p]);
     assert!(e.contains("bad_time.csv:3"), "{e}");
     // Sector beyond the device's capacity.
-    let p = write(
-        "bad_cap.csv",
-        "time_us,op,sector,sectors\n0,R,99999999999,8\n",
-    );
+    let p = write("bad_cap.csv", "time_us,op,sector,sectors\n0,R,99999999999,8\n");
     let e = simctl_err(&["replay", &p]);
     assert!(e.contains("bad_cap.csv:2") && e.contains("capacity"), "{e}");
     // Unknown scheduler: the valid ones listed.
     let e = simctl_err(&["replay", "traces/sample.csv", "--scheduler", "elevatorx"]);
-    assert!(
-        e.contains("elevatorx") && e.contains("deadline") && e.contains("noop"),
-        "{e}"
-    );
+    assert!(e.contains("elevatorx") && e.contains("deadline") && e.contains("noop"), "{e}");
     // Unknown tunable: the valid ones listed.
     let e = simctl_err(&["replay", "traces/sample.csv", "--set", "iosched.quantum=4"]);
     assert!(e.contains("quantum") && e.contains("fifo_batch"), "{e}");
     // Out-of-range tunable.
-    let e = simctl_err(&[
-        "replay",
-        "traces/sample.csv",
-        "--set",
-        "iosched.fifo_batch=abc",
-    ]);
+    let e = simctl_err(&["replay", "traces/sample.csv", "--set", "iosched.fifo_batch=abc"]);
     assert!(e.contains("fifo_batch"), "{e}");
     // Unknown device key.
-    let e = simctl_err(&[
-        "replay",
-        "traces/sample.csv",
-        "--set",
-        "device.nand.warp_speed=9",
-    ]);
+    let e = simctl_err(&["replay", "traces/sample.csv", "--set", "device.nand.warp_speed=9"]);
     assert!(e.contains("warp_speed"), "{e}");
     // Unknown scenario key.
     let p = write("bad.toml", "name='x'\nbogus_key=1\n");

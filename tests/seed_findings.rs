@@ -23,11 +23,7 @@ fn sequential_4k_reads_reach_at_least_three_times_the_iops_of_random_ones() {
     assert_eq!(rnd["requests"]["reads"], 1000);
     assert!(s >= 3.0 * r, "sequential {s:.0} IOPS vs random {r:.0} IOPS");
     // The mechanism: read-ahead makes most sequential calls page-cache hits.
-    assert!(
-        seq["page_cache"]["hits"].as_u64().unwrap() > 900,
-        "{}",
-        seq["page_cache"]
-    );
+    assert!(seq["page_cache"]["hits"].as_u64().unwrap() > 900, "{}", seq["page_cache"]);
 }
 
 #[test]
@@ -44,8 +40,7 @@ fn sorted_strided_reads_finish_faster_than_shuffled_ones() {
     assert!(a < b, "sorted {a:.4} s should beat shuffled {b:.4} s");
     // The mechanism: the mapping cache hits more in ascending order.
     assert!(
-        sorted["device"]["map_cache_hit_rate"].as_f64()
-            > shuffled["device"]["map_cache_hit_rate"].as_f64()
+        sorted["device"]["map_cache_hit_rate"].as_f64() > shuffled["device"]["map_cache_hit_rate"].as_f64()
     );
 }
 
@@ -58,11 +53,7 @@ fn with_16_threads_deadline_beats_noop_and_ascending_requests_are_served_faster(
         &["--scheduler", "deadline", "--log", log.to_str().unwrap()],
         &tmp,
     );
-    let noop = run(
-        "configs/scenarios/rand16-128m.toml",
-        &["--scheduler", "noop"],
-        &tmp,
-    );
+    let noop = run("configs/scenarios/rand16-128m.toml", &["--scheduler", "noop"], &tmp);
     let (d, n) = (
         dl["throughput"]["iops"].as_f64().unwrap(),
         noop["throughput"]["iops"].as_f64().unwrap(),
@@ -80,11 +71,7 @@ fn with_16_threads_deadline_beats_noop_and_ascending_requests_are_served_faster(
         .skip(1)
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            (
-                f[2].parse().unwrap(),
-                f[3].parse().unwrap(),
-                f[4].parse().unwrap(),
-            )
+            (f[2].parse().unwrap(), f[3].parse().unwrap(), f[4].parse().unwrap())
         })
         .collect();
     rows.sort_by_key(|r| r.0); // dispatch order = device start order
@@ -99,13 +86,7 @@ fn with_16_threads_deadline_beats_noop_and_ascending_requests_are_served_faster(
             ndown += 1;
         }
     }
-    assert!(
-        nup > 50 && ndown > 10,
-        "both directions occur: {nup} up, {ndown} down"
-    );
+    assert!(nup > 50 && ndown > 10, "both directions occur: {nup} up, {ndown} down");
     let (mu, md) = (up as f64 / nup as f64, down as f64 / ndown as f64);
-    assert!(
-        mu < md,
-        "ascending mean device time {mu:.0} ns vs descending {md:.0} ns"
-    );
+    assert!(mu < md, "ascending mean device time {mu:.0} ns vs descending {md:.0} ns");
 }

@@ -54,11 +54,7 @@ pub fn simctl_err(args: &[&str]) -> String {
     let out = simctl(args);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!out.status.success(), "simctl {args:?} should fail");
-    assert_ne!(
-        out.status.code(),
-        Some(101),
-        "simctl {args:?} panicked: {err}"
-    );
+    assert_ne!(out.status.code(), Some(101), "simctl {args:?} panicked: {err}");
     assert!(!err.contains("panicked"), "simctl {args:?} panicked: {err}");
     err
 }
