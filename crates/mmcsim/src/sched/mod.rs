@@ -16,6 +16,7 @@
 //!   sysfs units (milliseconds for times), validated.
 
 pub mod bfq;
+pub mod cfq;
 pub mod deadline;
 pub mod fifo_list;
 pub mod fiops;

@@ -68,6 +68,11 @@ impl Registry {
             "BFQ v7r8: per-process queues served in sector budgets by B-WF2Q+, weight raising",
             Box::new(|p| Box::new(super::bfq::Bfq::new(p))),
         );
+        r.register(
+            "cfq",
+            "completely fair queueing: per-process sync time slices, idling, shared async queues",
+            Box::new(|p| Box::new(super::cfq::Cfq::new(p))),
+        );
         r
     }
 
