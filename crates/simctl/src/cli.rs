@@ -33,6 +33,39 @@ pub enum Command {
         #[command(flatten)]
         common: RunArgs,
     },
+    /// Run one workload (a scenario .toml or a trace) under several
+    /// schedulers and show them side by side.
+    Compare {
+        /// Scenario file (.toml) or trace file.
+        workload: PathBuf,
+        /// `all`, or a comma-separated list of NAME[:TUNABLE=VALUE]...,
+        /// e.g. `deadline,cfq,cfq:slice_idle=0`.
+        #[arg(long, value_name = "LIST", default_value = "all")]
+        schedulers: String,
+        /// Write bar charts to PREFIX.png and PREFIX.svg.
+        #[arg(long, value_name = "PREFIX")]
+        plot: Option<PathBuf>,
+        /// Simulations run in parallel (default: one per core); the output
+        /// is identical whatever the number.
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
+        #[command(flatten)]
+        common: RunArgs,
+    },
+    /// Compare a report (or comparison) with a baseline; exit 1 when a
+    /// metric regressed beyond its tolerance, 2 on unusable input.
+    Check {
+        /// The new report (JSON from --json of run, replay or compare).
+        report: PathBuf,
+        /// The baseline report to compare with.
+        #[arg(long, value_name = "FILE")]
+        baseline: PathBuf,
+        /// Allowed worsening of a metric in percent, e.g.
+        /// `latency_us.p99=20`; adds metrics or overrides the defaults.
+        /// Repeatable.
+        #[arg(long = "tolerance", value_name = "METRIC=PCT")]
+        tolerances: Vec<String>,
+    },
     /// List the I/O schedulers with their tunables, defaults and units.
     Schedulers {
         /// Kernel tick rate used to show jiffies-based defaults.

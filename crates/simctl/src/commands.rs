@@ -21,6 +21,37 @@ pub fn dispatch(cli: Cli, registry: &Registry) -> Result<ExitCode> {
             let sc = Scenario::load(&scenario, &sets)?;
             simulate(sc, &common, registry)
         }
+        Command::Compare {
+            workload,
+            schedulers,
+            plot,
+            jobs,
+            common,
+        } => {
+            if common.log.is_some() {
+                anyhow::bail!(
+                    "--log is per run; use `simctl run` or `simctl replay` for a request log"
+                );
+            }
+            let sets = overrides(&common)?;
+            let entries = crate::compare::parse_entries(&schedulers, registry)?;
+            let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)?;
+            if let Some(p) = &common.json {
+                write_out(p, &(serde_json::to_string_pretty(&c)? + "\n"))?;
+            }
+            if let Some(prefix) = &plot {
+                crate::plot::write(&c, prefix)?;
+            }
+            if !common.quiet && common.json.as_deref() != Some(Path::new("-")) {
+                print!("{}", crate::compare::table(&c));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check {
+            report,
+            baseline,
+            tolerances,
+        } => Ok(check(&report, &baseline, &tolerances)),
         Command::Schedulers { hz, json } => schedulers(registry, hz, json),
     }
 }
@@ -62,6 +93,38 @@ fn simulate(sc: Scenario, a: &RunArgs, registry: &Registry) -> Result<ExitCode> 
         print!("{}", report.to_table());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn check(report: &Path, baseline: &Path, tolerances: &[String]) -> ExitCode {
+    use crate::check::{parse_tolerance, table, Unusable};
+    let run = || -> Result<Vec<crate::check::Row>, Unusable> {
+        let t = tolerances
+            .iter()
+            .map(|a| parse_tolerance(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        crate::check::check(report, baseline, &t)
+    };
+    match run() {
+        Err(Unusable(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Ok(rows) => {
+            let bad = rows.iter().filter(|r| !r.ok).count();
+            if bad == 0 {
+                println!(
+                    "check passed: {} metrics within tolerance of {}",
+                    rows.len(),
+                    baseline.display()
+                );
+                ExitCode::SUCCESS
+            } else {
+                print!("{}", table(&rows));
+                println!("check FAILED: {bad} of {} metrics regressed", rows.len());
+                ExitCode::from(1)
+            }
+        }
+    }
 }
 
 fn write_out(p: &Path, text: &str) -> Result<()> {

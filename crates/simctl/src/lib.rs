@@ -4,8 +4,11 @@
 //! scheduler [`Registry`] as a parameter so a researcher's own program can
 //! register a scheduler and reuse the exact same command line.
 
+mod check;
 mod cli;
 mod commands;
+mod compare;
+mod plot;
 
 pub use cli::Cli;
 pub use mmcsim::sched::Registry;

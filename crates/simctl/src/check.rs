@@ -1,0 +1,277 @@
+//! `simctl check`: compare a report with a baseline and fail on a
+//! regression, for CI.
+//!
+//! Exit codes: 0 every metric within tolerance, 1 at least one regressed
+//! (a table says which), 2 unusable input (missing file, not a report, a
+//! metric absent, an unknown metric in `--tolerance`).
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Whether a bigger value of a metric is better or worse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Throughput, fairness, hit rates.
+    HigherIsBetter,
+    /// Latency, write amplification, GC work.
+    LowerIsBetter,
+}
+
+/// Metrics checked by default: (JSON path, direction, tolerance in %).
+pub const DEFAULT_METRICS: &[(&str, Direction, f64)] = &[
+    ("throughput.iops", Direction::HigherIsBetter, 5.0),
+    ("throughput.mb_per_s", Direction::HigherIsBetter, 5.0),
+    ("read.iops", Direction::HigherIsBetter, 5.0),
+    ("write.iops", Direction::HigherIsBetter, 5.0),
+    ("latency_us.mean", Direction::LowerIsBetter, 10.0),
+    ("latency_us.p99", Direction::LowerIsBetter, 15.0),
+    ("latency_us.p999", Direction::LowerIsBetter, 25.0),
+    ("read.latency_us.p99", Direction::LowerIsBetter, 15.0),
+    ("write.latency_us.p99", Direction::LowerIsBetter, 15.0),
+    ("fairness.jain", Direction::HigherIsBetter, 2.0),
+    ("device.waf", Direction::LowerIsBetter, 5.0),
+];
+
+/// The direction of a metric path: known metrics, or by name (`latency`,
+/// `_us`, `waf`, `gc_` are lower-is-better; `iops`, `mb_per_s`, `jain`,
+/// `hit_rate` higher-is-better).
+pub fn direction_of(path: &str) -> Option<Direction> {
+    if let Some((_, d, _)) = DEFAULT_METRICS.iter().find(|(p, _, _)| *p == path) {
+        return Some(*d);
+    }
+    let last = path.rsplit('.').next().unwrap_or(path);
+    if path.contains("latency")
+        || last.ends_with("_us")
+        || last == "waf"
+        || last.starts_with("gc_")
+        || path.contains("breakdown")
+    {
+        Some(Direction::LowerIsBetter)
+    } else if last.contains("iops")
+        || last.contains("mb_per_s")
+        || last == "jain"
+        || last.ends_with("hit_rate")
+    {
+        Some(Direction::HigherIsBetter)
+    } else {
+        None
+    }
+}
+
+/// Outcome of one metric.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Which report (scheduler label for comparisons, `-` for a report).
+    pub report: String,
+    /// Metric path.
+    pub metric: String,
+    /// Baseline value.
+    pub baseline: f64,
+    /// Current value.
+    pub now: f64,
+    /// Relative change in %, signed (None when the baseline is 0).
+    pub change_pct: Option<f64>,
+    /// Allowed worsening in %.
+    pub limit_pct: f64,
+    /// Within tolerance.
+    pub ok: bool,
+}
+
+/// An input problem (exit code 2).
+#[derive(Debug)]
+pub struct Unusable(pub String);
+
+fn load(path: &Path) -> Result<Value, Unusable> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Unusable(format!("{}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Unusable(format!("{}: not valid JSON: {e}", path.display())))
+}
+
+/// The reports inside a document: a single report (`mmcsim-report/1`) or a
+/// comparison (`mmcsim-compare/1`, by label).
+fn reports(v: &Value, path: &Path) -> Result<BTreeMap<String, Value>, Unusable> {
+    let mut out = BTreeMap::new();
+    match v.get("schema").and_then(Value::as_str) {
+        Some("mmcsim-report/1") => {
+            out.insert("-".to_string(), v.clone());
+        }
+        Some("mmcsim-compare/1") => {
+            for r in v["reports"].as_array().into_iter().flatten() {
+                let label = r["label"].as_str().unwrap_or("?").to_string();
+                out.insert(label, r["report"].clone());
+            }
+        }
+        other => {
+            return Err(Unusable(format!(
+                "{}: not an mmcsim report (schema {:?}; expected \"mmcsim-report/1\" or \"mmcsim-compare/1\")",
+                path.display(),
+                other
+            )))
+        }
+    }
+    Ok(out)
+}
+
+fn metric(v: &Value, path: &str) -> Option<f64> {
+    let mut cur = v;
+    for part in path.split('.') {
+        cur = cur.get(part)?;
+    }
+    cur.as_f64()
+}
+
+/// Parses `--tolerance METRIC=PCT`.
+pub fn parse_tolerance(arg: &str) -> Result<(String, f64), Unusable> {
+    let (m, p) = arg.split_once('=').ok_or_else(|| {
+        Unusable(format!(
+            "--tolerance `{arg}`: expected METRIC=PCT, e.g. latency_us.p99=20"
+        ))
+    })?;
+    let pct: f64 = p
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| Unusable(format!("--tolerance `{arg}`: `{p}` is not a percentage")))?;
+    if !(pct.is_finite() && pct >= 0.0) {
+        return Err(Unusable(format!(
+            "--tolerance `{arg}`: the percentage must be ≥ 0"
+        )));
+    }
+    let m = m.trim().to_string();
+    if direction_of(&m).is_none() {
+        let known: Vec<&str> = DEFAULT_METRICS.iter().map(|(p, _, _)| *p).collect();
+        return Err(Unusable(format!(
+            "--tolerance `{arg}`: cannot tell whether higher `{m}` is better; use a latency/_us, waf, gc_, iops, mb_per_s, jain or hit_rate metric, e.g. {}",
+            known.join(", ")
+        )));
+    }
+    Ok((m, pct))
+}
+
+/// Compares `report` with `baseline` under the default tolerances
+/// overridden or extended by `tolerances`.
+pub fn check(
+    report: &Path,
+    baseline: &Path,
+    tolerances: &[(String, f64)],
+) -> Result<Vec<Row>, Unusable> {
+    let now_doc = load(report)?;
+    let base_doc = load(baseline)?;
+    let now = reports(&now_doc, report)?;
+    let base = reports(&base_doc, baseline)?;
+    let mut metrics: Vec<(String, Direction, f64)> = DEFAULT_METRICS
+        .iter()
+        .map(|(p, d, t)| (p.to_string(), *d, *t))
+        .collect();
+    for (m, pct) in tolerances {
+        match metrics.iter_mut().find(|(p, _, _)| p == m) {
+            Some(x) => x.2 = *pct,
+            None => metrics.push((m.clone(), direction_of(m).expect("validated"), *pct)),
+        }
+    }
+    let mut rows = Vec::new();
+    for (label, b) in &base {
+        let n = now.get(label).ok_or_else(|| {
+            Unusable(format!(
+                "{}: no report `{label}` to compare with the baseline's",
+                report.display()
+            ))
+        })?;
+        for (m, dir, limit) in &metrics {
+            let (Some(bv), Some(nv)) = (metric(b, m), metric(n, m)) else {
+                return Err(Unusable(format!(
+                    "metric `{m}` missing from {} or {}",
+                    baseline.display(),
+                    report.display()
+                )));
+            };
+            let change = if bv != 0.0 {
+                Some((nv - bv) / bv.abs() * 100.0)
+            } else {
+                None
+            };
+            let worse = match dir {
+                Direction::HigherIsBetter => bv - nv,
+                Direction::LowerIsBetter => nv - bv,
+            };
+            let ok = if bv == 0.0 {
+                worse <= 0.0
+            } else {
+                worse / bv.abs() * 100.0 <= *limit + 1e-9
+            };
+            rows.push(Row {
+                report: label.clone(),
+                metric: m.clone(),
+                baseline: bv,
+                now: nv,
+                change_pct: change,
+                limit_pct: *limit,
+                ok,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The per-metric table.
+pub fn table(rows: &[Row]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<14} {:<24} {:>14} {:>14} {:>9} {:>10}  result",
+        "report", "metric", "baseline", "now", "change", "limit"
+    );
+    for r in rows {
+        let change = r
+            .change_pct
+            .map_or("n/a".to_string(), |c| format!("{c:+.1}%"));
+        let dir = match direction_of(&r.metric) {
+            Some(Direction::HigherIsBetter) => "-",
+            _ => "+",
+        };
+        let _ = writeln!(
+            s,
+            "{:<14} {:<24} {:>14.3} {:>14.3} {:>9} {:>9}{}  {}",
+            r.report,
+            r.metric,
+            r.baseline,
+            r.now,
+            change,
+            format!("{dir}{:.1}", r.limit_pct),
+            "%",
+            if r.ok { "ok" } else { "REGRESSED" }
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directions_follow_the_metric_meaning() {
+        assert_eq!(
+            direction_of("throughput.iops"),
+            Some(Direction::HigherIsBetter)
+        );
+        assert_eq!(
+            direction_of("latency_us.p99"),
+            Some(Direction::LowerIsBetter)
+        );
+        assert_eq!(
+            direction_of("device.map_cache_hit_rate"),
+            Some(Direction::HigherIsBetter)
+        );
+        assert_eq!(
+            direction_of("device.gc_runs"),
+            Some(Direction::LowerIsBetter)
+        );
+        assert_eq!(direction_of("requests.count"), None);
+        assert!(parse_tolerance("requests.count=5").is_err());
+        assert_eq!(parse_tolerance("latency_us.p99=20%").unwrap().1, 20.0);
+    }
+}
