@@ -234,14 +234,13 @@ pub fn table(rows: &[Row]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<14} {:<24} {:>14.3} {:>14.3} {:>9} {:>9}{}  {}",
+            "{:<14} {:<24} {:>14.3} {:>14.3} {:>9} {:>9}%  {}",
             r.report,
             r.metric,
             r.baseline,
             r.now,
             change,
             format!("{dir}{:.1}", r.limit_pct),
-            "%",
             if r.ok { "ok" } else { "REGRESSED" }
         );
     }

@@ -20,8 +20,11 @@ pub enum Command {
     /// Replay a block trace (native CSV) open loop: each request is issued
     /// at its recorded time.
     Replay {
-        /// Trace file (native CSV: time_<unit>,op,sector,sectors[,pid,process,sync]).
+        /// Trace file (format detected from content; gzip read
+        /// transparently; see `simctl trace formats`).
         trace: PathBuf,
+        #[command(flatten)]
+        replay: TraceArgs,
         #[command(flatten)]
         common: RunArgs,
     },
@@ -50,6 +53,8 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         jobs: Option<usize>,
         #[command(flatten)]
+        replay: TraceArgs,
+        #[command(flatten)]
         common: RunArgs,
     },
     /// Compare a report (or comparison) with a baseline; exit 1 when a
@@ -75,6 +80,73 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// How a trace is read and replayed (for `replay`, and `compare` of a
+/// trace).
+#[derive(Debug, Args, Default)]
+pub struct TraceArgs {
+    /// Trace format, overriding detection (see `simctl trace formats`).
+    #[arg(long, value_name = "NAME")]
+    pub format: Option<String>,
+    /// Time unit for formats that do not fix one: s, ms, us or ns.
+    #[arg(long, value_name = "UNIT")]
+    pub time_unit: Option<String>,
+    /// Replay only this device of a multi-device trace.
+    #[arg(long, value_name = "ID")]
+    pub device_id: Option<u32>,
+    /// Replay every device of a multi-device trace onto the modelled one.
+    #[arg(long)]
+    pub all_devices: bool,
+    /// `timed`: open loop at the recorded times; `closed`: per process,
+    /// the next request when the previous completes plus the recorded
+    /// think time (fair for comparing schedulers).
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Time scale for timed replay (2 = twice as fast).
+    #[arg(long, value_name = "X")]
+    pub speed: Option<f64>,
+    /// Requests beyond the device's capacity: `error` (default), `wrap`
+    /// (modulo capacity) or `compact` (touched regions packed densely).
+    #[arg(long, value_name = "HOW")]
+    pub fit: Option<String>,
+    /// Replay this trace's writes and discards (unmeasured) before
+    /// measurement, e.g. a Pixel 6a `_precond` file.
+    #[arg(long, value_name = "FILE")]
+    pub precondition: Option<PathBuf>,
+}
+
+impl TraceArgs {
+    /// The options as `trace.<key>` overrides.
+    pub fn sets(&self) -> Vec<(String, String)> {
+        let mut s = Vec::new();
+        let mut put = |k: &str, v: String| s.push((format!("trace.{k}"), v));
+        if let Some(v) = &self.format {
+            put("format", v.clone());
+        }
+        if let Some(v) = &self.time_unit {
+            put("time_unit", v.clone());
+        }
+        if let Some(v) = self.device_id {
+            put("device_id", v.to_string());
+        }
+        if self.all_devices {
+            put("all_devices", "true".into());
+        }
+        if let Some(v) = &self.mode {
+            put("mode", v.clone());
+        }
+        if let Some(v) = self.speed {
+            put("speed", v.to_string());
+        }
+        if let Some(v) = &self.fit {
+            put("fit", v.clone());
+        }
+        if let Some(v) = &self.precondition {
+            put("precondition", v.display().to_string());
+        }
+        s
+    }
 }
 
 /// Options shared by `replay` and `run`.

@@ -11,8 +11,13 @@ use std::process::ExitCode;
 
 pub fn dispatch(cli: Cli, registry: &Registry) -> Result<ExitCode> {
     match cli.command {
-        Command::Replay { trace, common } => {
-            let sets = overrides(&common)?;
+        Command::Replay {
+            trace,
+            replay,
+            common,
+        } => {
+            let mut sets = replay.sets();
+            sets.extend(overrides(&common)?);
             let sc = Scenario::for_trace(&trace, &sets)?;
             simulate(sc, &common, registry)
         }
@@ -26,6 +31,7 @@ pub fn dispatch(cli: Cli, registry: &Registry) -> Result<ExitCode> {
             schedulers,
             plot,
             jobs,
+            replay,
             common,
         } => {
             if common.log.is_some() {
@@ -33,7 +39,12 @@ pub fn dispatch(cli: Cli, registry: &Registry) -> Result<ExitCode> {
                     "--log is per run; use `simctl run` or `simctl replay` for a request log"
                 );
             }
-            let sets = overrides(&common)?;
+            let mut sets = if workload.extension().is_some_and(|e| e == "toml") {
+                Vec::new()
+            } else {
+                replay.sets()
+            };
+            sets.extend(overrides(&common)?);
             let entries = crate::compare::parse_entries(&schedulers, registry)?;
             let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)?;
             if let Some(p) = &common.json {

@@ -35,7 +35,16 @@ where
     match commands::dispatch(cli, registry) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // The context chain, skipping causes a message already quotes.
+            let mut msg = e.to_string();
+            for cause in e.chain().skip(1) {
+                let c = cause.to_string();
+                if !msg.contains(&c) {
+                    msg.push_str(": ");
+                    msg.push_str(&c);
+                }
+            }
+            eprintln!("error: {msg}");
             ExitCode::from(1)
         }
     }

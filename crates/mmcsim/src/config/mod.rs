@@ -13,5 +13,6 @@ mod scenario;
 
 pub use overrides::{apply_set, parse_set};
 pub use scenario::{
-    FileSpec, HostConfig, JobOp, JobSpec, Order, Pattern, Scenario, SchedulerSpec, TraceSpec,
+    FileSpec, FitMode, HostConfig, JobOp, JobSpec, Order, Pattern, ReplayMode, Scenario,
+    SchedulerSpec, TraceSpec,
 };

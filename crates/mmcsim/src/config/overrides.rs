@@ -41,6 +41,7 @@ const SECTIONS: &[&str] = &[
     "host",
     "writeback",
     "precondition",
+    "trace",
     "seed",
 ];
 

@@ -235,16 +235,67 @@ fn one() -> u32 {
     1
 }
 
-/// A trace to replay open loop: each record is issued at its recorded time
-/// (divided by `speed`).
+/// How trace records are issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayMode {
+    /// Open loop: each record at its recorded time (divided by `speed`),
+    /// whatever the simulated system does.
+    #[default]
+    Timed,
+    /// Closed loop per process: a process issues its next record when its
+    /// previous one completes, plus the think time recorded between them.
+    Closed,
+}
+
+/// What to do with records addressing beyond the modelled device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FitMode {
+    /// Refuse the trace, naming the highest sector found.
+    #[default]
+    Error,
+    /// Map sectors modulo the capacity.
+    Wrap,
+    /// Pack the touched 1 MiB regions densely, preserving their order and
+    /// the distances inside each run of touched regions.
+    Compact,
+}
+
+/// A trace to replay.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSpec {
-    /// Trace file, relative to the scenario file.
+    /// Trace file, relative to the scenario file (gzip is read
+    /// transparently).
     pub path: PathBuf,
-    /// Time scale: 2.0 replays twice as fast.
+    /// Format name (see `simctl trace formats`); absent = detected from
+    /// the content.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Time unit for formats that do not fix one (`s`, `ms`, `us`, `ns`).
+    #[serde(default)]
+    pub time_unit: Option<String>,
+    /// Replay only this device id of a multi-device trace.
+    #[serde(default)]
+    pub device_id: Option<u32>,
+    /// Replay every device of a multi-device trace onto the one modelled
+    /// device.
+    #[serde(default)]
+    pub all_devices: bool,
+    /// Timed (open loop) or closed (per process) replay.
+    #[serde(default)]
+    pub mode: ReplayMode,
+    /// Time scale of timed replay: 2.0 replays twice as fast.
     #[serde(default = "unit_speed")]
     pub speed: f64,
+    /// Records beyond the device's capacity: error, wrap or compact.
+    #[serde(default)]
+    pub fit: FitMode,
+    /// A trace replayed (unmeasured) before measurement to precondition
+    /// the device: its writes and discards are applied to the FTL.
+    #[serde(default)]
+    pub precondition: Option<PathBuf>,
 }
 
 fn unit_speed() -> f64 {

@@ -495,6 +495,22 @@ impl Emmc {
         self.ftl.restore_stats(saved);
     }
 
+    /// Unmeasured, untimed TRIM of a sector range (replaying a
+    /// preconditioning trace's discards); statistics and timelines are left
+    /// untouched.
+    pub fn trim_untimed(&mut self, sector: u64, sectors: u64) {
+        let n = self.ftl.user_lpns() as u64;
+        let first = (sector / SECTORS_PER_PAGE).min(n) as u32;
+        let end = (sector + sectors).div_ceil(SECTORS_PER_PAGE).min(n) as u32;
+        let saved = *self.ftl.stats();
+        for lpn in first..end {
+            self.wbuf.discard(lpn);
+            self.ftl.trim(lpn);
+            self.expected[lpn as usize] = 0;
+        }
+        self.ftl.restore_stats(saved);
+    }
+
     /// Makes every resource idle at time 0 and forgets controller caches
     /// (used after preconditioning: a measurement starts cold).
     fn reset_timelines(&mut self) {

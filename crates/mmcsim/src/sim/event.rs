@@ -15,8 +15,11 @@ pub enum Event {
     ThreadDone(u32),
     /// A thread's prepared bios reach the block layer (under one plug).
     SubmitPlug(u32),
-    /// The next trace record is due.
+    /// Timed replay: the next trace record is due.
     TraceArrival,
+    /// Closed-loop replay: the traced process with this thread index
+    /// issues its next record.
+    TraceNext(u32),
     /// `mmcqd` runs: start the prepared request, fetch the next.
     DriverRun,
     /// The device finished a request.

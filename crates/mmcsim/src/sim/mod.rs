@@ -10,12 +10,13 @@ mod event;
 mod log;
 mod report;
 mod threads;
-mod trace_feed;
+pub mod trace_feed;
 mod writeback;
 
 pub use event::Event;
 pub use log::{LogRow, RequestLog, HEADER as LOG_HEADER};
 pub use report::Report;
+pub use trace_feed::{PreconditionTrace, TraceInfo};
 
 use crate::block::request::{Bio, RqId};
 use crate::block::BlockLayer;
@@ -108,6 +109,10 @@ pub struct Simulation {
     active_threads: u32,
     precondition: PreconditionSummary,
     max_bio_sectors: u32,
+    /// An error raised inside an event handler that cannot return one
+    /// (e.g. a malformed record met while reading ahead); the run stops
+    /// with it after the event.
+    deferred_error: Option<Error>,
 }
 
 impl Simulation {
@@ -180,6 +185,14 @@ impl Simulation {
                 device.write_untimed(f.first_sector, f.pages * SECTORS_PER_PAGE);
             }
         }
+        let precondition_trace = match sc
+            .trace
+            .as_ref()
+            .and_then(|t| t.precondition.as_ref().map(|p| (t, p)))
+        {
+            Some((t, p)) => Some(trace_feed::precondition(&mut device, &sc.resolve(p), p, t)?),
+            None => None,
+        };
         device.reset_stats();
 
         let mut collector = Collector::new();
@@ -190,12 +203,11 @@ impl Simulation {
         let flusher_thread = threads.len() as u32;
         let trace_base = flusher_thread + has_flusher(&sc) as u32;
         let trace = match &sc.trace {
-            Some(t) => Some(TraceFeed::open(
-                &sc.resolve(&t.path),
-                t.speed,
-                capacity,
-                trace_base,
-            )?),
+            Some(t) => {
+                let mut feed = TraceFeed::open(&sc.resolve(&t.path), t, capacity, trace_base)?;
+                feed.set_precondition(precondition_trace);
+                Some(feed)
+            }
             None => None,
         };
         let costs = sc.host.resolve();
@@ -226,6 +238,7 @@ impl Simulation {
             timer_at: None,
             precondition,
             max_bio_sectors,
+            deferred_error: None,
             q: EventQueue::new(),
             sc,
         })
@@ -242,13 +255,14 @@ impl Simulation {
             let first = self.sc.writeback.writeback_interval_ns();
             self.q.push(first, Event::FlusherTick);
         }
-        if let Some(feed) = self.trace.as_mut() {
-            if let Some(at) = feed.prime()? {
-                self.q.push(at, Event::TraceArrival);
-            }
+        if self.trace.is_some() {
+            self.trace_start()?;
         }
         while let Some((now, ev)) = self.q.pop() {
             self.handle(now, ev)?;
+            if let Some(e) = self.deferred_error.take() {
+                return Err(e);
+            }
         }
         self.check_drained()?;
         if let Some(log) = self.log.take() {
@@ -265,6 +279,7 @@ impl Simulation {
             Event::ThreadDone(t) => self.thread_done(now, t),
             Event::SubmitPlug(t) => self.submit_plug(now, t),
             Event::TraceArrival => return self.trace_arrival(now),
+            Event::TraceNext(t) => return self.trace_next(now, t),
             Event::DriverRun => {
                 if self.driver_kick == Some(now) {
                     self.driver_kick = None;

@@ -65,6 +65,8 @@ pub struct Report {
     pub device_profile: DeviceConfig,
     /// What preconditioning did before measurement.
     pub precondition: PreconditionSummary,
+    /// The replayed trace: format, mode, rebasing, fit, recorded latency.
+    pub trace: Option<super::trace_feed::TraceInfo>,
 }
 
 pub(super) fn build(sim: &Simulation) -> Report {
@@ -97,6 +99,7 @@ pub(super) fn build(sim: &Simulation) -> Report {
         host: sc.host.clone(),
         device_profile: sim.device.config().clone(),
         precondition: sim.precondition.clone(),
+        trace: sim.trace.as_ref().map(|t| t.info()),
     }
 }
 

@@ -404,8 +404,12 @@ impl Simulation {
             self.q
                 .push(now + self.costs.wakeup, Event::ThreadDone(thread));
         } else {
-            // A trace record: it completes when its last bio does.
+            // A trace record: it completes when its last bio does; in
+            // closed loop its process then issues its next record.
             self.finish_call(now, id);
+            if let Err(e) = self.trace_call_done(now, thread) {
+                self.deferred_error.get_or_insert(e);
+            }
         }
     }
 

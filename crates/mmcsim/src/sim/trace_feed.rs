@@ -1,114 +1,505 @@
-//! Open-loop trace replay: each record is issued at its recorded time
-//! (divided by the speed factor), read one at a time from a streaming
-//! reader, so memory does not grow with the trace.
+//! Trace replay: records are read one at a time from a streaming reader
+//! and issued either at their recorded times (timed, open loop) or per
+//! process when the previous record of that process completes, plus the
+//! think time recorded between them (closed loop).
+//!
+//! Before replay one streaming pre-pass measures the trace: its first
+//! timestamp (the replay is rebased to start at zero), its highest sector
+//! (a trace from a bigger device is refused unless `fit` says how to map
+//! it), and, for `fit = "compact"`, the touched 1 MiB regions.
 
-use super::{Call, Event, Simulation, NO_CALL};
+use super::{Call, Event, Simulation};
 use crate::block::request::Bio;
+use crate::config::{FitMode, ReplayMode, TraceSpec};
+use crate::device::Emmc;
 use crate::error::{Error, Result};
+use crate::stats::histogram::{LatencyHistogram, LatencySummary};
 use crate::stats::report::{CallKind, Collector};
 use crate::types::{IoPrio, Ns, Op, SECTOR_BYTES};
 use crate::workload::trace::native_csv::NativeCsvReader;
 use crate::workload::trace::{TraceReader, TraceRecord};
-use std::collections::BTreeMap;
-use std::path::Path;
+use serde::Serialize;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
 
-/// The trace being replayed and the process → thread mapping.
+/// Sectors per compaction region (1 MiB).
+const REGION_SECTORS: u64 = 2048;
+
+/// Opens `path` with the reader its format needs.
+pub(super) fn open_reader(path: &Path, spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
+    if let Some(f) = &spec.format {
+        if f != "native" {
+            return Err(Error::config(format!(
+                "trace format `{f}` is not available; valid: native"
+            )));
+        }
+    }
+    Ok(Box::new(NativeCsvReader::open(path)?))
+}
+
+/// The recorded completion time of a record, where its format has one.
+fn recorded_done(_r: &TraceRecord) -> Option<Ns> {
+    None
+}
+
+/// What the pre-pass learned about a trace.
+struct Scan {
+    records: u64,
+    first_ns: Option<Ns>,
+    /// One past the highest sector addressed.
+    end_sector: u64,
+    /// Line of the record that addresses it.
+    end_line: u64,
+    /// Touched regions, ascending (only for `fit = "compact"`).
+    regions: Vec<u64>,
+}
+
+fn scan(path: &Path, spec: &TraceSpec) -> Result<Scan> {
+    let mut reader = open_reader(path, spec)?;
+    let mut s = Scan {
+        records: 0,
+        first_ns: None,
+        end_sector: 0,
+        end_line: 0,
+        regions: Vec::new(),
+    };
+    let mut touched = std::collections::BTreeSet::new();
+    while let Some(r) = reader.next_record() {
+        let r = r?;
+        s.records += 1;
+        s.first_ns.get_or_insert(r.time_ns);
+        if r.op != Op::Flush {
+            let end = r.sector + r.sectors as u64;
+            if end > s.end_sector {
+                s.end_sector = end;
+                s.end_line = r.line;
+            }
+            if spec.fit == FitMode::Compact {
+                let last = end.saturating_sub(1) / REGION_SECTORS;
+                for g in r.sector / REGION_SECTORS..=last {
+                    touched.insert(g);
+                }
+            }
+        }
+    }
+    s.regions = touched.into_iter().collect();
+    Ok(s)
+}
+
+/// How sectors of the trace land on the device.
+#[derive(Clone, Debug)]
+struct Fit {
+    mode: FitMode,
+    capacity: u64,
+    regions: Vec<u64>,
+}
+
+impl Fit {
+    fn map(&self, sector: u64, sectors: u32) -> u64 {
+        match self.mode {
+            FitMode::Error => sector,
+            FitMode::Wrap => {
+                // Keep the whole request on the device.
+                let room = self.capacity - sectors as u64;
+                if sector <= room {
+                    sector
+                } else {
+                    sector % (room + 1)
+                }
+            }
+            FitMode::Compact => {
+                let g = sector / REGION_SECTORS;
+                let rank = self
+                    .regions
+                    .binary_search(&g)
+                    .expect("every touched region was scanned") as u64;
+                rank * REGION_SECTORS + sector % REGION_SECTORS
+            }
+        }
+    }
+}
+
+/// The trace part of the report.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TraceInfo {
+    /// The trace, as given.
+    pub path: String,
+    /// Its format.
+    pub format: String,
+    /// `timed` or `closed`.
+    pub mode: ReplayMode,
+    /// Time scale of timed replay.
+    pub speed: f64,
+    /// Records in the trace.
+    pub records: u64,
+    /// The first record's original timestamp, ns: replay starts it at 0.
+    pub rebased_from_ns: Ns,
+    /// One past the highest sector the trace addresses.
+    pub highest_sector: u64,
+    /// How out-of-capacity records were mapped.
+    pub fit: FitMode,
+    /// Records whose sector the fit changed.
+    pub remapped: u64,
+    /// Touched 1 MiB regions (compact fit), else 0.
+    pub regions: u64,
+    /// Latency the trace itself recorded (issue to completion), where its
+    /// format has completions; beside the simulated `latency_us`.
+    pub recorded_latency_us: Option<LatencySummary>,
+    /// The preconditioning trace, if any.
+    pub precondition: Option<PreconditionTrace>,
+}
+
+/// What a preconditioning trace did.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PreconditionTrace {
+    /// The trace, as given.
+    pub path: String,
+    /// Write records applied.
+    pub writes: u64,
+    /// Discard records applied.
+    pub discards: u64,
+    /// Sectors written.
+    pub sectors_written: u64,
+}
+
+/// Per-process state of closed-loop replay.
+#[derive(Default)]
+struct Process {
+    thread: u32,
+    queue: VecDeque<TraceRecord>,
+    /// Recorded issue and completion of the previous record.
+    prev: Option<(Ns, Option<Ns>)>,
+}
+
+/// The trace being replayed.
 pub(super) struct TraceFeed {
     reader: Box<dyn TraceReader>,
+    spec: TraceSpec,
+    /// Timed mode: the next record to issue.
     next: Option<TraceRecord>,
-    speed: f64,
+    eof: bool,
     capacity: u64,
-    /// pid → thread index in the collector.
-    pids: BTreeMap<u32, u32>,
+    fit: Fit,
+    base_ns: Ns,
+    info: TraceInfo,
+    recorded: LatencyHistogram,
+    /// pid → process (thread index, closed-loop queue).
+    procs: BTreeMap<u32, Process>,
+    /// Thread index → pid.
+    pid_of: Vec<u32>,
     thread_base: u32,
 }
 
 impl TraceFeed {
-    /// Opens the trace at `path`; records beyond `capacity` sectors are an
-    /// error; traced processes get thread indices from `thread_base` on.
+    /// Opens and scans the trace of `spec` (path resolved by the caller),
+    /// refusing records beyond `capacity` sectors unless a fit is chosen;
+    /// traced processes get thread indices from `thread_base` on.
     pub(super) fn open(
         path: &Path,
-        speed: f64,
+        spec: &TraceSpec,
         capacity: u64,
         thread_base: u32,
     ) -> Result<TraceFeed> {
-        let reader = NativeCsvReader::open(path)?;
+        let s = scan(path, spec)?;
+        if s.end_sector > capacity && spec.fit == FitMode::Error {
+            return Err(Error::Parse {
+                path: path.to_path_buf(),
+                line: s.end_line,
+                field: "sector".into(),
+                message: format!(
+                    "the trace addresses sectors up to {} ({:.1} GiB; the highest, on this line) but the modelled device's capacity is {} sectors ({:.1} GiB); use a bigger device profile (--device), or map the trace with --fit wrap (sector modulo capacity) or --fit compact (touched 1 MiB regions packed densely)",
+                    s.end_sector - 1,
+                    s.end_sector as f64 / 2048.0 / 1024.0,
+                    capacity,
+                    capacity as f64 / 2048.0 / 1024.0
+                ),
+            });
+        }
+        if spec.fit == FitMode::Compact && s.regions.len() as u64 * REGION_SECTORS > capacity {
+            return Err(Error::Workload(format!(
+                "{}: the trace touches {} MiB, more than the device's {} MiB even when compacted",
+                path.display(),
+                s.regions.len(),
+                capacity / 2048
+            )));
+        }
+        let reader = open_reader(path, spec)?;
+        let info = TraceInfo {
+            path: spec.path.display().to_string(),
+            format: reader.format_name().to_string(),
+            mode: spec.mode,
+            speed: spec.speed,
+            records: s.records,
+            rebased_from_ns: s.first_ns.unwrap_or(0),
+            highest_sector: s.end_sector,
+            fit: spec.fit,
+            remapped: 0,
+            regions: s.regions.len() as u64,
+            recorded_latency_us: None,
+            precondition: None,
+        };
         Ok(TraceFeed {
-            reader: Box::new(reader),
+            reader,
+            spec: spec.clone(),
             next: None,
-            speed,
+            eof: false,
             capacity,
-            pids: BTreeMap::new(),
+            fit: Fit {
+                mode: spec.fit,
+                capacity,
+                regions: s.regions,
+            },
+            base_ns: s.first_ns.unwrap_or(0),
+            info,
+            recorded: LatencyHistogram::new(),
+            procs: BTreeMap::new(),
+            pid_of: Vec::new(),
             thread_base,
         })
     }
 
     /// True while records remain to be issued.
     pub(super) fn has_next(&self) -> bool {
-        self.next.is_some()
+        !self.eof || self.next.is_some() || self.procs.values().any(|p| !p.queue.is_empty())
     }
 
-    /// Reads the first record; returns its issue time.
-    pub(super) fn prime(&mut self) -> Result<Option<Ns>> {
-        self.advance()
+    /// Records what preconditioning from a trace did, for the report.
+    pub(super) fn set_precondition(&mut self, p: Option<PreconditionTrace>) {
+        self.info.precondition = p;
     }
 
-    /// Reads and checks the next record; returns its issue time.
-    fn advance(&mut self) -> Result<Option<Ns>> {
-        self.next = match self.reader.next_record() {
-            None => None,
-            Some(r) => Some(r?),
-        };
-        let Some(r) = &self.next else {
-            return Ok(None);
-        };
-        if r.op != Op::Flush && r.sector + r.sectors as u64 > self.capacity {
-            return Err(Error::Parse {
-                path: self.reader.path().to_path_buf(),
-                line: r.line,
-                field: "sector".into(),
-                message: format!(
-                    "sectors {}..{} lie beyond the modelled device's capacity of {} sectors ({} MiB); use a bigger device profile (--device) or a trace that fits",
-                    r.sector,
-                    r.sector + r.sectors as u64,
-                    self.capacity,
-                    self.capacity / 2048
-                ),
-            });
+    /// The report's trace section.
+    pub(super) fn info(&self) -> TraceInfo {
+        let mut i = self.info.clone();
+        if self.recorded.count() > 0 {
+            i.recorded_latency_us = Some(self.recorded.summary());
         }
-        let t = if self.speed == 1.0 {
-            r.time_ns
+        i
+    }
+
+    /// Replay time of a recorded timestamp: rebased to zero and scaled.
+    fn replay_time(&self, t: Ns) -> Ns {
+        let t = t.saturating_sub(self.base_ns);
+        if self.spec.speed == 1.0 {
+            t
         } else {
-            (r.time_ns as f64 / self.speed).round() as Ns
-        };
-        Ok(Some(t))
+            (t as f64 / self.spec.speed).round() as Ns
+        }
     }
 
-    /// The thread index of `pid`, registering a new process on first sight.
-    fn thread_of(&mut self, pid: u32, process: Option<u32>, collector: &mut Collector) -> u32 {
-        if let Some(&t) = self.pids.get(&pid) {
-            return t;
+    /// Reads the next record, applying the capacity check and the fit.
+    fn read(&mut self) -> Result<Option<TraceRecord>> {
+        if self.eof {
+            return Ok(None);
         }
-        let t = self.thread_base + self.pids.len() as u32;
-        let name = match process {
-            Some(p) => self.reader.process_name(p).to_string(),
-            None => format!("pid {pid}"),
+        let mut r = match self.reader.next_record() {
+            None => {
+                self.eof = true;
+                return Ok(None);
+            }
+            Some(r) => r?,
         };
-        collector.add_thread(t, &name, pid);
-        self.pids.insert(pid, t);
-        t
+        if let Some(d) = recorded_done(&r) {
+            self.recorded.record(d.saturating_sub(r.time_ns));
+        }
+        if r.op != Op::Flush {
+            let mapped = self.fit.map(r.sector, r.sectors);
+            if mapped != r.sector {
+                self.info.remapped += 1;
+                r.sector = mapped;
+            }
+            if r.sector + r.sectors as u64 > self.capacity {
+                return Err(Error::Parse {
+                    path: self.reader.path().to_path_buf(),
+                    line: r.line,
+                    field: "sectors".into(),
+                    message: format!(
+                        "a request of {} sectors does not fit the modelled device of {} sectors",
+                        r.sectors, self.capacity
+                    ),
+                });
+            }
+        }
+        Ok(Some(r))
+    }
+
+    /// The process of `pid`, registered (with a thread index) on first
+    /// sight.
+    fn process(
+        &mut self,
+        pid: u32,
+        process: Option<u32>,
+        collector: &mut Collector,
+    ) -> &mut Process {
+        if !self.procs.contains_key(&pid) {
+            let thread = self.thread_base + self.procs.len() as u32;
+            let name = match process {
+                Some(p) => self.reader.process_name(p).to_string(),
+                None => format!("pid {pid}"),
+            };
+            collector.add_thread(thread, &name, pid);
+            self.pid_of.push(pid);
+            self.procs.insert(
+                pid,
+                Process {
+                    thread,
+                    ..Process::default()
+                },
+            );
+        }
+        self.procs.get_mut(&pid).expect("just inserted")
     }
 }
 
+/// Applies a preconditioning trace's writes and discards to the device,
+/// untimed and unmeasured.
+pub(super) fn precondition(
+    device: &mut Emmc,
+    path: &Path,
+    shown: &Path,
+    spec: &TraceSpec,
+) -> Result<PreconditionTrace> {
+    let capacity = device.capacity_sectors();
+    let pspec = TraceSpec {
+        path: PathBuf::from(path),
+        precondition: None,
+        ..spec.clone()
+    };
+    let mut feed = TraceFeed::open(path, &pspec, capacity, 0)?;
+    let mut out = PreconditionTrace {
+        path: shown.display().to_string(),
+        writes: 0,
+        discards: 0,
+        sectors_written: 0,
+    };
+    while let Some(r) = feed.read()? {
+        match r.op {
+            Op::Write => {
+                device.write_untimed(r.sector, r.sectors as u64);
+                out.writes += 1;
+                out.sectors_written += r.sectors as u64;
+            }
+            Op::Discard => {
+                device.trim_untimed(r.sector, r.sectors as u64);
+                out.discards += 1;
+            }
+            Op::Read | Op::Flush => {}
+        }
+    }
+    Ok(out)
+}
+
 impl Simulation {
-    /// Issues the due trace record and schedules the next one.
+    /// Schedules the start of trace replay.
+    pub(super) fn trace_start(&mut self) -> Result<()> {
+        let feed = self.trace.as_mut().expect("trace");
+        match feed.spec.mode {
+            ReplayMode::Timed => {
+                feed.next = feed.read()?;
+                if let Some(r) = &feed.next {
+                    let at = feed.replay_time(r.time_ns);
+                    self.q.push(at, Event::TraceArrival);
+                }
+            }
+            ReplayMode::Closed => {
+                // Discover the first process; the others start as the
+                // read-ahead meets them.
+                self.closed_read_ahead(None)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Timed replay: issues the due record and schedules the next one.
     pub(super) fn trace_arrival(&mut self, now: Ns) -> Result<()> {
         let feed = self.trace.as_mut().expect("trace arrival without a trace");
         let Some(r) = feed.next.take() else {
             return Ok(());
         };
-        let pid = r.pid.unwrap_or(0);
-        let thread = feed.thread_of(pid, r.process, &mut self.collector);
+        let thread = feed
+            .process(r.pid.unwrap_or(0), r.process, &mut self.collector)
+            .thread;
+        self.issue_record(now, &r, thread);
+        let feed = self.trace.as_mut().expect("trace");
+        feed.next = feed.read()?;
+        if let Some(r) = &feed.next {
+            let at = feed.replay_time(r.time_ns);
+            self.q.push(at, Event::TraceArrival);
+        }
+        Ok(())
+    }
+
+    /// Closed loop: reads records until process `want` has one queued (or
+    /// the trace ends), queuing the others' records and scheduling each
+    /// newly seen process to start at its first record's time.
+    fn closed_read_ahead(&mut self, want: Option<u32>) -> Result<()> {
+        loop {
+            let feed = self.trace.as_mut().expect("trace");
+            if let Some(p) = want {
+                if feed.procs.get(&p).is_some_and(|p| !p.queue.is_empty()) {
+                    return Ok(());
+                }
+            }
+            let Some(r) = feed.read()? else {
+                return Ok(());
+            };
+            let pid = r.pid.unwrap_or(0);
+            let at = feed.replay_time(r.time_ns);
+            let new = !feed.procs.contains_key(&pid);
+            let proc = feed.process(pid, r.process, &mut self.collector);
+            proc.queue.push_back(r);
+            if new {
+                let thread = proc.thread;
+                self.q.push(at, Event::TraceNext(thread));
+                if want.is_none() {
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Closed loop: process of thread `thread` issues its next record.
+    pub(super) fn trace_next(&mut self, now: Ns, thread: u32) -> Result<()> {
+        let feed = self.trace.as_mut().expect("trace");
+        let pid = feed.pid_of[(thread - feed.thread_base) as usize];
+        let proc = feed.procs.get_mut(&pid).expect("known process");
+        let Some(r) = proc.queue.pop_front() else {
+            return Ok(());
+        };
+        proc.prev = Some((r.time_ns, recorded_done(&r)));
+        self.issue_record(now, &r, thread);
+        Ok(())
+    }
+
+    /// Closed loop: a traced process's record completed at `now`; its next
+    /// record follows after the recorded think time.
+    pub(super) fn trace_call_done(&mut self, now: Ns, thread: u32) -> Result<()> {
+        let Some(feed) = self.trace.as_mut() else {
+            return Ok(());
+        };
+        if feed.spec.mode != ReplayMode::Closed {
+            return Ok(());
+        }
+        let pid = feed.pid_of[(thread - feed.thread_base) as usize];
+        self.closed_read_ahead(Some(pid))?;
+        let feed = self.trace.as_mut().expect("trace");
+        let speed = feed.spec.speed;
+        let proc = feed.procs.get_mut(&pid).expect("known process");
+        let Some(next) = proc.queue.front() else {
+            return Ok(());
+        };
+        // Think time: from the previous record's recorded completion (or,
+        // when the format records none, its issue) to this record's issue.
+        let (prev_issue, prev_done) = proc.prev.unwrap_or((next.time_ns, None));
+        let think = next.time_ns.saturating_sub(prev_done.unwrap_or(prev_issue));
+        let think = (think as f64 / speed).round() as Ns;
+        self.q.push(now + think, Event::TraceNext(thread));
+        Ok(())
+    }
+
+    /// Issues one record as a call of `thread`: bios of at most
+    /// `max_sectors_kb`, unplugged, straight into the block layer.
+    fn issue_record(&mut self, now: Ns, r: &TraceRecord, thread: u32) {
         let kind = match r.op {
             Op::Read => CallKind::Read,
             Op::Write => CallKind::Write,
@@ -131,7 +522,6 @@ impl Simulation {
             device: 0,
             then_flush: false,
         });
-        assert_ne!(id, NO_CALL);
         let template = Bio {
             op: r.op,
             sector: if r.op == Op::Flush { 0 } else { r.sector },
@@ -139,7 +529,7 @@ impl Simulation {
             sync: r.sync.unwrap_or(matches!(r.op, Op::Read | Op::Flush)),
             fua: false,
             prio: false,
-            pid,
+            pid: r.pid.unwrap_or(0),
             thread,
             ioprio: IoPrio::NORM,
             owner: id,
@@ -153,10 +543,5 @@ impl Simulation {
         }
         self.done_bios = bios;
         self.after_block_change(now);
-        let feed = self.trace.as_mut().expect("trace");
-        if let Some(at) = feed.advance()? {
-            self.q.push(at, Event::TraceArrival);
-        }
-        Ok(())
     }
 }

@@ -1,0 +1,199 @@
+//! Trace replay: rebasing, capacity fitting, closed loop, preconditioning
+//! from a trace.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn rows(log: &std::path::Path) -> Vec<Vec<u64>> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            vec![
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+                f[4].parse().unwrap(),
+                f[7].parse().unwrap(),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn an_absolute_start_time_is_rebased_to_zero_and_reported() {
+    let tmp = scratch("rebase");
+    let t = write(
+        &tmp,
+        "abs.csv",
+        "time_s,op,sector,sectors\n5.000,R,0,8\n5.010,R,4096,8\n5.020,W,8192,8\n",
+    );
+    let r = report(&["replay", t.to_str().unwrap()], &tmp);
+    assert_eq!(r["trace"]["rebased_from_ns"], 5_000_000_000u64);
+    assert_eq!(r["trace"]["records"], 3);
+    let span = r["simulated_time_s"].as_f64().unwrap();
+    assert!(
+        span < 0.1,
+        "replay starts at the first record, not at 5 s: {span}"
+    );
+}
+
+#[test]
+fn traces_from_bigger_devices_need_an_explicit_fit() {
+    let tmp = scratch("fit");
+    // Two regions far apart on a 64 GiB device: at 1 GiB and at 60 GiB.
+    let mut csv = String::from("time_us,op,sector,sectors\n");
+    for i in 0..50u64 {
+        csv.push_str(&format!("{},R,{},8\n", i * 100, 2_097_152 + i * 8));
+        csv.push_str(&format!("{},R,{},8\n", i * 100 + 50, 125_829_120 + i * 64));
+    }
+    let t = write(&tmp, "big.csv", &csv);
+    let e = simctl_err(&["replay", t.to_str().unwrap()]);
+    assert!(
+        e.contains("big.csv:101") && e.contains("--fit wrap") && e.contains("--fit compact"),
+        "{e}"
+    );
+    assert!(e.contains("125832263"), "names the highest sector: {e}");
+
+    let log = tmp.join("wrap.csv");
+    let w = report(
+        &[
+            "replay",
+            t.to_str().unwrap(),
+            "--fit",
+            "wrap",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+        &tmp,
+    );
+    assert_eq!(w["trace"]["fit"], "wrap");
+    assert_eq!(w["trace"]["remapped"], 50, "only the high region moves");
+    assert_eq!(w["requests"]["count"], 100);
+    let cap = w["device_profile"].is_object();
+    assert!(cap);
+
+    let log = tmp.join("compact.csv");
+    let c = report(
+        &[
+            "replay",
+            t.to_str().unwrap(),
+            "--fit",
+            "compact",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+        &tmp,
+    );
+    assert_eq!(c["trace"]["fit"], "compact");
+    assert_eq!(c["trace"]["regions"], 2, "two touched 1 MiB regions");
+    // Packed densely, order and in-region distances preserved.
+    let mut sectors: Vec<u64> = rows(&log).iter().map(|r| r[4]).collect();
+    sectors.sort();
+    sectors.dedup();
+    assert_eq!(sectors[0], 0);
+    assert_eq!(sectors[1], 8, "distances inside a region are kept");
+    assert!(
+        sectors.iter().any(|&s| s == 2048),
+        "the second region follows at 1 MiB"
+    );
+    assert!(*sectors.last().unwrap() < 4096);
+}
+
+#[test]
+fn closed_loop_issues_a_process_next_request_only_after_its_previous_completes() {
+    let tmp = scratch("closed");
+    // Two processes whose recorded requests overlap heavily (1 µs apart).
+    let mut csv = String::from("time_us,op,sector,sectors,pid\n");
+    for i in 0..200u64 {
+        csv.push_str(&format!(
+            "{},R,{},8,{}\n",
+            i,
+            (i * 7919 % 50_000) * 8,
+            10 + i % 2
+        ));
+    }
+    let t = write(&tmp, "tight.csv", &csv);
+    let log = tmp.join("closed.csv");
+    let closed = report(
+        &[
+            "replay",
+            t.to_str().unwrap(),
+            "--mode",
+            "closed",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+        &tmp,
+    );
+    assert_eq!(closed["trace"]["mode"], "closed");
+    assert_eq!(closed["requests"]["count"], 200);
+    assert_eq!(closed["threads"].as_array().unwrap().len(), 2);
+    // Per process: each request is submitted after the previous one's
+    // device completion.
+    for thread in 0..2u64 {
+        let mine: Vec<Vec<u64>> = rows(&log).into_iter().filter(|r| r[5] == thread).collect();
+        assert_eq!(mine.len(), 100);
+        for w in mine.windows(2) {
+            assert!(
+                w[1][0] >= w[0][3],
+                "thread {thread}: submitted before the previous completed"
+            );
+        }
+    }
+    // Timed replay of the same trace queues them all at once instead.
+    let timed = report(&["replay", t.to_str().unwrap()], &tmp);
+    assert!(
+        timed["latency_us"]["mean"].as_f64().unwrap()
+            > 5.0 * closed["latency_us"]["mean"].as_f64().unwrap(),
+        "open loop piles requests up"
+    );
+}
+
+#[test]
+fn a_preconditioning_trace_is_applied_before_measurement() {
+    let tmp = scratch("precond_trace");
+    // Data written near the end of the device, beyond the default 80 %
+    // fill: without the preconditioning trace these reads find nothing
+    // mapped and never touch NAND.
+    let base = 15_000_000u64;
+    let mut pre = String::from("time_us,op,sector,sectors\n");
+    for i in 0..64u64 {
+        pre.push_str(&format!("{},W,{},256\n", i * 10, base + i * 256));
+    }
+    pre.push_str("700,D,15016384,256\n");
+    let pre = write(&tmp, "pre.csv", &pre);
+    let mut run = String::from("time_us,op,sector,sectors\n");
+    for i in 0..64u64 {
+        run.push_str(&format!("{},R,{},8\n", i * 1000, base + i * 256));
+    }
+    let run = write(&tmp, "run.csv", &run);
+    let cold = report(&["replay", run.to_str().unwrap()], &tmp);
+    let warm = report(
+        &[
+            "replay",
+            run.to_str().unwrap(),
+            "--precondition",
+            pre.to_str().unwrap(),
+        ],
+        &tmp,
+    );
+    assert_eq!(cold["device"]["unmapped_reads"].as_u64().unwrap() > 0, true);
+    assert_eq!(warm["device"]["unmapped_reads"], 0);
+    assert_eq!(warm["trace"]["precondition"]["writes"], 64);
+    assert_eq!(warm["trace"]["precondition"]["discards"], 1);
+    assert!(
+        warm["latency_us"]["mean"].as_f64().unwrap() > cold["latency_us"]["mean"].as_f64().unwrap(),
+        "mapped data costs NAND reads"
+    );
+}
