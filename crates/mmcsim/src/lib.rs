@@ -16,6 +16,8 @@
 //!
 //! Each layer is one module whose `mod.rs` states its contract.
 
+#![warn(missing_docs)]
+
 pub mod block;
 pub mod config;
 pub mod device;

@@ -4,6 +4,8 @@
 //! scheduler [`Registry`] as a parameter so a researcher's own program can
 //! register a scheduler and reuse the exact same command line.
 
+#![warn(missing_docs)]
+
 mod check;
 mod cli;
 mod commands;
