@@ -17,8 +17,9 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Replay a block trace (native CSV) open loop: each request is issued
-    /// at its recorded time.
+    /// Replay a block trace (any supported format, see `simctl trace
+    /// formats`), open loop at the recorded times or closed loop per
+    /// process.
     Replay {
         /// Trace file (format detected from content; gzip read
         /// transparently; see `simctl trace formats`).
@@ -71,6 +72,9 @@ pub enum Command {
         #[arg(long = "tolerance", value_name = "METRIC=PCT")]
         tolerances: Vec<String>,
     },
+    /// Trace tools: list formats, inspect a trace, convert it to CSV.
+    #[command(subcommand)]
+    Trace(TraceCommand),
     /// List the I/O schedulers with their tunables, defaults and units.
     Schedulers {
         /// Kernel tick rate used to show jiffies-based defaults.
@@ -80,6 +84,55 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `simctl trace` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// List the trace formats mmcsim reads, with an example line each.
+    Formats,
+    /// Summarise a trace: request count, time span, operation mix, size
+    /// histogram, sequential fraction, address range, per-process
+    /// breakdown.
+    Inspect {
+        /// Trace file.
+        trace: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert a trace to the native CSV format.
+    Convert {
+        /// Trace file.
+        trace: PathBuf,
+        /// Output format (only `csv`, the native CSV, for now).
+        #[arg(long, value_name = "FORMAT", default_value = "csv")]
+        to: String,
+        /// Output file (default: stdout).
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+}
+
+/// How a trace file is read (format, units, devices).
+#[derive(Debug, Args, Default)]
+pub struct ReadArgs {
+    /// Trace format, overriding detection.
+    #[arg(long, value_name = "NAME")]
+    pub format: Option<String>,
+    /// Time unit for formats that do not fix one: s, ms, us or ns.
+    #[arg(long, value_name = "UNIT")]
+    pub time_unit: Option<String>,
+    /// Only this device of a multi-device trace.
+    #[arg(long, value_name = "ID")]
+    pub device_id: Option<u32>,
+    /// Every device of a multi-device trace.
+    #[arg(long)]
+    pub all_devices: bool,
 }
 
 /// How a trace is read and replayed (for `replay`, and `compare` of a

@@ -63,6 +63,7 @@ pub fn dispatch(cli: Cli, registry: &Registry) -> Result<ExitCode> {
             baseline,
             tolerances,
         } => Ok(check(&report, &baseline, &tolerances)),
+        Command::Trace(t) => trace(t),
         Command::Schedulers { hz, json } => schedulers(registry, hz, json),
     }
 }
@@ -102,6 +103,60 @@ fn simulate(sc: Scenario, a: &RunArgs, registry: &Registry) -> Result<ExitCode> 
     }
     if !a.quiet && a.json.as_deref() != Some(Path::new("-")) {
         print!("{}", report.to_table());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn trace(t: crate::cli::TraceCommand) -> Result<ExitCode> {
+    use crate::cli::{ReadArgs, TraceCommand};
+    use crate::trace_cmd as tc;
+    let opts = |r: &ReadArgs| {
+        tc::options(
+            r.format.as_deref(),
+            r.time_unit.as_deref(),
+            r.device_id,
+            r.all_devices,
+        )
+    };
+    match t {
+        TraceCommand::Formats => print!("{}", tc::formats()),
+        TraceCommand::Inspect { trace, read, json } => {
+            let i = tc::inspect(&trace, &opts(&read)?)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&i)?);
+            } else {
+                print!("{}", tc::inspection_table(&i));
+            }
+        }
+        TraceCommand::Convert {
+            trace,
+            to,
+            output,
+            read,
+        } => {
+            if to != "csv" {
+                anyhow::bail!("--to {to}: only `csv` (the native CSV) is supported");
+            }
+            let o = opts(&read)?;
+            let n = match &output {
+                Some(p) => {
+                    let mut f = std::io::BufWriter::new(
+                        std::fs::File::create(p).with_context(|| format!("--output {}", p.display()))?,
+                    );
+                    let n = tc::convert(&trace, &o, &mut f)?;
+                    f.flush()?;
+                    n
+                }
+                None => {
+                    let stdout = std::io::stdout();
+                    let mut lock = std::io::BufWriter::new(stdout.lock());
+                    let n = tc::convert(&trace, &o, &mut lock)?;
+                    lock.flush()?;
+                    n
+                }
+            };
+            eprintln!("converted {n} records");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,7 @@ mod cli;
 mod commands;
 mod compare;
 mod plot;
+mod trace_cmd;
 
 pub use cli::Cli;
 pub use mmcsim::sched::Registry;

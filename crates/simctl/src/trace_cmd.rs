@@ -1,0 +1,253 @@
+//! `simctl trace`: list the formats, inspect a trace, convert it to the
+//! native CSV. Everything streams: memory does not grow with the trace.
+
+use anyhow::{Context, Result};
+use mmcsim::stats::histogram::{LatencyHistogram, LatencySummary};
+use mmcsim::types::{Op, SECTOR_BYTES};
+use mmcsim::workload::trace::{self, Format, OpenOptions, TimeUnit, TraceReader};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+/// Reader options from the command line.
+pub fn options(
+    format: Option<&str>,
+    time_unit: Option<&str>,
+    device_id: Option<u32>,
+    all_devices: bool,
+) -> Result<OpenOptions> {
+    Ok(OpenOptions {
+        format: format.map(str::parse::<Format>).transpose()?,
+        time_unit: time_unit.map(str::parse::<TimeUnit>).transpose()?,
+        device_id,
+        all_devices,
+        rebase: false,
+    })
+}
+
+/// `simctl trace formats`.
+pub fn formats() -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for f in Format::all() {
+        let unit = f
+            .format
+            .default_time_unit()
+            .map_or("named by the header".to_string(), |u| u.name().to_string());
+        let _ = writeln!(s, "{:<13} {}", f.name, f.description);
+        let _ = writeln!(s, "{:<13} default time unit: {unit}", "");
+        let _ = writeln!(s, "{:<13} e.g. {}", "", f.example);
+    }
+    s
+}
+
+/// Request-size buckets of the inspection histogram, upper bounds in KiB.
+const SIZE_BUCKETS_KIB: [u64; 9] = [4, 8, 16, 32, 64, 128, 256, 512, u64::MAX];
+
+/// One operation's share of a trace.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OpStats {
+    /// Records.
+    pub count: u64,
+    /// Bytes moved (0 for flushes).
+    pub bytes: u64,
+}
+
+/// One process's share of a trace.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ProcessStats {
+    /// Process id.
+    pub pid: u32,
+    /// Process name, where the trace has one.
+    pub name: String,
+    /// Records.
+    pub requests: u64,
+    /// Reads.
+    pub reads: u64,
+    /// Writes.
+    pub writes: u64,
+    /// Bytes read and written.
+    pub bytes: u64,
+}
+
+/// What `simctl trace inspect` reports.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Inspection {
+    /// The trace, as given.
+    pub path: String,
+    /// Detected (or forced) format.
+    pub format: String,
+    /// Unit the timestamps were read in.
+    pub time_unit: Option<String>,
+    /// Records.
+    pub requests: u64,
+    /// First timestamp in the file, ns.
+    pub first_ns: u64,
+    /// Last minus first timestamp, s.
+    pub span_s: f64,
+    /// Reads, writes, discards and flushes.
+    pub read: OpStats,
+    /// Writes.
+    pub write: OpStats,
+    /// Discards.
+    pub discard: OpStats,
+    /// Flushes.
+    pub flush: OpStats,
+    /// Request sizes: (upper bound in KiB, or "larger", count).
+    pub size_histogram: Vec<(String, u64)>,
+    /// Fraction of data requests starting where the previous one ended.
+    pub sequential_fraction: f64,
+    /// Lowest sector addressed.
+    pub min_sector: u64,
+    /// One past the highest sector addressed.
+    pub end_sector: u64,
+    /// Recorded latency (issue to completion), where the trace has
+    /// completions.
+    pub recorded_latency_us: Option<LatencySummary>,
+    /// Offsets or sizes that were not whole sectors (rounded).
+    pub unaligned: u64,
+    /// Per process, by pid.
+    pub processes: Vec<ProcessStats>,
+}
+
+/// `simctl trace inspect`.
+pub fn inspect(path: &Path, opts: &OpenOptions) -> Result<Inspection> {
+    let mut r = trace::open(path, opts)?;
+    let mut i = Inspection {
+        path: path.display().to_string(),
+        format: r.format_name().to_string(),
+        time_unit: r.time_unit().map(|u| u.name().to_string()),
+        min_sector: u64::MAX,
+        ..Inspection::default()
+    };
+    let mut sizes = [0u64; SIZE_BUCKETS_KIB.len()];
+    let mut procs: BTreeMap<u32, ProcessStats> = BTreeMap::new();
+    let mut recorded = LatencyHistogram::new();
+    let (mut first, mut last) = (None, 0u64);
+    let (mut prev_end, mut data, mut seq) = (None::<u64>, 0u64, 0u64);
+    while let Some(rec) = r.next_record() {
+        let rec = rec?;
+        i.requests += 1;
+        first.get_or_insert(rec.time_ns);
+        last = last.max(rec.time_ns);
+        let bytes = if rec.op.has_data() || rec.op == Op::Discard {
+            rec.sectors as u64 * SECTOR_BYTES
+        } else {
+            0
+        };
+        let o = match rec.op {
+            Op::Read => &mut i.read,
+            Op::Write => &mut i.write,
+            Op::Discard => &mut i.discard,
+            Op::Flush => &mut i.flush,
+        };
+        o.count += 1;
+        o.bytes += bytes;
+        if rec.op != Op::Flush {
+            i.min_sector = i.min_sector.min(rec.sector);
+            i.end_sector = i.end_sector.max(rec.sector + rec.sectors as u64);
+        }
+        if rec.op.has_data() {
+            data += 1;
+            if prev_end == Some(rec.sector) {
+                seq += 1;
+            }
+            prev_end = Some(rec.sector + rec.sectors as u64);
+            let kib = (bytes + 1023) / 1024;
+            let b = SIZE_BUCKETS_KIB.iter().position(|&u| kib <= u).unwrap_or(8);
+            sizes[b] += 1;
+        }
+        if let Some(d) = rec.done_ns {
+            recorded.record(d.saturating_sub(rec.time_ns));
+        }
+        let pid = rec.pid.unwrap_or(0);
+        let p = procs.entry(pid).or_insert_with(|| ProcessStats {
+            pid,
+            name: rec
+                .process
+                .map(|n| r.process_name(n).to_string())
+                .unwrap_or_default(),
+            ..ProcessStats::default()
+        });
+        p.requests += 1;
+        p.reads += (rec.op == Op::Read) as u64;
+        p.writes += (rec.op == Op::Write) as u64;
+        p.bytes += if rec.op.has_data() { bytes } else { 0 };
+    }
+    i.first_ns = first.unwrap_or(0);
+    i.span_s = (last - i.first_ns) as f64 / 1e9;
+    if i.min_sector == u64::MAX {
+        i.min_sector = 0;
+    }
+    i.sequential_fraction = if data > 0 { seq as f64 / data as f64 } else { 0.0 };
+    i.size_histogram = SIZE_BUCKETS_KIB
+        .iter()
+        .zip(sizes)
+        .map(|(&u, n)| {
+            let label = if u == u64::MAX {
+                "larger".to_string()
+            } else {
+                format!("<={u}KiB")
+            };
+            (label, n)
+        })
+        .collect();
+    if recorded.count() > 0 {
+        i.recorded_latency_us = Some(recorded.summary());
+    }
+    i.unaligned = r.unaligned_count();
+    i.processes = procs.into_values().collect();
+    Ok(i)
+}
+
+/// The inspection as text.
+pub fn inspection_table(i: &Inspection) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "{} ({}, times in {})", i.path, i.format, i.time_unit.as_deref().unwrap_or("-"));
+    let _ = writeln!(
+        s,
+        "requests {} over {:.3} s (first timestamp {} ns)",
+        i.requests, i.span_s, i.first_ns
+    );
+    for (name, o) in [("read", &i.read), ("write", &i.write), ("discard", &i.discard), ("flush", &i.flush)] {
+        let _ = writeln!(s, "  {name:<8} {:>10} requests {:>14} bytes", o.count, o.bytes);
+    }
+    let _ = writeln!(s, "sizes:");
+    for (label, n) in &i.size_histogram {
+        let _ = writeln!(s, "  {label:<10} {n:>10}");
+    }
+    let _ = writeln!(
+        s,
+        "sequential fraction {:.3} | sectors {}..{} ({:.2} GiB span) | unaligned {}",
+        i.sequential_fraction,
+        i.min_sector,
+        i.end_sector,
+        (i.end_sector.saturating_sub(i.min_sector)) as f64 / 2048.0 / 1024.0,
+        i.unaligned
+    );
+    if let Some(l) = &i.recorded_latency_us {
+        let _ = writeln!(
+            s,
+            "recorded latency µs: mean {:.1} p50 {:.1} p99 {:.1} max {:.1}",
+            l.mean, l.p50, l.p99, l.max
+        );
+    }
+    let _ = writeln!(s, "{:>8} {:<28} {:>9} {:>9} {:>9} {:>14}", "pid", "process", "requests", "reads", "writes", "bytes");
+    for p in &i.processes {
+        let _ = writeln!(
+            s,
+            "{:>8} {:<28} {:>9} {:>9} {:>9} {:>14}",
+            p.pid, p.name, p.requests, p.reads, p.writes, p.bytes
+        );
+    }
+    s
+}
+
+/// `simctl trace convert --to csv`: writes the native CSV to `out`.
+pub fn convert(path: &Path, opts: &OpenOptions, out: &mut dyn Write) -> Result<u64> {
+    let mut r: Box<dyn TraceReader> = trace::open(path, opts)?;
+    let n = trace::write_native_csv(r.as_mut(), out).context("converting")?;
+    Ok(n)
+}
