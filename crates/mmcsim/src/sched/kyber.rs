@@ -278,7 +278,8 @@ impl Elevator for Kyber {
         self.add_sample(d, TOTAL, now.saturating_sub(start));
         self.add_sample(d, IO, now.saturating_sub(io_start));
         // timer_reduce(jiffies + HZ/10).
-        let at = self.jiffy_start_ns(self.params.jiffies(now) + (self.params.hz as u64 / 10).max(1));
+        let at =
+            self.jiffy_start_ns(self.params.jiffies(now) + (self.params.hz as u64 / 10).max(1));
         match *ctx.timer {
             Some(t) if t <= at => {}
             _ => ctx.set_timer(at),
@@ -372,7 +373,10 @@ mod tests {
         assert_eq!(taken.len(), 3, "three read tokens");
         let mut done = Vec::new();
         b.complete(NS_PER_MS, taken[1], &mut done);
-        assert!(b.fetch(NS_PER_MS).is_some(), "a freed token admits one more");
+        assert!(
+            b.fetch(NS_PER_MS).is_some(),
+            "a freed token admits one more"
+        );
         assert!(b.fetch(NS_PER_MS).is_none());
     }
 
@@ -439,7 +443,11 @@ mod tests {
         b.on_timer(at);
         let k = kyber(&b);
         assert_eq!(k.depths()[WRITE], 128 / 4, "write depth × (0 + 1)/4");
-        assert_eq!(k.depths()[READ], 256, "read p99 bucket 5: × 6/4, capped at max");
+        assert_eq!(
+            k.depths()[READ],
+            256,
+            "read p99 bucket 5: × 6/4, capped at max"
+        );
         // Device latency fine now; writes wait 25 ms in the queue (total
         // p99 in bucket 7): only writes are resized, and grow × 8/4.
         t = at;

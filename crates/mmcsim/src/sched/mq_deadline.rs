@@ -23,9 +23,7 @@
 
 use super::fifo_list::FifoList;
 use super::sector_tree::SectorTree;
-use super::{
-    Elevator, MayQueue, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue,
-};
+use super::{Elevator, MayQueue, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
 use crate::block::request::{Bio, RqId};
 use crate::types::{IoClass, Ns, NS_PER_S};
 
@@ -393,8 +391,12 @@ impl Elevator for MqDeadline {
             }
             "writes_starved" => self.tun.writes_starved = ms(value)? as u32,
             "front_merges" => self.tun.front_merges = TunableValue::parse_bool(name, value)?,
-            "fifo_batch" => self.tun.fifo_batch = TunableValue::parse_u64(name, value, 1, INT_MAX)? as u32,
-            "async_depth" => self.tun.async_depth = TunableValue::parse_u64(name, value, 1, INT_MAX)?,
+            "fifo_batch" => {
+                self.tun.fifo_batch = TunableValue::parse_u64(name, value, 1, INT_MAX)? as u32
+            }
+            "async_depth" => {
+                self.tun.async_depth = TunableValue::parse_u64(name, value, 1, INT_MAX)?
+            }
             _ => return Err(TunableValue::unknown("mq-deadline", name, &self.tunables())),
         }
         Ok(())
@@ -484,6 +486,10 @@ mod tests {
         assert_eq!(b.allocated(false), 2, "two async requests allowed");
         let n = drain(&mut b, 1).len();
         assert_eq!(n, 4, "the others are admitted as tags free");
-        assert!(b.elevator().tunables().iter().any(|t| t.name == "prio_aging_expire" && t.default == "10000"));
+        assert!(b
+            .elevator()
+            .tunables()
+            .iter()
+            .any(|t| t.name == "prio_aging_expire" && t.default == "10000"));
     }
 }

@@ -1221,7 +1221,13 @@ impl Elevator for Bfq {
                 unit: "us",
                 help: "slice_idle in microseconds",
             });
-            v.push(n("strict_guarantees", t.strict_guarantees as u64, 0, "bool", "always idle for service guarantees (accepted, not modelled)"));
+            v.push(n(
+                "strict_guarantees",
+                t.strict_guarantees as u64,
+                0,
+                "bool",
+                "always idle for service guarantees (accepted, not modelled)",
+            ));
         }
         v
     }
@@ -1293,7 +1299,13 @@ impl Elevator for Bfq {
             "slow_check_fixed" => {
                 self.tun.slow_check_fixed = TunableValue::parse_bool(name, value)?
             }
-            _ => return Err(TunableValue::unknown(self.variant.name, name, &self.tunables())),
+            _ => {
+                return Err(TunableValue::unknown(
+                    self.variant.name,
+                    name,
+                    &self.tunables(),
+                ))
+            }
         }
         Ok(())
     }

@@ -581,16 +581,38 @@ impl Sim {
 fn bfq_mq_weights_are_ten_per_level_and_share_eight_to_one() {
     let sp = params();
     let mut e = Bfq::with_variant(&sp, BfqVariant::MQ);
-    let q0 = e.get_queue(0, 1, true, IoPrio { class: IoClass::Be, level: 0 });
-    let q7 = e.get_queue(0, 2, true, IoPrio { class: IoClass::Be, level: 7 });
+    let q0 = e.get_queue(
+        0,
+        1,
+        true,
+        IoPrio {
+            class: IoClass::Be,
+            level: 0,
+        },
+    );
+    let q7 = e.get_queue(
+        0,
+        2,
+        true,
+        IoPrio {
+            class: IoClass::Be,
+            level: 7,
+        },
+    );
     let q4 = e.get_queue(0, 3, true, IoPrio::NORM);
     assert_eq!(e.queues[q0 as usize].orig_weight, 80);
     assert_eq!(e.queues[q7 as usize].orig_weight, 10);
     assert_eq!(e.queues[q4 as usize].orig_weight, 40, "BE default 40");
     let mut a = Proc::reader(1, 0);
-    a.ioprio = IoPrio { class: IoClass::Be, level: 0 };
+    a.ioprio = IoPrio {
+        class: IoClass::Be,
+        level: 0,
+    };
     let mut b = Proc::reader(2, 50_000_000);
-    b.ioprio = IoPrio { class: IoClass::Be, level: 7 };
+    b.ioprio = IoPrio {
+        class: IoClass::Be,
+        level: 7,
+    };
     let mut s = Sim::new_mq(vec![a, b]);
     let end = 20_000 * NS_PER_MS;
     s.run_until(end);
@@ -616,7 +638,13 @@ fn bfq_mq_defaults_differ_from_v7r8_as_section_11_says() {
     assert_eq!(get("low_latency").as_deref(), Some("1"));
     assert_eq!(get("max_budget").as_deref(), Some("0"));
     assert_eq!(BfqVariant::MQ.async_charge_factor, 3);
-    assert_eq!((BfqVariant::MQ.large_burst_thresh, BfqVariant::MQ.burst_interval_ms), (8, 180));
+    assert_eq!(
+        (
+            BfqVariant::MQ.large_burst_thresh,
+            BfqVariant::MQ.burst_interval_ms
+        ),
+        (8, 180)
+    );
     let mut e = e;
     e.set_tunable("slice_idle_us", "2500").unwrap();
     assert_eq!(e.tun.slice_idle, 3, "rounded up to jiffies");
@@ -624,5 +652,8 @@ fn bfq_mq_defaults_differ_from_v7r8_as_section_11_says() {
     // v7r8 unchanged.
     let v = Bfq::new(&sp);
     assert_eq!(v.name(), "bfq");
-    assert!(v.tunables().iter().any(|x| x.name == "wr_coeff" && x.default == "20"));
+    assert!(v
+        .tunables()
+        .iter()
+        .any(|x| x.name == "wr_coeff" && x.default == "20"));
 }
