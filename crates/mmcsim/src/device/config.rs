@@ -36,6 +36,35 @@ pub struct DeviceConfig {
     /// Calibration knobs that are not mechanisms; reported as such.
     #[serde(default)]
     pub calibration: CalibrationConfig,
+    /// eMMC 5.1 command queueing; absent = the card has no command queue
+    /// (legacy one-command-at-a-time operation only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdq: Option<CmdqConfig>,
+}
+
+/// eMMC 5.1 command queueing (CMDQ) capabilities and command costs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CmdqConfig {
+    /// Queue depth the card reports (EXT_CSD CMDQ_DEPTH + 1), in tasks,
+    /// 2..=32. The host keeps one slot for direct commands, so the driver
+    /// uses `depth − 1` tags.
+    pub depth: u32,
+    /// Commands on the CMD line to queue one task (CMD44 QUEUED_TASK_PARAMS
+    /// + CMD45 QUEUED_TASK_ADDRESS = 2), in commands.
+    #[serde(default = "default_queue_task_commands")]
+    pub queue_task_commands: u32,
+    /// Commands on the CMD line to start a ready task's data phase (CMD46
+    /// EXECUTE_READ_TASK / CMD47 EXECUTE_WRITE_TASK = 1), in commands.
+    #[serde(default = "default_execute_commands")]
+    pub execute_commands: u32,
+}
+
+fn default_queue_task_commands() -> u32 {
+    2
+}
+fn default_execute_commands() -> u32 {
+    1
 }
 
 /// The MMC bus: mode, clock, width and per-command overhead.
@@ -406,6 +435,23 @@ impl DeviceConfig {
                     w.size_kib
                 ),
             );
+        }
+        if let Some(q) = &self.cmdq {
+            if !(2..=32).contains(&q.depth) {
+                return err(
+                    "[cmdq] depth",
+                    format!(
+                        "{}: expected 2..=32 tasks (EXT_CSD CMDQ_DEPTH + 1; one slot is kept for direct commands)",
+                        q.depth
+                    ),
+                );
+            }
+            if q.queue_task_commands > 8 || q.execute_commands > 8 {
+                return err(
+                    "[cmdq] queue_task_commands / execute_commands",
+                    "expected 0..=8 commands each".into(),
+                );
+            }
         }
         let r = self.calibration.reverse_seek_penalty_us;
         if !(0.0..1e6).contains(&r) {

@@ -12,6 +12,16 @@
 //!   those timelines past the returned time, delaying later commands.
 //!   Commands may be issued with overlapping times (command queueing); each
 //!   reserves the resources it needs in issue order.
+//! * [`Emmc::execute`] is the legacy (and direct-command) path: the card
+//!   holds the bus from the command until its completion, one command at a
+//!   time. [`Emmc::execute_queued`] is the eMMC 5.1 command-queue path: the
+//!   task is queued on the CMD line (CMD44 + CMD45, serialised on a CMD-line
+//!   timeline), its NAND work is scheduled on the die/channel timelines at
+//!   once, and its data phase (CMD46/CMD47 + the transfer) occupies the DAT
+//!   bus only for the transfer, in the earliest free gap once its data is
+//!   ready. Completions therefore come back out of order: a read whose die
+//!   is free finishes before an earlier read queued behind a busy die. No
+//!   CMD13 polling after queued writes (the queue reports completion).
 //! * Addresses are 512-byte sectors; the FTL maps 4 KiB logical pages (LPN
 //!   = sector / 8). A command touching part of an LPN is charged as the whole
 //!   LPN inside the device; sectors beyond [`Emmc::capacity_sectors`] are
@@ -35,7 +45,7 @@ mod read_buffer;
 mod stats;
 mod write_buffer;
 
-pub use config::{DeviceConfig, Precondition};
+pub use config::{CmdqConfig, DeviceConfig, Precondition};
 pub use precondition::PreconditionSummary;
 pub use stats::{DeviceStats, EraseCountStats};
 
@@ -106,6 +116,16 @@ pub struct Emmc {
     /// Deferred map prefetch: `(die, translation page, bytes, own map page
     /// ready, die free mark)`.
     map_pf: Vec<(u32, u32, u32, Ns, Option<Ns>)>,
+    /// The command being executed came through the command queue.
+    queued: bool,
+    /// CMD line free at (queued-task commands), ns.
+    cmd_free: Ns,
+    /// DAT-bus reservations of queued data phases, `(start, end)` ns,
+    /// sorted and disjoint.
+    dat: Vec<(Ns, Ns)>,
+    /// Execute-command time still to charge before the first transfer of the
+    /// current queued command, ns.
+    exec_pending: Ns,
     c: Counters,
 }
 
@@ -145,6 +165,10 @@ impl Emmc {
                 .prefetch_map_pages
                 .min(cfg.map_cache.entries - 1),
             map_pf: Vec::with_capacity(8),
+            queued: false,
+            cmd_free: 0,
+            dat: Vec::with_capacity(64),
+            exec_pending: 0,
             c: Counters::default(),
             ftl,
             cfg: cfg.clone(),
@@ -163,7 +187,9 @@ impl Emmc {
 
     /// Starts `cmd` at `start` ns (the moment the driver issues it on the bus); returns its completion time in ns.
     pub fn execute(&mut self, start: Ns, cmd: &DeviceCommand) -> Ns {
-        let t0 = start.max(self.bus_free);
+        let dat_end = self.dat.last().map_or(0, |d| d.1);
+        let t0 = start.max(self.bus_free).max(dat_end);
+        self.queued = false;
         self.wbuf.retire(t0);
         let end = match cmd.op {
             Op::Read => self.do_read(t0, cmd),
@@ -173,6 +199,64 @@ impl Emmc {
         };
         self.bus_free = end;
         end
+    }
+
+    /// True when the profile has a command queue (`[cmdq]`).
+    pub fn supports_cmdq(&self) -> bool {
+        self.cfg.cmdq.is_some()
+    }
+
+    /// Queues data command `cmd` (read or write) at `start` ns through the
+    /// eMMC 5.1 command queue and returns its completion time, ns. Other
+    /// queued commands may be in the device at the same time; see the
+    /// module contract. Flush and discard are direct commands: they go
+    /// through [`Emmc::execute`] (the driver issues them with the queue
+    /// empty). Calls must come in nondecreasing `start` order.
+    pub fn execute_queued(&mut self, start: Ns, cmd: &DeviceCommand) -> Ns {
+        if !cmd.op.has_data() || self.cfg.cmdq.is_none() {
+            return self.execute(start, cmd);
+        }
+        // Reservations that ended cannot matter to this or later commands.
+        let keep = self.dat.partition_point(|d| d.1 <= start);
+        self.dat.drain(..keep);
+        let t0 = start.max(self.bus_free);
+        self.wbuf.retire(t0);
+        self.queued = true;
+        let end = match cmd.op {
+            Op::Read => self.do_read(t0, cmd),
+            _ => self.do_write(t0, cmd),
+        };
+        self.queued = false;
+        end
+    }
+
+    /// One data transfer of `dur` ns that may start at `ready`: legacy
+    /// commands hold the bus already (`ready + dur`); queued ones take the
+    /// earliest DAT-bus gap at or after `ready`, the first one preceded by
+    /// its execute command. Returns the end of the transfer.
+    fn xfer(&mut self, ready: Ns, dur: Ns) -> Ns {
+        if !self.queued {
+            return ready + dur;
+        }
+        let dur = dur + std::mem::take(&mut self.exec_pending);
+        let mut s = ready.max(self.bus_free);
+        let mut i = self.dat.partition_point(|d| d.1 <= s);
+        while i < self.dat.len() && self.dat[i].0 < s + dur {
+            s = s.max(self.dat[i].1);
+            i += 1;
+        }
+        self.dat.insert(i, (s, s + dur));
+        s + dur
+    }
+
+    /// CMD13 after a write: legacy only (a queued task reports completion
+    /// through the queue status).
+    fn status_poll(&self) -> Ns {
+        if self.queued {
+            0
+        } else {
+            self.bus.status_poll_ns()
+        }
     }
 
     /// LPN range `[first, end)` of a command, clipped to the user capacity.
@@ -192,7 +276,17 @@ impl Emmc {
 
     /// Command/response time, firmware, and the calibration knob.
     fn front(&mut self, t0: Ns, commands: u32, sector: u64) -> Ns {
-        let mut t = t0 + self.bus.commands_ns(commands) + self.fw_ns;
+        let mut t = match (&self.cfg.cmdq, self.queued) {
+            (Some(q), true) => {
+                // CMD44 + CMD45 on the (shared) CMD line, then firmware; the
+                // execute command is charged before the first transfer.
+                let on_cmd = t0.max(self.cmd_free) + self.bus.commands_ns(q.queue_task_commands);
+                self.cmd_free = on_cmd;
+                self.exec_pending = self.bus.commands_ns(q.execute_commands);
+                on_cmd + self.fw_ns
+            }
+            _ => t0 + self.bus.commands_ns(commands) + self.fw_ns,
+        };
         if self.reverse_penalty_ns > 0 && self.last_sector.is_some_and(|p| sector < p) {
             t += self.reverse_penalty_ns;
             self.c.reverse_penalties += 1;
@@ -292,7 +386,7 @@ impl Emmc {
         let t = self.front(t0, 2, cmd.sector);
         let (first, end) = self.lpn_range(cmd.sector, cmd.sectors);
         if first == end {
-            return t + self.bus.data_ns(cmd.sectors as u64);
+            return self.xfer(t, self.bus.data_ns(cmd.sectors as u64));
         }
         let t_map = self.map_lookup(t, first, end, false);
         let stream = self
@@ -323,10 +417,10 @@ impl Emmc {
                 self.c.unmapped_reads += 1;
                 t_map
             };
-            bus_t = bus_t.max(ready)
-                + self
-                    .bus
-                    .data_ns(Self::sectors_in(lpn, cmd.sector, cmd.sectors));
+            let d = self
+                .bus
+                .data_ns(Self::sectors_in(lpn, cmd.sector, cmd.sectors));
+            bus_t = self.xfer(bus_t.max(ready), d);
         }
         self.c.host_slots_read += (end - first) as u64;
         self.issue_map_prefetch();
@@ -370,16 +464,17 @@ impl Emmc {
         let t = self.front(t0, 2, cmd.sector);
         let (first, end) = self.lpn_range(cmd.sector, cmd.sectors);
         if first == end {
-            return t + self.bus.data_ns(cmd.sectors as u64) + self.bus.status_poll_ns();
+            return self.xfer(t, self.bus.data_ns(cmd.sectors as u64)) + self.status_poll();
         }
         let t_map = self.map_lookup(t, first, end, true);
         self.issue_map_prefetch();
         let mut bus_t = t_map;
         for lpn in first..end {
             bus_t = self.wbuf.wait_for_space(bus_t);
-            bus_t += self
+            let d = self
                 .bus
                 .data_ns(Self::sectors_in(lpn, cmd.sector, cmd.sectors));
+            bus_t = self.xfer(bus_t, d);
             let v = self.new_version(lpn);
             self.c.host_slots_written += 1;
             if self.wbuf.push(lpn, v) {
@@ -393,7 +488,7 @@ impl Emmc {
             }
             done = self.wbuf.drain_time(bus_t);
         }
-        done + self.bus.status_poll_ns()
+        done + self.status_poll()
     }
 
     fn do_discard(&mut self, t0: Ns, cmd: &DeviceCommand) -> Ns {
@@ -519,6 +614,8 @@ impl Emmc {
         self.rbuf.clear();
         self.map.clear();
         self.bus_free = 0;
+        self.cmd_free = 0;
+        self.dat.clear();
         self.last_lpn = None;
         self.last_sector = None;
     }

@@ -16,10 +16,14 @@
 //!   sysfs units (milliseconds for times), validated.
 
 pub mod bfq;
+pub mod bfq_mq;
 pub mod cfq;
 pub mod deadline;
 pub mod fifo_list;
 pub mod fiops;
+pub mod kyber;
+pub mod mq_deadline;
+pub mod none;
 pub mod noop;
 mod registry;
 pub mod row;
@@ -143,6 +147,15 @@ pub enum MayQueue {
 pub trait Elevator: Send {
     /// Kernel name (`noop`, `deadline`, ...).
     fn name(&self) -> &str;
+
+    /// True for a blk-mq scheduler (`mq-deadline`, `kyber`, `bfq-mq`,
+    /// `none`). Informational: every scheduler runs on either driver — on
+    /// the CMDQ (blk-mq) driver the scheduler is asked for a request
+    /// whenever a tag is free; on the legacy driver whenever `mmcqd` has a
+    /// free slot.
+    fn blk_mq(&self) -> bool {
+        false
+    }
 
     /// `elevator_add_req_fn`: a new request enters the scheduler.
     fn add_request(&mut self, ctx: &mut SchedCtx, rq: RqId);

@@ -73,6 +73,26 @@ impl Registry {
             "completely fair queueing: per-process sync time slices, idling, shared async queues",
             Box::new(|p| Box::new(super::cfq::Cfq::new(p))),
         );
+        r.register(
+            "mq-deadline",
+            "blk-mq deadline: section 3 per priority class RT/BE/IDLE, strict classes with prio aging",
+            Box::new(|p| Box::new(super::mq_deadline::MqDeadline::new(p))),
+        );
+        r.register(
+            "kyber",
+            "blk-mq kyber: token pools per domain (read/write/discard/other) resized to meet latency targets",
+            Box::new(|p| Box::new(super::kyber::Kyber::new(p))),
+        );
+        r.register(
+            "bfq-mq",
+            "blk-mq BFQ: BFQ with weights (8 - level) x 10, wr_coeff 30, one budget timeout",
+            Box::new(|p| Box::new(super::bfq_mq::new(p))),
+        );
+        r.register(
+            "none",
+            "blk-mq none: FIFO pass-through, merging only via the generic paths",
+            Box::new(|p| Box::new(super::none::NoneSched::new(p))),
+        );
         r
     }
 

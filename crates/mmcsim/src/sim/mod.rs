@@ -22,7 +22,7 @@ use crate::block::request::{Bio, RqId};
 use crate::block::BlockLayer;
 use crate::config::Scenario;
 use crate::device::{DeviceCommand, Emmc, PreconditionSummary};
-use crate::driver::LegacyDriver;
+use crate::driver::{CmdqDriver, LegacyDriver};
 use crate::engine::{EventQueue, Slab};
 use crate::error::{Error, Result};
 use crate::host::cost::HostCosts;
@@ -80,6 +80,9 @@ pub struct Simulation {
     costs: HostCosts,
     block: BlockLayer,
     driver: LegacyDriver,
+    /// The eMMC 5.1 command-queue driver, when the run uses it (then
+    /// `driver` stays idle).
+    cmdq: Option<CmdqDriver>,
     driver_kick: Option<Ns>,
     device: Emmc,
     cache: PageCache,
@@ -125,6 +128,10 @@ impl Simulation {
     /// `registry` (so a researcher's own scheduler runs the same path).
     pub fn with_registry(sc: Scenario, registry: &Registry) -> Result<Simulation> {
         let dev_cfg = sc.device_config()?;
+        let cmdq_tags = sc
+            .driver
+            .resolve(dev_cfg.cmdq.as_ref().map(|q| q.depth))
+            .map_err(Error::config)?;
         let mut device = Emmc::new(&dev_cfg)?;
         let capacity = device.capacity_sectors();
 
@@ -216,6 +223,7 @@ impl Simulation {
             costs,
             block,
             driver: LegacyDriver::new(&sc.driver),
+            cmdq: cmdq_tags.map(CmdqDriver::new),
             driver_kick: None,
             device,
             cache,
@@ -284,9 +292,14 @@ impl Simulation {
                 if self.driver_kick == Some(now) {
                     self.driver_kick = None;
                 }
-                self.driver_run(now)
+                if self.cmdq.is_some() {
+                    self.cmdq_run(now)
+                } else {
+                    self.driver_run(now)
+                }
             }
             Event::DeviceDone(rq) => self.q.push(now + self.costs.irq, Event::Irq(rq)),
+            Event::Irq(rq) if self.cmdq.is_some() => self.cmdq_irq(now, rq),
             Event::Irq(rq) => self.irq(now, rq),
             Event::SchedTimer(gen) => {
                 if gen == self.timer_gen && self.timer_at.is_some() {
@@ -314,6 +327,15 @@ impl Simulation {
             }
         }
         if !self.block.has_pending() {
+            return;
+        }
+        if let Some(d) = self.cmdq.as_mut() {
+            // blk-mq runs the hardware queue from the submitter's or the
+            // completion's context: no driver thread to wake.
+            d.asleep = false;
+            if d.can_fetch() || d.can_issue(now) {
+                self.kick_driver(now);
+            }
             return;
         }
         if self.driver.asleep {
@@ -402,6 +424,16 @@ impl Simulation {
         if self.driver.can_start(now) {
             self.start_on_device(now);
         }
+        self.end_request(now, rq);
+        self.after_block_change(now);
+        if !self.driver.asleep {
+            self.driver_run(now);
+        }
+    }
+
+    /// Logs `rq`, completes it in the block layer and hands its bios back
+    /// to their owners (both drivers).
+    fn end_request(&mut self, now: Ns, rq: RqId) {
         let (dev_start, dev_done) = self.dev_times[rq as usize];
         if let Some(log) = self.log.as_mut() {
             let r = self.block.request(rq);
@@ -423,9 +455,97 @@ impl Simulation {
             self.bio_done(now, bio, dev_start, dev_done);
         }
         self.done_bios = bios;
+    }
+
+    // ----- CMDQ (blk-mq) driver -----------------------------------------
+
+    /// Runs the CMDQ driver: issues the prepared request when it may go,
+    /// then fetches and prepares another while a tag is free.
+    fn cmdq_run(&mut self, now: Ns) {
+        let Some(d) = self.cmdq.as_mut() else {
+            return;
+        };
+        if d.asleep {
+            return;
+        }
+        if d.can_issue(now) {
+            let rq = d.issue();
+            self.cmdq_start(now, rq);
+        }
+        let d = self.cmdq.as_mut().expect("cmdq driver");
+        if let Some((_, ready, _)) = d.prepared {
+            // Preparing, or a direct command waiting for the queue to
+            // drain (a completion runs the driver again).
+            if ready > now {
+                self.kick_driver(ready);
+            }
+        } else if d.can_fetch() {
+            if d.cpu_free > now {
+                let at = d.cpu_free;
+                self.kick_driver(at);
+            } else {
+                match self.block.fetch(now) {
+                    Some(rq) => {
+                        self.block.activate(now, rq);
+                        let r = self.block.request(rq);
+                        let prep = self.costs.prep(r.sectors);
+                        let dcmd = !r.op.has_data();
+                        let d = self.cmdq.as_mut().expect("cmdq driver");
+                        d.prepared = Some((rq, now + prep, dcmd));
+                        d.cpu_free = now + prep;
+                        self.kick_driver(now + prep);
+                    }
+                    None => {
+                        let d = self.cmdq.as_mut().expect("cmdq driver");
+                        if d.held() == 0 {
+                            d.asleep = true;
+                        }
+                    }
+                }
+            }
+        }
+        self.sync_sched_timer();
+    }
+
+    /// Queues `rq` on the device (a direct command runs alone).
+    fn cmdq_start(&mut self, now: Ns, rq: RqId) {
+        let r = self.block.request(rq);
+        let cmd = DeviceCommand {
+            op: r.op,
+            sector: r.sector,
+            sectors: r.sectors,
+            fua: r.fua,
+        };
+        let done = self.device.execute_queued(now, &cmd);
+        let i = rq as usize;
+        if self.dev_times.len() <= i {
+            self.dev_times.resize(i + 1, (0, 0));
+        }
+        self.dev_times[i] = (now, done);
+        self.q.push(done, Event::DeviceDone(rq));
+    }
+
+    /// Completion interrupt of `rq` (out of order): frees its tag, ends the
+    /// request, and runs the hardware queue.
+    fn cmdq_irq(&mut self, now: Ns, rq: RqId) {
+        self.cmdq.as_mut().expect("cmdq driver").complete(rq);
+        self.end_request(now, rq);
         self.after_block_change(now);
-        if !self.driver.asleep {
-            self.driver_run(now);
+        let d = self.cmdq.as_mut().expect("cmdq driver");
+        if !d.asleep {
+            self.cmdq_run(now);
+        }
+    }
+
+    /// Keeps the scheduler's timer event in step after a dispatch attempt.
+    fn sync_sched_timer(&mut self) {
+        let t = self.block.timer();
+        if t != self.timer_at {
+            self.timer_gen += 1;
+            self.timer_at = t;
+            if let Some(at) = t {
+                self.q.push(at, Event::SchedTimer(self.timer_gen));
+            }
         }
     }
 
@@ -480,12 +600,13 @@ impl Simulation {
     }
 
     fn check_drained(&self) -> Result<()> {
-        if self.block.has_pending() || !self.calls.is_empty() || self.driver.held() > 0 {
+        let held = self.driver.held() + self.cmdq.as_ref().map_or(0, |d| d.held());
+        if self.block.has_pending() || !self.calls.is_empty() || held > 0 {
             return Err(Error::Workload(format!(
                 "simulation stalled with work left (calls in progress: {}, block layer pending: {}, in driver: {}): this is a simulator bug, please report it with the scenario",
                 self.calls.len(),
                 self.block.has_pending(),
-                self.driver.held()
+                held
             )));
         }
         Ok(())

@@ -95,7 +95,16 @@ pub(super) fn build(sim: &Simulation) -> Report {
             tunables: sim.block.elevator().tunables(),
         },
         queue: sim.block.params().clone(),
-        driver: sc.driver.clone(),
+        driver: match &sim.cmdq {
+            // Echo the resolved driver of a CMDQ run (a legacy run's
+            // section is left as written, so its report is unchanged).
+            Some(d) => crate::driver::DriverConfig {
+                mode: crate::driver::DriverMode::Cmdq,
+                cmdq_depth: Some(d.tags()),
+                ..sc.driver.clone()
+            },
+            None => sc.driver.clone(),
+        },
         host: sc.host.clone(),
         device_profile: sim.device.config().clone(),
         precondition: sim.precondition.clone(),

@@ -64,6 +64,54 @@ pub const MIN_TT_MS: u64 = 2;
 /// Largest value sysfs accepts for the integer tunables (`INT_MAX`).
 const INT_MAX: u64 = i32::MAX as u64;
 
+/// The constants that differ between BFQ v7r8 (legacy, `bfq`) and the
+/// blk-mq BFQ (`bfq-mq`, reference §11). Everything else is shared code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BfqVariant {
+    /// Kernel name.
+    pub name: &'static str,
+    /// True for the blk-mq scheduler.
+    pub mq: bool,
+    /// Weight per priority step: weight = (8 − level) × this (1 for v7r8,
+    /// 10 for mq: BE default 40).
+    pub weight_scale: u64,
+    /// `bfq_async_charge_factor` (10 for v7r8, 3 for mq).
+    pub async_charge_factor: u64,
+    /// Queues that make a burst large (11 for v7r8, 8 for mq).
+    pub large_burst_thresh: u32,
+    /// `bfq_burst_interval`, ms (500 for v7r8, 180 for mq).
+    pub burst_interval_ms: u64,
+    /// Default `wr_coeff` (20 for v7r8, 30 for mq).
+    pub wr_coeff: u64,
+    /// One `timeout_sync` for every queue (mq has no `timeout_async`).
+    pub single_timeout: bool,
+}
+
+impl BfqVariant {
+    /// BFQ v7r8 (Android 3.4/3.10), §5.
+    pub const V7R8: BfqVariant = BfqVariant {
+        name: "bfq",
+        mq: false,
+        weight_scale: 1,
+        async_charge_factor: ASYNC_CHARGE_FACTOR,
+        large_burst_thresh: wr::LARGE_BURST_THRESH,
+        burst_interval_ms: wr::BURST_INTERVAL_MS,
+        wr_coeff: 20,
+        single_timeout: false,
+    };
+    /// The blk-mq BFQ, §11.
+    pub const MQ: BfqVariant = BfqVariant {
+        name: "bfq-mq",
+        mq: true,
+        weight_scale: 10,
+        async_charge_factor: 3,
+        large_burst_thresh: 8,
+        burst_interval_ms: 180,
+        wr_coeff: 30,
+        single_timeout: true,
+    };
+}
+
 /// Why a queue's slot ended (`enum bfqq_expiration`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExpireReason {
@@ -179,12 +227,21 @@ pub struct BfqTunables {
     /// Simulator switch: use the intended "slow queue" comparison instead
     /// of the shipped one.
     pub slow_check_fixed: bool,
+    /// `strict_guarantees` (bfq-mq only; 0). Accepted and echoed; not
+    /// modelled beyond that.
+    pub strict_guarantees: bool,
 }
 
 impl BfqTunables {
     /// The kernel defaults at `params.hz`.
     pub fn defaults(params: &SchedParams) -> Self {
+        Self::defaults_for(params, &BfqVariant::V7R8)
+    }
+
+    /// The defaults of `variant` at `params.hz`.
+    pub fn defaults_for(params: &SchedParams, variant: &BfqVariant) -> Self {
         let hz = params.hz as u64;
+        let sync_timeout = (hz / 8).max(1);
         BfqTunables {
             fifo_expire: [(hz / 4).max(1), (hz / 8).max(1)],
             back_seek_max: 16 * 1024,
@@ -192,9 +249,13 @@ impl BfqTunables {
             slice_idle: (hz / 125).max(1),
             max_budget: 0,
             max_budget_async_rq: 4,
-            timeout: [(hz / 25).max(1), (hz / 8).max(1)],
+            timeout: if variant.single_timeout {
+                [sync_timeout, sync_timeout]
+            } else {
+                [(hz / 25).max(1), sync_timeout]
+            },
             low_latency: true,
-            wr_coeff: 20,
+            wr_coeff: variant.wr_coeff,
             wr_max_time: 0,
             wr_rt_max_time: params.ms_to_jiffies(300),
             wr_min_idle_time: params.ms_to_jiffies(2000),
@@ -202,6 +263,7 @@ impl BfqTunables {
             wr_max_softrt_rate: 7000,
             hw_tag: -1,
             slow_check_fixed: false,
+            strict_guarantees: false,
         }
     }
 }
@@ -209,6 +271,7 @@ impl BfqTunables {
 /// The BFQ elevator.
 pub struct Bfq {
     params: SchedParams,
+    variant: BfqVariant,
     tun: BfqTunables,
     wf: Wf2q,
     /// Queues by id (= entity id); never freed.
@@ -259,10 +322,16 @@ fn class_index(c: IoClass) -> usize {
 impl Bfq {
     /// A new BFQ scheduler with the kernel defaults at `params.hz`.
     pub fn new(params: &SchedParams) -> Self {
+        Self::with_variant(params, BfqVariant::V7R8)
+    }
+
+    /// A BFQ of `variant` (v7r8 or the blk-mq one) with its defaults.
+    pub fn with_variant(params: &SchedParams, variant: BfqVariant) -> Self {
         let d = params.nonrot as usize;
         let mut b = Bfq {
             params: *params,
-            tun: BfqTunables::defaults(params),
+            variant,
+            tun: BfqTunables::defaults_for(params, &variant),
             wf: Wf2q::new(),
             queues: Vec::with_capacity(64),
             bics: BTreeMap::new(),
@@ -286,7 +355,7 @@ impl Bfq {
             last_budget_start: 0,
             last_idling_start: 0,
             class_idle_last_service: 0,
-            burst: Vec::with_capacity(wr::LARGE_BURST_THRESH as usize),
+            burst: Vec::with_capacity(variant.large_burst_thresh as usize),
             burst_size: 0,
             large_burst: false,
             last_ins_in_burst: queue::FAR_PAST,
@@ -340,7 +409,7 @@ impl Bfq {
         let bq = &self.queues[q as usize];
         let s = sectors as u64;
         if !bq.sync && bq.wr_coeff == 1 {
-            s * (1 + ASYNC_CHARGE_FACTOR)
+            s * (1 + self.variant.async_charge_factor)
         } else {
             s
         }
@@ -377,7 +446,8 @@ impl Bfq {
             ioprio
         };
         let mb = 2 * self.max_budget_eff() / 3;
-        let bq = BfqQueue::new(pid, sync, ioprio, mb, c == CLASS_IDLE);
+        let mut bq = BfqQueue::new(pid, sync, ioprio, mb, c == CLASS_IDLE);
+        bq.orig_weight *= self.variant.weight_scale;
         let id = self.wf.add_entity(c, bq.orig_weight);
         self.queues.push(bq);
         debug_assert_eq!(id as usize, self.queues.len() - 1);
@@ -900,7 +970,11 @@ impl Bfq {
 
 impl Elevator for Bfq {
     fn name(&self) -> &str {
-        "bfq"
+        self.variant.name
+    }
+
+    fn blk_mq(&self) -> bool {
+        self.variant.mq
     }
 
     fn add_request(&mut self, ctx: &mut SchedCtx, rq: RqId) {
@@ -1094,7 +1168,7 @@ impl Elevator for Bfq {
     }
 
     fn tunables(&self) -> Vec<TunableInfo> {
-        let d = BfqTunables::defaults(&self.params);
+        let d = BfqTunables::defaults_for(&self.params, &self.variant);
         let t = &self.tun;
         let ms = |name, v: u64, dv: u64, help| TunableInfo {
             name,
@@ -1110,7 +1184,7 @@ impl Elevator for Bfq {
             unit,
             help,
         };
-        vec![
+        let mut v = vec![
             ms("fifo_expire_sync", t.fifo_expire[1], d.fifo_expire[1], "deadline of a sync request, checked once per slot (HZ/8)"),
             ms("fifo_expire_async", t.fifo_expire[0], d.fifo_expire[0], "deadline of an async request, checked once per slot (HZ/4)"),
             n("back_seek_max", t.back_seek_max, d.back_seek_max, "KiB", "largest backward seek still served in sector order"),
@@ -1135,7 +1209,27 @@ impl Elevator for Bfq {
                 help: "simulator: -1 detect command queueing, 0/1 force it (1 disables most idling on non-rotational devices)",
             },
             n("slow_check_fixed", t.slow_check_fixed as u64, d.slow_check_fixed as u64, "bool", "simulator: intended 'slow queue' test instead of the shipped inverted one"),
-        ]
+        ];
+        if self.variant.mq {
+            // One timeout for every queue; slice_idle also in µs.
+            v.retain(|x| x.name != "timeout_async");
+            let us = |j: u64| (j * 1_000_000 / self.params.hz as u64).to_string();
+            v.push(TunableInfo {
+                name: "slice_idle_us",
+                value: us(t.slice_idle),
+                default: us(d.slice_idle),
+                unit: "us",
+                help: "slice_idle in microseconds",
+            });
+            v.push(n(
+                "strict_guarantees",
+                t.strict_guarantees as u64,
+                0,
+                "bool",
+                "always idle for service guarantees (accepted, not modelled)",
+            ));
+        }
+        v
     }
 
     fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
@@ -1163,12 +1257,22 @@ impl Elevator for Bfq {
             "max_budget_async_rq" => self.tun.max_budget_async_rq = num(1)?,
             "timeout_sync" => {
                 self.tun.timeout[1] = ms(1)?;
+                if self.variant.single_timeout {
+                    self.tun.timeout[0] = self.tun.timeout[1];
+                }
                 if self.tun.max_budget == 0 {
                     let t = p.jiffies_to_ms(self.tun.timeout[1]);
                     self.max_budget = Self::calc_max_budget(self.peak_rate, t);
                 }
             }
-            "timeout_async" => self.tun.timeout[0] = ms(1)?,
+            "timeout_async" if !self.variant.mq => self.tun.timeout[0] = ms(1)?,
+            "slice_idle_us" if self.variant.mq => {
+                let us = num(0)?;
+                self.tun.slice_idle = (us * p.hz as u64).div_ceil(1_000_000);
+            }
+            "strict_guarantees" if self.variant.mq => {
+                self.tun.strict_guarantees = TunableValue::parse_bool(name, value)?
+            }
             "low_latency" => {
                 let v = TunableValue::parse_bool(name, value)?;
                 if !v && self.tun.low_latency {
@@ -1195,7 +1299,13 @@ impl Elevator for Bfq {
             "slow_check_fixed" => {
                 self.tun.slow_check_fixed = TunableValue::parse_bool(name, value)?
             }
-            _ => return Err(TunableValue::unknown("bfq", name, &self.tunables())),
+            _ => {
+                return Err(TunableValue::unknown(
+                    self.variant.name,
+                    name,
+                    &self.tunables(),
+                ))
+            }
         }
         Ok(())
     }

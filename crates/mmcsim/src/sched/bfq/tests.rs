@@ -563,3 +563,97 @@ fn tunables_in_ms_at_hz_100_and_validation() {
     e.set_tunable("max_budget", "4096").unwrap();
     assert_eq!(show(&e, "max_budget"), "4096");
 }
+
+impl Sim {
+    /// As [`Sim::new`], with the blk-mq BFQ constants.
+    fn new_mq(procs: Vec<Proc>) -> Sim {
+        let mut s = Self::new(procs, &[]);
+        let sp = params();
+        let mut e = Bfq::with_variant(&sp, BfqVariant::MQ).with_trace(s.trace.clone());
+        e.set_tunable("low_latency", "0").unwrap();
+        e.set_tunable("hw_tag", "0").unwrap();
+        s.b = BlockLayer::new(QueueParams::default(), Box::new(e), sp);
+        s
+    }
+}
+
+#[test]
+fn bfq_mq_weights_are_ten_per_level_and_share_eight_to_one() {
+    let sp = params();
+    let mut e = Bfq::with_variant(&sp, BfqVariant::MQ);
+    let q0 = e.get_queue(
+        0,
+        1,
+        true,
+        IoPrio {
+            class: IoClass::Be,
+            level: 0,
+        },
+    );
+    let q7 = e.get_queue(
+        0,
+        2,
+        true,
+        IoPrio {
+            class: IoClass::Be,
+            level: 7,
+        },
+    );
+    let q4 = e.get_queue(0, 3, true, IoPrio::NORM);
+    assert_eq!(e.queues[q0 as usize].orig_weight, 80);
+    assert_eq!(e.queues[q7 as usize].orig_weight, 10);
+    assert_eq!(e.queues[q4 as usize].orig_weight, 40, "BE default 40");
+    let mut a = Proc::reader(1, 0);
+    a.ioprio = IoPrio {
+        class: IoClass::Be,
+        level: 0,
+    };
+    let mut b = Proc::reader(2, 50_000_000);
+    b.ioprio = IoPrio {
+        class: IoClass::Be,
+        level: 7,
+    };
+    let mut s = Sim::new_mq(vec![a, b]);
+    let end = 20_000 * NS_PER_MS;
+    s.run_until(end);
+    let (x, y) = (s.served(1, 0, end), s.served(2, 0, end));
+    let ratio = x as f64 / y as f64;
+    assert!((7.5..8.5).contains(&ratio), "{x} / {y} = {ratio}");
+}
+
+#[test]
+fn bfq_mq_defaults_differ_from_v7r8_as_section_11_says() {
+    let sp = params();
+    let e = Bfq::with_variant(&sp, BfqVariant::MQ);
+    assert_eq!(e.name(), "bfq-mq");
+    assert!(e.blk_mq());
+    let t = e.tunables();
+    let get = |n: &str| t.iter().find(|x| x.name == n).map(|x| x.default.clone());
+    assert_eq!(get("wr_coeff").as_deref(), Some("30"));
+    assert_eq!(get("timeout_sync").as_deref(), Some("125"));
+    assert_eq!(get("timeout_async"), None, "one timeout");
+    assert_eq!(get("slice_idle").as_deref(), Some("8"));
+    assert_eq!(get("slice_idle_us").as_deref(), Some("8000"));
+    assert_eq!(get("strict_guarantees").as_deref(), Some("0"));
+    assert_eq!(get("low_latency").as_deref(), Some("1"));
+    assert_eq!(get("max_budget").as_deref(), Some("0"));
+    assert_eq!(BfqVariant::MQ.async_charge_factor, 3);
+    assert_eq!(
+        (
+            BfqVariant::MQ.large_burst_thresh,
+            BfqVariant::MQ.burst_interval_ms
+        ),
+        (8, 180)
+    );
+    let mut e = e;
+    e.set_tunable("slice_idle_us", "2500").unwrap();
+    assert_eq!(e.tun.slice_idle, 3, "rounded up to jiffies");
+    assert!(e.set_tunable("timeout_async", "40").is_err());
+    // v7r8 unchanged.
+    let v = Bfq::new(&sp);
+    assert_eq!(v.name(), "bfq");
+    assert!(v
+        .tunables()
+        .iter()
+        .any(|x| x.name == "wr_coeff" && x.default == "20"));
+}

@@ -122,7 +122,7 @@ impl Bfq {
         if bq.in_burst_list || bq.in_large_burst {
             return;
         }
-        let interval = self.params.ms_to_jiffies(BURST_INTERVAL_MS) as i64;
+        let interval = self.params.ms_to_jiffies(self.variant.burst_interval_ms) as i64;
         if self.last_ins_in_burst + interval < now {
             // A new burst begins with this queue.
             self.large_burst = false;
@@ -137,7 +137,7 @@ impl Bfq {
             self.queues[q as usize].in_large_burst = true;
         } else {
             self.burst_size += 1;
-            if self.burst_size == LARGE_BURST_THRESH {
+            if self.burst_size == self.variant.large_burst_thresh {
                 self.large_burst = true;
                 for &x in &self.burst {
                     let bx = &mut self.queues[x as usize];
