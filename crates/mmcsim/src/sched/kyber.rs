@@ -347,15 +347,15 @@ mod tests {
     }
 
     fn kyber(b: &BlockLayer) -> &Kyber {
-        // The block layer owns the scheduler as a trait object; the tests
-        // read its state through a raw downcast (same type by construction).
-        let e: &dyn Elevator = b.elevator();
-        unsafe { &*(e as *const dyn Elevator as *const Kyber) }
+        // The block layer owns the scheduler as a trait object; `Any` is a
+        // supertrait of `Elevator`, so the tests downcast it safely.
+        let e: &dyn std::any::Any = b.elevator();
+        e.downcast_ref::<Kyber>().expect("the scheduler is kyber")
     }
 
     fn kyber_mut(b: &mut BlockLayer) -> &mut Kyber {
-        let e: &mut dyn Elevator = b.elevator_mut();
-        unsafe { &mut *(e as *mut dyn Elevator as *mut Kyber) }
+        let e: &mut dyn std::any::Any = b.elevator_mut();
+        e.downcast_mut::<Kyber>().expect("the scheduler is kyber")
     }
 
     #[test]

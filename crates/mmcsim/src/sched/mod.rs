@@ -144,7 +144,10 @@ pub enum MayQueue {
 }
 
 /// The elevator operations (reference io-schedulers.md §1.4).
-pub trait Elevator: Send {
+///
+/// `Any` is a supertrait so a caller that knows the concrete type (a test,
+/// a researcher's tool) can downcast a `&dyn Elevator` safely.
+pub trait Elevator: Send + std::any::Any {
     /// Kernel name (`noop`, `deadline`, ...).
     fn name(&self) -> &str;
 
