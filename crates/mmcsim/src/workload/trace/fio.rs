@@ -41,6 +41,8 @@ pub type FioReader = TextReader<FioParser>;
 pub struct FioParser {
     /// 2 or 3 once the version line is read.
     version: u8,
+    /// The version seen by peeking at the first line (0 if unknown).
+    peeked: u8,
     files: Interner,
     clock: Ns,
     unaligned: u64,
@@ -48,7 +50,20 @@ pub struct FioParser {
 
 /// Opens a fio iolog reading times in `unit`.
 pub fn open(source: &Source, unit: TimeUnit) -> Result<FioReader> {
-    TextReader::new(source, FioParser::default(), unit)
+    // Peek at the version line so that `time_unit` is right from the start.
+    let mut lines = super::common::Lines::new(source.open()?, source.path());
+    let mut parser = FioParser::default();
+    while let Ok(Some(l)) = lines.next_line() {
+        if !l.is_empty() {
+            parser.peeked = match l {
+                b"fio version 2 iolog" => 2,
+                b"fio version 3 iolog" => 3,
+                _ => 0,
+            };
+            break;
+        }
+    }
+    TextReader::new(source, parser, unit)
 }
 
 impl FioParser {
@@ -73,7 +88,7 @@ impl LineParser for FioParser {
     }
 
     fn has_time(&self) -> bool {
-        self.version != 2
+        self.version.max(self.peeked) != 2
     }
 
     fn parse(&mut self, line: &[u8], cx: &Cx) -> Result<Option<TraceRecord>> {

@@ -469,13 +469,15 @@ impl NativeCsvReader {
             for ch in t.chars() {
                 match TraceRecord::FLAG_LETTERS.iter().find(|(_, l)| *l == ch) {
                     Some((bit, _)) => flags |= bit,
-                    None => return Err(self.err(
-                        line,
-                        "flags",
-                        format!(
+                    None => {
+                        return Err(self.err(
+                            line,
+                            "flags",
+                            format!(
                             "unknown flag `{ch}` in `{t}`: expected letters from F, P, M, A, E, X"
                         ),
-                    )),
+                        ))
+                    }
                 }
             }
         }
