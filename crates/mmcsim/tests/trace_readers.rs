@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use mmcsim::workload::trace::{
     detect, detect_bytes, open, open_bytes, Format, NativeCsvWriter, OpenOptions, TimeUnit,
-    TraceReader, TraceRecord,
+    TraceRecord,
 };
 use mmcsim::{Error, Op};
 use proptest::prelude::*;

@@ -1,7 +1,8 @@
 //! DiskSim ASCII traces (`tracetype ascii`, reference trace-formats.md §4,
 //! DiskSim 4.0 `disksim_iotrace.c`, read with `%lf %d %d %d %x`).
 //!
-//! One request per line, fields separated by tabs or runs of spaces:
+//! One request per line, fields separated by tabs or runs of spaces (the
+//! sample below uses spaces; the public `ascii.trace` uses tabs):
 //! arrival time (float, **ms** by default, DiskSim's unit; override with
 //! [`super::OpenOptions::time_unit`]), device number, start block (512-byte
 //! sectors), size in blocks, flags in **hex** (bit 0 = read, `0x80`
@@ -9,7 +10,7 @@
 //! ignored). Times must not decrease. Each record carries its `device`.
 //!
 //! ```text
-//! 12.750000	0	2097160	8	1
+//! 12.750000 0 2097160 8 1
 //! ```
 
 use super::common::{split_ws, Cx, LineParser, Source, TextReader};
