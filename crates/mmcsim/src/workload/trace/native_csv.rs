@@ -12,6 +12,9 @@
 //! | `pid` | no | process id (u32) |
 //! | `process` | no | process name |
 //! | `sync` | no | `0`/`1`/`true`/`false` |
+//! | `done_s` / `done_ms` / `done_us` / `done_ns` | no (at most one) | recorded completion time, same unit rules and origin as the time column |
+//! | `device` | no | device id (u32) |
+//! | `flags` | no | letters: `F` FUA, `P` preflush, `M` metadata, `A` read-ahead, `E` secure, `X` failed |
 //!
 //! Fields are separated by commas and trimmed; a field may be quoted with
 //! `"` (`""` inside for a quote) but not span lines. Blank lines and lines
@@ -28,7 +31,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{TraceReader, TraceRecord};
@@ -37,7 +40,7 @@ use crate::types::{Ns, Op};
 
 /// Every column name the format accepts.
 const VALID_COLUMNS: &str =
-    "time_s, time_ms, time_us, time_ns, op, sector, sectors, pid, process, sync";
+    "time_s, time_ms, time_us, time_ns, op, sector, sectors, pid, process, sync, done_s, done_ms, done_us, done_ns, device, flags";
 /// The accepted time columns.
 const TIME_COLUMNS: &str = "time_s, time_ms, time_us or time_ns";
 
@@ -51,6 +54,9 @@ struct Columns {
     pid: Option<usize>,
     process: Option<usize>,
     sync: Option<usize>,
+    done: Option<usize>,
+    device: Option<usize>,
+    flags: Option<usize>,
 }
 
 /// Streaming reader of the native CSV format.
@@ -74,6 +80,9 @@ pub struct NativeCsvReader {
     /// Name of the time column and the power of ten from its unit to ns.
     time_name: &'static str,
     time_digits: u32,
+    /// Name of the completion column, if any, and its power of ten.
+    done_name: &'static str,
+    done_digits: u32,
     processes: Vec<String>,
     process_ids: BTreeMap<String, u32>,
     /// Previous record's time (ns), its text and line.
@@ -120,6 +129,8 @@ impl NativeCsvReader {
             header_line: 1,
             time_name: "time_ns",
             time_digits: 0,
+            done_name: "",
+            done_digits: 0,
             processes: Vec::new(),
             process_ids: BTreeMap::new(),
             prev_time: None,
@@ -193,6 +204,8 @@ impl NativeCsvReader {
         let mut time: Option<(usize, &'static str, u32)> = None;
         let (mut op, mut sector, mut sectors) = (None, None, None);
         let (mut pid, mut process, mut sync) = (None, None, None);
+        let (mut device, mut flags) = (None, None);
+        let mut done: Option<(usize, &'static str, u32)> = None;
         for i in 0..self.ends.len() {
             let raw = self.get(i).unwrap_or_default();
             let name = String::from_utf8_lossy(raw).to_ascii_lowercase();
@@ -216,6 +229,25 @@ impl NativeCsvReader {
                     time = Some((i, canon, digits));
                     continue;
                 }
+                "done_s" | "done_ms" | "done_us" | "done_ns" => {
+                    let (canon, digits) = match name.as_str() {
+                        "done_s" => ("done_s", 9),
+                        "done_ms" => ("done_ms", 6),
+                        "done_us" => ("done_us", 3),
+                        _ => ("done_ns", 0),
+                    };
+                    if let Some((_, prev, _)) = done {
+                        return Err(self.err(
+                            line,
+                            canon,
+                            format!("several completion columns (`{prev}` and `{canon}`): expected at most one"),
+                        ));
+                    }
+                    done = Some((i, canon, digits));
+                    continue;
+                }
+                "device" => &mut device,
+                "flags" => &mut flags,
                 "op" => &mut op,
                 "sector" => &mut sector,
                 "sectors" => &mut sectors,
@@ -259,7 +291,14 @@ impl NativeCsvReader {
             pid,
             process,
             sync,
+            done: done.map(|d| d.0),
+            device,
+            flags,
         };
+        if let Some((_, n, d)) = done {
+            self.done_name = n;
+            self.done_digits = d;
+        }
         self.ncols = self.ends.len();
         self.time_name = time_name;
         self.time_digits = digits;
@@ -398,6 +437,50 @@ impl NativeCsvReader {
             }
             None => None,
         };
+        let done_ns = match c.done {
+            Some(i) => {
+                let name = self.done_name;
+                let t = self.field(i, name, line)?;
+                if t.is_empty() {
+                    None
+                } else {
+                    Some(parse_time(t, self.done_digits).map_err(|m| self.err(line, name, m))?)
+                }
+            }
+            None => None,
+        };
+        let device = match c.device {
+            Some(i) => {
+                let t = self.field(i, "device", line)?;
+                if t.is_empty() {
+                    None
+                } else {
+                    Some(
+                        parse_uint::<u32>(t, "a device id (unsigned 32-bit integer)")
+                            .map_err(|m| self.err(line, "device", m))?,
+                    )
+                }
+            }
+            None => None,
+        };
+        let mut flags = 0u8;
+        if let Some(i) = c.flags {
+            let t = self.field(i, "flags", line)?;
+            for ch in t.chars() {
+                match TraceRecord::FLAG_LETTERS.iter().find(|(_, l)| *l == ch) {
+                    Some((bit, _)) => flags |= bit,
+                    None => {
+                        return Err(self.err(
+                            line,
+                            "flags",
+                            format!(
+                            "unknown flag `{ch}` in `{t}`: expected letters from F, P, M, A, E, X"
+                        ),
+                        ))
+                    }
+                }
+            }
+        }
         // Only now is the record accepted: remember its time.
         let mut prev_text = std::mem::take(&mut self.prev_time_text);
         prev_text.clear();
@@ -413,6 +496,9 @@ impl NativeCsvReader {
             pid,
             process,
             sync,
+            done_ns,
+            device,
+            flags,
         })
     }
 
@@ -454,6 +540,119 @@ impl TraceReader for NativeCsvReader {
     fn format_name(&self) -> &'static str {
         "native-csv"
     }
+
+    fn time_unit(&self) -> Option<super::TimeUnit> {
+        Some(match self.time_digits {
+            9 => super::TimeUnit::S,
+            6 => super::TimeUnit::Ms,
+            3 => super::TimeUnit::Us,
+            _ => super::TimeUnit::Ns,
+        })
+    }
+}
+
+/// Writes records as native CSV with the columns
+/// `time_ns,op,sector,sectors,pid,process,sync,done_ns,device,flags`
+/// (unset optional fields are left empty; process names are quoted when
+/// needed, control characters become spaces, and an empty name reads back
+/// as no name).
+#[derive(Debug)]
+pub struct NativeCsvWriter<W: Write> {
+    out: W,
+    line: String,
+}
+
+/// The header [`NativeCsvWriter`] writes.
+pub const NATIVE_HEADER: &str = "time_ns,op,sector,sectors,pid,process,sync,done_ns,device,flags";
+
+impl<W: Write> NativeCsvWriter<W> {
+    /// A writer on `out`; writes the header row.
+    pub fn new(mut out: W) -> std::io::Result<Self> {
+        out.write_all(NATIVE_HEADER.as_bytes())?;
+        out.write_all(b"\n")?;
+        Ok(NativeCsvWriter {
+            out,
+            line: String::new(),
+        })
+    }
+
+    /// Writes one record; `process` is the name of `rec.process`.
+    pub fn write(&mut self, rec: &TraceRecord, process: Option<&str>) -> std::io::Result<()> {
+        use std::fmt::Write as _;
+        let l = &mut self.line;
+        l.clear();
+        let _ = write!(l, "{},{},", rec.time_ns, rec.op.code());
+        if rec.op != Op::Flush {
+            let _ = write!(l, "{},{}", rec.sector, rec.sectors);
+        } else {
+            l.push(',');
+        }
+        l.push(',');
+        if let Some(p) = rec.pid {
+            let _ = write!(l, "{p}");
+        }
+        l.push(',');
+        if let Some(name) = process.filter(|_| rec.process.is_some()) {
+            let clean: String = name
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            if clean.contains([',', '"']) || clean.trim() != clean {
+                l.push('"');
+                l.push_str(&clean.replace('"', "\"\""));
+                l.push('"');
+            } else {
+                l.push_str(&clean);
+            }
+        }
+        l.push(',');
+        if let Some(s) = rec.sync {
+            l.push(if s { '1' } else { '0' });
+        }
+        l.push(',');
+        if let Some(d) = rec.done_ns {
+            let _ = write!(l, "{d}");
+        }
+        l.push(',');
+        if let Some(d) = rec.device {
+            let _ = write!(l, "{d}");
+        }
+        l.push(',');
+        for (bit, letter) in TraceRecord::FLAG_LETTERS {
+            if rec.flags & bit != 0 {
+                l.push(letter);
+            }
+        }
+        l.push('\n');
+        self.out.write_all(l.as_bytes())
+    }
+
+    /// Flushes and returns the output.
+    pub fn into_inner(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Streams every record of `reader` to `out` as native CSV (see
+/// [`NativeCsvWriter`]), stopping at the first error; returns the number of
+/// records written.
+pub fn write_native_csv<W: Write>(reader: &mut dyn TraceReader, out: W) -> Result<u64> {
+    let path = reader.path().to_path_buf();
+    let io = |source| Error::Io {
+        path: path.clone(),
+        source,
+    };
+    let mut w = NativeCsvWriter::new(out).map_err(io)?;
+    let mut n = 0;
+    while let Some(rec) = reader.next_record() {
+        let rec = rec?;
+        let name = rec.process.map(|p| reader.process_name(p));
+        w.write(&rec, name).map_err(io)?;
+        n += 1;
+    }
+    w.into_inner().map_err(io)?;
+    Ok(n)
 }
 
 impl Iterator for NativeCsvReader {
@@ -625,6 +824,9 @@ mod tests {
                 pid: Some(42),
                 process: Some(0),
                 sync: Some(true),
+                done_ns: None,
+                device: None,
+                flags: 0,
             }
         );
         assert_eq!(r.process_name(0), "app");

@@ -1,0 +1,406 @@
+//! Format detection and the one-stop [`open`].
+//!
+//! [`detect`] sniffs the first lines (after gunzip) in this confidence
+//! order: the fio version line; MMC ftrace events; block ftrace events (an
+//! ftrace file with both is read as `mmc-ftrace`, the level nearer the
+//! device; the first 20,000 lines are searched for events); a Pixel 6a or
+//! native CSV header; a blkparse event line; MSR CSV (7 fields, `Read`/
+//! `Write`); SPC CSV; then the 5-column ASCII simulators: DiskSim when a
+//! time has a decimal point or the last field is not 0/1, otherwise SSDSim
+//! when the file name mentions `ssdsim` or ends in `.ascii`, DiskSim when it
+//! mentions `disksim`, else MQSim. The integer layouts of MQSim, SSDSim and
+//! integer-timed DiskSim are indistinguishable by content: force the format
+//! ([`OpenOptions::format`]) when the name does not tell.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::common::{parse_dev, parse_ftrace_line, split_csv, split_ws, Filtered, Lines, Source};
+use super::{native_csv, TimeUnit, TraceReader};
+use crate::error::{Error, Result};
+
+/// A trace format this library reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Format {
+    /// The project's own CSV ([`super::native_csv`]).
+    Native,
+    /// Linux ftrace MMC events ([`super::ftrace_mmc`]).
+    MmcFtrace,
+    /// Linux ftrace block events ([`super::ftrace_block`]).
+    BlockFtrace,
+    /// blkparse default text output ([`super::blkparse`]).
+    Blkparse,
+    /// fio iolog v2/v3 ([`super::fio`]).
+    FioIolog,
+    /// MSR Cambridge CSV ([`super::msr`]).
+    Msr,
+    /// SPC / UMass CSV ([`super::spc`]).
+    Spc,
+    /// DiskSim ASCII ([`super::disksim`]).
+    DiskSim,
+    /// MQSim ASCII ([`super::mqsim`]).
+    MqSim,
+    /// SSDSim ASCII ([`super::ssdsim`]).
+    SsdSim,
+    /// Pixel 6a mobile block I/O CSV ([`super::pixel6a`]).
+    Pixel6a,
+}
+
+/// Name, description and example line of a format, for listings.
+#[derive(Clone, Copy, Debug)]
+pub struct FormatInfo {
+    /// The format.
+    pub format: Format,
+    /// Stable CLI name.
+    pub name: &'static str,
+    /// One-line description (fields, units).
+    pub description: &'static str,
+    /// One example line.
+    pub example: &'static str,
+}
+
+const INFO: [FormatInfo; 11] = [
+    FormatInfo { format: Format::Native, name: "native", description: "mmcsim CSV: header naming time_s|ms|us|ns, op (R/W/D/F), sector, sectors; optional pid, process, sync, done_<unit>, device, flags", example: "time_us,pid,process,op,sector,sectors,sync / 15.5,1203,com.android.chrome,W,90112,8,1" },
+    FormatInfo { format: Format::MmcFtrace, name: "mmc-ftrace", description: "ftrace text with mmc_request_start/done (≥4.8) or 3.x mmc_blk_rw_start/end, erase, op and vendor events; s", example: "mmcqd/0-95 [000] ...1 1543.210977: mmc_blk_rw_start: cmd=18,addr=0x001c4a08,size=0x00000040" },
+    FormatInfo { format: Format::BlockFtrace, name: "block-ftrace", description: "ftrace text with block_rq_issue / block_rq_complete; s; sectors", example: "mmcqd/0-95 [001] d..2 96.114020: block_rq_issue: 179,0 WS 0 () 5521408 + 8 [mmcqd/0]" },
+    FormatInfo { format: Format::Blkparse, name: "blkparse", description: "blkparse default text: D = issue, C = completion; s.ns; sectors; process names", example: "179,0    0      201    12.304580331    95  D  WS 5521408 + 8 [mmcqd/0]" },
+    FormatInfo { format: Format::FioIolog, name: "fio-iolog", description: "fio iolog v2 (no times) or v3 (µs timestamps); bytes", example: "410 /dev/block/mmcblk0p23 write 1073741824 4096" },
+    FormatInfo { format: Format::Msr, name: "msr", description: "MSR Cambridge CSV: FILETIME (100 ns), host, disk, Read/Write, offset and size in bytes, response time", example: "128166381104021338,src1,2,Write,1073741824,4096,1523" },
+    FormatInfo { format: Format::Spc, name: "spc", description: "SPC / UMass CSV: ASU, LBA (512 B), size in bytes, R/W, time in s, optional fields", example: "0,662144,8192,W,12.503990" },
+    FormatInfo { format: Format::DiskSim, name: "disksim", description: "DiskSim ASCII: time ms (float), device, block, blocks, hex flags (bit 0 = read)", example: "12.750000\t0\t2097160\t8\t1" },
+    FormatInfo { format: Format::MqSim, name: "mqsim", description: "MQSim ASCII: time ns (integer), device, sector, sectors, 1 = read / 0 = write", example: "1250000 0 2097160 8 1" },
+    FormatInfo { format: Format::SsdSim, name: "ssdsim", description: "SSDSim ASCII: time ns, device, sector, sectors, 1 = read / 0 = write", example: "26214000 0 303574 7 0" },
+    FormatInfo { format: Format::Pixel6a, name: "pixel6a", description: "Pixel 6a CSV (MobileBlockIOTraces, gzip): proces,device,rw_flag,sector,size(sectors),timestamp(s)", example: "loop40-2757,8388608,R,206567552,8,653406.907265" },
+];
+
+impl Format {
+    /// Every format with its name, description and example.
+    pub fn all() -> &'static [FormatInfo] {
+        &INFO
+    }
+
+    fn info(self) -> &'static FormatInfo {
+        &INFO[INFO.iter().position(|i| i.format == self).unwrap_or(0)]
+    }
+
+    /// Stable CLI name (`native`, `mmc-ftrace`, ...).
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    /// One-line description.
+    pub fn description(self) -> &'static str {
+        self.info().description
+    }
+
+    /// One example line.
+    pub fn example(self) -> &'static str {
+        self.info().example
+    }
+
+    /// The time unit the format's timestamps are read in unless overridden
+    /// (`None` for the native CSV, whose header names the unit).
+    pub fn default_time_unit(self) -> Option<TimeUnit> {
+        Some(match self {
+            Format::Native => return None,
+            Format::MmcFtrace => super::ftrace_mmc::DEFAULT_UNIT,
+            Format::BlockFtrace => super::ftrace_block::DEFAULT_UNIT,
+            Format::Blkparse => super::blkparse::DEFAULT_UNIT,
+            Format::FioIolog => super::fio::DEFAULT_UNIT,
+            Format::Msr => super::msr::DEFAULT_UNIT,
+            Format::Spc => super::spc::DEFAULT_UNIT,
+            Format::DiskSim => super::disksim::DEFAULT_UNIT,
+            Format::MqSim => super::mqsim::DEFAULT_UNIT,
+            Format::SsdSim => super::ssdsim::DEFAULT_UNIT,
+            Format::Pixel6a => super::pixel6a::DEFAULT_UNIT,
+        })
+    }
+
+    /// Opens `source` with this format's reader, without filtering; `unit`
+    /// overrides the default time unit (ignored by the native CSV).
+    pub fn open_source(
+        self,
+        source: &Source,
+        unit: Option<TimeUnit>,
+    ) -> Result<Box<dyn TraceReader>> {
+        let u = unit.or(self.default_time_unit()).unwrap_or(TimeUnit::Ns);
+        Ok(match self {
+            Format::Native => Box::new(native_csv::NativeCsvReader::from_reader(
+                source.open()?,
+                source.path(),
+            )?),
+            Format::MmcFtrace => Box::new(super::ftrace_mmc::open(source, u)?),
+            Format::BlockFtrace => Box::new(super::ftrace_block::open(source, u)?),
+            Format::Blkparse => Box::new(super::blkparse::open(source, u)?),
+            Format::FioIolog => Box::new(super::fio::open(source, u)?),
+            Format::Msr => Box::new(super::msr::open(source, u)?),
+            Format::Spc => Box::new(super::spc::open(source, u)?),
+            Format::DiskSim => Box::new(super::disksim::open(source, u)?),
+            Format::MqSim => Box::new(super::mqsim::open(source, u)?),
+            Format::SsdSim => Box::new(super::ssdsim::open(source, u)?),
+            Format::Pixel6a => Box::new(super::pixel6a::open(source, u)?),
+        })
+    }
+
+    fn names() -> String {
+        INFO.iter().map(|i| i.name).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Format> {
+        let l = s.to_ascii_lowercase();
+        let alias = match l.as_str() {
+            "native-csv" | "csv" => "native",
+            "fio" => "fio-iolog",
+            "ftrace-mmc" | "mmc" => "mmc-ftrace",
+            "ftrace-block" | "ftrace" => "block-ftrace",
+            other => other,
+        };
+        INFO.iter()
+            .find(|i| i.name == alias)
+            .map(|i| i.format)
+            .ok_or_else(|| {
+                Error::config(format!(
+                    "unknown trace format `{s}`: expected one of {}",
+                    Format::names()
+                ))
+            })
+    }
+}
+
+/// How [`open`] reads a trace.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    /// Force a format instead of detecting it.
+    pub format: Option<Format>,
+    /// Read timestamps in this unit instead of the format's default.
+    pub time_unit: Option<TimeUnit>,
+    /// Keep only the records of this device id (records without a device
+    /// id are kept).
+    pub device_id: Option<u32>,
+    /// Read every device of a multi-device trace. Without it (and without
+    /// `device_id`), a trace with records on more than one device is refused
+    /// with an error listing the ids, found by a first streaming pass.
+    pub all_devices: bool,
+    /// Subtract the first record's time from every time (the subtracted
+    /// value stays available as [`TraceReader::first_time_ns`]).
+    pub rebase: bool,
+}
+
+/// Detects the format of the trace at `path` (gzip or not).
+pub fn detect(path: impl AsRef<Path>) -> Result<Format> {
+    detect_source(&Source::File(path.as_ref().to_path_buf()))
+}
+
+/// Detects the format of in-memory trace bytes named `name`.
+pub fn detect_bytes(bytes: &[u8], name: impl AsRef<Path>) -> Result<Format> {
+    detect_source(&Source::Memory(
+        Arc::from(bytes),
+        name.as_ref().to_path_buf(),
+    ))
+}
+
+fn is_digits(t: &[u8]) -> bool {
+    !t.is_empty() && t.iter().all(u8::is_ascii_digit)
+}
+
+fn is_decimal(t: &[u8]) -> bool {
+    !t.is_empty()
+        && t.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+        && t.iter().filter(|&&b| b == b'.').count() <= 1
+        && t != b"."
+}
+
+/// Detects the format of `source`.
+pub fn detect_source(source: &Source) -> Result<Format> {
+    let path = source.path();
+    let mut lines = Lines::new(source.open()?, path);
+    let mut first: Option<Vec<u8>> = None;
+    let mut sample: Vec<Vec<u8>> = Vec::new();
+    let mut ftrace_like = false;
+    let (mut mmc, mut block) = (false, false);
+    let mut n = 0;
+    while let Some(line) = lines.next_line()? {
+        n += 1;
+        if line.is_empty() {
+            continue;
+        }
+        if first.is_none() {
+            first = Some(line.to_vec());
+            ftrace_like =
+                line.starts_with(b"# tracer") || matches!(parse_ftrace_line(line), Ok(Some(_)));
+        }
+        if sample.len() < 32 && line[0] != b'#' {
+            sample.push(line.to_vec());
+        }
+        if ftrace_like && line[0] != b'#' {
+            if let Ok(Some(ev)) = parse_ftrace_line(line) {
+                let e = ev.event;
+                if e.starts_with(b"mmc_request_")
+                    || e.starts_with(b"mmc_blk_")
+                    || e == b"mmc_queue_fetch"
+                    || e == b"mmc_block_req_done"
+                {
+                    mmc = true;
+                    break;
+                }
+                if e == b"block_rq_issue" || e == b"block_rq_complete" {
+                    block = true;
+                }
+            }
+        }
+        if n >= if ftrace_like { 20_000 } else { 64 } {
+            break;
+        }
+    }
+    let Some(first) = first else {
+        return Err(Error::Parse {
+            path: path.to_path_buf(),
+            line: 1,
+            field: "format".into(),
+            message: format!(
+                "empty trace: cannot detect its format (known formats: {})",
+                Format::names()
+            ),
+        });
+    };
+    if first.starts_with(b"fio version ") {
+        return Ok(Format::FioIolog);
+    }
+    if mmc {
+        return Ok(Format::MmcFtrace);
+    }
+    if block {
+        return Ok(Format::BlockFtrace);
+    }
+    let data = sample.first().map(Vec::as_slice).unwrap_or(&first);
+    let lower = data.to_ascii_lowercase();
+    let mut h = [&[][..]; 16];
+    let hn = split_csv(&lower, &mut h).min(16);
+    let header = &h[..hn];
+    let has = |n: &[u8]| header.contains(&n);
+    if (has(b"proces") || has(b"process")) && has(b"rw_flag") {
+        return Ok(Format::Pixel6a);
+    }
+    if has(b"op") && (has(b"time_s") || has(b"time_ms") || has(b"time_us") || has(b"time_ns")) {
+        return Ok(Format::Native);
+    }
+    let mut f = [&[][..]; 8];
+    let nf = split_ws(data, &mut f);
+    if nf >= 6
+        && parse_dev(f[0]).is_some()
+        && is_digits(f[1])
+        && is_digits(f[2])
+        && is_decimal(f[3])
+        && is_digits(f[4])
+        && f[5].len() <= 2
+    {
+        return Ok(Format::Blkparse);
+    }
+    let mut c = [&[][..]; 8];
+    let nc = split_csv(data, &mut c);
+    if nc == 7
+        && is_digits(c[0])
+        && (c[3].eq_ignore_ascii_case(b"read") || c[3].eq_ignore_ascii_case(b"write"))
+    {
+        return Ok(Format::Msr);
+    }
+    if nc >= 5
+        && is_digits(c[0])
+        && is_digits(c[1])
+        && is_digits(c[2])
+        && matches!(c[3], b"R" | b"r" | b"W" | b"w")
+        && is_decimal(c[4])
+    {
+        return Ok(Format::Spc);
+    }
+    if nf == 5 && is_decimal(f[0]) && is_digits(f[1]) && is_digits(f[2]) && is_digits(f[3]) {
+        let mut float = false;
+        let mut binary = true;
+        for l in &sample {
+            let mut g = [&[][..]; 5];
+            if split_ws(l, &mut g) == 5 {
+                float |= g[0].contains(&b'.');
+                binary &= g[4] == b"0" || g[4] == b"1";
+            }
+        }
+        let name = path.to_string_lossy().to_ascii_lowercase();
+        if float || !binary || name.contains("disksim") {
+            return Ok(Format::DiskSim);
+        }
+        if name.contains("ssdsim") || name.ends_with(".ascii") {
+            return Ok(Format::SsdSim);
+        }
+        return Ok(Format::MqSim);
+    }
+    Err(Error::Parse {
+        path: path.to_path_buf(),
+        line: 1,
+        field: "format".into(),
+        message: format!(
+            "cannot detect the trace format from `{}`: it matches none of {}; force one with a format option",
+            super::common::show(&first),
+            Format::names()
+        ),
+    })
+}
+
+/// Opens the trace at `path` (gzip or not) per `opts`: detects the format
+/// unless forced, refuses a multi-device trace unless a device is chosen or
+/// all are allowed, and applies device filtering and rebasing.
+pub fn open(path: impl AsRef<Path>, opts: &OpenOptions) -> Result<Box<dyn TraceReader>> {
+    open_source(&Source::File(path.as_ref().to_path_buf()), opts)
+}
+
+/// As [`open`], for trace bytes in memory named `name` in messages.
+pub fn open_bytes(
+    bytes: &[u8],
+    name: impl AsRef<Path>,
+    opts: &OpenOptions,
+) -> Result<Box<dyn TraceReader>> {
+    open_source(
+        &Source::Memory(Arc::from(bytes), name.as_ref().to_path_buf()),
+        opts,
+    )
+}
+
+/// As [`open`], for any [`Source`].
+pub fn open_source(source: &Source, opts: &OpenOptions) -> Result<Box<dyn TraceReader>> {
+    let format = match opts.format {
+        Some(f) => f,
+        None => detect_source(source)?,
+    };
+    if opts.device_id.is_none() && !opts.all_devices {
+        // First streaming pass: collect the device ids.
+        let mut r = format.open_source(source, opts.time_unit)?;
+        let mut devices = BTreeSet::new();
+        while let Some(rec) = r.next_record() {
+            if let Ok(rec) = rec {
+                if let Some(d) = rec.device {
+                    devices.insert(d);
+                }
+            }
+        }
+        if devices.len() > 1 {
+            let list: Vec<String> = devices.iter().take(64).map(u32::to_string).collect();
+            return Err(Error::Workload(format!(
+                "{}: the trace has records on {} devices ({}{}): choose one with a device id, or read them all with the all-devices option",
+                source.path().display(),
+                devices.len(),
+                list.join(", "),
+                if devices.len() > 64 { ", ..." } else { "" }
+            )));
+        }
+    }
+    let r = format.open_source(source, opts.time_unit)?;
+    Ok(Box::new(Filtered::new(r, opts.device_id, opts.rebase)))
+}
