@@ -141,7 +141,8 @@ fn trace(t: crate::cli::TraceCommand) -> Result<ExitCode> {
             let n = match &output {
                 Some(p) => {
                     let mut f = std::io::BufWriter::new(
-                        std::fs::File::create(p).with_context(|| format!("--output {}", p.display()))?,
+                        std::fs::File::create(p)
+                            .with_context(|| format!("--output {}", p.display()))?,
                     );
                     let n = tc::convert(&trace, &o, &mut f)?;
                     f.flush()?;

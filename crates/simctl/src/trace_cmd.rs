@@ -154,7 +154,7 @@ pub fn inspect(path: &Path, opts: &OpenOptions) -> Result<Inspection> {
                 seq += 1;
             }
             prev_end = Some(rec.sector + rec.sectors as u64);
-            let kib = (bytes + 1023) / 1024;
+            let kib = bytes.div_ceil(1024);
             let b = SIZE_BUCKETS_KIB.iter().position(|&u| kib <= u).unwrap_or(8);
             sizes[b] += 1;
         }
@@ -180,7 +180,11 @@ pub fn inspect(path: &Path, opts: &OpenOptions) -> Result<Inspection> {
     if i.min_sector == u64::MAX {
         i.min_sector = 0;
     }
-    i.sequential_fraction = if data > 0 { seq as f64 / data as f64 } else { 0.0 };
+    i.sequential_fraction = if data > 0 {
+        seq as f64 / data as f64
+    } else {
+        0.0
+    };
     i.size_histogram = SIZE_BUCKETS_KIB
         .iter()
         .zip(sizes)
@@ -205,14 +209,29 @@ pub fn inspect(path: &Path, opts: &OpenOptions) -> Result<Inspection> {
 pub fn inspection_table(i: &Inspection) -> String {
     use std::fmt::Write;
     let mut s = String::new();
-    let _ = writeln!(s, "{} ({}, times in {})", i.path, i.format, i.time_unit.as_deref().unwrap_or("-"));
+    let _ = writeln!(
+        s,
+        "{} ({}, times in {})",
+        i.path,
+        i.format,
+        i.time_unit.as_deref().unwrap_or("-")
+    );
     let _ = writeln!(
         s,
         "requests {} over {:.3} s (first timestamp {} ns)",
         i.requests, i.span_s, i.first_ns
     );
-    for (name, o) in [("read", &i.read), ("write", &i.write), ("discard", &i.discard), ("flush", &i.flush)] {
-        let _ = writeln!(s, "  {name:<8} {:>10} requests {:>14} bytes", o.count, o.bytes);
+    for (name, o) in [
+        ("read", &i.read),
+        ("write", &i.write),
+        ("discard", &i.discard),
+        ("flush", &i.flush),
+    ] {
+        let _ = writeln!(
+            s,
+            "  {name:<8} {:>10} requests {:>14} bytes",
+            o.count, o.bytes
+        );
     }
     let _ = writeln!(s, "sizes:");
     for (label, n) in &i.size_histogram {
@@ -234,7 +253,11 @@ pub fn inspection_table(i: &Inspection) -> String {
             l.mean, l.p50, l.p99, l.max
         );
     }
-    let _ = writeln!(s, "{:>8} {:<28} {:>9} {:>9} {:>9} {:>14}", "pid", "process", "requests", "reads", "writes", "bytes");
+    let _ = writeln!(
+        s,
+        "{:>8} {:<28} {:>9} {:>9} {:>9} {:>14}",
+        "pid", "process", "requests", "reads", "writes", "bytes"
+    );
     for p in &i.processes {
         let _ = writeln!(
             s,

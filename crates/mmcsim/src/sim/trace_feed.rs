@@ -16,8 +16,7 @@ use crate::error::{Error, Result};
 use crate::stats::histogram::{LatencyHistogram, LatencySummary};
 use crate::stats::report::{CallKind, Collector};
 use crate::types::{IoPrio, Ns, Op, SECTOR_BYTES};
-use crate::workload::trace::native_csv::NativeCsvReader;
-use crate::workload::trace::{TraceReader, TraceRecord};
+use crate::workload::trace::{Format, OpenOptions, TimeUnit, TraceReader, TraceRecord};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -25,21 +24,31 @@ use std::path::{Path, PathBuf};
 /// Sectors per compaction region (1 MiB).
 const REGION_SECTORS: u64 = 2048;
 
-/// Opens `path` with the reader its format needs.
+/// Opens `path` with the reader its format needs (detected from the
+/// content unless `spec.format` names one).
 pub(super) fn open_reader(path: &Path, spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
-    if let Some(f) = &spec.format {
-        if f != "native" {
-            return Err(Error::config(format!(
-                "trace format `{f}` is not available; valid: native"
-            )));
-        }
-    }
-    Ok(Box::new(NativeCsvReader::open(path)?))
+    let opts = OpenOptions {
+        format: spec
+            .format
+            .as_deref()
+            .map(str::parse::<Format>)
+            .transpose()?,
+        time_unit: spec
+            .time_unit
+            .as_deref()
+            .map(str::parse::<TimeUnit>)
+            .transpose()?,
+        device_id: spec.device_id,
+        all_devices: spec.all_devices,
+        // Rebasing is done here, so the report can show the original start.
+        rebase: false,
+    };
+    crate::workload::trace::open(path, &opts)
 }
 
 /// The recorded completion time of a record, where its format has one.
-fn recorded_done(_r: &TraceRecord) -> Option<Ns> {
-    None
+fn recorded_done(r: &TraceRecord) -> Option<Ns> {
+    r.done_ns
 }
 
 /// What the pre-pass learned about a trace.
@@ -126,6 +135,9 @@ pub struct TraceInfo {
     pub path: String,
     /// Its format.
     pub format: String,
+    /// The unit its timestamps were read in (`None` for formats without
+    /// timestamps, e.g. fio iolog v2).
+    pub time_unit: Option<String>,
     /// `timed` or `closed`.
     pub mode: ReplayMode,
     /// Time scale of timed replay.
@@ -142,6 +154,8 @@ pub struct TraceInfo {
     pub remapped: u64,
     /// Touched 1 MiB regions (compact fit), else 0.
     pub regions: u64,
+    /// Byte offsets or lengths that were not whole sectors (rounded).
+    pub unaligned: u64,
     /// Latency the trace itself recorded (issue to completion), where its
     /// format has completions; beside the simulated `latency_us`.
     pub recorded_latency_us: Option<LatencySummary>,
@@ -227,6 +241,7 @@ impl TraceFeed {
         let info = TraceInfo {
             path: spec.path.display().to_string(),
             format: reader.format_name().to_string(),
+            time_unit: reader.time_unit().map(|u| u.name().to_string()),
             mode: spec.mode,
             speed: spec.speed,
             records: s.records,
@@ -235,6 +250,7 @@ impl TraceFeed {
             fit: spec.fit,
             remapped: 0,
             regions: s.regions.len() as u64,
+            unaligned: 0,
             recorded_latency_us: None,
             precondition: None,
         };
@@ -271,6 +287,7 @@ impl TraceFeed {
     /// The report's trace section.
     pub(super) fn info(&self) -> TraceInfo {
         let mut i = self.info.clone();
+        i.unaligned = self.reader.unaligned_count();
         if self.recorded.count() > 0 {
             i.recorded_latency_us = Some(self.recorded.summary());
         }

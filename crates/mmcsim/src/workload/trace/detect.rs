@@ -393,7 +393,7 @@ pub fn open_source(source: &Source, opts: &OpenOptions) -> Result<Box<dyn TraceR
         if devices.len() > 1 {
             let list: Vec<String> = devices.iter().take(64).map(u32::to_string).collect();
             return Err(Error::Workload(format!(
-                "{}: the trace has records on {} devices ({}{}): choose one with a device id, or read them all with the all-devices option",
+                "{}: the trace has records on {} devices ({}{}): choose one with a device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
                 source.path().display(),
                 devices.len(),
                 list.join(", "),
