@@ -116,3 +116,77 @@ fn deadline_serves_every_read_within_read_expire_plus_one_write_batch_under_a_wr
         "a read waited {max_read_wait} ns > {bound} ns"
     );
 }
+
+#[test]
+fn io_priority_flows_from_the_job_into_cfq_and_bfq_and_idling_decides_whether_it_matters() {
+    let tmp = scratch("prio");
+    let sc = tmp.join("prio.toml");
+    std::fs::write(
+        &sc,
+        r#"
+name = "prio"
+[precondition]
+steady_state = false
+[[files]]
+name = "f"
+size_mib = 512
+[[jobs]]
+name = "high"
+file = "f"
+op = "read"
+pattern = "random"
+request_bytes = 65536
+direct = true
+duration_ms = 3000
+nice = -20            # BE level (nice + 20) / 5 = 0
+[[jobs]]
+name = "low"
+file = "f"
+op = "read"
+pattern = "random"
+request_bytes = 65536
+direct = true
+duration_ms = 3000
+ioprio_class = "be"
+ioprio_level = 7
+"#,
+    )
+    .unwrap();
+    let json = tmp.join("c.json");
+    simctl_ok(&[
+        "compare",
+        sc.to_str().unwrap(),
+        "--schedulers",
+        "cfq:hw_tag=0,cfq,bfq:hw_tag=0,deadline",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let share = |i: usize| {
+        let t = c["reports"][i]["report"]["threads"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(t[0]["name"], "high");
+        t[0]["requests"].as_f64().unwrap() / t[1]["requests"].as_f64().unwrap()
+    };
+    // CFQ idling (hw_tag forced 0): slices of 180 ms vs 40 ms.
+    let cfq_idle = share(0);
+    assert!(
+        cfq_idle > 3.0 && cfq_idle < 6.0,
+        "cfq, idling: {cfq_idle:.2}"
+    );
+    // Default hw_tag on legacy eMMC with two readers never settles to 0:
+    // CFQ does not idle and the two readers alternate.
+    let cfq_auto = share(1);
+    assert!(
+        (cfq_auto - 1.0).abs() < 0.05,
+        "cfq, auto hw_tag: {cfq_auto:.2}"
+    );
+    // BFQ weights 8 vs 1.
+    assert!(share(2) > 3.0, "bfq: {:.2}", share(2));
+    // deadline ignores priorities.
+    assert!((share(3) - 1.0).abs() < 0.05, "deadline: {:.2}", share(3));
+}

@@ -14,5 +14,5 @@ mod scenario;
 pub use overrides::{apply_set, parse_set};
 pub use scenario::{
     FileSpec, FitMode, HostConfig, JobOp, JobSpec, Order, Pattern, ReplayMode, Scenario,
-    SchedulerSpec, TraceSpec,
+    SchedPolicy, SchedulerSpec, TraceSpec,
 };

@@ -6,6 +6,7 @@ use crate::driver::DriverConfig;
 use crate::error::{Error, Result};
 pub use crate::host::cost::HostConfig;
 use crate::host::writeback::WritebackParams;
+use crate::types::{IoClass, IoPrio};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -221,10 +222,21 @@ pub struct JobSpec {
     /// Call fsync() after every N writes (0 = never).
     #[serde(default)]
     pub fsync_every: u32,
-    /// Nice value of the threads; the I/O priority derives from it
-    /// (BE, level (nice + 20) / 5).
+    /// Nice value of the threads (-20..=19); the I/O priority level
+    /// derives from it when `ioprio_level` is unset: (nice + 20) / 5.
     #[serde(default)]
     pub nice: i32,
+    /// CPU scheduling policy: `normal` (default), `batch`, `idle`, `fifo`
+    /// or `rr`. With no explicit `ioprio_class` the class follows it, as
+    /// in the kernel: SCHED_IDLE → IDLE, SCHED_FIFO/RR → RT, else BE.
+    #[serde(default)]
+    pub sched_policy: SchedPolicy,
+    /// I/O priority class set with ioprio_set(): `rt`, `be` or `idle`.
+    #[serde(default)]
+    pub ioprio_class: Option<IoClass>,
+    /// I/O priority level 0 (highest) ..= 7 set with ioprio_set().
+    #[serde(default)]
+    pub ioprio_level: Option<u8>,
     /// First pid of the job's threads (each thread is its own process);
     /// default: 1000 + 100 × job index.
     #[serde(default)]
@@ -233,6 +245,41 @@ pub struct JobSpec {
 
 fn one() -> u32 {
     1
+}
+
+/// A thread's CPU scheduling policy (`sched_setscheduler`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedPolicy {
+    /// SCHED_NORMAL (CFS).
+    #[default]
+    Normal,
+    /// SCHED_BATCH.
+    Batch,
+    /// SCHED_IDLE.
+    Idle,
+    /// SCHED_FIFO (real time).
+    Fifo,
+    /// SCHED_RR (real time).
+    Rr,
+}
+
+impl JobSpec {
+    /// The I/O priority of the job's threads: an explicit class and level
+    /// where given; otherwise the class from the CPU policy and the level
+    /// from nice (reference io-schedulers.md §0).
+    pub fn ioprio(&self) -> IoPrio {
+        let from_nice = IoPrio::from_nice(self.nice);
+        let class = self.ioprio_class.unwrap_or(match self.sched_policy {
+            SchedPolicy::Idle => IoClass::Idle,
+            SchedPolicy::Fifo | SchedPolicy::Rr => IoClass::Rt,
+            SchedPolicy::Normal | SchedPolicy::Batch => IoClass::Be,
+        });
+        IoPrio {
+            class,
+            level: self.ioprio_level.unwrap_or(from_nice.level),
+        }
+    }
 }
 
 /// How trace records are issued.
@@ -488,6 +535,15 @@ impl Scenario {
                     "job `{}`: O_DIRECT needs request_bytes and offsets in whole 512-byte sectors",
                     j.name
                 ));
+            }
+            if !(-20..=19).contains(&j.nice) {
+                return bad(format!(
+                    "job `{}`: nice = {} is outside -20..=19",
+                    j.name, j.nice
+                ));
+            }
+            if j.ioprio_level.is_some_and(|l| l > 7) {
+                return bad(format!("job `{}`: ioprio_level must be 0..=7", j.name));
             }
             if !(j.think_time_us.is_finite() && j.think_time_us >= 0.0) {
                 return bad(format!("job `{}`: think_time_us must be ≥ 0", j.name));

@@ -94,7 +94,7 @@ pub(super) fn build(
             collector.add_thread(id, &job.name, pid);
             out.push(SimThread {
                 pid,
-                ioprio: IoPrio::from_nice(job.nice),
+                ioprio: job.ioprio(),
                 start_ns: (job.start_ms * NS_PER_MS as f64).round() as Ns,
                 file_first_sector: first_sector,
                 file_cache: cache,
