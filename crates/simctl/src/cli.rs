@@ -139,18 +139,9 @@ pub struct ReadArgs {
 /// trace).
 #[derive(Debug, Args, Default)]
 pub struct TraceArgs {
-    /// Trace format, overriding detection (see `simctl trace formats`).
-    #[arg(long, value_name = "NAME")]
-    pub format: Option<String>,
-    /// Time unit for formats that do not fix one: s, ms, us or ns.
-    #[arg(long, value_name = "UNIT")]
-    pub time_unit: Option<String>,
-    /// Replay only this device of a multi-device trace.
-    #[arg(long, value_name = "ID")]
-    pub device_id: Option<u32>,
-    /// Replay every device of a multi-device trace onto the modelled one.
-    #[arg(long)]
-    pub all_devices: bool,
+    /// How the file is read.
+    #[command(flatten)]
+    pub read: ReadArgs,
     /// `timed`: open loop at the recorded times; `closed`: per process,
     /// the next request when the previous completes plus the recorded
     /// think time (fair for comparing schedulers).
@@ -174,16 +165,16 @@ impl TraceArgs {
     pub fn sets(&self) -> Vec<(String, String)> {
         let mut s = Vec::new();
         let mut put = |k: &str, v: String| s.push((format!("trace.{k}"), v));
-        if let Some(v) = &self.format {
+        if let Some(v) = &self.read.format {
             put("format", v.clone());
         }
-        if let Some(v) = &self.time_unit {
+        if let Some(v) = &self.read.time_unit {
             put("time_unit", v.clone());
         }
-        if let Some(v) = self.device_id {
+        if let Some(v) = self.read.device_id {
             put("device_id", v.to_string());
         }
-        if self.all_devices {
+        if self.read.all_devices {
             put("all_devices", "true".into());
         }
         if let Some(v) = &self.mode {

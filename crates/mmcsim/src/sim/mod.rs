@@ -402,6 +402,13 @@ impl Simulation {
             return;
         };
         self.driver.executing = Some(rq);
+        self.issue_to_device(now, rq, false);
+    }
+
+    /// Sends request `rq` to the device at `now` (queued as a CMDQ task or
+    /// as a legacy command), records its device times and schedules its
+    /// completion.
+    fn issue_to_device(&mut self, now: Ns, rq: RqId, queued: bool) {
         let r = self.block.request(rq);
         let cmd = DeviceCommand {
             op: r.op,
@@ -409,7 +416,11 @@ impl Simulation {
             sectors: r.sectors,
             fua: r.fua,
         };
-        let done = self.device.execute(now, &cmd);
+        let done = if queued {
+            self.device.execute_queued(now, &cmd)
+        } else {
+            self.device.execute(now, &cmd)
+        };
         let i = rq as usize;
         if self.dev_times.len() <= i {
             self.dev_times.resize(i + 1, (0, 0));
@@ -509,20 +520,7 @@ impl Simulation {
 
     /// Queues `rq` on the device (a direct command runs alone).
     fn cmdq_start(&mut self, now: Ns, rq: RqId) {
-        let r = self.block.request(rq);
-        let cmd = DeviceCommand {
-            op: r.op,
-            sector: r.sector,
-            sectors: r.sectors,
-            fua: r.fua,
-        };
-        let done = self.device.execute_queued(now, &cmd);
-        let i = rq as usize;
-        if self.dev_times.len() <= i {
-            self.dev_times.resize(i + 1, (0, 0));
-        }
-        self.dev_times[i] = (now, done);
-        self.q.push(done, Event::DeviceDone(rq));
+        self.issue_to_device(now, rq, true);
     }
 
     /// Completion interrupt of `rq` (out of order): frees its tag, ends the
