@@ -21,12 +21,7 @@ fn shared(name: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/traces")
         .join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        let alt = Path::new("/work/shared/traces").join(name);
-        alt.exists().then_some(alt)
-    }
+    p.exists().then_some(p)
 }
 
 fn all_devices() -> OpenOptions {
