@@ -7,11 +7,9 @@
 //! burst is large at 8 queues activated within 180 ms; `strict_guarantees`
 //! 0, `low_latency` 1, `max_budget` 0 (auto).
 //!
-//! Simplified: I/O injection while idling (the mq BFQ dispatching other
-//! queues' requests to keep the device busy while it waits for the
-//! in-service queue) is not modelled — the queue idles as v7r8 does, which
-//! with `hw_tag` detected as 1 on a CMDQ device is rare for non-raised
-//! queues. `strict_guarantees` is accepted and echoed only.
+//! I/O injection while idling and `strict_guarantees` are modelled after
+//! mainline `block/bfq-iosched.c` (see `bfq/inject.rs` for the rules and
+//! the approximations); v7r8 has neither.
 
 pub use super::bfq::{Bfq, BfqVariant};
 use super::SchedParams;

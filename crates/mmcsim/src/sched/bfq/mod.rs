@@ -11,7 +11,8 @@
 //! idling and tunables; `wf2q.rs` service trees and virtual time;
 //! `queue.rs` per-queue / per-process state and request choice;
 //! `budget.rs` expiry, peak rate and budget feedback; `wr.rs` weight raising
-//! and bursts.
+//! and bursts; `inject.rs` (bfq-mq only) `strict_guarantees` and I/O
+//! injection while idling.
 //!
 //! Simplifications against §5 (see also the report):
 //! * One (root) group; no cgroups. A queue's ioprio is fixed at creation.
@@ -31,6 +32,7 @@
 //!   comparison.
 
 mod budget;
+mod inject;
 pub mod queue;
 #[cfg(test)]
 mod tests;
@@ -227,8 +229,9 @@ pub struct BfqTunables {
     /// Simulator switch: use the intended "slow queue" comparison instead
     /// of the shipped one.
     pub slow_check_fixed: bool,
-    /// `strict_guarantees` (bfq-mq only; 0). Accepted and echoed; not
-    /// modelled beyond that.
+    /// `strict_guarantees` (bfq-mq only; 0): always idle for the in-service
+    /// queue when it empties, and dispatch nothing while a request is in the
+    /// driver (see [`inject`]).
     pub strict_guarantees: bool,
 }
 
@@ -287,6 +290,11 @@ pub struct Bfq {
     rq_in_driver: u32,
     /// Sync requests dispatched and not completed.
     sync_flight: u32,
+    /// All requests dispatched and not completed (mainline's
+    /// `rq_in_driver`, counted from dispatch).
+    in_flight: u32,
+    /// Inject-limit measurement (bfq-mq).
+    inj: inject::InjectState,
     timer_pending: bool,
     last_position: u64,
     /// Detected `hw_tag` (−1 unknown).
@@ -341,6 +349,8 @@ impl Bfq {
             queued: 0,
             rq_in_driver: 0,
             sync_flight: 0,
+            in_flight: 0,
+            inj: inject::InjectState::default(),
             timer_pending: false,
             last_position: 0,
             hw_tag: -1,
@@ -448,6 +458,7 @@ impl Bfq {
         let mb = 2 * self.max_budget_eff() / 3;
         let mut bq = BfqQueue::new(pid, sync, ioprio, mb, c == CLASS_IDLE);
         bq.orig_weight *= self.variant.weight_scale;
+        bq.decrease_time_jif = now;
         let id = self.wf.add_entity(c, bq.orig_weight);
         self.queues.push(bq);
         debug_assert_eq!(id as usize, self.queues.len() - 1);
@@ -593,6 +604,9 @@ impl Bfq {
 
     /// `bfq_bfqq_must_not_expire`.
     fn must_not_expire(&self, q: u32) -> bool {
+        if self.strict() {
+            return true;
+        }
         let bq = &self.queues[q as usize];
         if !bq.sync {
             return false;
@@ -615,8 +629,7 @@ impl Bfq {
     /// `bfq_bfqq_must_idle`.
     fn must_idle(&self, q: u32) -> bool {
         self.queues[q as usize].sort.is_empty()
-            && self.tun.slice_idle != 0
-            && self.must_not_expire(q)
+            && (self.strict() || (self.tun.slice_idle != 0 && self.must_not_expire(q)))
     }
 
     fn cancel_timer(&mut self, ctx: &mut SchedCtx) {
@@ -750,7 +763,8 @@ impl Bfq {
         } else if self.timer_pending
             || (self.queues[q as usize].dispatched != 0 && self.must_not_expire(q))
         {
-            return None;
+            // Keep the queue; bfq-mq may inject another queue's request.
+            return self.try_inject(ctx, q);
         } else {
             ExpireReason::NoMoreRequests
         };
@@ -786,6 +800,7 @@ impl Bfq {
         }
         self.wf.served(q, cost);
         self.dispatch_insert(ctx, rq);
+        self.inject_on_dispatch(rq);
         self.update_wr_data(ctx, q);
         let sync = self.queues[q as usize].sync;
         let idle = self.wf.ents[q as usize].class == CLASS_IDLE;
@@ -803,6 +818,7 @@ impl Bfq {
         let q = Self::qid(ctx, rq);
         self.remove_request(ctx, rq);
         self.queues[q as usize].dispatched += 1;
+        self.in_flight += 1;
         if self.queues[q as usize].sync {
             self.sync_flight += 1;
         }
@@ -986,6 +1002,7 @@ impl Elevator for Bfq {
         self.bics.entry(pid).or_insert_with(|| Bic::new(now));
         let q = self.get_queue(now, pid, sync, ioprio);
         ctx.rqs[rq].elv_priv[0] = q as u64;
+        self.inject_on_add(ctx, q);
         self.add_rq(ctx, q, rq);
         let fifo = now + self.tun.fifo_expire[sync as usize] as i64;
         ctx.rqs[rq].fifo_time = self.jiffy_start_ns(fifo);
@@ -1065,9 +1082,16 @@ impl Elevator for Bfq {
         if force {
             return self.forced_dispatch(ctx);
         }
+        // strict_guarantees: one request at a time in the driver.
+        if self.strict() && self.in_flight > 0 {
+            return None;
+        }
         // Bounded: each failed attempt expires one queue.
         for _ in 0..=self.queues.len() {
             let q = self.select_queue(ctx)?;
+            if self.in_service != Some(q) {
+                return self.dispatch_injected(ctx, q);
+            }
             let bq = &self.queues[q as usize];
             if !bq.sync {
                 let max = self.tun.max_budget_async_rq as u32;
@@ -1103,6 +1127,8 @@ impl Elevator for Bfq {
         let q = Self::qid(ctx, rq);
         let (sync, pid) = (ctx.rq(rq).sync, ctx.rq(rq).pid);
         self.update_hw_tag(ctx.now);
+        self.inject_on_complete(ctx, q, rq);
+        self.in_flight = self.in_flight.saturating_sub(1);
         self.rq_in_driver = self.rq_in_driver.saturating_sub(1);
         let bq = &mut self.queues[q as usize];
         bq.dispatched -= 1;
@@ -1122,7 +1148,10 @@ impl Elevator for Bfq {
                 self.set_budget_timeout(ctx, q);
             }
             if self.must_idle(q) {
-                self.arm_slice_timer(ctx, q);
+                // bfq-mq arms the timer only once nothing of q is in flight.
+                if !self.variant.mq || self.queues[q as usize].dispatched == 0 {
+                    self.arm_slice_timer(ctx, q);
+                }
             } else if self.may_expire_for_budg_timeout(ctx, q) {
                 self.expire(ctx, q, false, ExpireReason::BudgetTimeout);
             } else if self.queues[q as usize].sort.is_empty()
@@ -1226,7 +1255,7 @@ impl Elevator for Bfq {
                 t.strict_guarantees as u64,
                 0,
                 "bool",
-                "always idle for service guarantees (accepted, not modelled)",
+                "1: idle whenever the in-service queue empties (even async, seeky, large-burst or non-rotational with hw_tag) and dispatch only when the driver is empty, so the device cannot reorder service; enabling raises slice_idle to >= 8 ms",
             ));
         }
         v
@@ -1271,7 +1300,12 @@ impl Elevator for Bfq {
                 self.tun.slice_idle = (us * p.hz as u64).div_ceil(1_000_000);
             }
             "strict_guarantees" if self.variant.mq => {
-                self.tun.strict_guarantees = TunableValue::parse_bool(name, value)?
+                let v = TunableValue::parse_bool(name, value)?;
+                let min = p.ms_to_jiffies(8);
+                if v && !self.tun.strict_guarantees && self.tun.slice_idle < min {
+                    self.tun.slice_idle = min;
+                }
+                self.tun.strict_guarantees = v;
             }
             "low_latency" => {
                 let v = TunableValue::parse_bool(name, value)?;

@@ -85,6 +85,15 @@ pub struct BfqQueue {
     pub last_idle_bklogged: i64,
     /// `service_from_backlogged`, sectors.
     pub service_from_backlogged: u64,
+    /// `inject_limit` (bfq-mq): requests of other queues that may be in the
+    /// driver while this queue is in service and empty. 0 at creation.
+    pub inject_limit: u32,
+    /// `last_serv_time_ns` (bfq-mq): baseline total service time of one
+    /// request, measured without injection (0 = not sampled).
+    pub last_serv_time_ns: u64,
+    /// `decrease_time_jif` (bfq-mq), jiffies: last lowering/reset of
+    /// `inject_limit`.
+    pub decrease_time_jif: i64,
 }
 
 impl BfqQueue {
@@ -124,6 +133,9 @@ impl BfqQueue {
             soft_rt_next_start: FAR_PAST,
             last_idle_bklogged: 0,
             service_from_backlogged: 0,
+            inject_limit: 0,
+            last_serv_time_ns: 0,
+            decrease_time_jif: 0,
         }
     }
 

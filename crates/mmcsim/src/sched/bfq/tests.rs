@@ -90,6 +90,8 @@ struct Sim {
     /// was active, and at any time.
     max_async_with_sync: usize,
     max_async: usize,
+    /// Largest number of requests in the driver at once.
+    max_in_driver: usize,
     /// An async request was fetched while a sync one was in the driver.
     async_over_sync: bool,
     sync_active_until: Ns,
@@ -128,6 +130,7 @@ impl Sim {
             trace,
             max_async_with_sync: 0,
             max_async: 0,
+            max_in_driver: 0,
             async_over_sync: false,
             sync_active_until: 0,
         }
@@ -187,6 +190,7 @@ impl Sim {
                 .filter(|&&(_, d)| !self.b.request(d).sync)
                 .count();
             self.max_async = self.max_async.max(asyncs);
+            self.max_in_driver = self.max_in_driver.max(self.driver.len());
             if self.now < self.sync_active_until {
                 self.max_async_with_sync = self.max_async_with_sync.max(asyncs);
             }
@@ -656,4 +660,171 @@ fn bfq_mq_defaults_differ_from_v7r8_as_section_11_says() {
         .tunables()
         .iter()
         .any(|x| x.name == "wr_coeff" && x.default == "20"));
+}
+
+impl Sim {
+    /// bfq-mq on a `slots`-deep driver, low_latency 0, with `tunables`.
+    fn mq_with(slots: usize, procs: Vec<Proc>, tunables: &[(&str, &str)]) -> Sim {
+        let mut s = Self::with(params(), slots, procs, &[]);
+        let sp = params();
+        let mut e = Bfq::with_variant(&sp, BfqVariant::MQ).with_trace(s.trace.clone());
+        e.set_tunable("low_latency", "0").unwrap();
+        for (k, v) in tunables {
+            e.set_tunable(k, v).unwrap();
+        }
+        s.b = BlockLayer::new(QueueParams::default(), Box::new(e), sp);
+        s
+    }
+
+    fn idles(&self) -> usize {
+        self.trace
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| matches!(e, BfqEvent::Idle { .. }))
+            .count()
+    }
+}
+
+#[test]
+fn bfq_mq_strict_guarantees_idles_and_serves_one_request_at_a_time_on_cmdq() {
+    let run = |strict: &str| {
+        let mut a = Proc::reader(1, 0);
+        a.depth = 4;
+        let mut b = Proc::reader(2, 50_000_000);
+        b.depth = 4;
+        let mut s = Sim::mq_with(
+            31,
+            vec![a, b],
+            &[("hw_tag", "1"), ("strict_guarantees", strict)],
+        );
+        s.run_until(2_000 * NS_PER_MS);
+        (
+            s.idles(),
+            s.max_in_driver,
+            s.served(1, 0, 2_000 * NS_PER_MS),
+        )
+    };
+    // Non-rotational, hw_tag 1, equal weights: no idling, and a new request
+    // is dispatched while others are still in the (deep) driver (adjacent
+    // reads merge, so the depth stays at 2).
+    let (idles0, depth0, served0) = run("0");
+    assert_eq!(idles0, 0);
+    assert_eq!(depth0, 2);
+    // strict: idles whenever the in-service queue empties, one request in
+    // the driver at a time.
+    let (idles1, depth1, served1) = run("1");
+    assert!(idles1 > 100, "idled {idles1} times");
+    assert_eq!(depth1, 1);
+    assert!(served0 > 0 && served1 > 0);
+    // Tunable semantics: enabling raises slice_idle to >= 8 ms.
+    let sp = params();
+    let mut e = Bfq::with_variant(&sp, BfqVariant::MQ);
+    e.set_tunable("slice_idle", "2").unwrap();
+    e.set_tunable("strict_guarantees", "1").unwrap();
+    assert_eq!(e.tun.slice_idle, 8);
+    assert!(e.strict());
+    // v7r8 does not have the tunable.
+    assert!(Bfq::new(&sp).set_tunable("strict_guarantees", "1").is_err());
+}
+
+/// A (BE 0) reads 8 sectors every 2 ms, each taking 1 ms; B (BE 7) has
+/// four requests queued from the start. Returns (ms, pid) per dispatch up
+/// to 14 ms and A's inject limit.
+fn inject_scenario(variant: BfqVariant) -> (Vec<(u64, u32)>, u32, usize) {
+    use crate::sched::testutil::{bio, with_prio, Direct};
+    let sp = params();
+    let trace: BfqTrace = Arc::new(Mutex::new(Vec::new()));
+    let mut e = Bfq::with_variant(&sp, variant).with_trace(trace.clone());
+    e.set_tunable("low_latency", "0").unwrap();
+    e.set_tunable("hw_tag", "1").unwrap();
+    let mut d = Direct::new();
+    let ms = NS_PER_MS;
+    let a = |i: u64| with_prio(bio(Op::Read, i * 8, 1), IoClass::Be, 0);
+    let mut log = Vec::new();
+    // Requests in the driver: (completion time, id).
+    let mut driver: Vec<(Ns, RqId)> = Vec::new();
+    let mut pump = |e: &mut Bfq, d: &mut Direct, now: Ns, driver: &mut Vec<(Ns, RqId)>| {
+        while let Some(rq) = d.dispatch(e, now) {
+            e.activate(&mut d.ctx(now), rq);
+            let pid = d.rqs[rq].pid;
+            log.push((now / ms, pid));
+            // A's requests take 1 ms, B's 1.5 ms.
+            driver.push((now + if pid == 1 { ms } else { 3 * ms / 2 }, rq));
+        }
+    };
+    d.add(&mut e, 0, a(0));
+    for i in 0..4 {
+        d.add(
+            &mut e,
+            0,
+            with_prio(bio(Op::Read, 1_000_000 + i * 8, 2), IoClass::Be, 7),
+        );
+    }
+    let mut next_a = 1;
+    let mut t = 0;
+    pump(&mut e, &mut d, t, &mut driver);
+    // Event loop on a 0.5 ms grid up to 14 ms.
+    while t < 14 * ms {
+        t += ms / 2;
+        driver.sort();
+        while let Some(&(at, rq)) = driver.first() {
+            if at > t {
+                break;
+            }
+            driver.remove(0);
+            e.completed(&mut d.ctx(t), rq);
+        }
+        if t % (2 * ms) == 0 {
+            d.add(&mut e, t, a(next_a));
+            next_a += 1;
+        }
+        pump(&mut e, &mut d, t, &mut driver);
+    }
+    let qa = e.bics[&1].sync_q.unwrap();
+    let idles = trace
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, BfqEvent::Idle { .. }))
+        .count();
+    (log, e.queues[qa as usize].inject_limit, idles)
+}
+
+#[test]
+fn bfq_mq_injects_other_queues_while_idling_within_the_limit() {
+    let (log, limit, idles) = inject_scenario(BfqVariant::MQ);
+    // 0–10 ms: A's limit is 0 (no baseline sample yet; sampling starts 10 ms
+    // after the queue was created), so B waits although A idles.
+    // 10 ms: A's request arrives with the driver empty → baseline 1 ms,
+    // limit 1 → at 11 ms one B request is injected.
+    // 12 ms: A's request is timed with injection: 1 ms < 1.5 × 1 ms and
+    // limit 1 ≤ max in driver (2) → limit 2 → at 13 ms two B requests.
+    assert!(idles >= 6, "{idles}");
+    assert_eq!(
+        log,
+        vec![
+            (0, 1),
+            (2, 1),
+            (4, 1),
+            (6, 1),
+            (8, 1),
+            (10, 1),
+            (11, 2),
+            (12, 1),
+            (13, 2),
+            (13, 2),
+            (14, 1),
+        ]
+    );
+    assert_eq!(limit, 2);
+}
+
+#[test]
+fn bfq_v7r8_never_injects() {
+    let (log, limit, idles) = inject_scenario(BfqVariant::V7R8);
+    assert!(idles >= 6, "{idles}");
+    assert!(log.iter().all(|&(_, pid)| pid == 1), "{log:?}");
+    assert_eq!(log.len(), 8);
+    assert_eq!(limit, 0);
 }
