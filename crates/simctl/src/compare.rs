@@ -168,10 +168,16 @@ pub fn table(c: &Comparison) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let _ = writeln!(s, "workload: {}", c.workload);
-    let w = c.reports.iter().map(|o| o.label.chars().count()).max().unwrap_or(0).max(9);
+    let lw = c
+        .reports
+        .iter()
+        .map(|o| o.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9);
     let _ = writeln!(
         s,
-        "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>10} {:>7} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9}",
+        "{:<lw$} {:>9} {:>8} {:>9} {:>9} {:>10} {:>7} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9}",
         "scheduler",
         "IOPS",
         "MB/s",
@@ -190,7 +196,7 @@ pub fn table(c: &Comparison) -> String {
         let w = &o.report.workload;
         let _ = writeln!(
             s,
-            "{:<w$} {:>9.1} {:>8.2} {:>9.1} {:>9.1} {:>10.1} {:>7.4} | {:>9.1} {:>9.1} {:>9.1} | {:>9.1} {:>9.1} {:>9.1}",
+            "{:<lw$} {:>9.1} {:>8.2} {:>9.1} {:>9.1} {:>10.1} {:>7.4} | {:>9.1} {:>9.1} {:>9.1} | {:>9.1} {:>9.1} {:>9.1}",
             o.label,
             w.throughput.iops,
             w.throughput.mb_per_s,
