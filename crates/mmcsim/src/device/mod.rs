@@ -191,6 +191,7 @@ impl Emmc {
         let t0 = start.max(self.bus_free).max(dat_end);
         self.queued = false;
         self.wbuf.retire(t0);
+        self.tl.forget_before(t0);
         let end = match cmd.op {
             Op::Read => self.do_read(t0, cmd),
             Op::Write => self.do_write(t0, cmd),
@@ -221,6 +222,7 @@ impl Emmc {
         self.dat.drain(..keep);
         let t0 = start.max(self.bus_free);
         self.wbuf.retire(t0);
+        self.tl.forget_before(t0);
         self.queued = true;
         let end = match cmd.op {
             Op::Read => self.do_read(t0, cmd),

@@ -206,7 +206,14 @@ pub enum NandOp {
     },
 }
 
-/// "Next free at" timelines of every die and channel, with NAND timing.
+/// "Next free at" timelines of every die, reservation lists of every
+/// channel, with NAND timing.
+///
+/// A channel is busy only while it moves data; a transfer takes the earliest
+/// gap that fits at or after the moment its die can transfer, so transfers
+/// of one die interleave with the (long) array operations of another even
+/// when the other die's work was booked first — e.g. two dies collecting
+/// garbage at once run in parallel instead of one after the other.
 #[derive(Clone, Debug)]
 pub struct NandTimelines {
     dies_per_channel: u32,
@@ -216,7 +223,8 @@ pub struct NandTimelines {
     t_bers: Ns,
     mt_per_s: f64,
     die_free: Vec<Ns>,
-    chan_free: Vec<Ns>,
+    /// Per channel: transfer reservations `(start, end)`, sorted, disjoint.
+    chan: Vec<Vec<(Ns, Ns)>>,
     die_busy: Vec<Ns>,
 }
 
@@ -232,7 +240,7 @@ impl NandTimelines {
             t_bers: us_to_ns(n.t_bers_us),
             mt_per_s: n.channel_mt_per_s,
             die_free: vec![0; dies],
-            chan_free: vec![0; n.channels as usize],
+            chan: vec![Vec::new(); n.channels as usize],
             die_busy: vec![0; dies],
         }
     }
@@ -243,7 +251,28 @@ impl NandTimelines {
     /// Makes every die and channel idle at time 0.
     pub fn reset(&mut self) {
         self.die_free.iter_mut().for_each(|t| *t = 0);
-        self.chan_free.iter_mut().for_each(|t| *t = 0);
+        self.chan.iter_mut().for_each(|c| c.clear());
+    }
+    /// Forgets channel reservations that ended by `t` (no later operation
+    /// is issued before `t`).
+    pub fn forget_before(&mut self, t: Ns) {
+        for c in &mut self.chan {
+            let keep = c.partition_point(|r| r.1 <= t);
+            c.drain(..keep);
+        }
+    }
+    /// Reserves channel `c` for `dur` ns in the earliest gap at or after
+    /// `ready`; returns the start.
+    fn reserve_channel(&mut self, c: usize, ready: Ns, dur: Ns) -> Ns {
+        let r = &mut self.chan[c];
+        let mut s = ready;
+        let mut i = r.partition_point(|x| x.1 <= s);
+        while i < r.len() && r[i].0 < s + dur {
+            s = s.max(r[i].1);
+            i += 1;
+        }
+        r.insert(i, (s, s + dur));
+        s
     }
     /// Clears the busy-time counters.
     pub fn reset_busy(&mut self) {
@@ -265,9 +294,9 @@ impl NandTimelines {
         let c = (die / self.dies_per_channel) as usize;
         let start = t.max(self.die_free[d]);
         let sensed = start + self.t_r;
-        let x0 = sensed.max(self.chan_free[c]);
-        let x1 = x0 + self.xfer_ns(bytes);
-        self.chan_free[c] = x1;
+        let dur = self.xfer_ns(bytes);
+        let x0 = self.reserve_channel(c, sensed, dur);
+        let x1 = x0 + dur;
         self.die_free[d] = x1;
         self.die_busy[d] += x1 - start;
         (sensed, x1)
@@ -278,9 +307,9 @@ impl NandTimelines {
     pub fn data_out(&mut self, t: Ns, die: u32, bytes: u32) -> Ns {
         let d = die as usize;
         let c = (die / self.dies_per_channel) as usize;
-        let x0 = t.max(self.chan_free[c]).max(self.die_free[d]);
-        let x1 = x0 + self.xfer_ns(bytes);
-        self.chan_free[c] = x1;
+        let dur = self.xfer_ns(bytes);
+        let x0 = self.reserve_channel(c, t.max(self.die_free[d]), dur);
+        let x1 = x0 + dur;
         self.die_free[d] = x1;
         self.die_busy[d] += x1 - x0;
         x1
@@ -290,9 +319,9 @@ impl NandTimelines {
     pub fn program(&mut self, t: Ns, die: u32, bytes: u32, upper: bool) -> Ns {
         let d = die as usize;
         let c = (die / self.dies_per_channel) as usize;
-        let x0 = t.max(self.chan_free[c]).max(self.die_free[d]);
-        let x1 = x0 + self.xfer_ns(bytes);
-        self.chan_free[c] = x1;
+        let dur = self.xfer_ns(bytes);
+        let x0 = self.reserve_channel(c, t.max(self.die_free[d]), dur);
+        let x1 = x0 + dur;
         let end = x1
             + if upper {
                 self.t_prog_upper
@@ -394,5 +423,39 @@ mod tests {
         assert_eq!(c, a + 75_000 + x);
         let p = tl.program(0, 1, 16384, true);
         assert!(p >= b + tl.xfer_ns(16384) + 2_300_000);
+    }
+
+    #[test]
+    fn a_die_uses_channel_gaps_left_by_work_booked_ahead_on_another_die() {
+        let mut tl = NandTimelines::new(&cfg());
+        let x = tl.xfer_ns(16384);
+        // Die 0: a foreground-GC-like session booked at t = 0, 100 programs
+        // (≈ 166 ms of die time) with the channel idle during each tPROG.
+        let mut e0 = 0;
+        for k in 0..100 {
+            e0 = tl.program(0, 0, 16384, k % 2 == 1);
+        }
+        assert!(e0 > 150_000_000);
+        // Die 1's work issued afterwards at t = 0 interleaves its transfers
+        // into those gaps: it runs in parallel, not after die 0's session.
+        let p = tl.program(0, 1, 16384, false);
+        assert!(p <= 2 * x + 850_000, "die 1 program ends at {p} ns");
+        let (_, r) = tl.read(p, 1, 16384);
+        assert!(r <= p + 75_000 + 2 * x, "die 1 read ends at {r} ns");
+        let mut e1 = r;
+        for k in 0..100 {
+            e1 = tl.program(0, 1, 16384, k % 2 == 1);
+        }
+        assert!(
+            e1 < e0 + 2_000_000,
+            "die 1 session ends at {e1}, die 0 at {e0}"
+        );
+        // Channel reservations never overlap.
+        let c = &tl.chan[0];
+        assert_eq!(c.len(), 202);
+        assert!(c.windows(2).all(|w| w[0].1 <= w[1].0));
+        assert!(c.iter().all(|r| r.1 - r.0 == x));
+        tl.forget_before(e0);
+        assert!(tl.chan[0].is_empty());
     }
 }
