@@ -127,15 +127,30 @@ fn a_trace_can_be_replayed_from_a_scenario_with_a_speed_factor() {
         ),
     )
     .unwrap();
-    let fast = report(&["run", sc.to_str().unwrap()], &tmp);
-    let normal = report(&["replay", "traces/sample.csv"], &tmp);
-    assert_eq!(fast["requests"]["count"], normal["requests"]["count"]);
-    let (f, n) = (
-        fast["simulated_time_s"].as_f64().unwrap(),
-        normal["simulated_time_s"].as_f64().unwrap(),
+    let (lf, ln) = (tmp.join("fast.csv"), tmp.join("normal.csv"));
+    let fast = report(
+        &["run", sc.to_str().unwrap(), "--log", lf.to_str().unwrap()],
+        &tmp,
     );
+    let normal = report(
+        &["replay", "traces/sample.csv", "--log", ln.to_str().unwrap()],
+        &tmp,
+    );
+    assert_eq!(fast["requests"]["count"], normal["requests"]["count"]);
+    assert_eq!(fast["trace"]["speed"], 2.0);
+    // The last request arrives at half its recorded (rebased) time.
+    let last_submit = |p: &std::path::Path| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').next().unwrap().parse::<u64>().unwrap())
+            .max()
+            .unwrap() as f64
+    };
+    let (f, n) = (last_submit(&lf), last_submit(&ln));
     assert!(
-        f < 0.6 * n,
-        "twice the speed takes about half the time: {f} vs {n}"
+        (f / n - 0.5).abs() < 0.01,
+        "twice the speed issues the trace in half the time: {f} vs {n} ns"
     );
 }
