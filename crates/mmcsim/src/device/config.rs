@@ -110,8 +110,13 @@ pub struct NandConfig {
     pub pages_per_block: u32,
     /// NAND page size in KiB (a multiple of 4: the FTL maps 4 KiB units).
     pub page_kib: u32,
-    /// Page read (array sense) time tR, in µs.
+    /// Page read (array sense) time tR of a lower (LSB) MLC page, in µs;
+    /// also the sense time of mapping-table pages.
     pub t_r_us: f64,
+    /// Sense time of an upper (MSB) MLC page, in µs; absent = `t_r_us`
+    /// (no LSB/MSB difference).
+    #[serde(default)]
+    pub t_r_upper_us: Option<f64>,
     /// Program time of a lower (LSB, fast) MLC page, in µs.
     pub t_prog_lower_us: f64,
     /// Program time of an upper (MSB, slow) MLC page, in µs.
@@ -351,6 +356,7 @@ impl DeviceConfig {
         }
         for (k, v) in [
             ("t_r_us", n.t_r_us),
+            ("t_r_upper_us", n.t_r_upper_us.unwrap_or(n.t_r_us)),
             ("t_prog_lower_us", n.t_prog_lower_us),
             ("t_prog_upper_us", n.t_prog_upper_us),
             ("t_bers_us", n.t_bers_us),

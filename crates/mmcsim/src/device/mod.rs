@@ -409,7 +409,9 @@ impl Emmc {
                     }
                     None => {
                         self.rbuf.count(false);
-                        let (_, e) = self.tl.read(t_map, self.geo.slot_die(slot), page_bytes);
+                        let upper = Geometry::is_upper_page(self.geo.slot_page(slot));
+                        let die = self.geo.slot_die(slot);
+                        let (_, e) = self.tl.read_page(t_map, die, page_bytes, upper);
                         self.c.data_nand_reads += 1;
                         self.rbuf.insert(page, e);
                         e
@@ -454,7 +456,10 @@ impl Emmc {
             if self.rbuf.find(page).is_some() {
                 continue;
             }
-            let (_, e) = self.tl.read(t, self.geo.slot_die(slot), page_bytes);
+            let upper = Geometry::is_upper_page(self.geo.slot_page(slot));
+            let (_, e) = self
+                .tl
+                .read_page(t, self.geo.slot_die(slot), page_bytes, upper);
             self.rbuf.insert(page, e);
             self.rbuf.count_prefetch();
             self.c.prefetch_nand_reads += 1;

@@ -185,6 +185,8 @@ pub enum NandOp {
         die: u32,
         /// Bytes transferred to the controller.
         bytes: u32,
+        /// Upper (slow to sense) MLC page.
+        upper: bool,
     },
     /// Transfer `bytes` in and program one stripe page.
     Program {
@@ -218,6 +220,7 @@ pub enum NandOp {
 pub struct NandTimelines {
     dies_per_channel: u32,
     t_r: Ns,
+    t_r_upper: Ns,
     t_prog_lower: Ns,
     t_prog_upper: Ns,
     t_bers: Ns,
@@ -235,6 +238,7 @@ impl NandTimelines {
         NandTimelines {
             dies_per_channel: n.dies_per_channel,
             t_r: us_to_ns(n.t_r_us),
+            t_r_upper: us_to_ns(n.t_r_upper_us.unwrap_or(n.t_r_us)),
             t_prog_lower: us_to_ns(n.t_prog_lower_us),
             t_prog_upper: us_to_ns(n.t_prog_upper_us),
             t_bers: us_to_ns(n.t_bers_us),
@@ -287,13 +291,20 @@ impl NandTimelines {
         self.die_free[die as usize]
     }
 
-    /// Reserves a sense of `die` no earlier than `t`, then the channel for
-    /// `bytes` of data-out. Returns `(sense_end, transfer_end)`.
+    /// Reserves a sense of a lower page (or a mapping-table page) of `die`
+    /// no earlier than `t`, then the channel for `bytes` of data-out.
+    /// Returns `(sense_end, transfer_end)`.
     pub fn read(&mut self, t: Ns, die: u32, bytes: u32) -> (Ns, Ns) {
+        self.read_page(t, die, bytes, false)
+    }
+
+    /// Like [`NandTimelines::read`], for a lower (`upper` = false) or an
+    /// upper (MSB, slower to sense) MLC page.
+    pub fn read_page(&mut self, t: Ns, die: u32, bytes: u32, upper: bool) -> (Ns, Ns) {
         let d = die as usize;
         let c = (die / self.dies_per_channel) as usize;
         let start = t.max(self.die_free[d]);
-        let sensed = start + self.t_r;
+        let sensed = start + if upper { self.t_r_upper } else { self.t_r };
         let dur = self.xfer_ns(bytes);
         let x0 = self.reserve_channel(c, sensed, dur);
         let x1 = x0 + dur;
@@ -346,7 +357,7 @@ impl NandTimelines {
     /// Times one FTL operation issued at `t`; returns its end.
     pub fn apply(&mut self, t: Ns, op: &NandOp) -> Ns {
         match *op {
-            NandOp::Read { die, bytes } => self.read(t, die, bytes).1,
+            NandOp::Read { die, bytes, upper } => self.read_page(t, die, bytes, upper).1,
             NandOp::Program { die, bytes, upper } => self.program(t, die, bytes, upper),
             NandOp::Erase {
                 multi_plane: true, ..
@@ -369,11 +380,37 @@ mod tests {
             pages_per_block: 8,
             page_kib: 8,
             t_r_us: 75.0,
+            t_r_upper_us: None,
             t_prog_lower_us: 850.0,
             t_prog_upper_us: 2300.0,
             t_bers_us: 3500.0,
             channel_mt_per_s: 200.0,
         }
+    }
+
+    #[test]
+    fn upper_mlc_pages_take_longer_to_sense_than_lower_ones() {
+        let mut c = cfg();
+        c.t_r_upper_us = Some(100.0);
+        let mut tl = NandTimelines::new(&c);
+        let (lower, _) = tl.read_page(0, 0, 8192, false);
+        let (upper, _) = tl.read_page(0, 1, 8192, true);
+        assert_eq!(lower, us_to_ns(75.0));
+        assert_eq!(upper, us_to_ns(100.0));
+        // Without t_r_upper_us both kinds sense in t_r_us.
+        let mut same = NandTimelines::new(&cfg());
+        assert_eq!(same.read_page(0, 1, 8192, true).0, us_to_ns(75.0));
+        // A GC read of an upper page goes through the same timing.
+        let mut tl = NandTimelines::new(&c);
+        let end = tl.apply(
+            0,
+            &NandOp::Read {
+                die: 0,
+                bytes: 0,
+                upper: true,
+            },
+        );
+        assert_eq!(end, us_to_ns(100.0));
     }
 
     #[test]

@@ -335,6 +335,7 @@ impl PageFtl {
             ops.push(NandOp::Read {
                 die,
                 bytes: planes_with_data * g.page_bytes(),
+                upper: Geometry::is_upper_page(page),
             });
             self.stats.nand_reads += 1;
             for pl in 0..g.planes {
@@ -517,6 +518,7 @@ mod tests {
             pages_per_block: 8,
             page_kib: 8,
             t_r_us: 75.0,
+            t_r_upper_us: None,
             t_prog_lower_us: 850.0,
             t_prog_upper_us: 2300.0,
             t_bers_us: 3500.0,
