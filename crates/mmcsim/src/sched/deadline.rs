@@ -202,26 +202,8 @@ impl Elevator for Deadline {
             Some(rq) if self.batching < self.tun.fifo_batch => rq,
             _ => {
                 // 2. Choose a direction.
-                let dir = if reads {
-                    // `writes && starved++ >= writes_starved`: the increment
-                    // happens whenever writes are queued, true or not.
-                    let starve = writes && {
-                        let s = self.starved;
-                        self.starved += 1;
-                        s >= self.tun.writes_starved
-                    };
-                    if starve {
-                        self.starved = 0;
-                        WRITE
-                    } else {
-                        READ
-                    }
-                } else if writes {
-                    self.starved = 0;
-                    WRITE
-                } else {
-                    return None;
-                };
+                let dir =
+                    choose_direction(reads, writes, &mut self.starved, self.tun.writes_starved)?;
                 // 3. FIFO head if expired or no sweep position, else sweep on.
                 let rq = match self.next_rq[dir] {
                     Some(next) if !self.fifo_expired(ctx, dir) => next,
@@ -308,6 +290,33 @@ impl Elevator for Deadline {
         }
         Ok(())
     }
+}
+
+/// Step 2 of deadline's dispatch, shared with mq-deadline: the direction
+/// of the next batch. Reads win unless writes are queued and
+/// `starved++ >= writes_starved` (the increment happens whenever writes are
+/// queued, true or not); choosing WRITE resets `starved`. `None` when
+/// nothing is queued.
+pub(crate) fn choose_direction(
+    reads: bool,
+    writes: bool,
+    starved: &mut u32,
+    writes_starved: u32,
+) -> Option<usize> {
+    if reads {
+        let starve = writes && {
+            let s = *starved;
+            *starved += 1;
+            s >= writes_starved
+        };
+        if !starve {
+            return Some(READ);
+        }
+    } else if !writes {
+        return None;
+    }
+    *starved = 0;
+    Some(WRITE)
 }
 
 #[cfg(test)]

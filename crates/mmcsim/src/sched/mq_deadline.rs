@@ -161,24 +161,12 @@ impl MqDeadline {
             _ => {
                 let reads = !pp.fifo_list[READ].is_empty();
                 let writes = !pp.fifo_list[WRITE].is_empty();
-                let dir = if reads {
-                    let starve = writes && {
-                        let s = self.starved;
-                        self.starved += 1;
-                        s >= self.tun.writes_starved
-                    };
-                    if starve {
-                        self.starved = 0;
-                        WRITE
-                    } else {
-                        READ
-                    }
-                } else if writes {
-                    self.starved = 0;
-                    WRITE
-                } else {
-                    return None;
-                };
+                let dir = super::deadline::choose_direction(
+                    reads,
+                    writes,
+                    &mut self.starved,
+                    self.tun.writes_starved,
+                )?;
                 let pp = &self.per_prio[p];
                 let rq = match pp.next_rq[dir] {
                     Some(next) if !self.fifo_expired(ctx, p, dir) => next,
