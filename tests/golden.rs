@@ -26,7 +26,10 @@ fn manifest() -> Vec<(String, Vec<String>)> {
 #[test]
 fn every_golden_report_is_byte_identical() {
     let cases = manifest();
-    assert!(cases.len() >= 40, "the manifest lists every scenario, trace and scheduler");
+    assert!(
+        cases.len() >= 40,
+        "the manifest lists every scenario, trace and scheduler"
+    );
     let bless = std::env::var_os("MMCSIM_BLESS").is_some();
     let dir = scratch("golden");
     let next = AtomicUsize::new(0);
@@ -69,5 +72,10 @@ fn every_golden_report_is_byte_identical() {
         }
     });
     let f = failures.into_inner().unwrap();
-    assert!(f.is_empty(), "{} golden report(s) changed:\n{}", f.len(), f.join("\n"));
+    assert!(
+        f.is_empty(),
+        "{} golden report(s) changed:\n{}",
+        f.len(),
+        f.join("\n")
+    );
 }

@@ -41,6 +41,7 @@ mod merge;
 pub mod params;
 mod plug;
 pub mod request;
+mod stage;
 #[cfg(test)]
 mod tests;
 
@@ -50,6 +51,7 @@ use serde::Serialize;
 
 pub use params::QueueParams;
 use request::{Bio, BioId, Request, RqId, NIL};
+pub use stage::{split_bio, BlockEvent, BlockEvents, BlockStage};
 
 use crate::engine::Slab;
 use crate::sched::sector_tree::SectorTree;

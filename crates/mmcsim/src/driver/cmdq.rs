@@ -4,17 +4,18 @@
 //! Contract: the hardware queue has `tags` tags (default 31 = EXT_CSD
 //! CMDQ_DEPTH 32 − 1, one slot being kept for direct commands). The driver
 //! asks the block layer (and so the scheduler) for a request whenever a tag
-//! is free; each request costs host driver time (`HostCosts::prep`, command
-//! setup + DMA mapping) on the driver's CPU, serially, and is then queued
+//! is free; each request costs host driver time (command setup + DMA mapping,
+//! [`super::DriverCosts::prep`]) on the driver's CPU, serially, and is then queued
 //! on the device, which may hold up to `tags` tasks and completes them out
 //! of order; every completion raises its own interrupt. Flush and discard
 //! are direct commands (DCMD): one waits until the queue is empty and
 //! nothing else is issued while it runs.
 //!
-//! This module holds the driver's state and decisions; the simulation core
-//! turns them into events.
+//! This module holds the driver's state, its decisions and its steps.
 
+use super::{Driver, DriverEvents, Hw, RequestQueue};
 use crate::block::request::RqId;
+use crate::engine::EventQueue;
 use crate::types::Ns;
 
 /// State of the CMDQ driver.
@@ -97,6 +98,82 @@ impl CmdqDriver {
         self.in_flight.remove(i);
         if self.in_flight.is_empty() {
             self.dcmd_active = false;
+        }
+    }
+}
+
+impl Driver {
+    fn cmdq(&mut self) -> &mut CmdqDriver {
+        match &mut self.hw {
+            Hw::Cmdq(d) => d,
+            Hw::Legacy(_) => unreachable!("CMDQ step on the legacy driver"),
+        }
+    }
+
+    /// Runs the hardware queue: issues the prepared request when it may
+    /// go, then fetches and prepares another while a tag is free.
+    pub(super) fn cmdq_run<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        let d = self.cmdq();
+        if d.asleep {
+            return;
+        }
+        if d.can_issue(now) {
+            let rq = d.issue();
+            self.issue(now, rq, true, q);
+        }
+        let d = self.cmdq();
+        if let Some((_, ready, _)) = d.prepared {
+            // Preparing, or a direct command waiting for the queue to
+            // drain (a completion runs the driver again).
+            if ready > now {
+                self.kick_at(ready, q);
+            }
+        } else if d.can_fetch() {
+            if d.cpu_free > now {
+                let at = d.cpu_free;
+                self.kick_at(at, q);
+            } else {
+                match up.fetch(now) {
+                    Some(r) => {
+                        let prep = self.costs.prep(r.sectors);
+                        let dcmd = !r.op.has_data();
+                        self.hold(r);
+                        let d = self.cmdq();
+                        d.prepared = Some((r.id, now + prep, dcmd));
+                        d.cpu_free = now + prep;
+                        self.kick_at(now + prep, q);
+                    }
+                    None => {
+                        let d = self.cmdq();
+                        if d.held() == 0 {
+                            d.asleep = true;
+                        }
+                    }
+                }
+            }
+        }
+        up.dispatch_tried(q);
+    }
+
+    /// Completion interrupt of `rq` (out of order): frees its tag, ends the
+    /// request, and runs the hardware queue.
+    pub(super) fn cmdq_irq<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        rq: RqId,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        self.cmdq().complete(rq);
+        self.end(now, rq, up, q);
+        up.run_queue(now, self, q);
+        if !self.cmdq().asleep {
+            self.cmdq_run(now, up, q);
         }
     }
 }

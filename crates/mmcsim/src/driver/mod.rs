@@ -1,200 +1,298 @@
-//! The MMC driver: the legacy `mmcqd` thread of Linux 3.x, or the eMMC 5.1
-//! command-queue (blk-mq) driver ([`cmdq`]).
+//! The MMC driver: turns block requests into eMMC commands and hands their
+//! completions back up.
 //!
-//! Which one runs is [`DriverConfig::mode`]: `"auto"` (default) picks the
-//! CMDQ driver when the device profile has a `[cmdq]` section and the legacy
-//! one otherwise; `"legacy"` / `"cmdq"` force it (`"cmdq"` on a profile
-//! without `[cmdq]` is a configuration error).
-//!
-//! Legacy driver:
 //! Contract (reference io-schedulers.md §1.5, emmc-parameters.md §1.3):
-//! one data request executes on the bus at a time; with request pipelining
-//! (`driver_slots` = 2) the next request is fetched from the block layer and
-//! prepared (command setup, DMA mapping) while the current one runs, and is
-//! started once the current one's completion interrupt has been handled.
-//! The driver pulls from the block layer only when it has a free slot. When
-//! it has nothing to do, `mmcqd` sleeps and a new request must wake it.
-//!
-//! This module holds the driver's state and decisions; the simulation core
-//! turns them into events.
+//! * The driver pulls requests from the queue above it through
+//!   [`RequestQueue`] (`blk_fetch_request`) when it has room, decides which
+//!   bus commands each becomes ([`command`]: CMD23 + CMD18/CMD25, the erase
+//!   sequence for a discard, CMD6 FLUSH_CACHE, or a CMDQ task) and issues
+//!   them through the device's command interface ([`Emmc::execute`],
+//!   [`Emmc::execute_queued`]).
+//! * The device returns each command's completion time; the driver owns the
+//!   resulting events ([`DriverEvent`]): the device finishing, the
+//!   completion interrupt, and its own thread (`mmcqd`) or hardware-queue
+//!   runs. At the interrupt it ends the request through
+//!   [`RequestQueue::end_request`], which carries the completion up the
+//!   stack.
+//! * The queue above rings the driver with [`Driver::request_fn`] when it
+//!   holds requests (Linux's `request_fn`): a sleeping `mmcqd` pays its
+//!   wake-up first.
+//! * Two drivers exist ([`DriverConfig::mode`]): the legacy `mmcqd` thread
+//!   of Linux 3.x ([`legacy`]: one request on the bus, the next one prepared
+//!   meanwhile) and the eMMC 5.1 command-queue (blk-mq) driver ([`cmdq`]:
+//!   up to `cmdq_depth` tasks in the device, completions out of order).
 
 pub mod cmdq;
+pub mod command;
+pub mod config;
+pub mod legacy;
 
 pub use cmdq::CmdqDriver;
+pub use config::{DriverConfig, DriverMode};
+pub use legacy::LegacyDriver;
 
 use crate::block::request::RqId;
-use crate::types::Ns;
-use serde::{Deserialize, Serialize};
+use crate::device::{DeviceConfig, Emmc};
+use crate::engine::EventQueue;
+use crate::error::{Error, Result};
+use crate::types::{Ns, Op};
 
-/// Which MMC driver runs the queue.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DriverMode {
-    /// CMDQ if the device profile has `[cmdq]`, else legacy.
-    #[default]
-    Auto,
-    /// The legacy `mmcqd` driver: one request on the device at a time.
-    Legacy,
-    /// The eMMC 5.1 command-queue driver (blk-mq): up to `cmdq_depth`
-    /// requests in the device.
-    Cmdq,
+/// Events the driver schedules for itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriverEvent {
+    /// `mmcqd` (legacy) or the hardware-queue run (CMDQ) takes its next
+    /// step: start the prepared request, fetch and prepare another.
+    Run,
+    /// The device finished a request.
+    DeviceDone(RqId),
+    /// The completion interrupt of a request has been handled.
+    Irq(RqId),
 }
 
-impl DriverMode {
-    fn is_auto(&self) -> bool {
-        *self == DriverMode::Auto
+/// An event type that can carry the driver's events (the simulation
+/// core's).
+pub trait DriverEvents: From<DriverEvent> {}
+impl<E: From<DriverEvent>> DriverEvents for E {}
+
+/// A block request as the driver sees it: what it needs to build the
+/// device command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverRequest {
+    /// The block layer's request id (handed back at completion).
+    pub id: RqId,
+    /// Operation.
+    pub op: Op,
+    /// First 512-byte sector.
+    pub sector: u64,
+    /// Length in 512-byte sectors.
+    pub sectors: u32,
+    /// Forced unit access.
+    pub fua: bool,
+}
+
+/// When a request ran on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceTimes {
+    /// The driver issued it on the bus, ns.
+    pub start: Ns,
+    /// The device completed it, ns.
+    pub done: Ns,
+}
+
+/// The queue above the driver (the block layer, wired by the simulation
+/// core), as the driver uses it.
+pub trait RequestQueue<E> {
+    /// `blk_fetch_request`: the next request the scheduler dispatches,
+    /// started (activated) at `now`; `None` when there is nothing now.
+    fn fetch(&mut self, now: Ns) -> Option<DriverRequest>;
+
+    /// A dispatch attempt ended (the scheduler may have armed its timer).
+    fn dispatch_tried(&mut self, q: &mut EventQueue<E>);
+
+    /// `blk_end_request`: request `rq` is done on the device. The
+    /// completion travels up the stack; `driver` is lent back so that
+    /// whatever the completion submits can ring it again.
+    fn end_request(
+        &mut self,
+        now: Ns,
+        rq: RqId,
+        times: DeviceTimes,
+        driver: &mut Driver,
+        q: &mut EventQueue<E>,
+    );
+
+    /// `blk_run_queue` after a completion: the queue re-checks its timer
+    /// and rings `driver` if it still holds requests.
+    fn run_queue(&mut self, now: Ns, driver: &mut Driver, q: &mut EventQueue<E>);
+}
+
+/// Host CPU time the driver spends, ns (from the host cost model at the
+/// simulated clock).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DriverCosts {
+    /// Waking the sleeping `mmcqd` thread, ns.
+    pub mmcqd_wakeup: Ns,
+    /// Command setup per request, ns.
+    pub prep: Ns,
+    /// DMA mapping, ns per KiB.
+    pub dma_per_kib: f64,
+    /// Interrupt handling and request completion, ns.
+    pub irq: Ns,
+}
+
+impl DriverCosts {
+    /// Preparation of a request of `sectors` sectors (command setup + DMA
+    /// mapping), ns.
+    pub fn prep(&self, sectors: u32) -> Ns {
+        self.prep + (self.dma_per_kib * sectors as f64 / 2.0).round() as Ns
     }
 }
 
-/// Driver settings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DriverConfig {
-    /// Requests the driver holds at once: 2 = one executing + one prepared
-    /// (3.x non-blocking requests), 1 = no pipelining. Reference §1.5
-    /// (`driver_slots`, inferred from the pipelining design, §12).
-    pub driver_slots: u32,
-    /// `"auto"` (default), `"legacy"` or `"cmdq"` (see the module doc).
-    #[serde(skip_serializing_if = "DriverMode::is_auto")]
-    pub mode: DriverMode,
-    /// CMDQ driver tags (requests in the device at once). Default: the
-    /// card's queue depth − 1 = 31 for EXT_CSD CMDQ_DEPTH 32 (reference
-    /// §1.5: one slot is kept for direct commands); at most that.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cmdq_depth: Option<u32>,
-}
-
-impl Default for DriverConfig {
-    fn default() -> Self {
-        DriverConfig {
-            driver_slots: 2,
-            mode: DriverMode::Auto,
-            cmdq_depth: None,
-        }
-    }
-}
-
-impl DriverConfig {
-    /// Resolves the driver against the device's command queue depth
-    /// (`None` = the card has no command queue): `Ok(None)` = legacy,
-    /// `Ok(Some(tags))` = CMDQ with `tags` tags. Errors say what to change.
-    pub fn resolve(&self, card_depth: Option<u32>) -> Result<Option<u32>, String> {
-        let cmdq = match (self.mode, card_depth) {
-            (DriverMode::Legacy, _) => false,
-            (DriverMode::Auto, d) => d.is_some(),
-            (DriverMode::Cmdq, Some(_)) => true,
-            (DriverMode::Cmdq, None) => {
-                return Err("driver.mode = \"cmdq\": the device profile has no [cmdq] section (eMMC 5.1 command queueing); use a CMDQ profile such as configs/devices/generic-emmc51-cmdq.toml or driver.mode = \"legacy\"".into())
-            }
-        };
-        if !cmdq {
-            return Ok(None);
-        }
-        let max = card_depth.unwrap_or(2) - 1;
-        let tags = self.cmdq_depth.unwrap_or(max);
-        if tags == 0 || tags > max {
-            return Err(format!(
-                "driver.cmdq_depth = {tags}: expected 1..={max} (the card's queue depth − 1; one slot is kept for direct commands)"
-            ));
-        }
-        Ok(Some(tags))
-    }
-}
-
-/// State of the legacy MMC driver.
+/// Which driver runs, with its state.
 #[derive(Clone, Debug)]
-pub struct LegacyDriver {
-    slots: u32,
-    /// Request on the device (until its completion interrupt is handled).
-    pub executing: Option<RqId>,
-    /// Request fetched and being (or done being) prepared.
-    pub prepared: Option<RqId>,
-    /// When the prepared request's preparation ends, ns.
-    pub prepared_ready: Ns,
-    /// `mmcqd`'s CPU is busy until then, ns.
-    pub cpu_free: Ns,
-    /// `mmcqd` sleeps: the next request must pay the wake-up.
-    pub asleep: bool,
+enum Hw {
+    Legacy(LegacyDriver),
+    Cmdq(CmdqDriver),
 }
 
-impl LegacyDriver {
-    /// A driver with `slots` request slots (1 or 2), asleep.
-    pub fn new(cfg: &DriverConfig) -> LegacyDriver {
-        LegacyDriver {
-            slots: cfg.driver_slots.clamp(1, 2),
-            executing: None,
-            prepared: None,
-            prepared_ready: 0,
-            cpu_free: 0,
-            asleep: true,
+/// The MMC driver stage: the chosen driver's state machine, the device it
+/// drives, and the requests it holds.
+pub struct Driver {
+    hw: Hw,
+    device: Emmc,
+    costs: DriverCosts,
+    /// The next scheduled [`DriverEvent::Run`], if any (runs are merged).
+    kick: Option<Ns>,
+    /// Requests handed to the device, by request id: the request and its
+    /// device times.
+    held: Vec<(DriverRequest, DeviceTimes)>,
+}
+
+impl Driver {
+    /// The driver `cfg` selects, driving a new device built from `profile`
+    /// (CMDQ needs a profile with `[cmdq]`); errors say what to change.
+    pub fn new(cfg: &DriverConfig, profile: &DeviceConfig, costs: DriverCosts) -> Result<Driver> {
+        let tags = cfg
+            .resolve(profile.cmdq.as_ref().map(|q| q.depth))
+            .map_err(Error::config)?;
+        let device = Emmc::new(profile)?;
+        let hw = match tags {
+            Some(tags) => Hw::Cmdq(CmdqDriver::new(tags)),
+            None => Hw::Legacy(LegacyDriver::new(cfg)),
+        };
+        Ok(Driver {
+            hw,
+            device,
+            costs,
+            kick: None,
+            held: Vec::with_capacity(512),
+        })
+    }
+
+    /// The device this driver drives.
+    pub fn device(&self) -> &Emmc {
+        &self.device
+    }
+
+    /// The device, for unmeasured set-up before the run (preconditioning).
+    pub fn device_mut(&mut self) -> &mut Emmc {
+        &mut self.device
+    }
+
+    /// CMDQ tags, when the command-queue driver runs.
+    pub fn cmdq_tags(&self) -> Option<u32> {
+        match &self.hw {
+            Hw::Cmdq(d) => Some(d.tags()),
+            Hw::Legacy(_) => None,
         }
     }
 
-    /// Requests currently held (executing + prepared).
+    /// Requests the driver holds (on the device or being prepared).
     pub fn held(&self) -> u32 {
-        self.executing.is_some() as u32 + self.prepared.is_some() as u32
-    }
-
-    /// True when the driver may fetch another request now.
-    pub fn can_fetch(&self) -> bool {
-        self.prepared.is_none() && self.held() < self.slots
-    }
-
-    /// True when the prepared request can go to the device at `now`.
-    pub fn can_start(&self, now: Ns) -> bool {
-        self.executing.is_none() && self.prepared.is_some() && self.prepared_ready <= now
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_slot_driver_never_prefetches_while_a_request_runs() {
-        let mut d = LegacyDriver::new(&DriverConfig {
-            driver_slots: 1,
-            ..Default::default()
-        });
-        assert!(d.can_fetch());
-        d.executing = Some(3);
-        assert!(!d.can_fetch());
-        let mut d2 = LegacyDriver::new(&DriverConfig::default());
-        d2.executing = Some(3);
-        assert!(d2.can_fetch(), "pipelining prepares the next request");
-        d2.prepared = Some(4);
-        d2.prepared_ready = 100;
-        assert!(!d2.can_start(200), "waits for the executing request");
-        d2.executing = None;
-        assert!(!d2.can_start(50) && d2.can_start(100));
-    }
-
-    #[test]
-    fn mode_resolution_and_depth_validation() {
-        let auto = DriverConfig::default();
-        assert_eq!(auto.resolve(None), Ok(None), "generic profile stays legacy");
-        assert_eq!(auto.resolve(Some(32)), Ok(Some(31)), "§1.5: 32 − 1 tags");
-        let legacy = DriverConfig {
-            mode: DriverMode::Legacy,
-            ..Default::default()
-        };
-        assert_eq!(legacy.resolve(Some(32)), Ok(None));
-        let cmdq = DriverConfig {
-            mode: DriverMode::Cmdq,
-            ..Default::default()
-        };
-        assert!(cmdq.resolve(None).unwrap_err().contains("[cmdq]"));
-        let d8 = DriverConfig {
-            cmdq_depth: Some(8),
-            ..cmdq.clone()
-        };
-        assert_eq!(d8.resolve(Some(32)), Ok(Some(8)));
-        for bad in [0, 32] {
-            let c = DriverConfig {
-                cmdq_depth: Some(bad),
-                ..cmdq.clone()
-            };
-            assert!(c.resolve(Some(32)).unwrap_err().contains("1..=31"));
+        match &self.hw {
+            Hw::Legacy(d) => d.held(),
+            Hw::Cmdq(d) => d.held(),
         }
+    }
+
+    /// Handles one of the driver's own events.
+    pub fn handle<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        ev: DriverEvent,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        match ev {
+            DriverEvent::Run => {
+                if self.kick == Some(now) {
+                    self.kick = None;
+                }
+                self.run(now, up, q);
+            }
+            DriverEvent::DeviceDone(rq) => q.at(now + self.costs.irq, DriverEvent::Irq(rq)),
+            DriverEvent::Irq(rq) => match self.hw {
+                Hw::Legacy(_) => self.legacy_irq(now, rq, up, q),
+                Hw::Cmdq(_) => self.cmdq_irq(now, rq, up, q),
+            },
+        }
+    }
+
+    /// `request_fn`: the queue above holds requests. A sleeping `mmcqd`
+    /// is woken (after its wake-up cost); a CMDQ hardware queue runs from
+    /// the caller's context when a tag is free.
+    pub fn request_fn<E: DriverEvents>(&mut self, now: Ns, q: &mut EventQueue<E>) {
+        let wakeup = self.costs.mmcqd_wakeup;
+        let at = match &mut self.hw {
+            Hw::Cmdq(d) => {
+                d.asleep = false;
+                (d.can_fetch() || d.can_issue(now)).then_some(now)
+            }
+            Hw::Legacy(d) if d.asleep => {
+                d.asleep = false;
+                Some(now + wakeup)
+            }
+            Hw::Legacy(d) => d.can_fetch().then_some(now),
+        };
+        if let Some(at) = at {
+            self.kick_at(at, q);
+        }
+    }
+
+    /// Runs the driver's next step at `now` (unless it sleeps).
+    fn run<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        match self.hw {
+            Hw::Legacy(_) => self.legacy_run(now, up, q),
+            Hw::Cmdq(_) => self.cmdq_run(now, up, q),
+        }
+    }
+
+    /// Schedules a driver run at `at` unless one is due no later.
+    fn kick_at<E: DriverEvents>(&mut self, at: Ns, q: &mut EventQueue<E>) {
+        if self.kick.is_some_and(|k| k <= at) {
+            return;
+        }
+        self.kick = Some(at);
+        q.at(at, DriverEvent::Run);
+    }
+
+    /// Takes `r` from the queue: remembers it until its completion.
+    fn hold(&mut self, r: DriverRequest) {
+        let i = r.id as usize;
+        if self.held.len() <= i {
+            self.held.resize(i + 1, (r, DeviceTimes::default()));
+        }
+        self.held[i] = (r, DeviceTimes::default());
+    }
+
+    /// Sends held request `rq` to the device at `now` — queued as a CMDQ
+    /// task, or as a legacy command sequence — and schedules its
+    /// completion.
+    fn issue<E: DriverEvents>(&mut self, now: Ns, rq: RqId, queued: bool, q: &mut EventQueue<E>) {
+        let r = self.held[rq as usize].0;
+        let done = if queued {
+            self.device.execute_queued(now, &command::queued(&r))
+        } else {
+            self.device.execute(now, &command::legacy(&r))
+        };
+        self.held[rq as usize].1 = DeviceTimes { start: now, done };
+        q.at(done, DriverEvent::DeviceDone(rq));
+    }
+
+    /// Ends `rq` through the queue above (its completion travels up).
+    fn end<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        rq: RqId,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        let times = self.held[rq as usize].1;
+        up.end_request(now, rq, times, self, q);
     }
 }

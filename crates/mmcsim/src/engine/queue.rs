@@ -68,6 +68,13 @@ impl<E> EventQueue<E> {
         self.heap.push(Entry { time, seq, event });
     }
 
+    /// Schedules a stage's own event at absolute time `time` (ns): every
+    /// stage defines its events and the simulation core's event type
+    /// converts from each, so a stage never names the core's type.
+    pub fn at<T: Into<E>>(&mut self, time: Ns, event: T) {
+        self.push(time, event.into());
+    }
+
     /// Schedules `event` `delay` ns from now.
     pub fn push_after(&mut self, delay: Ns, event: E) {
         self.push(self.now.saturating_add(delay), event);

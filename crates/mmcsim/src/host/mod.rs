@@ -1,5 +1,9 @@
-//! The host side of the storage path: the page cache with Linux on-demand
-//! read-ahead, and dirty-page tracking for writeback.
+//! The host side of the storage path: application threads' system calls
+//! ([`Host`], [`Syscall`]), files laid out on the device, the page cache
+//! with Linux on-demand read-ahead, dirty-page tracking and the writeback
+//! flusher, and the host CPU costs of each step ([`cost`]). The host submits
+//! bios to the block stage below and takes their completions back through
+//! [`Host::bio_done`]; a returning call is handed up to the workload.
 //!
 //! Contract:
 //! * Files are counts of 4 KiB pages identified by [`FileId`]; the host maps
@@ -13,10 +17,23 @@
 //!   [`PageCache::complete_write`] with [`WritebackParams`].
 //! * Everything is deterministic: no wall clock, no hash-map iteration.
 
+pub mod call;
 pub mod cost;
+pub mod files;
+mod flusher;
 pub mod page_cache;
 pub mod readahead;
+mod stage;
+pub mod syscall;
+pub mod task;
 pub mod writeback;
+
+pub use call::Call;
+pub use files::{File, FileSpec, Files};
+pub use flusher::FLUSHER_PID;
+pub use stage::{Below, Host, HostEvent, HostEvents, HOST_CALLS, PAGE_IO};
+pub use syscall::{OpenFlags, Syscall};
+pub use task::Task;
 
 pub use page_cache::{FileId, PageCache, PageCacheStats, ReadIo, ReadPlan, ReadStep};
 pub use readahead::RaState;

@@ -1,33 +1,43 @@
-//! The events of the simulation. They carry small ids, never copies of
-//! requests.
+//! The simulation's event type: one variant per stage, each carrying that
+//! stage's own events (small ids, never copies of requests). Stages schedule
+//! their events through `From` conversions and never name this type.
 
-use crate::block::request::RqId;
+use crate::block::BlockEvent;
+use crate::driver::DriverEvent;
+use crate::host::HostEvent;
+use crate::workload::jobs::JobEvent;
+use crate::workload::replay::ReplayEvent;
 
-/// Something that happens at a simulated time.
+/// Something that happens at a simulated time, routed to the stage that
+/// scheduled it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A synthetic thread starts its next call.
-    ThreadIssue(u32),
-    /// A thread continues its current call (after the system call cost or
-    /// a wake-up).
-    ThreadStep(u32),
-    /// A thread's call returns to user space.
-    ThreadDone(u32),
-    /// A thread's prepared bios reach the block layer (under one plug).
-    SubmitPlug(u32),
-    /// Timed replay: the next trace record is due.
-    TraceArrival,
-    /// Closed-loop replay: the traced process with this thread index
-    /// issues its next record.
-    TraceNext(u32),
-    /// `mmcqd` runs: start the prepared request, fetch the next.
-    DriverRun,
-    /// The device finished a request.
-    DeviceDone(RqId),
-    /// The completion interrupt of a request has been handled.
-    Irq(RqId),
-    /// The scheduler's timer (generation number, stale ones are ignored).
-    SchedTimer(u64),
-    /// The writeback flusher wakes up.
-    FlusherTick,
+    /// Synthetic jobs (application threads).
+    Job(JobEvent),
+    /// Trace replay.
+    Replay(ReplayEvent),
+    /// The host: system calls, page cache, writeback flusher.
+    Host(HostEvent),
+    /// The block layer (the scheduler's timer).
+    Block(BlockEvent),
+    /// The MMC driver and the device's completions.
+    Driver(DriverEvent),
 }
+
+macro_rules! from_stage {
+    ($($variant:ident($ty:ty)),*) => {$(
+        impl From<$ty> for Event {
+            fn from(e: $ty) -> Event {
+                Event::$variant(e)
+            }
+        }
+    )*};
+}
+
+from_stage!(
+    Job(JobEvent),
+    Replay(ReplayEvent),
+    Host(HostEvent),
+    Block(BlockEvent),
+    Driver(DriverEvent)
+);

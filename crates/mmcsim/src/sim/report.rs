@@ -66,7 +66,7 @@ pub struct Report {
     /// What preconditioning did before measurement.
     pub precondition: PreconditionSummary,
     /// The replayed trace: format, mode, rebasing, fit, recorded latency.
-    pub trace: Option<super::trace_feed::TraceInfo>,
+    pub trace: Option<crate::workload::replay::TraceInfo>,
 }
 
 pub(super) fn build(sim: &Simulation) -> Report {
@@ -86,29 +86,29 @@ pub(super) fn build(sim: &Simulation) -> Report {
             seed: sc.seed,
         },
         workload: sim.collector.summarize(),
-        device: sim.device.stats(),
-        block: sim.block.stats(),
-        page_cache: sim.cache.stats(),
+        device: sim.driver.device().stats(),
+        block: sim.block.layer.stats(),
+        page_cache: sim.host.cache_stats(),
         scheduler: SchedulerInfo {
-            name: sim.block.elevator().name().to_string(),
+            name: sim.block.layer.elevator().name().to_string(),
             hz: sc.scheduler.hz,
-            tunables: sim.block.elevator().tunables(),
+            tunables: sim.block.layer.elevator().tunables(),
         },
-        queue: sim.block.params().clone(),
-        driver: match &sim.cmdq {
+        queue: sim.block.layer.params().clone(),
+        driver: match sim.driver.cmdq_tags() {
             // Echo the resolved driver of a CMDQ run (a legacy run's
             // section is left as written, so its report is unchanged).
-            Some(d) => crate::driver::DriverConfig {
+            Some(tags) => crate::driver::DriverConfig {
                 mode: crate::driver::DriverMode::Cmdq,
-                cmdq_depth: Some(d.tags()),
+                cmdq_depth: Some(tags),
                 ..sc.driver.clone()
             },
             None => sc.driver.clone(),
         },
         host: sc.host.clone(),
-        device_profile: sim.device.config().clone(),
+        device_profile: sim.driver.device().config().clone(),
         precondition: sim.precondition.clone(),
-        trace: sim.trace.as_ref().map(|t| t.info()),
+        trace: sim.replay.as_ref().map(|t| t.info()),
     }
 }
 

@@ -1,8 +1,14 @@
 //! Workloads: what produces submissions for the host and block layer.
 //!
+//! Synthetic jobs ([`jobs`]) are application threads issuing system calls
+//! to the host; trace replay ([`replay`]) issues block-level records below
+//! the file system, straight to the block stage.
+//!
 //! Contract: trace readers ([`trace`]) stream records in time order, one at a
 //! time, without memory growing with trace length; every parse error names
 //! the file, the 1-based line and the field, and says what was expected.
 
+pub mod jobs;
+pub mod replay;
 pub mod synthetic;
 pub mod trace;

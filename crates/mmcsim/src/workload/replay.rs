@@ -1,18 +1,24 @@
 //! Trace replay: records are read one at a time from a streaming reader
 //! and issued either at their recorded times (timed, open loop) or per
 //! process when the previous record of that process completes, plus the
-//! think time recorded between them (closed loop).
+//! think time recorded between them (closed loop). Block-level records
+//! enter below the file system: each becomes bios submitted straight to
+//! the block stage, and its completion comes back through
+//! [`Replay::bio_done`].
 //!
 //! Before replay one streaming pre-pass measures the trace: its first
 //! timestamp (the replay is rebased to start at zero), its highest sector
 //! (a trace from a bigger device is refused unless `fit` says how to map
 //! it), and, for `fit = "compact"`, the touched 1 MiB regions.
 
-use super::{Call, Event, Simulation};
 use crate::block::request::Bio;
+use crate::block::split_bio;
 use crate::config::{FitMode, ReplayMode, TraceSpec};
 use crate::device::Emmc;
+use crate::driver::DeviceTimes;
+use crate::engine::{EventQueue, Slab};
 use crate::error::{Error, Result};
+use crate::host::{Below, Call, HostEvents, HOST_CALLS};
 use crate::stats::histogram::{LatencyHistogram, LatencySummary};
 use crate::stats::report::{CallKind, Collector};
 use crate::types::{IoPrio, Ns, Op, SECTOR_BYTES};
@@ -26,7 +32,7 @@ const REGION_SECTORS: u64 = 2048;
 
 /// Opens `path` with the reader its format needs (detected from the
 /// content unless `spec.format` names one).
-pub(super) fn open_reader(path: &Path, spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
+pub(crate) fn open_reader(path: &Path, spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
     let opts = OpenOptions {
         format: spec
             .format
@@ -186,7 +192,7 @@ struct Process {
 }
 
 /// The trace being replayed.
-pub(super) struct TraceFeed {
+struct TraceFeed {
     reader: Box<dyn TraceReader>,
     spec: TraceSpec,
     /// Timed mode: the next record to issue.
@@ -208,12 +214,7 @@ impl TraceFeed {
     /// Opens and scans the trace of `spec` (path resolved by the caller),
     /// refusing records beyond `capacity` sectors unless a fit is chosen;
     /// traced processes get thread indices from `thread_base` on.
-    pub(super) fn open(
-        path: &Path,
-        spec: &TraceSpec,
-        capacity: u64,
-        thread_base: u32,
-    ) -> Result<TraceFeed> {
+    fn open(path: &Path, spec: &TraceSpec, capacity: u64, thread_base: u32) -> Result<TraceFeed> {
         let s = scan(path, spec)?;
         if s.end_sector > capacity && spec.fit == FitMode::Error {
             return Err(Error::Parse {
@@ -275,17 +276,17 @@ impl TraceFeed {
     }
 
     /// True while records remain to be issued.
-    pub(super) fn has_next(&self) -> bool {
+    fn has_next(&self) -> bool {
         !self.eof || self.next.is_some() || self.procs.values().any(|p| !p.queue.is_empty())
     }
 
     /// Records what preconditioning from a trace did, for the report.
-    pub(super) fn set_precondition(&mut self, p: Option<PreconditionTrace>) {
+    fn set_precondition(&mut self, p: Option<PreconditionTrace>) {
         self.info.precondition = p;
     }
 
     /// The report's trace section.
-    pub(super) fn info(&self) -> TraceInfo {
+    fn info(&self) -> TraceInfo {
         let mut i = self.info.clone();
         i.unaligned = self.reader.unaligned_count();
         if self.recorded.count() > 0 {
@@ -370,7 +371,7 @@ impl TraceFeed {
 
 /// Applies a preconditioning trace's writes and discards to the device,
 /// untimed and unmeasured.
-pub(super) fn precondition(
+pub fn precondition(
     device: &mut Emmc,
     path: &Path,
     shown: &Path,
@@ -406,42 +407,147 @@ pub(super) fn precondition(
     Ok(out)
 }
 
-impl Simulation {
+/// Owner tag bit of replay bios (a range the host leaves to other
+/// submitters).
+const REPLAY_TAG: u32 = HOST_CALLS;
+
+/// Events of trace replay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayEvent {
+    /// Timed replay: the next trace record is due.
+    Arrival,
+    /// Closed-loop replay: the traced process with this thread index
+    /// issues its next record.
+    Next(u32),
+}
+
+/// An event type that can carry replay's events and those below it.
+pub trait ReplayEvents: From<ReplayEvent> + HostEvents {}
+impl<E: From<ReplayEvent> + HostEvents> ReplayEvents for E {}
+
+/// A trace being replayed: the feed and the records in flight.
+pub struct Replay {
+    feed: TraceFeed,
+    calls: Slab<Call>,
+    bios: Vec<Bio>,
+    max_bio_sectors: u32,
+}
+
+impl Replay {
+    /// Opens and scans the trace of `spec` (path resolved by the caller),
+    /// refusing records beyond `capacity` sectors unless a fit is chosen;
+    /// traced processes get thread indices from `thread_base` on; bios are
+    /// at most `max_bio_sectors`.
+    pub fn open(
+        path: &Path,
+        spec: &TraceSpec,
+        capacity: u64,
+        thread_base: u32,
+        max_bio_sectors: u32,
+        precondition: Option<PreconditionTrace>,
+    ) -> Result<Replay> {
+        let mut feed = TraceFeed::open(path, spec, capacity, thread_base)?;
+        feed.set_precondition(precondition);
+        Ok(Replay {
+            feed,
+            calls: Slab::with_capacity(256),
+            bios: Vec::with_capacity(64),
+            max_bio_sectors,
+        })
+    }
+
+    /// True while records remain to be issued.
+    pub fn has_next(&self) -> bool {
+        self.feed.has_next()
+    }
+
+    /// Records in flight.
+    pub fn calls_in_progress(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// The report's trace section.
+    pub fn info(&self) -> TraceInfo {
+        self.feed.info()
+    }
+
+    /// True when `owner` tags one of replay's bios.
+    pub fn owns(owner: u32) -> bool {
+        owner & !(REPLAY_TAG - 1) == REPLAY_TAG
+    }
+
+    /// Handles a replay event.
+    pub fn handle<E: ReplayEvents>(
+        &mut self,
+        now: Ns,
+        ev: ReplayEvent,
+        b: &mut Below<E>,
+    ) -> Result<()> {
+        match ev {
+            ReplayEvent::Arrival => self.arrival(now, b),
+            ReplayEvent::Next(t) => self.next(now, t, b),
+        }
+    }
+
+    /// A bio of a record completed on the device (`times`); the record
+    /// completes with its last bio, and in closed loop its process then
+    /// issues its next record.
+    pub fn bio_done<E: ReplayEvents>(
+        &mut self,
+        now: Ns,
+        bio: &Bio,
+        times: DeviceTimes,
+        b: &mut Below<E>,
+    ) -> Result<()> {
+        let id = bio.owner & !REPLAY_TAG;
+        if !self.calls[id].bio_done(times) {
+            return Ok(());
+        }
+        let c = self.calls.remove(id);
+        let thread = c.thread;
+        c.finish(now, b.collector);
+        self.call_done(now, thread, b)
+    }
+
     /// Schedules the start of trace replay.
-    pub(super) fn trace_start(&mut self) -> Result<()> {
-        let feed = self.trace.as_mut().expect("trace");
+    pub fn start<E: ReplayEvents>(
+        &mut self,
+        q: &mut EventQueue<E>,
+        collector: &mut Collector,
+    ) -> Result<()> {
+        let feed = &mut self.feed;
         match feed.spec.mode {
             ReplayMode::Timed => {
                 feed.next = feed.read()?;
                 if let Some(r) = &feed.next {
                     let at = feed.replay_time(r.time_ns);
-                    self.q.push(at, Event::TraceArrival);
+                    q.at(at, ReplayEvent::Arrival);
                 }
             }
             ReplayMode::Closed => {
                 // Discover the first process; the others start as the
                 // read-ahead meets them.
-                self.closed_read_ahead(None)?;
+                self.closed_read_ahead(None, q, collector)?;
             }
         }
         Ok(())
     }
 
     /// Timed replay: issues the due record and schedules the next one.
-    pub(super) fn trace_arrival(&mut self, now: Ns) -> Result<()> {
-        let feed = self.trace.as_mut().expect("trace arrival without a trace");
+    fn arrival<E: ReplayEvents>(&mut self, now: Ns, b: &mut Below<E>) -> Result<()> {
+        let feed = &mut self.feed;
         let Some(r) = feed.next.take() else {
             return Ok(());
         };
         let thread = feed
-            .process(r.pid.unwrap_or(0), r.process, &mut self.collector)
+            .process(r.pid.unwrap_or(0), r.process, b.collector)
             .thread;
-        self.issue_record(now, &r, thread);
-        let feed = self.trace.as_mut().expect("trace");
+        self.issue_record(now, &r, thread, b);
+        let feed = &mut self.feed;
         feed.next = feed.read()?;
         if let Some(r) = &feed.next {
             let at = feed.replay_time(r.time_ns);
-            self.q.push(at, Event::TraceArrival);
+            b.q.at(at, ReplayEvent::Arrival);
         }
         Ok(())
     }
@@ -449,9 +555,14 @@ impl Simulation {
     /// Closed loop: reads records until process `want` has one queued (or
     /// the trace ends), queuing the others' records and scheduling each
     /// newly seen process to start at its first record's time.
-    fn closed_read_ahead(&mut self, want: Option<u32>) -> Result<()> {
+    fn closed_read_ahead<E: ReplayEvents>(
+        &mut self,
+        want: Option<u32>,
+        q: &mut EventQueue<E>,
+        collector: &mut Collector,
+    ) -> Result<()> {
         loop {
-            let feed = self.trace.as_mut().expect("trace");
+            let feed = &mut self.feed;
             if let Some(p) = want {
                 if feed.procs.get(&p).is_some_and(|p| !p.queue.is_empty()) {
                     return Ok(());
@@ -463,11 +574,11 @@ impl Simulation {
             let pid = r.pid.unwrap_or(0);
             let at = feed.replay_time(r.time_ns);
             let new = !feed.procs.contains_key(&pid);
-            let proc = feed.process(pid, r.process, &mut self.collector);
+            let proc = feed.process(pid, r.process, collector);
             proc.queue.push_back(r);
             if new {
                 let thread = proc.thread;
-                self.q.push(at, Event::TraceNext(thread));
+                q.at(at, ReplayEvent::Next(thread));
                 if want.is_none() {
                     return Ok(());
                 }
@@ -476,30 +587,28 @@ impl Simulation {
     }
 
     /// Closed loop: process of thread `thread` issues its next record.
-    pub(super) fn trace_next(&mut self, now: Ns, thread: u32) -> Result<()> {
-        let feed = self.trace.as_mut().expect("trace");
+    fn next<E: ReplayEvents>(&mut self, now: Ns, thread: u32, b: &mut Below<E>) -> Result<()> {
+        let feed = &mut self.feed;
         let pid = feed.pid_of[(thread - feed.thread_base) as usize];
         let proc = feed.procs.get_mut(&pid).expect("known process");
         let Some(r) = proc.queue.pop_front() else {
             return Ok(());
         };
         proc.prev = Some((r.time_ns, recorded_done(&r)));
-        self.issue_record(now, &r, thread);
+        self.issue_record(now, &r, thread, b);
         Ok(())
     }
 
     /// Closed loop: a traced process's record completed at `now`; its next
     /// record follows after the recorded think time.
-    pub(super) fn trace_call_done(&mut self, now: Ns, thread: u32) -> Result<()> {
-        let Some(feed) = self.trace.as_mut() else {
-            return Ok(());
-        };
+    fn call_done<E: ReplayEvents>(&mut self, now: Ns, thread: u32, b: &mut Below<E>) -> Result<()> {
+        let feed = &mut self.feed;
         if feed.spec.mode != ReplayMode::Closed {
             return Ok(());
         }
         let pid = feed.pid_of[(thread - feed.thread_base) as usize];
-        self.closed_read_ahead(Some(pid))?;
-        let feed = self.trace.as_mut().expect("trace");
+        self.closed_read_ahead(Some(pid), b.q, b.collector)?;
+        let feed = &mut self.feed;
         let speed = feed.spec.speed;
         let proc = feed.procs.get_mut(&pid).expect("known process");
         let Some(next) = proc.queue.front() else {
@@ -510,13 +619,19 @@ impl Simulation {
         let (prev_issue, prev_done) = proc.prev.unwrap_or((next.time_ns, None));
         let think = next.time_ns.saturating_sub(prev_done.unwrap_or(prev_issue));
         let think = (think as f64 / speed).round() as Ns;
-        self.q.push(now + think, Event::TraceNext(thread));
+        b.q.at(now + think, ReplayEvent::Next(thread));
         Ok(())
     }
 
     /// Issues one record as a call of `thread`: bios of at most
     /// `max_sectors_kb`, unplugged, straight into the block layer.
-    fn issue_record(&mut self, now: Ns, r: &TraceRecord, thread: u32) {
+    fn issue_record<E: ReplayEvents>(
+        &mut self,
+        now: Ns,
+        r: &TraceRecord,
+        thread: u32,
+        b: &mut Below<E>,
+    ) {
         let kind = match r.op {
             Op::Read => CallKind::Read,
             Op::Write => CallKind::Write,
@@ -528,17 +643,7 @@ impl Simulation {
         } else {
             0
         };
-        let id = self.calls.insert(Call {
-            thread,
-            kind,
-            bytes,
-            issue: now,
-            pending: 0,
-            submit: now,
-            queue: 0,
-            device: 0,
-            then_flush: false,
-        });
+        let id = self.calls.insert(Call::new(now, thread, kind, bytes));
         let template = Bio {
             op: r.op,
             sector: if r.op == Op::Flush { 0 } else { r.sector },
@@ -549,16 +654,13 @@ impl Simulation {
             pid: r.pid.unwrap_or(0),
             thread,
             ioprio: IoPrio::NORM,
-            owner: id,
+            owner: REPLAY_TAG | id,
         };
-        let mut bios = std::mem::take(&mut self.done_bios);
+        let mut bios = std::mem::take(&mut self.bios);
         bios.clear();
-        let n = self.push_bios(template, &mut bios);
+        let n = split_bio(template, self.max_bio_sectors, &mut bios);
         self.calls[id].pending = n;
-        for bio in bios.drain(..) {
-            self.block.submit_bio(now, bio, false);
-        }
-        self.done_bios = bios;
-        self.after_block_change(now);
+        b.block.submit(now, bios.drain(..), b.driver, b.q);
+        self.bios = bios;
     }
 }

@@ -6,8 +6,9 @@
 //! while writes are congested. Throttled writers wake when dirty + writeback
 //! pages fall below the `dirty_ratio` threshold.
 
-use super::{Event, Simulation, NO_CALL, PAGE_IO};
+use super::stage::{Below, Host, HostEvent, HostEvents, NO_CALL, PAGE_IO};
 use crate::block::request::Bio;
+use crate::engine::EventQueue;
 use crate::types::{IoPrio, Ns, Op, SECTORS_PER_PAGE};
 
 /// Pid the flusher's bios are charged to.
@@ -16,21 +17,27 @@ pub const FLUSHER_PID: u32 = 1;
 /// (`MAX_WRITEBACK_PAGES`, 4 MiB).
 const MAX_WRITEBACK_PAGES: u64 = 1024;
 
-impl Simulation {
+impl Host {
     /// Wakes the flusher now (background writeback or a throttled writer).
-    pub(super) fn flusher_kick(&mut self, now: Ns) {
+    pub(super) fn flusher_kick<E: HostEvents>(&mut self, now: Ns, q: &mut EventQueue<E>) {
         if !self.flusher_kicked {
             self.flusher_kicked = true;
-            self.q.push(now, Event::FlusherTick);
+            q.at(now, HostEvent::FlusherTick);
         }
     }
 
     /// A flusher pass: periodic (kupdate) selection of expired files, or
-    /// every dirty file while over the background threshold.
-    pub(super) fn flusher_tick(&mut self, now: Ns) {
+    /// every dirty file while over the background threshold. The periodic
+    /// pass re-arms itself while `workload_running`.
+    pub(super) fn flusher_tick<E: HostEvents>(
+        &mut self,
+        now: Ns,
+        workload_running: bool,
+        b: &mut Below<E>,
+    ) {
         let periodic = !self.flusher_kicked;
         self.flusher_kicked = false;
-        let wb = self.sc.writeback;
+        let wb = self.wb;
         let background = self.cache.over_background_thresh(&wb) || !self.throttled.is_empty();
         let older_than = if background { 0 } else { wb.expire_ns() };
         let mut files = std::mem::take(&mut self.wb_files);
@@ -38,12 +45,13 @@ impl Simulation {
         let max_pages = self.max_bio_sectors / SECTORS_PER_PAGE as u32;
         let mut submitted = 0u64;
         let flusher = self.flusher_thread;
-        self.block.start_plug(flusher);
+        let layer = &mut b.block.layer;
+        layer.start_plug(flusher);
         'files: for &f in &files {
-            let first_sector = self.files[self.file_of_cache(f)].first_sector;
+            let first_sector = self.files.get(self.files.index_of_cache(f)).first_sector;
             let mut written = 0;
             while written < MAX_WRITEBACK_PAGES {
-                if self.block.congested(false) {
+                if layer.congested(false) {
                     // Back off: a write completion will kick us again.
                     self.flusher_waiting = true;
                     break 'files;
@@ -63,49 +71,43 @@ impl Simulation {
                     ioprio: IoPrio::NORM,
                     owner: PAGE_IO | NO_CALL,
                 };
-                self.block.submit_bio(now, bio, true);
+                layer.submit_bio(now, bio, true);
                 written += pages as u64;
                 submitted += pages as u64;
             }
         }
-        self.block.finish_plug(now, flusher);
+        layer.finish_plug(now, flusher);
         self.wb_files = files;
         if submitted > 0 {
-            self.after_block_change(now);
+            b.block.run_queue(now, b.driver, b.q);
         }
-        if periodic && self.workload_running() {
-            self.q
-                .push(now + wb.writeback_interval_ns(), Event::FlusherTick);
+        if periodic && workload_running {
+            b.q.at(now + wb.writeback_interval_ns(), HostEvent::FlusherTick);
         }
     }
 
     /// A writeback bio finished: clean its pages and wake throttled
     /// writers once below the limit.
-    pub(super) fn writeback_done(&mut self, now: Ns, file: usize, first: u64, pages: u32) {
-        let fid = self.files[file].cache;
+    pub(super) fn writeback_done<E: HostEvents>(
+        &mut self,
+        now: Ns,
+        file: usize,
+        first: u64,
+        pages: u32,
+        b: &mut Below<E>,
+    ) {
+        let fid = self.files.get(file).cache;
         self.cache.complete_write(fid, first, pages);
-        if !self.throttled.is_empty() && !self.cache.over_dirty_limit(&self.sc.writeback) {
+        if !self.throttled.is_empty() && !self.cache.over_dirty_limit(&self.wb) {
             for t in std::mem::take(&mut self.throttled) {
-                self.q.push(now + self.costs.wakeup, Event::ThreadDone(t));
+                b.q.at(now + self.costs.wakeup, HostEvent::Return(t));
             }
         }
-        if self.flusher_waiting && !self.block.congested(false) {
+        if self.flusher_waiting && !b.block.layer.congested(false) {
             self.flusher_waiting = false;
-            self.flusher_kick(now);
+            self.flusher_kick(now, b.q);
         } else if !self.throttled.is_empty() && self.cache.writeback_pages() == 0 {
-            self.flusher_kick(now);
+            self.flusher_kick(now, b.q);
         }
-    }
-
-    /// True while a thread or the trace may still issue work.
-    pub(super) fn workload_running(&self) -> bool {
-        self.active_threads > 0 || self.trace.as_ref().is_some_and(|t| t.has_next())
-    }
-
-    fn file_of_cache(&self, fid: crate::host::FileId) -> usize {
-        self.files
-            .iter()
-            .position(|f| f.cache == fid)
-            .expect("flusher file exists")
     }
 }

@@ -1,0 +1,112 @@
+//! Driver settings: which driver runs the queue and its depth.
+
+use serde::{Deserialize, Serialize};
+
+/// Which MMC driver runs the queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverMode {
+    /// CMDQ if the device profile has `[cmdq]`, else legacy.
+    #[default]
+    Auto,
+    /// The legacy `mmcqd` driver: one request on the device at a time.
+    Legacy,
+    /// The eMMC 5.1 command-queue driver (blk-mq): up to `cmdq_depth`
+    /// requests in the device.
+    Cmdq,
+}
+
+impl DriverMode {
+    fn is_auto(&self) -> bool {
+        *self == DriverMode::Auto
+    }
+}
+
+/// Driver settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DriverConfig {
+    /// Requests the driver holds at once: 2 = one executing + one prepared
+    /// (3.x non-blocking requests), 1 = no pipelining. Reference §1.5
+    /// (`driver_slots`, inferred from the pipelining design, §12).
+    pub driver_slots: u32,
+    /// `"auto"` (default), `"legacy"` or `"cmdq"` (see the module doc).
+    #[serde(skip_serializing_if = "DriverMode::is_auto")]
+    pub mode: DriverMode,
+    /// CMDQ driver tags (requests in the device at once). Default: the
+    /// card's queue depth − 1 = 31 for EXT_CSD CMDQ_DEPTH 32 (reference
+    /// §1.5: one slot is kept for direct commands); at most that.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdq_depth: Option<u32>,
+}
+
+impl Default for DriverConfig {
+    fn default() -> Self {
+        DriverConfig {
+            driver_slots: 2,
+            mode: DriverMode::Auto,
+            cmdq_depth: None,
+        }
+    }
+}
+
+impl DriverConfig {
+    /// Resolves the driver against the device's command queue depth
+    /// (`None` = the card has no command queue): `Ok(None)` = legacy,
+    /// `Ok(Some(tags))` = CMDQ with `tags` tags. Errors say what to change.
+    pub fn resolve(&self, card_depth: Option<u32>) -> Result<Option<u32>, String> {
+        let cmdq = match (self.mode, card_depth) {
+            (DriverMode::Legacy, _) => false,
+            (DriverMode::Auto, d) => d.is_some(),
+            (DriverMode::Cmdq, Some(_)) => true,
+            (DriverMode::Cmdq, None) => {
+                return Err("driver.mode = \"cmdq\": the device profile has no [cmdq] section (eMMC 5.1 command queueing); use a CMDQ profile such as configs/devices/generic-emmc51-cmdq.toml or driver.mode = \"legacy\"".into())
+            }
+        };
+        if !cmdq {
+            return Ok(None);
+        }
+        let max = card_depth.unwrap_or(2) - 1;
+        let tags = self.cmdq_depth.unwrap_or(max);
+        if tags == 0 || tags > max {
+            return Err(format!(
+                "driver.cmdq_depth = {tags}: expected 1..={max} (the card's queue depth − 1; one slot is kept for direct commands)"
+            ));
+        }
+        Ok(Some(tags))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_resolution_and_depth_validation() {
+        let auto = DriverConfig::default();
+        assert_eq!(auto.resolve(None), Ok(None), "generic profile stays legacy");
+        assert_eq!(auto.resolve(Some(32)), Ok(Some(31)), "§1.5: 32 − 1 tags");
+        let legacy = DriverConfig {
+            mode: DriverMode::Legacy,
+            ..Default::default()
+        };
+        assert_eq!(legacy.resolve(Some(32)), Ok(None));
+        let cmdq = DriverConfig {
+            mode: DriverMode::Cmdq,
+            ..Default::default()
+        };
+        assert!(cmdq.resolve(None).unwrap_err().contains("[cmdq]"));
+        let d8 = DriverConfig {
+            cmdq_depth: Some(8),
+            ..cmdq.clone()
+        };
+        assert_eq!(d8.resolve(Some(32)), Ok(Some(8)));
+        for bad in [0, 32] {
+            let c = DriverConfig {
+                cmdq_depth: Some(bad),
+                ..cmdq.clone()
+            };
+            assert!(c.resolve(Some(32)).unwrap_err().contains("1..=31"));
+        }
+    }
+}

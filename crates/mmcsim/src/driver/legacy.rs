@@ -1,0 +1,170 @@
+//! The legacy `mmcqd` driver of Linux 3.x (reference io-schedulers.md
+//! §1.5, emmc-parameters.md §1.3).
+//!
+//! Contract: one data request executes on the bus at a time; with request
+//! pipelining (`driver_slots` = 2) the next request is fetched from the
+//! block layer and prepared (command setup, DMA mapping) while the current
+//! one runs, and is started once the current one's completion interrupt has
+//! been handled. The driver pulls from the block layer only when it has a
+//! free slot. When it has nothing to do, `mmcqd` sleeps and a new request
+//! must wake it.
+
+use super::{Driver, DriverConfig, DriverEvents, Hw, RequestQueue};
+use crate::block::request::RqId;
+use crate::engine::EventQueue;
+use crate::types::Ns;
+
+/// State of the legacy MMC driver.
+#[derive(Clone, Debug)]
+pub struct LegacyDriver {
+    slots: u32,
+    /// Request on the device (until its completion interrupt is handled).
+    pub executing: Option<RqId>,
+    /// Request fetched and being (or done being) prepared.
+    pub prepared: Option<RqId>,
+    /// When the prepared request's preparation ends, ns.
+    pub prepared_ready: Ns,
+    /// `mmcqd`'s CPU is busy until then, ns.
+    pub cpu_free: Ns,
+    /// `mmcqd` sleeps: the next request must pay the wake-up.
+    pub asleep: bool,
+}
+
+impl LegacyDriver {
+    /// A driver with `slots` request slots (1 or 2), asleep.
+    pub fn new(cfg: &DriverConfig) -> LegacyDriver {
+        LegacyDriver {
+            slots: cfg.driver_slots.clamp(1, 2),
+            executing: None,
+            prepared: None,
+            prepared_ready: 0,
+            cpu_free: 0,
+            asleep: true,
+        }
+    }
+
+    /// Requests currently held (executing + prepared).
+    pub fn held(&self) -> u32 {
+        self.executing.is_some() as u32 + self.prepared.is_some() as u32
+    }
+
+    /// True when the driver may fetch another request now.
+    pub fn can_fetch(&self) -> bool {
+        self.prepared.is_none() && self.held() < self.slots
+    }
+
+    /// True when the prepared request can go to the device at `now`.
+    pub fn can_start(&self, now: Ns) -> bool {
+        self.executing.is_none() && self.prepared.is_some() && self.prepared_ready <= now
+    }
+}
+
+impl Driver {
+    fn legacy(&mut self) -> &mut LegacyDriver {
+        match &mut self.hw {
+            Hw::Legacy(d) => d,
+            Hw::Cmdq(_) => unreachable!("legacy step on the CMDQ driver"),
+        }
+    }
+
+    /// One `mmcqd` step: start the prepared request when the bus is free,
+    /// then fetch and prepare the next one while a slot is free.
+    pub(super) fn legacy_run<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        if self.legacy().asleep {
+            return;
+        }
+        if self.legacy().can_start(now) {
+            self.legacy_start(now, q);
+        }
+        let d = self.legacy();
+        if d.can_fetch() {
+            if d.cpu_free > now {
+                let at = d.cpu_free;
+                self.kick_at(at, q);
+                return;
+            }
+            match up.fetch(now) {
+                Some(r) => {
+                    let prep = self.costs.prep(r.sectors);
+                    self.hold(r);
+                    let d = self.legacy();
+                    d.prepared = Some(r.id);
+                    d.prepared_ready = now + prep;
+                    d.cpu_free = now + prep;
+                    if d.executing.is_none() {
+                        self.kick_at(now + prep, q);
+                    }
+                }
+                None => {
+                    let d = self.legacy();
+                    if d.held() == 0 {
+                        d.asleep = true;
+                    }
+                }
+            }
+        } else if d.executing.is_none() && d.prepared.is_some() {
+            let at = d.prepared_ready;
+            self.kick_at(at, q);
+        }
+        up.dispatch_tried(q);
+    }
+
+    /// The prepared request goes to the device.
+    fn legacy_start<E: DriverEvents>(&mut self, now: Ns, q: &mut EventQueue<E>) {
+        let d = self.legacy();
+        let Some(rq) = d.prepared.take() else {
+            return;
+        };
+        d.executing = Some(rq);
+        self.issue(now, rq, false, q);
+    }
+
+    /// Completion interrupt of `rq`: `mmcqd` starts the prepared request
+    /// first, then ends the old one, then runs again.
+    pub(super) fn legacy_irq<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        rq: RqId,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        self.legacy().executing = None;
+        if self.legacy().can_start(now) {
+            self.legacy_start(now, q);
+        }
+        self.end(now, rq, up, q);
+        up.run_queue(now, self, q);
+        if !self.legacy().asleep {
+            self.legacy_run(now, up, q);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_slot_driver_never_prefetches_while_a_request_runs() {
+        let mut d = LegacyDriver::new(&DriverConfig {
+            driver_slots: 1,
+            ..Default::default()
+        });
+        assert!(d.can_fetch());
+        d.executing = Some(3);
+        assert!(!d.can_fetch());
+        let mut d2 = LegacyDriver::new(&DriverConfig::default());
+        d2.executing = Some(3);
+        assert!(d2.can_fetch(), "pipelining prepares the next request");
+        d2.prepared = Some(4);
+        d2.prepared_ready = 100;
+        assert!(!d2.can_start(200), "waits for the executing request");
+        d2.executing = None;
+        assert!(!d2.can_start(50) && d2.can_start(100));
+    }
+}

@@ -1,0 +1,110 @@
+//! Building a simulation: each stage from its part of the scenario, the
+//! device preconditioned and the files laid out (unmeasured), in an order
+//! that keeps every random stream and report byte-stable.
+
+use super::Simulation;
+use crate::block::{BlockLayer, BlockStage};
+use crate::config::Scenario;
+use crate::driver::{Driver, DriverCosts};
+use crate::engine::EventQueue;
+use crate::error::{Error, Result};
+use crate::host::{FileSpec, Files, Host, PageCache};
+use crate::sched::{Registry, SchedParams};
+use crate::stats::report::Collector;
+use crate::types::{PAGE_BYTES, SECTORS_PER_PAGE};
+use crate::workload::jobs::Jobs;
+use crate::workload::replay::{self, Replay};
+
+/// Builds every stage of `sc`, the scheduler from `registry`.
+pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
+    let costs = sc.host.resolve();
+    let mut driver = Driver::new(
+        &sc.driver,
+        &sc.device_config()?,
+        DriverCosts {
+            mmcqd_wakeup: costs.mmcqd_wakeup,
+            prep: costs.driver_prep,
+            dma_per_kib: costs.dma_per_kib,
+            irq: costs.irq,
+        },
+    )?;
+    let capacity = driver.device().capacity_sectors();
+
+    let params = SchedParams {
+        hz: sc.scheduler.hz,
+        nonrot: !sc.queue.rotational,
+    };
+    let mut elevator = registry
+        .create(&sc.scheduler.name, &params)
+        .map_err(Error::Config)?;
+    for (name, value) in sc.scheduler.tunable_text() {
+        elevator
+            .set_tunable(&name, &value)
+            .map_err(|e| Error::config(format!("iosched.{name}: {e}")))?;
+    }
+    let max_bio_sectors = sc.queue.max_sectors_kb * 2;
+    let block = BlockStage::new(BlockLayer::new(sc.queue.clone(), elevator, params));
+
+    // Files: contiguous extents, checked against the capacity.
+    let mut cache = PageCache::new(sc.host.page_cache_mib * (1 << 20) / PAGE_BYTES);
+    let specs: Vec<FileSpec> = sc
+        .files
+        .iter()
+        .map(|f| FileSpec {
+            name: f.name.clone(),
+            size_mib: f.size_mib,
+            offset_mib: f.offset_mib,
+        })
+        .collect();
+    let files = Files::layout(&specs, capacity, &mut cache)?;
+
+    // Unmeasured set-up: precondition, then write the files' data.
+    let device = driver.device_mut();
+    let precondition = device.precondition(&sc.precondition, sc.seed);
+    for (f, spec) in files.all().iter().zip(&sc.files) {
+        if spec.prewrite {
+            device.write_untimed(f.first_sector, f.pages * SECTORS_PER_PAGE);
+        }
+    }
+    let precondition_trace = match sc
+        .trace
+        .as_ref()
+        .and_then(|t| t.precondition.as_ref().map(|p| (t, p)))
+    {
+        Some((t, p)) => Some(replay::precondition(device, &sc.resolve(p), p, t)?),
+        None => None,
+    };
+    device.reset_stats();
+
+    let mut collector = Collector::new();
+    let flusher = Jobs::buffered_writes(&sc);
+    let mut host = Host::new(costs, cache, files, sc.writeback, flusher, max_bio_sectors);
+    let jobs = Jobs::build(&sc, &mut host, &mut collector)?;
+    // The flusher takes the thread index after the synthetic threads, and
+    // traced processes follow.
+    let replay = match &sc.trace {
+        Some(t) => Some(Replay::open(
+            &sc.resolve(&t.path),
+            t,
+            capacity,
+            host.threads(),
+            max_bio_sectors,
+            precondition_trace,
+        )?),
+        None => None,
+    };
+    Ok(Simulation {
+        q: EventQueue::new(),
+        jobs,
+        replay,
+        host,
+        block,
+        driver,
+        collector,
+        log: None,
+        precondition,
+        bios: Vec::with_capacity(64),
+        error: None,
+        sc,
+    })
+}
