@@ -132,13 +132,22 @@ impl BlockLayer {
     }
 
     /// `thread` was admitted: unblock it and resubmit its held-back bios in
-    /// order (unplugged); if one has to wait again, the rest are held again.
+    /// order (unplugged) until one has to wait again; the rest stay held, in
+    /// order, untouched (resubmitting them would only hold each again), so
+    /// a wake-up costs the bios it admits plus one, never the whole backlog.
     fn release_held(&mut self, now: Ns, thread: u32) {
         let t = self.thread_mut(thread);
         t.blocked = false;
         let mut held = std::mem::take(&mut t.held);
         while let Some(b) = held.pop_front(&mut self.bio_next) {
             self.submit_id(now, b, false);
+            self.stats.held_resubmits += 1;
+            let t = self.thread_mut(thread);
+            if t.blocked {
+                debug_assert_eq!(t.held.len, 0, "a blocked thread held nothing new");
+                t.held = held;
+                return;
+            }
         }
     }
 }

@@ -89,6 +89,11 @@ pub struct BlockStats {
     pub alloc_waits: u64,
     /// Largest number of requests allocated at once (sync + async).
     pub max_queued: u64,
+    /// Held-back bios resubmitted after their thread was admitted: an
+    /// operation count (not in the report) that guards the linear cost of
+    /// draining an overload backlog.
+    #[serde(skip)]
+    pub held_resubmits: u64,
 }
 
 /// Per-thread state: plug list, batching (`io_context`), allocation wait.

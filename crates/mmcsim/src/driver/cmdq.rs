@@ -13,8 +13,8 @@
 //!
 //! This module holds the driver's state, its decisions and its steps.
 
+use super::RqId;
 use super::{Driver, DriverEvents, Hw, RequestQueue};
-use crate::block::request::RqId;
 use crate::engine::EventQueue;
 use crate::types::Ns;
 

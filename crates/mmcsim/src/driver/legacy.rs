@@ -9,8 +9,8 @@
 //! free slot. When it has nothing to do, `mmcqd` sleeps and a new request
 //! must wake it.
 
+use super::RqId;
 use super::{Driver, DriverConfig, DriverEvents, Hw, RequestQueue};
-use crate::block::request::RqId;
 use crate::engine::EventQueue;
 use crate::types::Ns;
 

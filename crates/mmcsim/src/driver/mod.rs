@@ -31,11 +31,14 @@ pub use cmdq::CmdqDriver;
 pub use config::{DriverConfig, DriverMode};
 pub use legacy::LegacyDriver;
 
-use crate::block::request::RqId;
 use crate::device::{DeviceConfig, Emmc};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::types::{Ns, Op};
+
+/// Id of a request in the queue above (the block layer's request id),
+/// handed back at completion.
+pub type RqId = u32;
 
 /// Events the driver schedules for itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
