@@ -795,6 +795,13 @@ impl Bfq {
         };
         let cost = self.serv_to_charge(q, ctx.rq(rq).sectors);
         if cost > self.budget_left(q) {
+            // The budget fits the next request in sector order; an expired
+            // FIFO head chosen instead may not fit. As the kernel does,
+            // make it the queue's next request before expiring, so the new
+            // budget (at least the next request's charge) serves it — else
+            // the queue is re-selected with a budget that never fits and
+            // nothing is ever dispatched.
+            self.queues[q as usize].next_rq = Some(rq);
             self.expire(ctx, q, false, ExpireReason::BudgetExhausted);
             return None;
         }
