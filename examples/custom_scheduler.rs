@@ -12,9 +12,8 @@
 //!     compare configs/scenarios/rand16-128m.toml --schedulers sstf,deadline
 //! ```
 
-use mmcsim::block::request::RqId;
-use mmcsim::sched::{
-    Elevator, MergeKind, Registry, SchedCtx, SchedParams, SectorTree, TunableInfo, TunableValue,
+use mmcsim_elevator::{
+    Elevator, MergeKind, RqId, SchedCtx, SchedParams, SectorTree, TunableInfo, TunableValue,
 };
 use std::process::ExitCode;
 
@@ -124,7 +123,7 @@ impl Elevator for Sstf {
 }
 
 fn main() -> ExitCode {
-    let mut registry = Registry::builtin();
+    let mut registry = simctl::builtin_registry();
     registry.register(
         "sstf",
         "shortest seek time first (example of a researcher's own scheduler)",

@@ -51,9 +51,8 @@ use serde::Serialize;
 pub use params::QueueParams;
 use request::{Bio, BioId, Request, RqId, NIL};
 
-use crate::engine::Slab;
-use crate::sched::sector_tree::SectorTree;
-use crate::sched::{Elevator, SchedParams};
+use mmcsim_elevator::{Elevator, SchedParams, SectorTree, Slab};
+
 use crate::types::{Ns, Op};
 
 /// `BLK_MAX_REQUEST_COUNT`: a plug list holding this many requests is
@@ -174,7 +173,7 @@ impl BioQueue {
 /// `self.elevator` stays usable).
 macro_rules! ctx {
     (ref $s:ident, $now:expr) => {
-        &$crate::sched::SchedCtx {
+        &mmcsim_elevator::SchedCtx {
             now: $now,
             rqs: &mut $s.rqs,
             in_driver: $s.in_driver,
@@ -182,7 +181,7 @@ macro_rules! ctx {
         }
     };
     ($s:ident, $now:expr) => {
-        &mut $crate::sched::SchedCtx {
+        &mut mmcsim_elevator::SchedCtx {
             now: $now,
             rqs: &mut $s.rqs,
             in_driver: $s.in_driver,

@@ -19,11 +19,11 @@
 //! Tunables are held in jiffies at the queue's `hz` and shown in ms, like
 //! sysfs; expiry compares jiffies.
 
-use super::fifo_list::FifoList;
-use super::sector_tree::SectorTree;
-use super::{Elevator, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{Ns, NS_PER_S};
+use mmcsim_elevator::types::{Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, MergeKind, RqId, SchedCtx, SchedParams, SectorTree, TunableInfo,
+    TunableValue,
+};
 
 const READ: usize = 0;
 const WRITE: usize = 1;
@@ -322,9 +322,9 @@ pub(crate) fn choose_direction(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::request::Request;
-    use crate::block::{BlockLayer, QueueParams};
-    use crate::types::{IoPrio, Op, NS_PER_MS};
+    use crate::sched::testutil::{BlockLayer, QueueParams};
+    use mmcsim_elevator::types::{IoPrio, Op, NS_PER_MS};
+    use mmcsim_elevator::Request;
 
     fn layer_hz(hz: u32) -> BlockLayer {
         let sp = SchedParams { hz, nonrot: true };

@@ -24,11 +24,10 @@
 //! ioc; `allow_merge` requires the submitter's ioc; `former`/`latter` are
 //! sector neighbours in the request's ioc.
 
-use super::fifo_list::FifoList;
-use super::sector_tree::SectorTree;
-use super::{Elevator, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, Request, RqId};
-use crate::types::IoClass;
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, IoClass, MergeKind, Request, RqId, SchedCtx, SchedParams, SectorTree,
+    TunableInfo, TunableValue,
+};
 
 /// `VIOS_SCALE`: the cost of one request before scaling.
 pub const VIOS_SCALE: i64 = 1 << 10;
@@ -448,7 +447,7 @@ impl Elevator for Fiops {
 mod tests {
     use super::*;
     use crate::sched::testutil::{bio, layer, params, serve, with_prio, Direct};
-    use crate::types::Op;
+    use mmcsim_elevator::types::Op;
 
     fn pid_of(d: &Direct, rq: RqId) -> u32 {
         d.rqs[rq].pid

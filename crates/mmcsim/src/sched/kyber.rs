@@ -24,10 +24,10 @@
 //!   depth·(bucket + 1)/4; otherwise only domains whose own p99 bucket is
 //!   ≥ 4 are (so they grow). Depth stays in [1, max].
 
-use super::fifo_list::FifoList;
-use super::{Elevator, MayQueue, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{Ns, Op, NS_PER_S};
+use mmcsim_elevator::types::{Ns, Op, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, MayQueue, RqId, SchedCtx, SchedParams, TunableInfo, TunableValue,
+};
 
 /// Domains.
 pub const READ: usize = 0;
@@ -338,9 +338,8 @@ impl Elevator for Kyber {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::BlockLayer;
-    use crate::sched::testutil::{bio, layer, swrite};
-    use crate::types::NS_PER_MS;
+    use crate::sched::testutil::{bio, layer, swrite, BlockLayer};
+    use mmcsim_elevator::types::NS_PER_MS;
 
     fn mk() -> BlockLayer {
         layer(1000, |p| Box::new(Kyber::new(p)))

@@ -21,11 +21,11 @@
 //! default: the scheduler is not told the queue's actual value).
 //! Expiries are in jiffies at the queue's `hz`, shown in ms.
 
-use super::fifo_list::FifoList;
-use super::sector_tree::SectorTree;
-use super::{Elevator, MayQueue, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{IoClass, Ns, NS_PER_S};
+use mmcsim_elevator::types::{IoClass, Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, MayQueue, MergeKind, RqId, SchedCtx, SchedParams, SectorTree,
+    TunableInfo, TunableValue,
+};
 
 const READ: usize = 0;
 const WRITE: usize = 1;
@@ -394,10 +394,10 @@ impl Elevator for MqDeadline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testutil::{bio, drain, layer, serve, with_prio};
-    use crate::types::{Op, NS_PER_MS};
+    use crate::sched::testutil::{bio, drain, layer, serve, swrite, with_prio, BlockLayer};
+    use mmcsim_elevator::types::{Op, NS_PER_MS};
 
-    fn mk() -> crate::block::BlockLayer {
+    fn mk() -> BlockLayer {
         layer(1000, |p| Box::new(MqDeadline::new(p)))
     }
 
@@ -449,7 +449,7 @@ mod tests {
         // 40 reads and 40 writes, all BE, distinct far-apart sectors.
         for i in 0..40u64 {
             b.submit_bio(0, bio(Op::Read, 1_000_000 + i * 64, 1), false);
-            b.submit_bio(0, crate::sched::testutil::swrite(i * 64, 2), false);
+            b.submit_bio(0, swrite(i * 64, 2), false);
         }
         let dirs: Vec<usize> = drain(&mut b, NS_PER_MS).iter().map(|r| r.dir()).collect();
         let mut runs = Vec::new();

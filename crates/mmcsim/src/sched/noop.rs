@@ -6,9 +6,7 @@
 //! cache, and request–request merges with FIFO neighbours (the block layer
 //! merges them only if contiguous). No tunables.
 
-use super::fifo_list::FifoList;
-use super::{Elevator, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::RqId;
+use mmcsim_elevator::{Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableInfo, TunableValue};
 
 /// The noop elevator (`noop-iosched.c`).
 #[derive(Clone, Debug, Default)]

@@ -32,10 +32,8 @@
 //! Merging: generic hash and one-hit cache only (no sector tree, so
 //! `former`/`latter` find nothing).
 
-use super::fifo_list::FifoList;
-use super::{Elevator, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::RqId;
-use crate::types::{IoClass, Ns, NS_PER_MS};
+use mmcsim_elevator::types::{IoClass, Ns, NS_PER_MS};
+use mmcsim_elevator::{Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableInfo, TunableValue};
 
 /// Queue indices (`enum row_queue_prio`).
 pub const HIGH_READ: usize = 0;
@@ -507,7 +505,7 @@ impl Elevator for Row {
 mod tests {
     use super::*;
     use crate::sched::testutil::{bio, layer, params, swrite, with_prio, Direct, Rig};
-    use crate::types::Op;
+    use mmcsim_elevator::types::Op;
 
     fn queue_of(d: &Direct, rq: RqId) -> usize {
         d.rqs[rq].elv_priv[P_QUEUE] as usize

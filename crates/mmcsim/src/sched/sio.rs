@@ -18,10 +18,8 @@
 //! block layer merges them only if contiguous); `merge_requests` keeps the
 //! earlier FIFO position and deadline.
 
-use super::fifo_list::FifoList;
-use super::{Elevator, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::RqId;
-use crate::types::{Ns, NS_PER_S};
+use mmcsim_elevator::types::{Ns, NS_PER_S};
+use mmcsim_elevator::{Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableInfo, TunableValue};
 
 const READ: usize = 0;
 const WRITE: usize = 1;
@@ -283,14 +281,15 @@ impl Elevator for Sio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testutil::{bio, drain, layer, params, serve, swrite, Direct};
-    use crate::types::{Op, NS_PER_MS};
+    use crate::sched::testutil::{bio, drain, layer, params, serve, swrite, BlockLayer, Direct};
+    use mmcsim_elevator::types::{Op, NS_PER_MS};
+    use mmcsim_elevator::Request;
 
-    fn sio(hz: u32) -> crate::block::BlockLayer {
+    fn sio(hz: u32) -> BlockLayer {
         layer(hz, |p| Box::new(Sio::new(p)))
     }
 
-    fn ops(v: &[crate::block::request::Request]) -> String {
+    fn ops(v: &[Request]) -> String {
         v.iter()
             .map(|r| if r.op == Op::Read { 'R' } else { 'W' })
             .collect()

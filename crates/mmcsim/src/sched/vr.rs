@@ -29,11 +29,11 @@
 //! Merging: front merge via the global tree; `former`/`latter` are sector
 //! neighbours; `merge_requests` keeps the earlier FIFO position/deadline.
 
-use super::fifo_list::FifoList;
-use super::sector_tree::SectorTree;
-use super::{Elevator, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{Ns, NS_PER_S};
+use mmcsim_elevator::types::{Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, MergeKind, RqId, SchedCtx, SchedParams, SectorTree, TunableInfo,
+    TunableValue,
+};
 
 const ASYNC: usize = 0;
 const SYNC: usize = 1;
@@ -355,7 +355,7 @@ impl Elevator for Vr {
 mod tests {
     use super::*;
     use crate::sched::testutil::{bio, layer, params, serve, Direct};
-    use crate::types::{Op, NS_PER_MS};
+    use mmcsim_elevator::types::{Op, NS_PER_MS};
 
     /// A V(R) whose head sits at 1000 moving forward.
     fn at_1000(quotient: &str) -> (Vr, Direct) {

@@ -21,10 +21,8 @@
 //! An expire of 0 makes the kernel drop requests silently; it is rejected.
 //! Merging: generic only (no request–request merges).
 
-use super::fifo_list::FifoList;
-use super::{Elevator, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::RqId;
-use crate::types::{Ns, NS_PER_S};
+use mmcsim_elevator::types::{Ns, NS_PER_S};
+use mmcsim_elevator::{Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableInfo, TunableValue};
 
 const ASYNC: usize = 0;
 const SYNC: usize = 1;
@@ -253,7 +251,7 @@ impl Elevator for Zen {
 mod tests {
     use super::*;
     use crate::sched::testutil::{bio, drain, layer, params, serve, swrite, Direct};
-    use crate::types::{Op, NS_PER_MS};
+    use mmcsim_elevator::types::{Op, NS_PER_MS};
 
     #[test]
     fn writes_first_fifo_within_a_slot() {

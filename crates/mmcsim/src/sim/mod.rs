@@ -121,7 +121,7 @@ pub struct Simulation {
 impl Simulation {
     /// Builds every layer from `sc` with the built-in schedulers.
     pub fn new(sc: Scenario) -> Result<Simulation> {
-        Simulation::with_registry(sc, &Registry::builtin())
+        Simulation::with_registry(sc, &crate::sched::builtin())
     }
 
     /// Builds every layer from `sc`, creating the scheduler from
@@ -141,7 +141,7 @@ impl Simulation {
         };
         let mut elevator = registry
             .create(&sc.scheduler.name, &params)
-            .map_err(Error::Config)?;
+            .map_err(|e| Error::config(e.to_string()))?;
         for (name, value) in sc.scheduler.tunable_text() {
             elevator
                 .set_tunable(&name, &value)

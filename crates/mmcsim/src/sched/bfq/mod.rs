@@ -45,9 +45,10 @@ use std::sync::{Arc, Mutex};
 use queue::{choose_req, sample_valid, BfqQueue, Bic, Cand};
 use wf2q::{Wf2q, CLASS_IDLE};
 
-use super::{Elevator, MayQueue, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{IoClass, IoPrio, Ns, NS_PER_S};
+use mmcsim_elevator::types::{IoClass, IoPrio, Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, MayQueue, MergeKind, RqId, SchedCtx, SchedParams, TunableInfo, TunableValue,
+};
 
 /// `bfq_default_max_budget`, sectors.
 pub const DEFAULT_MAX_BUDGET: u64 = 16 * 1024;
@@ -1163,7 +1164,7 @@ impl Elevator for Bfq {
     }
 
     fn may_queue(&self, _ctx: &SchedCtx, bio: &Bio) -> MayQueue {
-        let sync = bio.sync || bio.op == crate::types::Op::Read;
+        let sync = bio.sync || bio.op == mmcsim_elevator::Op::Read;
         if let Some(q) = self.lookup_queue(bio.pid, sync, bio.ioprio) {
             let bq = &self.queues[q as usize];
             if bq.wait_request && bq.must_alloc.get() {

@@ -2,10 +2,9 @@
 //! driver and fake processes on a fake clock.
 
 use super::*;
-use crate::block::request::Request;
-use crate::block::{BlockLayer, QueueParams};
-use crate::sched::Registry;
-use crate::types::{Op, NS_PER_MS, NS_PER_US};
+use crate::sched::testutil::{BlockLayer, QueueParams};
+use mmcsim_elevator::types::{Op, NS_PER_MS, NS_PER_US};
+use mmcsim_elevator::Request;
 
 /// One process issuing fixed-size I/O.
 #[derive(Clone, Debug)]
@@ -280,7 +279,7 @@ fn exp(e: &BfqEvent) -> (Ns, u32, ExpireReason, u64, u64, u64, u64) {
 
 #[test]
 fn registry_builds_bfq() {
-    let e = Registry::builtin().create("bfq", &params()).unwrap();
+    let e = crate::sched::builtin().create("bfq", &params()).unwrap();
     assert_eq!(e.name(), "bfq");
     assert!(e.dispatch_sort());
 }

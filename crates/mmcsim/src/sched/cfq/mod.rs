@@ -55,9 +55,10 @@ use queue::{
     SYNC_NOIDLE_WL, SYNC_WL,
 };
 
-use super::{Elevator, MayQueue, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{IoClass, IoPrio, Ns, Op, NS_PER_S};
+use mmcsim_elevator::types::{IoClass, IoPrio, Ns, Op, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, MayQueue, MergeKind, RqId, SchedCtx, SchedParams, TunableInfo, TunableValue,
+};
 
 /// Largest value the sysfs stores accept (`UINT_MAX`).
 const UINT_MAX: u64 = u32::MAX as u64;

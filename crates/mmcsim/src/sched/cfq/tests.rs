@@ -6,9 +6,9 @@
 use std::collections::VecDeque;
 
 use super::*;
-use crate::block::request::Request;
-use crate::block::{BlockLayer, QueueParams};
-use crate::types::{IoPrio, NS_PER_MS};
+use crate::sched::testutil::{BlockLayer, QueueParams};
+use mmcsim_elevator::types::{IoPrio, NS_PER_MS};
+use mmcsim_elevator::Request;
 
 const MS: Ns = NS_PER_MS;
 
@@ -532,7 +532,7 @@ fn merges_stay_within_the_submitters_queue() {
 
 #[test]
 fn forced_dispatch_drains_every_queue_and_may_queue_is_must_once_while_idling() {
-    use crate::engine::Slab;
+    use mmcsim_elevator::Slab;
     let sp = SchedParams::default();
     let mut c = Cfq::new(&sp);
     c.set_tunable("hw_tag", "0").unwrap();
