@@ -13,7 +13,8 @@
 //! ```
 
 use mmcsim_elevator::{
-    Elevator, MergeKind, RqId, SchedCtx, SchedParams, SectorTree, TunableInfo, TunableValue,
+    Elevator, MergeKind, RqId, SchedCtx, SchedParams, SectorTree, TunableError, TunableInfo,
+    TunableValue,
 };
 use std::process::ExitCode;
 
@@ -111,13 +112,13 @@ impl Elevator for Sstf {
         }]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
         match name {
             "max_wait_ms" => {
-                self.max_wait_ms = TunableValue::parse_u64(name, value, 0, 60_000)?;
+                self.max_wait_ms = TunableValue::new(name, value).u64(0, 60_000)?;
                 Ok(())
             }
-            _ => Err(TunableValue::unknown("sstf", name, &self.tunables())),
+            _ => Err(TunableError::unknown("sstf", name, &self.tunables())),
         }
     }
 }

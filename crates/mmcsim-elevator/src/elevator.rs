@@ -3,7 +3,7 @@
 
 use crate::ctx::SchedCtx;
 use crate::request::{Bio, RqId};
-use crate::tunable::TunableInfo;
+use crate::tunable::{TunableError, TunableInfo};
 
 /// Kind of a bio merge into an existing request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,5 +115,5 @@ pub trait Elevator: Send + std::any::Any {
     /// Sets tunable `name` from its sysfs text `value`. Errors name the
     /// tunable, the accepted range, and (for an unknown name) the valid
     /// names.
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String>;
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError>;
 }

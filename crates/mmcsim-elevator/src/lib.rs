@@ -31,7 +31,7 @@
 //!   `HZ`.
 //! * Tunables are set by their sysfs names (`queue/iosched/<name>`), in
 //!   sysfs units (milliseconds for times), and validated; an invalid value
-//!   is an error naming the tunable and what it accepts.
+//!   is a [`TunableError`] naming the tunable and what it accepts.
 
 #![warn(missing_docs)]
 
@@ -54,5 +54,5 @@ pub use registry::{Factory, Registry, UnknownScheduler};
 pub use request::{Bio, BioId, Request, RqId, NIL};
 pub use sector_tree::SectorTree;
 pub use slab::Slab;
-pub use tunable::{TunableInfo, TunableValue};
+pub use tunable::{TunableError, TunableInfo, TunableValue};
 pub use types::{IoClass, IoPrio, Ns, Op};

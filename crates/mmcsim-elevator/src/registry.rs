@@ -76,3 +76,78 @@ impl Registry {
             .map(|e| e.description.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ctx::SchedCtx;
+    use crate::request::RqId;
+    use crate::tunable::{TunableError, TunableInfo};
+
+    /// A scheduler that holds nothing, named at construction.
+    struct Named(&'static str);
+
+    impl Elevator for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn add_request(&mut self, _ctx: &mut SchedCtx, _rq: RqId) {}
+        fn merge_requests(&mut self, _ctx: &mut SchedCtx, _rq: RqId, _next: RqId) {}
+        fn dispatch(&mut self, _ctx: &mut SchedCtx, _force: bool) -> Option<RqId> {
+            None
+        }
+        fn has_work(&self) -> bool {
+            false
+        }
+        fn tunables(&self) -> Vec<TunableInfo> {
+            Vec::new()
+        }
+        fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), TunableError> {
+            Err(TunableError::unknown(self.0, name, &[]))
+        }
+    }
+
+    #[test]
+    fn starts_empty_and_creates_by_name_in_registration_order() {
+        let mut r = Registry::new();
+        assert!(r.names().is_empty());
+        r.register("a", "first", Box::new(|_| Box::new(Named("a"))));
+        r.register("b", "second", Box::new(|_| Box::new(Named("b"))));
+        assert_eq!(r.names(), vec!["a", "b"]);
+        assert_eq!(r.description("b"), Some("second"));
+        assert_eq!(r.description("c"), None);
+        let e = r.create("b", &SchedParams::default()).unwrap();
+        assert_eq!(e.name(), "b");
+    }
+
+    #[test]
+    fn registering_a_name_again_replaces_it() {
+        let mut r = Registry::new();
+        r.register("a", "old", Box::new(|_| Box::new(Named("old"))));
+        r.register("b", "other", Box::new(|_| Box::new(Named("b"))));
+        r.register("a", "new", Box::new(|_| Box::new(Named("new"))));
+        assert_eq!(r.names(), vec!["b", "a"]);
+        assert_eq!(r.description("a"), Some("new"));
+        let e = r.create("a", &SchedParams::default()).unwrap();
+        assert_eq!(e.name(), "new");
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_valid_ones() {
+        let mut r = Registry::new();
+        r.register("noop", "", Box::new(|_| Box::new(Named("noop"))));
+        r.register("deadline", "", Box::new(|_| Box::new(Named("deadline"))));
+        let err = r.create("bogus", &SchedParams::default()).err().unwrap();
+        assert_eq!(
+            err,
+            UnknownScheduler {
+                name: "bogus".into(),
+                valid: vec!["noop".into(), "deadline".into()]
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "unknown scheduler `bogus`; valid: noop, deadline"
+        );
+    }
+}

@@ -34,7 +34,7 @@ pub use zen::Zen;
 
 pub use mmcsim_elevator::{
     Elevator, Factory, FifoList, MayQueue, MergeKind, Registry, SchedCtx, SchedParams, SectorTree,
-    TunableInfo, UnknownScheduler,
+    TunableError, TunableInfo, UnknownScheduler,
 };
 
 /// A registry holding every built-in scheduler, in the order

@@ -21,15 +21,15 @@
 //! default: the scheduler is not told the queue's actual value).
 //! Expiries are in jiffies at the queue's `hz`, shown in ms.
 
+use mmcsim_elevator::tunable::INT_MAX;
 use mmcsim_elevator::types::{IoClass, Ns, NS_PER_S};
 use mmcsim_elevator::{
     Bio, Elevator, FifoList, MayQueue, MergeKind, RqId, SchedCtx, SchedParams, SectorTree,
-    TunableInfo, TunableValue,
+    TunableError, TunableInfo, TunableValue,
 };
 
 const READ: usize = 0;
 const WRITE: usize = 1;
-const INT_MAX: u64 = i32::MAX as u64;
 /// `BLKDEV_MAX_RQ`: default `nr_requests`, the default `async_depth`.
 pub const DEFAULT_NR_REQUESTS: u64 = 128;
 
@@ -369,23 +369,18 @@ impl Elevator for MqDeadline {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let ms = |v| TunableValue::parse_u64(name, v, 0, INT_MAX);
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let v = TunableValue::new(name, value);
+        let p = &self.params;
         match name {
-            "read_expire" => self.tun.read_expire = self.params.ms_to_jiffies(ms(value)?),
-            "write_expire" => self.tun.write_expire = self.params.ms_to_jiffies(ms(value)?),
-            "prio_aging_expire" => {
-                self.tun.prio_aging_expire = self.params.ms_to_jiffies(ms(value)?)
-            }
-            "writes_starved" => self.tun.writes_starved = ms(value)? as u32,
-            "front_merges" => self.tun.front_merges = TunableValue::parse_bool(name, value)?,
-            "fifo_batch" => {
-                self.tun.fifo_batch = TunableValue::parse_u64(name, value, 1, INT_MAX)? as u32
-            }
-            "async_depth" => {
-                self.tun.async_depth = TunableValue::parse_u64(name, value, 1, INT_MAX)?
-            }
-            _ => return Err(TunableValue::unknown("mq-deadline", name, &self.tunables())),
+            "read_expire" => self.tun.read_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "write_expire" => self.tun.write_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "prio_aging_expire" => self.tun.prio_aging_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "writes_starved" => self.tun.writes_starved = v.u32(0, INT_MAX)?,
+            "front_merges" => self.tun.front_merges = v.bool()?,
+            "fifo_batch" => self.tun.fifo_batch = v.u32(1, INT_MAX)?,
+            "async_depth" => self.tun.async_depth = v.u64(1, INT_MAX)?,
+            _ => return Err(TunableError::unknown("mq-deadline", name, &self.tunables())),
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 //! layer (the back-merge hash and the one-hit `last_merge` cache) — no
 //! front-merge lookup and no request–request merging. No tunables.
 
-use mmcsim_elevator::{Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableInfo, TunableValue};
+use mmcsim_elevator::{Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableError, TunableInfo};
 
 /// The blk-mq `none` scheduler.
 #[derive(Clone, Debug, Default)]
@@ -51,8 +51,8 @@ impl Elevator for NoneSched {
         Vec::new()
     }
 
-    fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), String> {
-        Err(TunableValue::unknown("none", name, &[]))
+    fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), TunableError> {
+        Err(TunableError::unknown("none", name, &[]))
     }
 }
 

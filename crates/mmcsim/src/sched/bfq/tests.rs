@@ -557,7 +557,7 @@ fn tunables_in_ms_at_hz_100_and_validation() {
     assert!(e.set_tunable("hw_tag", "2").is_err());
     assert!(e.set_tunable("wr_coeff", "x").is_err());
     assert!(e.set_tunable("back_seek_penalty", "0").is_err());
-    let err = e.set_tunable("quantum", "4").unwrap_err();
+    let err = e.set_tunable("quantum", "4").unwrap_err().to_string();
     assert!(
         err.contains("valid: fifo_expire_sync, fifo_expire_async, back_seek_max"),
         "{err}"
