@@ -9,8 +9,8 @@
 //!    once every `fifo_batch + 1` dispatches (and the reset happens even
 //!    when the queue is empty, like the kernel).
 //! 2. Otherwise the direction is WRITE if `starved > writes_starved`, else
-//!    READ; take the head of the first non-empty of sync[dir], async[dir],
-//!    sync[!dir], async[!dir].
+//!    READ; take the head of the first non-empty of `sync[dir]`, `async[dir]`,
+//!    `sync[!dir]`, `async[!dir]`.
 //! 3. `batched++`; a write resets `starved`, a read increments it (even when
 //!    no write waits). Tail append to the dispatch list (§1.5).
 //!

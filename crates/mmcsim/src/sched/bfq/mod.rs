@@ -4,8 +4,8 @@
 //! CFQ-style per-process sync queues (by `Request::pid`) and async queues
 //! shared per (class, level) are served in *sector budgets* scheduled by
 //! B-WF2Q+ ([`wf2q`]); budget timeouts and full-budget charging curb seeky
-//! queues ([`budget`]); interactive and soft-real-time queues get raised
-//! weights, large bursts of new queues do not ([`wr`]).
+//! queues (`budget`); interactive and soft-real-time queues get raised
+//! weights, large bursts of new queues do not (`wr`).
 //!
 //! Module map: `mod.rs` the elevator hooks, queue selection, dispatch,
 //! idling and tunables; `wf2q.rs` service trees and virtual time;
@@ -234,7 +234,7 @@ pub struct BfqTunables {
     pub slow_check_fixed: bool,
     /// `strict_guarantees` (bfq-mq only; 0): always idle for the in-service
     /// queue when it empties, and dispatch nothing while a request is in the
-    /// driver (see [`inject`]).
+    /// driver (see `inject`).
     pub strict_guarantees: bool,
 }
 
