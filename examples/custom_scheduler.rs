@@ -3,9 +3,10 @@
 //!
 //! SSTF (shortest seek time first): always dispatch the queued request
 //! whose start sector is nearest to where the last dispatched request
-//! ended. It implements the `Elevator` trait, is registered under the name
-//! `sstf` beside the built-in schedulers, and the whole `simctl` command
-//! line is reused:
+//! ended. It needs only the scheduler API, `mmcsim_elevator`: it implements
+//! the `Elevator` trait, is registered under the name `sstf` in
+//! `simctl::builtin_registry()` beside the built-in schedulers, and the
+//! whole `simctl` command line is reused:
 //!
 //! ```sh
 //! cargo run --release --example custom_scheduler -- \
