@@ -3,18 +3,19 @@
 //!
 //! SSTF (shortest seek time first): always dispatch the queued request
 //! whose start sector is nearest to where the last dispatched request
-//! ended. It implements the `Elevator` trait, is registered under the name
-//! `sstf` beside the built-in schedulers, and the whole `simctl` command
-//! line is reused:
+//! ended. It needs only the scheduler API, `mmcsim_elevator`: it implements
+//! the `Elevator` trait, is registered under the name `sstf` in
+//! `simctl::builtin_registry()` beside the built-in schedulers, and the
+//! whole `simctl` command line is reused:
 //!
 //! ```sh
 //! cargo run --release --example custom_scheduler -- \
 //!     compare configs/scenarios/rand16-128m.toml --schedulers sstf,deadline
 //! ```
 
-use mmcsim::block::request::RqId;
-use mmcsim::sched::{
-    Elevator, MergeKind, Registry, SchedCtx, SchedParams, SectorTree, TunableInfo, TunableValue,
+use mmcsim_elevator::{
+    Elevator, MergeKind, RqId, SchedCtx, SchedParams, SectorTree, TunableError, TunableInfo,
+    TunableValue,
 };
 use std::process::ExitCode;
 
@@ -112,19 +113,19 @@ impl Elevator for Sstf {
         }]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
         match name {
             "max_wait_ms" => {
-                self.max_wait_ms = TunableValue::parse_u64(name, value, 0, 60_000)?;
+                self.max_wait_ms = TunableValue::new(name, value).u64(0, 60_000)?;
                 Ok(())
             }
-            _ => Err(TunableValue::unknown("sstf", name, &self.tunables())),
+            _ => Err(TunableError::unknown("sstf", name, &self.tunables())),
         }
     }
 }
 
 fn main() -> ExitCode {
-    let mut registry = Registry::builtin();
+    let mut registry = simctl::builtin_registry();
     registry.register(
         "sstf",
         "shortest seek time first (example of a researcher's own scheduler)",

@@ -28,8 +28,11 @@ pub mod host;
 pub mod sched;
 pub mod sim;
 pub mod stats;
-pub mod types;
 pub mod workload;
+
+/// Vocabulary types shared by every layer (time, operations, priorities),
+/// defined in [`mmcsim_elevator`] beneath the block layer and the schedulers.
+pub use mmcsim_elevator::types;
 
 pub use error::{Error, Result};
 pub use types::{IoClass, IoPrio, Ns, Op, SECTOR_BYTES};

@@ -7,7 +7,7 @@
 //! scheduler on the legacy and the CMDQ driver).
 
 use mmcsim::config::Scenario;
-use mmcsim::sched::Registry;
+use mmcsim::sched;
 use mmcsim::sim::{RunOptions, Simulation};
 use proptest::prelude::*;
 use std::io::Write;
@@ -77,7 +77,7 @@ proptest! {
     #[test]
     fn every_scheduler_completes_every_request(recs in prop::collection::vec(record(), 1..24)) {
         let path = write_trace(&recs);
-        for name in Registry::builtin().names() {
+        for name in sched::builtin().names() {
             for cmdq in [false, true] {
                 let done = run(&path, name, cmdq);
                 prop_assert_eq!(

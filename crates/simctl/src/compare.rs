@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn entries_carry_their_own_tunables_and_unknown_names_are_rejected() {
-        let r = Registry::builtin();
+        let r = mmcsim::sched::builtin();
         let e = parse_entries("deadline, deadline:fifo_batch=1:writes_starved=4", &r).unwrap();
         assert_eq!(e.len(), 2);
         assert_eq!(e[1].scheduler, "deadline");

@@ -2,7 +2,8 @@
 //!
 //! The binary is a thin `main` around [`run_cli`], which takes the
 //! scheduler [`Registry`] as a parameter so a researcher's own program can
-//! register a scheduler and reuse the exact same command line.
+//! start from [`builtin_registry`], register a scheduler and reuse the exact
+//! same command line.
 
 #![warn(missing_docs)]
 
@@ -14,10 +15,17 @@ mod plot;
 mod trace_cmd;
 
 pub use cli::Cli;
-pub use mmcsim::sched::Registry;
+pub use mmcsim_elevator::Registry;
 
 use clap::Parser;
 use std::process::ExitCode;
+
+/// A registry holding every scheduler the simulator ships (`noop`,
+/// `deadline`, `cfq`, ...), to hand to [`run_cli`] as is or with a
+/// researcher's own schedulers added.
+pub fn builtin_registry() -> Registry {
+    mmcsim::sched::builtin()
+}
 
 /// Parses `args` (including the program name) and runs the command with
 /// schedulers from `registry`. Errors are printed to stderr and give exit

@@ -3,5 +3,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    simctl::run_cli(std::env::args_os(), &simctl::Registry::builtin())
+    simctl::run_cli(std::env::args_os(), &simctl::builtin_registry())
 }

@@ -3,8 +3,8 @@
 
 use super::request::{Bio, BioId};
 use super::{ctx, BlockLayer, BLK_BATCH_REQ};
-use crate::sched::MayQueue;
 use crate::types::Ns;
+use mmcsim_elevator::MayQueue;
 
 impl BlockLayer {
     /// `ioc_batching`: may `thread` allocate past a full queue?

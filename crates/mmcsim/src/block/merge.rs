@@ -4,8 +4,8 @@
 
 use super::request::{Bio, BioId, RqId, NIL};
 use super::{bio_is_barrier, ctx, rq_mergeable, BlockLayer, BLK_MAX_REQUEST_COUNT};
-use crate::sched::MergeKind;
 use crate::types::{Ns, Op};
+use mmcsim_elevator::MergeKind;
 
 impl BlockLayer {
     /// `blk_queue_bio` for bio `b` (already in the bio slab).

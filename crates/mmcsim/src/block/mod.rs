@@ -53,9 +53,8 @@ pub use params::QueueParams;
 use request::{Bio, BioId, Request, RqId, NIL};
 pub use stage::{split_bio, BlockEvent, BlockEvents, BlockStage};
 
-use crate::engine::Slab;
-use crate::sched::sector_tree::SectorTree;
-use crate::sched::{Elevator, SchedParams};
+use mmcsim_elevator::{Elevator, SchedParams, SectorTree, Slab};
+
 use crate::types::{Ns, Op};
 
 /// `BLK_MAX_REQUEST_COUNT`: a plug list holding this many requests is
@@ -181,7 +180,7 @@ impl BioQueue {
 /// `self.elevator` stays usable).
 macro_rules! ctx {
     (ref $s:ident, $now:expr) => {
-        &$crate::sched::SchedCtx {
+        &mmcsim_elevator::SchedCtx {
             now: $now,
             rqs: &mut $s.rqs,
             in_driver: $s.in_driver,
@@ -189,7 +188,7 @@ macro_rules! ctx {
         }
     };
     ($s:ident, $now:expr) => {
-        &mut $crate::sched::SchedCtx {
+        &mut mmcsim_elevator::SchedCtx {
             now: $now,
             rqs: &mut $s.rqs,
             in_driver: $s.in_driver,

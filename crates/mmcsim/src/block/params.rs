@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::sched::TunableInfo;
+use mmcsim_elevator::TunableInfo;
 
 /// `BLKDEV_MIN_RQ`: the smallest `nr_requests` the kernel accepts.
 pub const BLKDEV_MIN_RQ: u32 = 4;

@@ -3,12 +3,11 @@
 
 use super::request::Request;
 use super::*;
-use crate::sched::Registry;
 use crate::types::{IoPrio, NS_PER_MS};
 
 pub(crate) fn layer(sched: &str, params: QueueParams) -> BlockLayer {
     let sp = SchedParams::default();
-    let e = Registry::builtin().create(sched, &sp).unwrap();
+    let e = crate::sched::builtin().create(sched, &sp).unwrap();
     BlockLayer::new(params, e, sp)
 }
 

@@ -7,8 +7,7 @@
 
 mod queue;
 mod rng;
-mod slab;
 
+pub use mmcsim_elevator::Slab;
 pub use queue::EventQueue;
 pub use rng::{component_rng, SimRng};
-pub use slab::Slab;

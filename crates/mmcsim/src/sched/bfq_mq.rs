@@ -12,7 +12,7 @@
 //! the approximations); v7r8 has neither.
 
 pub use super::bfq::{Bfq, BfqVariant};
-use super::SchedParams;
+use mmcsim_elevator::SchedParams;
 
 /// A bfq-mq scheduler with its defaults at `params.hz`.
 pub fn new(params: &SchedParams) -> Bfq {

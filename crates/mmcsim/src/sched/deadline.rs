@@ -19,16 +19,15 @@
 //! Tunables are held in jiffies at the queue's `hz` and shown in ms, like
 //! sysfs; expiry compares jiffies.
 
-use super::fifo_list::FifoList;
-use super::sector_tree::SectorTree;
-use super::{Elevator, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{Ns, NS_PER_S};
+use mmcsim_elevator::tunable::INT_MAX;
+use mmcsim_elevator::types::{Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, MergeKind, RqId, SchedCtx, SchedParams, SectorTree, TunableError,
+    TunableInfo, TunableValue,
+};
 
 const READ: usize = 0;
 const WRITE: usize = 1;
-/// Largest value sysfs accepts for the integer tunables (`INT_MAX`).
-const INT_MAX: u64 = i32::MAX as u64;
 
 /// Tunables of deadline, in kernel units (jiffies for the expiries).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,26 +266,16 @@ impl Elevator for Deadline {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let v = TunableValue::new(name, value);
+        let p = &self.params;
         match name {
-            "read_expire" => {
-                let ms = TunableValue::parse_u64(name, value, 0, INT_MAX)?;
-                self.tun.read_expire = self.params.ms_to_jiffies(ms);
-            }
-            "write_expire" => {
-                let ms = TunableValue::parse_u64(name, value, 0, INT_MAX)?;
-                self.tun.write_expire = self.params.ms_to_jiffies(ms);
-            }
-            "writes_starved" => {
-                self.tun.writes_starved = TunableValue::parse_u64(name, value, 0, INT_MAX)? as u32;
-            }
-            "front_merges" => {
-                self.tun.front_merges = TunableValue::parse_bool(name, value)?;
-            }
-            "fifo_batch" => {
-                self.tun.fifo_batch = TunableValue::parse_u64(name, value, 0, INT_MAX)? as u32;
-            }
-            _ => return Err(TunableValue::unknown("deadline", name, &self.tunables())),
+            "read_expire" => self.tun.read_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "write_expire" => self.tun.write_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "writes_starved" => self.tun.writes_starved = v.u32(0, INT_MAX)?,
+            "front_merges" => self.tun.front_merges = v.bool()?,
+            "fifo_batch" => self.tun.fifo_batch = v.u32(0, INT_MAX)?,
+            _ => return Err(TunableError::unknown("deadline", name, &self.tunables())),
         }
         Ok(())
     }
@@ -322,9 +311,9 @@ pub(crate) fn choose_direction(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::request::Request;
-    use crate::block::{BlockLayer, QueueParams};
-    use crate::types::{IoPrio, Op, NS_PER_MS};
+    use crate::sched::testutil::{BlockLayer, QueueParams};
+    use mmcsim_elevator::types::{IoPrio, Op, NS_PER_MS};
+    use mmcsim_elevator::Request;
 
     fn layer_hz(hz: u32) -> BlockLayer {
         let sp = SchedParams { hz, nonrot: true };
@@ -559,7 +548,7 @@ mod tests {
     #[test]
     fn invalid_values_and_unknown_names_are_rejected() {
         let mut d = Deadline::new(&SchedParams::default());
-        let e = d.set_tunable("fifo_batch", "many").unwrap_err();
+        let e = d.set_tunable("fifo_batch", "many").unwrap_err().to_string();
         assert!(
             e.contains("fifo_batch") && e.contains("whole number"),
             "{e}"
@@ -567,7 +556,7 @@ mod tests {
         assert!(d.set_tunable("front_merges", "2").is_err());
         assert!(d.set_tunable("read_expire", "-1").is_err());
         assert!(d.set_tunable("writes_starved", "4294967296").is_err());
-        let e = d.set_tunable("read_expiry", "5").unwrap_err();
+        let e = d.set_tunable("read_expiry", "5").unwrap_err().to_string();
         assert!(
             e.contains(
                 "valid: read_expire, write_expire, writes_starved, front_merges, fifo_batch"

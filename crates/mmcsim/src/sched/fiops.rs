@@ -24,11 +24,10 @@
 //! ioc; `allow_merge` requires the submitter's ioc; `former`/`latter` are
 //! sector neighbours in the request's ioc.
 
-use super::fifo_list::FifoList;
-use super::sector_tree::SectorTree;
-use super::{Elevator, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, Request, RqId};
-use crate::types::IoClass;
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, IoClass, MergeKind, Request, RqId, SchedCtx, SchedParams, SectorTree,
+    TunableError, TunableInfo, TunableValue,
+};
 
 /// `VIOS_SCALE`: the cost of one request before scaling.
 pub const VIOS_SCALE: i64 = 1 << 10;
@@ -428,17 +427,15 @@ impl Elevator for Fiops {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let scale = || TunableValue::parse_u64(name, value, 1, 100).map(|v| v as u32);
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let v = TunableValue::new(name, value);
         match name {
-            "read_scale" => self.tun.read_scale = scale()?,
-            "write_scale" => self.tun.write_scale = scale()?,
-            "sync_scale" => self.tun.sync_scale = scale()?,
-            "async_scale" => self.tun.async_scale = scale()?,
-            "rightmost_fallback" => {
-                self.tun.rightmost_fallback = TunableValue::parse_bool(name, value)?
-            }
-            _ => return Err(TunableValue::unknown("fiops", name, &self.tunables())),
+            "read_scale" => self.tun.read_scale = v.u32(1, 100)?,
+            "write_scale" => self.tun.write_scale = v.u32(1, 100)?,
+            "sync_scale" => self.tun.sync_scale = v.u32(1, 100)?,
+            "async_scale" => self.tun.async_scale = v.u32(1, 100)?,
+            "rightmost_fallback" => self.tun.rightmost_fallback = v.bool()?,
+            _ => return Err(TunableError::unknown("fiops", name, &self.tunables())),
         }
         Ok(())
     }
@@ -448,7 +445,7 @@ impl Elevator for Fiops {
 mod tests {
     use super::*;
     use crate::sched::testutil::{bio, layer, params, serve, with_prio, Direct};
-    use crate::types::Op;
+    use mmcsim_elevator::types::Op;
 
     fn pid_of(d: &Direct, rq: RqId) -> u32 {
         d.rqs[rq].pid
@@ -627,7 +624,7 @@ mod tests {
         assert!(f.set_tunable("async_scale", "101").is_err());
         f.set_tunable("write_scale", "3").unwrap();
         assert_eq!(f.scaled_vios(true, true, 4), 3072);
-        let e = f.set_tunable("slice_idle", "0").unwrap_err();
+        let e = f.set_tunable("slice_idle", "0").unwrap_err().to_string();
         assert!(
             e.contains(
                 "valid: read_scale, write_scale, sync_scale, async_scale, rightmost_fallback"

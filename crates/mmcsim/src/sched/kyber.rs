@@ -24,10 +24,12 @@
 //!   depth·(bucket + 1)/4; otherwise only domains whose own p99 bucket is
 //!   ≥ 4 are (so they grow). Depth stays in [1, max].
 
-use super::fifo_list::FifoList;
-use super::{Elevator, MayQueue, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{Ns, Op, NS_PER_S};
+use mmcsim_elevator::tunable::INT_MAX;
+use mmcsim_elevator::types::{Ns, Op, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, MayQueue, RqId, SchedCtx, SchedParams, TunableError, TunableInfo,
+    TunableValue,
+};
 
 /// Domains.
 pub const READ: usize = 0;
@@ -51,7 +53,6 @@ pub const GOOD_BUCKETS: usize = 4;
 pub const MIN_SAMPLES: u64 = 500;
 const TOTAL: usize = 0;
 const IO: usize = 1;
-const INT_MAX: u64 = i32::MAX as u64;
 
 fn domain_of(op: Op) -> usize {
     match op {
@@ -321,15 +322,12 @@ impl Elevator for Kyber {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let v = TunableValue::new(name, value);
         match name {
-            "read_lat_nsec" => {
-                self.target[READ] = TunableValue::parse_u64(name, value, 1, INT_MAX * 1000)?
-            }
-            "write_lat_nsec" => {
-                self.target[WRITE] = TunableValue::parse_u64(name, value, 1, INT_MAX * 1000)?
-            }
-            _ => return Err(TunableValue::unknown("kyber", name, &self.tunables())),
+            "read_lat_nsec" => self.target[READ] = v.u64(1, INT_MAX * 1000)?,
+            "write_lat_nsec" => self.target[WRITE] = v.u64(1, INT_MAX * 1000)?,
+            _ => return Err(TunableError::unknown("kyber", name, &self.tunables())),
         }
         Ok(())
     }
@@ -338,9 +336,8 @@ impl Elevator for Kyber {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::BlockLayer;
-    use crate::sched::testutil::{bio, layer, swrite};
-    use crate::types::NS_PER_MS;
+    use crate::sched::testutil::{bio, layer, swrite, BlockLayer};
+    use mmcsim_elevator::types::NS_PER_MS;
 
     fn mk() -> BlockLayer {
         layer(1000, |p| Box::new(Kyber::new(p)))

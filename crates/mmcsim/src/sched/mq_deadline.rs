@@ -21,15 +21,15 @@
 //! default: the scheduler is not told the queue's actual value).
 //! Expiries are in jiffies at the queue's `hz`, shown in ms.
 
-use super::fifo_list::FifoList;
-use super::sector_tree::SectorTree;
-use super::{Elevator, MayQueue, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{IoClass, Ns, NS_PER_S};
+use mmcsim_elevator::tunable::INT_MAX;
+use mmcsim_elevator::types::{IoClass, Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, MayQueue, MergeKind, RqId, SchedCtx, SchedParams, SectorTree,
+    TunableError, TunableInfo, TunableValue,
+};
 
 const READ: usize = 0;
 const WRITE: usize = 1;
-const INT_MAX: u64 = i32::MAX as u64;
 /// `BLKDEV_MAX_RQ`: default `nr_requests`, the default `async_depth`.
 pub const DEFAULT_NR_REQUESTS: u64 = 128;
 
@@ -369,23 +369,18 @@ impl Elevator for MqDeadline {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let ms = |v| TunableValue::parse_u64(name, v, 0, INT_MAX);
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let v = TunableValue::new(name, value);
+        let p = &self.params;
         match name {
-            "read_expire" => self.tun.read_expire = self.params.ms_to_jiffies(ms(value)?),
-            "write_expire" => self.tun.write_expire = self.params.ms_to_jiffies(ms(value)?),
-            "prio_aging_expire" => {
-                self.tun.prio_aging_expire = self.params.ms_to_jiffies(ms(value)?)
-            }
-            "writes_starved" => self.tun.writes_starved = ms(value)? as u32,
-            "front_merges" => self.tun.front_merges = TunableValue::parse_bool(name, value)?,
-            "fifo_batch" => {
-                self.tun.fifo_batch = TunableValue::parse_u64(name, value, 1, INT_MAX)? as u32
-            }
-            "async_depth" => {
-                self.tun.async_depth = TunableValue::parse_u64(name, value, 1, INT_MAX)?
-            }
-            _ => return Err(TunableValue::unknown("mq-deadline", name, &self.tunables())),
+            "read_expire" => self.tun.read_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "write_expire" => self.tun.write_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "prio_aging_expire" => self.tun.prio_aging_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "writes_starved" => self.tun.writes_starved = v.u32(0, INT_MAX)?,
+            "front_merges" => self.tun.front_merges = v.bool()?,
+            "fifo_batch" => self.tun.fifo_batch = v.u32(1, INT_MAX)?,
+            "async_depth" => self.tun.async_depth = v.u64(1, INT_MAX)?,
+            _ => return Err(TunableError::unknown("mq-deadline", name, &self.tunables())),
         }
         Ok(())
     }
@@ -394,10 +389,10 @@ impl Elevator for MqDeadline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testutil::{bio, drain, layer, serve, with_prio};
-    use crate::types::{Op, NS_PER_MS};
+    use crate::sched::testutil::{bio, drain, layer, serve, swrite, with_prio, BlockLayer};
+    use mmcsim_elevator::types::{Op, NS_PER_MS};
 
-    fn mk() -> crate::block::BlockLayer {
+    fn mk() -> BlockLayer {
         layer(1000, |p| Box::new(MqDeadline::new(p)))
     }
 
@@ -449,7 +444,7 @@ mod tests {
         // 40 reads and 40 writes, all BE, distinct far-apart sectors.
         for i in 0..40u64 {
             b.submit_bio(0, bio(Op::Read, 1_000_000 + i * 64, 1), false);
-            b.submit_bio(0, crate::sched::testutil::swrite(i * 64, 2), false);
+            b.submit_bio(0, swrite(i * 64, 2), false);
         }
         let dirs: Vec<usize> = drain(&mut b, NS_PER_MS).iter().map(|r| r.dir()).collect();
         let mut runs = Vec::new();

@@ -5,9 +5,7 @@
 //! layer (the back-merge hash and the one-hit `last_merge` cache) — no
 //! front-merge lookup and no request–request merging. No tunables.
 
-use super::fifo_list::FifoList;
-use super::{Elevator, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::RqId;
+use mmcsim_elevator::{Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableError, TunableInfo};
 
 /// The blk-mq `none` scheduler.
 #[derive(Clone, Debug, Default)]
@@ -53,8 +51,8 @@ impl Elevator for NoneSched {
         Vec::new()
     }
 
-    fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), String> {
-        Err(TunableValue::unknown("none", name, &[]))
+    fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), TunableError> {
+        Err(TunableError::unknown("none", name, &[]))
     }
 }
 
@@ -62,7 +60,7 @@ impl Elevator for NoneSched {
 mod tests {
     use super::*;
     use crate::sched::testutil::{bio, drain, layer, swrite};
-    use crate::types::Op;
+    use mmcsim_elevator::types::Op;
 
     #[test]
     fn dispatch_order_is_insertion_order() {

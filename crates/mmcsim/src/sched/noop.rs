@@ -6,9 +6,7 @@
 //! cache, and request–request merges with FIFO neighbours (the block layer
 //! merges them only if contiguous). No tunables.
 
-use super::fifo_list::FifoList;
-use super::{Elevator, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::RqId;
+use mmcsim_elevator::{Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableError, TunableInfo};
 
 /// The noop elevator (`noop-iosched.c`).
 #[derive(Clone, Debug, Default)]
@@ -63,7 +61,7 @@ impl Elevator for Noop {
         Vec::new()
     }
 
-    fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), String> {
-        Err(TunableValue::unknown("noop", name, &[]))
+    fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), TunableError> {
+        Err(TunableError::unknown("noop", name, &[]))
     }
 }

@@ -32,10 +32,11 @@
 //! Merging: generic hash and one-hit cache only (no sector tree, so
 //! `former`/`latter` find nothing).
 
-use super::fifo_list::FifoList;
-use super::{Elevator, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::RqId;
-use crate::types::{IoClass, Ns, NS_PER_MS};
+use mmcsim_elevator::tunable::INT_MAX;
+use mmcsim_elevator::types::{IoClass, Ns, NS_PER_MS};
+use mmcsim_elevator::{
+    Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableError, TunableInfo, TunableValue,
+};
 
 /// Queue indices (`enum row_queue_prio`).
 pub const HIGH_READ: usize = 0;
@@ -54,7 +55,6 @@ pub const LOW_SWRITE: usize = 6;
 const NQ: usize = 7;
 const REG_IDX: usize = 2;
 const LOW_IDX: usize = 5;
-const INT_MAX: u64 = i32::MAX as u64;
 
 /// `row_queues_def[].idling_enabled`.
 const IDLING: [bool; NQ] = [true, false, true, false, false, false, false];
@@ -469,7 +469,8 @@ impl Elevator for Row {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let v = TunableValue::new(name, value);
         let qi = match name {
             "hp_read_quantum" => Some(HIGH_READ),
             "hp_swrite_quantum" => Some(HIGH_SWRITE),
@@ -481,23 +482,15 @@ impl Elevator for Row {
             _ => None,
         };
         if let Some(qi) = qi {
-            self.tun.quantum[qi] = TunableValue::parse_u64(name, value, 1, INT_MAX)? as u32;
+            self.tun.quantum[qi] = v.u32(1, INT_MAX)?;
             return Ok(());
         }
         match name {
-            "rd_idle_data" => {
-                self.tun.rd_idle_data = TunableValue::parse_u64(name, value, 0, INT_MAX)?
-            }
-            "rd_idle_data_freq" => {
-                self.tun.rd_idle_data_freq = TunableValue::parse_u64(name, value, 0, INT_MAX)?
-            }
-            "reg_starv_limit" => {
-                self.tun.reg_starv_limit = TunableValue::parse_u64(name, value, 0, INT_MAX)? as u32
-            }
-            "low_starv_limit" => {
-                self.tun.low_starv_limit = TunableValue::parse_u64(name, value, 0, INT_MAX)? as u32
-            }
-            _ => return Err(TunableValue::unknown("row", name, &self.tunables())),
+            "rd_idle_data" => self.tun.rd_idle_data = v.u64(0, INT_MAX)?,
+            "rd_idle_data_freq" => self.tun.rd_idle_data_freq = v.u64(0, INT_MAX)?,
+            "reg_starv_limit" => self.tun.reg_starv_limit = v.u32(0, INT_MAX)?,
+            "low_starv_limit" => self.tun.low_starv_limit = v.u32(0, INT_MAX)?,
+            _ => return Err(TunableError::unknown("row", name, &self.tunables())),
         }
         Ok(())
     }
@@ -507,7 +500,7 @@ impl Elevator for Row {
 mod tests {
     use super::*;
     use crate::sched::testutil::{bio, layer, params, swrite, with_prio, Direct, Rig};
-    use crate::types::Op;
+    use mmcsim_elevator::types::Op;
 
     fn queue_of(d: &Direct, rq: RqId) -> usize {
         d.rqs[rq].elv_priv[P_QUEUE] as usize
@@ -722,7 +715,7 @@ mod tests {
         assert_eq!(r.tunables_raw().rd_idle_data, 5, "ms, not jiffies");
         r.set_tunable("rp_write_quantum", "7").unwrap();
         assert_eq!(r.tunables_raw().quantum[REG_WRITE], 7);
-        let e = r.set_tunable("quantum", "1").unwrap_err();
+        let e = r.set_tunable("quantum", "1").unwrap_err().to_string();
         assert!(
             e.contains("valid: hp_read_quantum, hp_swrite_quantum"),
             "{e}"

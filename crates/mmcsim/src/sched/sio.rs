@@ -9,8 +9,8 @@
 //!    once every `fifo_batch + 1` dispatches (and the reset happens even
 //!    when the queue is empty, like the kernel).
 //! 2. Otherwise the direction is WRITE if `starved > writes_starved`, else
-//!    READ; take the head of the first non-empty of sync[dir], async[dir],
-//!    sync[!dir], async[!dir].
+//!    READ; take the head of the first non-empty of `sync[dir]`, `async[dir]`,
+//!    `sync[!dir]`, `async[!dir]`.
 //! 3. `batched++`; a write resets `starved`, a read increments it (even when
 //!    no write waits). Tail append to the dispatch list (§1.5).
 //!
@@ -18,16 +18,16 @@
 //! block layer merges them only if contiguous); `merge_requests` keeps the
 //! earlier FIFO position and deadline.
 
-use super::fifo_list::FifoList;
-use super::{Elevator, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::RqId;
-use crate::types::{Ns, NS_PER_S};
+use mmcsim_elevator::tunable::INT_MAX;
+use mmcsim_elevator::types::{Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableError, TunableInfo, TunableValue,
+};
 
 const READ: usize = 0;
 const WRITE: usize = 1;
 const ASYNC: usize = 0;
 const SYNC: usize = 1;
-const INT_MAX: u64 = i32::MAX as u64;
 
 /// Tunables of SIO in kernel units (jiffies for the expiries).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,22 +259,17 @@ impl Elevator for Sio {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let jif = |p: &SchedParams| -> Result<u64, String> {
-            Ok(p.ms_to_jiffies(TunableValue::parse_u64(name, value, 0, INT_MAX)?))
-        };
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let v = TunableValue::new(name, value);
+        let ms = |p: &SchedParams| v.ms_as_jiffies(p, 0, INT_MAX);
         match name {
-            "sync_read_expire" => self.tun.sync_read_expire = jif(&self.params)?,
-            "sync_write_expire" => self.tun.sync_write_expire = jif(&self.params)?,
-            "async_read_expire" => self.tun.async_read_expire = jif(&self.params)?,
-            "async_write_expire" => self.tun.async_write_expire = jif(&self.params)?,
-            "writes_starved" => {
-                self.tun.writes_starved = TunableValue::parse_u64(name, value, 0, INT_MAX)? as u32
-            }
-            "fifo_batch" => {
-                self.tun.fifo_batch = TunableValue::parse_u64(name, value, 0, INT_MAX)? as u32
-            }
-            _ => return Err(TunableValue::unknown("sio", name, &self.tunables())),
+            "sync_read_expire" => self.tun.sync_read_expire = ms(&self.params)?,
+            "sync_write_expire" => self.tun.sync_write_expire = ms(&self.params)?,
+            "async_read_expire" => self.tun.async_read_expire = ms(&self.params)?,
+            "async_write_expire" => self.tun.async_write_expire = ms(&self.params)?,
+            "writes_starved" => self.tun.writes_starved = v.u32(0, INT_MAX)?,
+            "fifo_batch" => self.tun.fifo_batch = v.u32(0, INT_MAX)?,
+            _ => return Err(TunableError::unknown("sio", name, &self.tunables())),
         }
         Ok(())
     }
@@ -283,14 +278,15 @@ impl Elevator for Sio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testutil::{bio, drain, layer, params, serve, swrite, Direct};
-    use crate::types::{Op, NS_PER_MS};
+    use crate::sched::testutil::{bio, drain, layer, params, serve, swrite, BlockLayer, Direct};
+    use mmcsim_elevator::types::{Op, NS_PER_MS};
+    use mmcsim_elevator::Request;
 
-    fn sio(hz: u32) -> crate::block::BlockLayer {
+    fn sio(hz: u32) -> BlockLayer {
         layer(hz, |p| Box::new(Sio::new(p)))
     }
 
-    fn ops(v: &[crate::block::request::Request]) -> String {
+    fn ops(v: &[Request]) -> String {
         v.iter()
             .map(|r| if r.op == Op::Read { 'R' } else { 'W' })
             .collect()
@@ -436,7 +432,7 @@ mod tests {
         assert_eq!(s.tunables()[0].value, "20");
         assert!(s.set_tunable("fifo_batch", "-1").is_err());
         assert!(s.set_tunable("writes_starved", "x").is_err());
-        let e = s.set_tunable("read_expire", "1").unwrap_err();
+        let e = s.set_tunable("read_expire", "1").unwrap_err().to_string();
         assert!(
             e.contains("valid: sync_read_expire, sync_write_expire, async_read_expire, async_write_expire, writes_starved, fifo_batch"),
             "{e}"

@@ -1,11 +1,14 @@
 //! Test helpers shared by the scheduler tests: a `BlockLayer` driven by a
-//! fake clock, and a tiny driver model (`Rig`) with a fixed service time,
-//! a number of driver slots and the scheduler timer.
+//! fake clock, a tiny driver model (`Rig`) with a fixed service time, a
+//! number of driver slots and the scheduler timer, and `Direct`, which
+//! drives a scheduler without the block layer.
+//!
+//! This bench is the one place under `sched/` that reaches the block layer:
+//! scheduler tests run requests through the real merge and dispatch paths.
 
-use super::{Elevator, SchedParams};
-use crate::block::request::{Bio, Request, RqId};
-use crate::block::{BlockLayer, QueueParams};
-use crate::types::{IoClass, IoPrio, Ns, Op};
+pub(crate) use crate::block::{BlockLayer, QueueParams};
+use mmcsim_elevator::types::{IoClass, IoPrio, Ns, Op};
+use mmcsim_elevator::{Bio, Elevator, Request, RqId, SchedCtx, SchedParams, Slab};
 
 /// A block layer at tick rate `hz` with scheduler `make(params)`.
 pub(crate) fn layer(hz: u32, make: impl Fn(&SchedParams) -> Box<dyn Elevator>) -> BlockLayer {
@@ -161,7 +164,7 @@ impl Rig {
 /// Drives a scheduler directly, without the block layer: for requests the
 /// block layer cannot produce (an async read) and for cost checks.
 pub(crate) struct Direct {
-    pub rqs: crate::engine::Slab<Request>,
+    pub rqs: Slab<Request>,
     pub timer: Option<Ns>,
     pub in_driver: [u32; 2],
     next_bio: u32,
@@ -170,7 +173,7 @@ pub(crate) struct Direct {
 impl Direct {
     pub(crate) fn new() -> Direct {
         Direct {
-            rqs: crate::engine::Slab::with_capacity(64),
+            rqs: Slab::with_capacity(64),
             timer: None,
             in_driver: [0; 2],
             next_bio: 0,
@@ -178,8 +181,8 @@ impl Direct {
     }
 
     /// A scheduler context at `now`.
-    pub(crate) fn ctx(&mut self, now: Ns) -> super::SchedCtx<'_> {
-        super::SchedCtx {
+    pub(crate) fn ctx(&mut self, now: Ns) -> SchedCtx<'_> {
+        SchedCtx {
             now,
             rqs: &mut self.rqs,
             in_driver: self.in_driver,

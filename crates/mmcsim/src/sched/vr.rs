@@ -29,15 +29,15 @@
 //! Merging: front merge via the global tree; `former`/`latter` are sector
 //! neighbours; `merge_requests` keeps the earlier FIFO position/deadline.
 
-use super::fifo_list::FifoList;
-use super::sector_tree::SectorTree;
-use super::{Elevator, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{Ns, NS_PER_S};
+use mmcsim_elevator::tunable::INT_MAX;
+use mmcsim_elevator::types::{Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, FifoList, MergeKind, RqId, SchedCtx, SchedParams, SectorTree, TunableError,
+    TunableInfo, TunableValue,
+};
 
 const ASYNC: usize = 0;
 const SYNC: usize = 1;
-const INT_MAX: u64 = i32::MAX as u64;
 
 /// Direction of the head's last move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -326,26 +326,16 @@ impl Elevator for Vr {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let v = TunableValue::new(name, value);
+        let p = &self.params;
         match name {
-            "sync_expire" => {
-                let ms = TunableValue::parse_u64(name, value, 0, INT_MAX)?;
-                self.tun.sync_expire = self.params.ms_to_jiffies(ms);
-            }
-            "async_expire" => {
-                let ms = TunableValue::parse_u64(name, value, 0, INT_MAX)?;
-                self.tun.async_expire = self.params.ms_to_jiffies(ms);
-            }
-            "fifo_batch" => {
-                self.tun.fifo_batch = TunableValue::parse_u64(name, value, 0, INT_MAX)? as u32
-            }
-            "rev_penalty" => {
-                self.tun.rev_penalty = TunableValue::parse_u64(name, value, 0, INT_MAX)?
-            }
-            "rev_penalty_quotient" => {
-                self.tun.rev_penalty_quotient = TunableValue::parse_bool(name, value)?
-            }
-            _ => return Err(TunableValue::unknown("vr", name, &self.tunables())),
+            "sync_expire" => self.tun.sync_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "async_expire" => self.tun.async_expire = v.ms_as_jiffies(p, 0, INT_MAX)?,
+            "fifo_batch" => self.tun.fifo_batch = v.u32(0, INT_MAX)?,
+            "rev_penalty" => self.tun.rev_penalty = v.u64(0, INT_MAX)?,
+            "rev_penalty_quotient" => self.tun.rev_penalty_quotient = v.bool()?,
+            _ => return Err(TunableError::unknown("vr", name, &self.tunables())),
         }
         Ok(())
     }
@@ -355,7 +345,7 @@ impl Elevator for Vr {
 mod tests {
     use super::*;
     use crate::sched::testutil::{bio, layer, params, serve, Direct};
-    use crate::types::{Op, NS_PER_MS};
+    use mmcsim_elevator::types::{Op, NS_PER_MS};
 
     /// A V(R) whose head sits at 1000 moving forward.
     fn at_1000(quotient: &str) -> (Vr, Direct) {
@@ -520,7 +510,7 @@ mod tests {
         assert_eq!(v.tunables()[0].value, "10");
         assert!(v.set_tunable("rev_penalty", "-3").is_err());
         assert!(v.set_tunable("rev_penalty_quotient", "yes").is_err());
-        let e = v.set_tunable("penalty", "1").unwrap_err();
+        let e = v.set_tunable("penalty", "1").unwrap_err().to_string();
         assert!(
             e.contains(
                 "valid: sync_expire, async_expire, fifo_batch, rev_penalty, rev_penalty_quotient"

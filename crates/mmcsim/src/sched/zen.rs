@@ -21,14 +21,14 @@
 //! An expire of 0 makes the kernel drop requests silently; it is rejected.
 //! Merging: generic only (no request–request merges).
 
-use super::fifo_list::FifoList;
-use super::{Elevator, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::RqId;
-use crate::types::{Ns, NS_PER_S};
+use mmcsim_elevator::tunable::INT_MAX;
+use mmcsim_elevator::types::{Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Elevator, FifoList, RqId, SchedCtx, SchedParams, TunableError, TunableInfo, TunableValue,
+};
 
 const ASYNC: usize = 0;
 const SYNC: usize = 1;
-const INT_MAX: u64 = i32::MAX as u64;
 
 /// Tunables of zen (expiries in jiffies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,24 +226,16 @@ impl Elevator for Zen {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let v = TunableValue::new(name, value);
+        let p = &self.params;
         match name {
-            "sync_expire" => {
-                let ms = TunableValue::parse_u64(name, value, 1, INT_MAX)?;
-                self.tun.sync_expire = self.params.ms_to_jiffies(ms);
-            }
-            "async_expire" => {
-                let ms = TunableValue::parse_u64(name, value, 1, INT_MAX)?;
-                self.tun.async_expire = self.params.ms_to_jiffies(ms);
-            }
-            "fifo_batch" => {
-                self.tun.fifo_batch = TunableValue::parse_u64(name, value, 0, INT_MAX)? as u32
-            }
-            "index_by_sync" => self.tun.index_by_sync = TunableValue::parse_bool(name, value)?,
-            "both_expired_fix" => {
-                self.tun.both_expired_fix = TunableValue::parse_bool(name, value)?
-            }
-            _ => return Err(TunableValue::unknown("zen", name, &self.tunables())),
+            "sync_expire" => self.tun.sync_expire = v.ms_as_jiffies(p, 1, INT_MAX)?,
+            "async_expire" => self.tun.async_expire = v.ms_as_jiffies(p, 1, INT_MAX)?,
+            "fifo_batch" => self.tun.fifo_batch = v.u32(0, INT_MAX)?,
+            "index_by_sync" => self.tun.index_by_sync = v.bool()?,
+            "both_expired_fix" => self.tun.both_expired_fix = v.bool()?,
+            _ => return Err(TunableError::unknown("zen", name, &self.tunables())),
         }
         Ok(())
     }
@@ -253,7 +245,7 @@ impl Elevator for Zen {
 mod tests {
     use super::*;
     use crate::sched::testutil::{bio, drain, layer, params, serve, swrite, Direct};
-    use crate::types::{Op, NS_PER_MS};
+    use mmcsim_elevator::types::{Op, NS_PER_MS};
 
     #[test]
     fn writes_first_fifo_within_a_slot() {
@@ -366,12 +358,15 @@ mod tests {
         let mut z = Zen::new(&params(100));
         assert_eq!(z.tunables_raw().sync_expire, 25);
         let e = z.set_tunable("sync_expire", "0").unwrap_err();
-        assert!(e.contains("out of range"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "tunable `sync_expire`: 0 is out of range (expected 1..=2147483647)"
+        );
         assert!(z.set_tunable("async_expire", "0").is_err());
         z.set_tunable("sync_expire", "1").unwrap();
         assert_eq!(z.tunables_raw().sync_expire, 1, "1 ms rounds up to a jiffy");
         assert!(z.set_tunable("index_by_sync", "2").is_err());
-        let e = z.set_tunable("expire", "1").unwrap_err();
+        let e = z.set_tunable("expire", "1").unwrap_err().to_string();
         assert!(
             e.contains(
                 "valid: sync_expire, async_expire, fifo_batch, index_by_sync, both_expired_fix"

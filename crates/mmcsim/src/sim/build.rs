@@ -36,7 +36,7 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
     };
     let mut elevator = registry
         .create(&sc.scheduler.name, &params)
-        .map_err(Error::Config)?;
+        .map_err(|e| Error::config(e.to_string()))?;
     for (name, value) in sc.scheduler.tunable_text() {
         elevator
             .set_tunable(&name, &value)

@@ -72,7 +72,7 @@ pub struct Simulation {
 impl Simulation {
     /// Builds every stage from `sc` with the built-in schedulers.
     pub fn new(sc: Scenario) -> Result<Simulation> {
-        Simulation::with_registry(sc, &Registry::builtin())
+        Simulation::with_registry(sc, &crate::sched::builtin())
     }
 
     /// Builds every stage from `sc`, creating the scheduler from `registry`

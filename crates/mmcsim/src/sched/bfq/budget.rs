@@ -3,7 +3,7 @@
 //! feedback", "Budget timeout").
 
 use super::{Bfq, BfqEvent, ExpireReason, DEFAULT_MAX_BUDGET, RATE_SHIFT};
-use crate::sched::SchedCtx;
+use mmcsim_elevator::SchedCtx;
 
 /// `BFQ_PEAK_RATE_SAMPLES`.
 pub const PEAK_RATE_SAMPLES: u32 = 32;

@@ -29,9 +29,8 @@
 //! most one request" is "its sync queue is empty with nothing in flight".
 
 use super::wf2q::CLASS_IDLE;
-use super::{Bfq, SchedCtx};
-use crate::block::request::RqId;
-use crate::types::Ns;
+use super::Bfq;
+use mmcsim_elevator::{Ns, RqId, SchedCtx};
 
 /// `BFQQ_SECT_THR_NONROT`: a request at least this large is "large".
 pub const SECT_THR_NONROT: u32 = 24;

@@ -4,8 +4,8 @@
 //! CFQ-style per-process sync queues (by `Request::pid`) and async queues
 //! shared per (class, level) are served in *sector budgets* scheduled by
 //! B-WF2Q+ ([`wf2q`]); budget timeouts and full-budget charging curb seeky
-//! queues ([`budget`]); interactive and soft-real-time queues get raised
-//! weights, large bursts of new queues do not ([`wr`]).
+//! queues (`budget`); interactive and soft-real-time queues get raised
+//! weights, large bursts of new queues do not (`wr`).
 //!
 //! Module map: `mod.rs` the elevator hooks, queue selection, dispatch,
 //! idling and tunables; `wf2q.rs` service trees and virtual time;
@@ -45,9 +45,12 @@ use std::sync::{Arc, Mutex};
 use queue::{choose_req, sample_valid, BfqQueue, Bic, Cand};
 use wf2q::{Wf2q, CLASS_IDLE};
 
-use super::{Elevator, MayQueue, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{IoClass, IoPrio, Ns, NS_PER_S};
+use mmcsim_elevator::tunable::INT_MAX;
+use mmcsim_elevator::types::{IoClass, IoPrio, Ns, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, MayQueue, MergeKind, RqId, SchedCtx, SchedParams, TunableError, TunableInfo,
+    TunableValue,
+};
 
 /// `bfq_default_max_budget`, sectors.
 pub const DEFAULT_MAX_BUDGET: u64 = 16 * 1024;
@@ -63,8 +66,8 @@ pub const HW_QUEUE_SAMPLES: u32 = 32;
 pub const REQUESTS_WITHIN_TIMER: u32 = 120;
 /// `BFQ_MIN_TT`, ms.
 pub const MIN_TT_MS: u64 = 2;
-/// Largest value sysfs accepts for the integer tunables (`INT_MAX`).
-const INT_MAX: u64 = i32::MAX as u64;
+/// The texts the `hw_tag` tunable accepts: -1 detect, 0 off, 1 on.
+const HW_TAG_CHOICES: [(&str, i32); 3] = [("-1", -1), ("0", 0), ("1", 1)];
 
 /// The constants that differ between BFQ v7r8 (legacy, `bfq`) and the
 /// blk-mq BFQ (`bfq-mq`, reference §11). Everything else is shared code.
@@ -231,7 +234,7 @@ pub struct BfqTunables {
     pub slow_check_fixed: bool,
     /// `strict_guarantees` (bfq-mq only; 0): always idle for the in-service
     /// queue when it empties, and dispatch nothing while a request is in the
-    /// driver (see [`inject`]).
+    /// driver (see `inject`).
     pub strict_guarantees: bool,
 }
 
@@ -1170,7 +1173,7 @@ impl Elevator for Bfq {
     }
 
     fn may_queue(&self, _ctx: &SchedCtx, bio: &Bio) -> MayQueue {
-        let sync = bio.sync || bio.op == crate::types::Op::Read;
+        let sync = bio.sync || bio.op == mmcsim_elevator::Op::Read;
         if let Some(q) = self.lookup_queue(bio.pid, sync, bio.ioprio) {
             let bq = &self.queues[q as usize];
             if bq.wait_request && bq.must_alloc.get() {
@@ -1268,12 +1271,11 @@ impl Elevator for Bfq {
         v
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
         let p = self.params;
-        let ms = |min: u64| -> Result<u64, String> {
-            Ok(p.ms_to_jiffies(TunableValue::parse_u64(name, value, min, INT_MAX)?))
-        };
-        let num = |min: u64| TunableValue::parse_u64(name, value, min, INT_MAX);
+        let v = TunableValue::new(name, value);
+        let ms = |min: u64| v.ms_as_jiffies(&p, min, INT_MAX);
+        let num = |min: u64| v.u64(min, INT_MAX);
         match name {
             "fifo_expire_sync" => self.tun.fifo_expire[1] = ms(1)?,
             "fifo_expire_async" => self.tun.fifo_expire[0] = ms(1)?,
@@ -1281,13 +1283,13 @@ impl Elevator for Bfq {
             "back_seek_penalty" => self.tun.back_seek_penalty = num(1)?,
             "slice_idle" => self.tun.slice_idle = ms(0)?,
             "max_budget" => {
-                let v = num(0)?;
-                self.tun.max_budget = v;
-                self.max_budget = if v == 0 {
+                let budget = num(0)?;
+                self.tun.max_budget = budget;
+                self.max_budget = if budget == 0 {
                     let t = p.jiffies_to_ms(self.tun.timeout[1]);
                     Self::calc_max_budget(self.peak_rate, t)
                 } else {
-                    v
+                    budget
                 };
             }
             "max_budget_async_rq" => self.tun.max_budget_async_rq = num(1)?,
@@ -1307,21 +1309,21 @@ impl Elevator for Bfq {
                 self.tun.slice_idle = (us * p.hz as u64).div_ceil(1_000_000);
             }
             "strict_guarantees" if self.variant.mq => {
-                let v = TunableValue::parse_bool(name, value)?;
+                let on = v.bool()?;
                 let min = p.ms_to_jiffies(8);
-                if v && !self.tun.strict_guarantees && self.tun.slice_idle < min {
+                if on && !self.tun.strict_guarantees && self.tun.slice_idle < min {
                     self.tun.slice_idle = min;
                 }
-                self.tun.strict_guarantees = v;
+                self.tun.strict_guarantees = on;
             }
             "low_latency" => {
-                let v = TunableValue::parse_bool(name, value)?;
-                if !v && self.tun.low_latency {
+                let on = v.bool()?;
+                if !on && self.tun.low_latency {
                     for q in 0..self.queues.len() as u32 {
                         self.end_wr(q);
                     }
                 }
-                self.tun.low_latency = v;
+                self.tun.low_latency = on;
             }
             "wr_coeff" => self.tun.wr_coeff = num(1)?,
             "wr_max_time" => self.tun.wr_max_time = ms(0)?,
@@ -1329,19 +1331,10 @@ impl Elevator for Bfq {
             "wr_min_idle_time" => self.tun.wr_min_idle_time = ms(0)?,
             "wr_min_inter_arr_async" => self.tun.wr_min_inter_arr_async = ms(0)?,
             "wr_max_softrt_rate" => self.tun.wr_max_softrt_rate = num(0)?,
-            "hw_tag" => {
-                self.tun.hw_tag = match value.trim() {
-                    "-1" => -1,
-                    "0" => 0,
-                    "1" => 1,
-                    other => return Err(format!("tunable `hw_tag`: `{other}` is not -1, 0 or 1")),
-                }
-            }
-            "slow_check_fixed" => {
-                self.tun.slow_check_fixed = TunableValue::parse_bool(name, value)?
-            }
+            "hw_tag" => self.tun.hw_tag = v.choice(&HW_TAG_CHOICES, "-1, 0 or 1")?,
+            "slow_check_fixed" => self.tun.slow_check_fixed = v.bool()?,
             _ => {
-                return Err(TunableValue::unknown(
+                return Err(TunableError::unknown(
                     self.variant.name,
                     name,
                     &self.tunables(),

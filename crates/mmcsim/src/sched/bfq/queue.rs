@@ -4,10 +4,7 @@
 
 use std::cell::Cell;
 
-use crate::block::request::RqId;
-use crate::sched::fifo_list::FifoList;
-use crate::sched::sector_tree::SectorTree;
-use crate::types::IoPrio;
+use mmcsim_elevator::{FifoList, IoPrio, RqId, SectorTree};
 
 /// A jiffies value "infinitely" in the past (`bfq_smallest_from_now`).
 pub const FAR_PAST: i64 = i64::MIN / 4;

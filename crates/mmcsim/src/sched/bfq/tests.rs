@@ -2,10 +2,9 @@
 //! driver and fake processes on a fake clock.
 
 use super::*;
-use crate::block::request::Request;
-use crate::block::{BlockLayer, QueueParams};
-use crate::sched::Registry;
-use crate::types::{Op, NS_PER_MS, NS_PER_US};
+use crate::sched::testutil::{BlockLayer, QueueParams};
+use mmcsim_elevator::types::{Op, NS_PER_MS, NS_PER_US};
+use mmcsim_elevator::Request;
 
 /// One process issuing fixed-size I/O.
 #[derive(Clone, Debug)]
@@ -280,7 +279,7 @@ fn exp(e: &BfqEvent) -> (Ns, u32, ExpireReason, u64, u64, u64, u64) {
 
 #[test]
 fn registry_builds_bfq() {
-    let e = Registry::builtin().create("bfq", &params()).unwrap();
+    let e = crate::sched::builtin().create("bfq", &params()).unwrap();
     assert_eq!(e.name(), "bfq");
     assert!(e.dispatch_sort());
 }
@@ -558,7 +557,7 @@ fn tunables_in_ms_at_hz_100_and_validation() {
     assert!(e.set_tunable("hw_tag", "2").is_err());
     assert!(e.set_tunable("wr_coeff", "x").is_err());
     assert!(e.set_tunable("back_seek_penalty", "0").is_err());
-    let err = e.set_tunable("quantum", "4").unwrap_err();
+    let err = e.set_tunable("quantum", "4").unwrap_err().to_string();
     assert!(
         err.contains("valid: fifo_expire_sync, fifo_expire_async, back_seek_max"),
         "{err}"

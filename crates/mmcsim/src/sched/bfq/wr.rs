@@ -2,7 +2,7 @@
 //! detection (reference §5.3 "Weight raising", "Bursts").
 
 use super::{Bfq, BfqEvent};
-use crate::sched::SchedCtx;
+use mmcsim_elevator::SchedCtx;
 
 /// `bfq_large_burst_thresh`: queues in a burst that make it large.
 pub const LARGE_BURST_THRESH: u32 = 11;

@@ -55,14 +55,17 @@ use queue::{
     SYNC_NOIDLE_WL, SYNC_WL,
 };
 
-use super::{Elevator, MayQueue, MergeKind, SchedCtx, SchedParams, TunableInfo, TunableValue};
-use crate::block::request::{Bio, RqId};
-use crate::types::{IoClass, IoPrio, Ns, Op, NS_PER_S};
+use mmcsim_elevator::tunable::UINT_MAX;
+use mmcsim_elevator::types::{IoClass, IoPrio, Ns, Op, NS_PER_S};
+use mmcsim_elevator::{
+    Bio, Elevator, MayQueue, MergeKind, RqId, SchedCtx, SchedParams, TunableError, TunableInfo,
+    TunableValue,
+};
 
-/// Largest value the sysfs stores accept (`UINT_MAX`).
-const UINT_MAX: u64 = u32::MAX as u64;
 /// `CFQ_HW_QUEUE_MIN`.
 const HW_QUEUE_MIN: u32 = 5;
+/// The texts the `hw_tag` tunable accepts: -1 detect, 0 off, 1 on.
+const HW_TAG_CHOICES: [(&str, i32); 3] = [("-1", -1), ("0", 0), ("1", 1)];
 /// `CFQQ_CLOSE_THR`: sectors within which a request counts as close.
 const CLOSE_THR: u64 = 8 * 1024;
 /// `CFQQ_SEEK_THR` (rotational).
@@ -1576,42 +1579,30 @@ impl Elevator for Cfq {
         ]
     }
 
-    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
         let p = self.params;
-        let ms = |min: u64| -> Result<u64, String> {
-            Ok(p.ms_to_jiffies(TunableValue::parse_u64(name, value, min, UINT_MAX)?))
-        };
-        let n = |min: u64| TunableValue::parse_u64(name, value, min, UINT_MAX);
+        let v = TunableValue::new(name, value);
+        let ms = |min: u64| v.ms_as_jiffies(&p, min, UINT_MAX);
+        let n = |min: u64| v.u64(min, UINT_MAX);
         match name {
-            "quantum" => self.tun.quantum = n(1)? as u32,
+            "quantum" => self.tun.quantum = v.u32(1, UINT_MAX)?,
             "fifo_expire_sync" => self.tun.fifo_expire[1] = ms(1)?,
             "fifo_expire_async" => self.tun.fifo_expire[0] = ms(1)?,
             "back_seek_max" => self.tun.back_seek_max = n(0)?,
             "back_seek_penalty" => self.tun.back_seek_penalty = n(1)?,
             "slice_sync" => self.tun.slice[1] = ms(1)?,
             "slice_async" => self.tun.slice[0] = ms(1)?,
-            "slice_async_rq" => self.tun.slice_async_rq = n(1)? as u32,
+            "slice_async_rq" => self.tun.slice_async_rq = v.u32(1, UINT_MAX)?,
             "slice_idle" => self.tun.slice_idle = ms(0)?,
             "group_idle" => self.tun.group_idle = ms(0)?,
-            "low_latency" => self.tun.low_latency = TunableValue::parse_bool(name, value)?,
+            "low_latency" => self.tun.low_latency = v.bool()?,
             "target_latency" => self.tun.target_latency = ms(1)?,
-            "hw_tag" => {
-                self.tun.hw_tag = match value.trim() {
-                    "-1" => -1,
-                    "0" => 0,
-                    "1" => 1,
-                    other => {
-                        return Err(format!(
-                            "tunable `hw_tag`: `{other}` is not -1 (detect), 0 or 1"
-                        ))
-                    }
-                }
-            }
+            "hw_tag" => self.tun.hw_tag = v.choice(&HW_TAG_CHOICES, "-1 (detect), 0 or 1")?,
             "nonrot_slice_idle_zero" => {
-                self.tun.nonrot_slice_idle_zero = TunableValue::parse_bool(name, value)?;
+                self.tun.nonrot_slice_idle_zero = v.bool()?;
                 self.tun.slice_idle = self.default_slice_idle();
             }
-            _ => return Err(TunableValue::unknown("cfq", name, &self.tunables())),
+            _ => return Err(TunableError::unknown("cfq", name, &self.tunables())),
         }
         Ok(())
     }

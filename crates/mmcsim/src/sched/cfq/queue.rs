@@ -2,10 +2,7 @@
 //! (`struct cfq_ttime`), service trees (`struct cfq_rb_root`) and the
 //! request choice (`cfq_choose_req`).
 
-use crate::block::request::RqId;
-use crate::sched::fifo_list::FifoList;
-use crate::sched::sector_tree::SectorTree;
-use crate::types::IoClass;
+use mmcsim_elevator::{FifoList, IoClass, RqId, SectorTree};
 
 /// "No queue" marker in index tables.
 pub(super) const NONE: u32 = u32::MAX;

@@ -6,9 +6,9 @@
 use std::collections::VecDeque;
 
 use super::*;
-use crate::block::request::Request;
-use crate::block::{BlockLayer, QueueParams};
-use crate::types::{IoPrio, NS_PER_MS};
+use crate::sched::testutil::{BlockLayer, QueueParams};
+use mmcsim_elevator::types::{IoPrio, NS_PER_MS};
+use mmcsim_elevator::Request;
 
 const MS: Ns = NS_PER_MS;
 
@@ -532,7 +532,7 @@ fn merges_stay_within_the_submitters_queue() {
 
 #[test]
 fn forced_dispatch_drains_every_queue_and_may_queue_is_must_once_while_idling() {
-    use crate::engine::Slab;
+    use mmcsim_elevator::Slab;
     let sp = SchedParams::default();
     let mut c = Cfq::new(&sp);
     c.set_tunable("hw_tag", "0").unwrap();
@@ -654,14 +654,21 @@ fn tunables_at_hz_100_and_validation() {
     assert_eq!(c.tunables_raw().slice_idle, 1);
     c.set_tunable("slice_idle", "0").unwrap();
     assert_eq!(c.tunables_raw().slice_idle, 0);
-    assert!(c
-        .set_tunable("quantum", "0")
-        .unwrap_err()
-        .contains("out of range"));
+    assert!(matches!(
+        c.set_tunable("quantum", "0"),
+        Err(TunableError::OutOfRange {
+            value: 0,
+            min: 1,
+            ..
+        })
+    ));
     assert!(c.set_tunable("slice_sync", "fast").is_err());
     assert!(c.set_tunable("low_latency", "2").is_err());
-    assert!(c.set_tunable("hw_tag", "2").unwrap_err().contains("-1"));
-    let e = c.set_tunable("slice_idel", "8").unwrap_err();
+    assert_eq!(
+        c.set_tunable("hw_tag", "2").unwrap_err().to_string(),
+        "tunable `hw_tag`: `2` is not -1 (detect), 0 or 1"
+    );
+    let e = c.set_tunable("slice_idel", "8").unwrap_err().to_string();
     assert!(e.contains("valid: quantum, fifo_expire_sync"), "{e}");
     assert!(e.contains("hw_tag, nonrot_slice_idle_zero"), "{e}");
     // The oneplus variant: slice_idle 0 on a non-rotational queue.

@@ -11,7 +11,7 @@
 //! its `sector` changed (a front merge moves the start sector before the
 //! scheduler is told).
 
-use crate::block::request::RqId;
+use crate::request::RqId;
 
 /// Marker in the side table: "not in the tree".
 const ABSENT: u64 = u64::MAX;

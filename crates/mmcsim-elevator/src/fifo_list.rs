@@ -5,7 +5,7 @@
 //! bound and grown only at a new high-water mark, so push, remove and front
 //! are O(1) and allocate nothing in steady state.
 
-use crate::block::request::{RqId, NIL};
+use crate::request::{RqId, NIL};
 
 /// Link of one request: previous and next ids, and membership.
 #[derive(Clone, Copy, Debug)]
