@@ -559,6 +559,11 @@ impl TraceReader for NativeCsvReader {
 /// (unset optional fields are left empty; process names are quoted when
 /// needed, control characters become spaces, and an empty name reads back
 /// as no name).
+///
+/// Written by hand rather than with the `csv` crate's writer: the reader
+/// trims unquoted fields, so a name with leading or trailing blanks must be
+/// quoted, and that writer quotes a field only for delimiters, quotes and
+/// line breaks.
 #[derive(Debug)]
 pub struct NativeCsvWriter<W: Write> {
     out: W,
