@@ -92,6 +92,16 @@ fn same_seed_gives_byte_identical_reports_and_another_seed_differs() {
     assert!(std::fs::read(&t).unwrap() == std::fs::read(&u).unwrap());
 }
 
+/// One row of the request log (`--log`).
+#[derive(Debug, serde::Deserialize)]
+struct LogRow {
+    submit_ns: u64,
+    dispatch_ns: u64,
+    device_start_ns: u64,
+    complete_ns: u64,
+    op: String,
+}
+
 #[test]
 fn request_log_has_one_row_per_device_request_with_ordered_times() {
     let tmp = scratch("log");
@@ -105,22 +115,30 @@ fn request_log_has_one_row_per_device_request_with_ordered_times() {
         ],
         &tmp,
     );
-    let text = std::fs::read_to_string(&log).unwrap();
-    let mut lines = text.lines();
+    let mut csv = csv::Reader::from_path(&log).unwrap();
     assert_eq!(
-        lines.next().unwrap(),
-        "submit_ns,dispatch_ns,device_start_ns,complete_ns,sector,sectors,op,thread"
+        csv.headers().unwrap(),
+        vec![
+            "submit_ns",
+            "dispatch_ns",
+            "device_start_ns",
+            "complete_ns",
+            "sector",
+            "sectors",
+            "op",
+            "thread"
+        ]
     );
     let mut rows = 0u64;
-    for l in lines {
-        let f: Vec<&str> = l.split(',').collect();
-        assert_eq!(f.len(), 8, "{l}");
-        let t: Vec<u64> = f[..4].iter().map(|x| x.parse().unwrap()).collect();
+    for row in csv.deserialize() {
+        let l: LogRow = row.unwrap();
         assert!(
-            t[0] <= t[1] && t[1] <= t[2] && t[2] < t[3],
-            "times ordered: {l}"
+            l.submit_ns <= l.dispatch_ns
+                && l.dispatch_ns <= l.device_start_ns
+                && l.device_start_ns < l.complete_ns,
+            "times ordered: {l:?}"
         );
-        assert!(["R", "W", "D", "F"].contains(&f[6]));
+        assert!(["R", "W", "D", "F"].contains(&l.op.as_str()));
         rows += 1;
     }
     let reqs = r["block"]["requests_allocated"].as_u64().unwrap()
@@ -252,4 +270,158 @@ fn bad_input_gets_a_clear_error_and_a_nonzero_exit() {
     let p = write("bad.toml", "name='x'\nbogus_key=1\n");
     let e = simctl_err(&["run", &p]);
     assert!(e.contains("bogus_key"), "{e}");
+}
+
+#[test]
+fn closed_choices_are_checked_by_the_parser_which_lists_the_values() {
+    for (flag, bad, values) in [
+        ("--mode", "bogus", &["timed", "closed"][..]),
+        ("--fit", "squeeze", &["error", "wrap", "compact"][..]),
+        ("--time-unit", "fortnight", &["ns", "us", "ms", "s"][..]),
+        (
+            "--format",
+            "parquet",
+            &["native", "blkparse", "pixel6a"][..],
+        ),
+    ] {
+        let out = simctl(&["replay", "traces/sample.csv", flag, bad]);
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {bad}: {e}");
+        assert!(e.contains(&format!("invalid value '{bad}'")), "{e}");
+        for v in values {
+            assert!(e.contains(v), "{flag}: {v} not listed in {e}");
+        }
+    }
+    // --help lists them too.
+    let help = simctl_ok(&["replay", "--help"]);
+    for v in ["timed", "closed", "compact", "mmc-ftrace", "100ns"] {
+        assert!(help.contains(v), "{v} not in --help");
+    }
+    // Names are case-insensitive and aliases are accepted.
+    let tmp = scratch("choice_alias");
+    let r = report(
+        &[
+            "replay",
+            "traces/sample.csv",
+            "--format",
+            "CSV",
+            "--mode",
+            "closed",
+        ],
+        &tmp,
+    );
+    assert_eq!(r["trace"]["format"], "native-csv");
+    assert_eq!(r["trace"]["mode"], "closed");
+}
+
+#[test]
+fn completions_print_a_script_for_each_shell() {
+    let bash = simctl_ok(&["completions", "bash"]);
+    assert!(
+        bash.contains("_simctl()") && bash.contains("complete "),
+        "{bash}"
+    );
+    // Subcommands and closed choices are completed.
+    assert!(bash.contains("replay") && bash.contains("timed closed"));
+    let zsh = simctl_ok(&["completions", "zsh"]);
+    assert!(zsh.starts_with("#compdef simctl"), "{zsh}");
+    let fish = simctl_ok(&["completions", "fish"]);
+    assert!(fish.contains("complete -c simctl"), "{fish}");
+    let e = simctl_err(&["completions", "tcsh"]);
+    assert!(
+        e.contains("bash") && e.contains("zsh") && e.contains("fish"),
+        "{e}"
+    );
+}
+
+#[test]
+fn man_prints_a_roff_page_or_writes_one_per_command() {
+    let page = simctl_ok(&["man"]);
+    assert!(page.contains(".TH simctl 1"), "{page}");
+    for section in [".SH NAME", ".SH SYNOPSIS", ".SH SUBCOMMANDS"] {
+        assert!(page.contains(section), "{section} missing");
+    }
+    assert!(page.contains("simctl\\-replay(1)"), "{page}");
+    let dir = scratch("man");
+    simctl_ok(&["man", "--dir", dir.to_str().unwrap()]);
+    for name in ["simctl.1", "simctl-replay.1", "simctl-trace-convert.1"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(text.contains(".TH "), "{name}");
+    }
+    let convert = std::fs::read_to_string(dir.join("simctl-trace-convert.1")).unwrap();
+    assert!(convert.contains("\\-\\-to"), "{convert}");
+}
+
+#[test]
+fn a_closed_stdout_pipe_ends_quietly_with_exit_0() {
+    use std::process::{Command, Stdio};
+    for args in [
+        &["trace", "convert", "traces/sample.csv"][..],
+        &["replay", "traces/sample.csv", "--json", "-"][..],
+        &["completions", "bash"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_simctl"))
+            .args(args)
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end at once, as `| head -0` would: the output
+        // (tens of KiB) cannot fit the pipe before the first write fails.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?} printed: {err}");
+    }
+    // Reading a first line and then closing, as `| head -1` does.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_simctl"))
+        .args(["trace", "convert", "traces/sample.csv"])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    {
+        use std::io::BufRead;
+        let mut r = std::io::BufReader::new(child.stdout.take().unwrap());
+        r.read_line(&mut first).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("error"));
+    assert!(first.starts_with("time_ns,op,sector,sectors"), "{first}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_a_clear_error_not_a_panic() {
+    use std::process::{Command, Stdio};
+    for args in [
+        &["trace", "convert", "traces/sample.csv"][..],
+        &["schedulers"][..],
+        &["trace", "formats"][..],
+        &["man"][..],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_simctl"))
+            .args(args)
+            .current_dir(root())
+            .stdout(Stdio::from(full))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: writing to standard output: ")
+                && err.contains("No space left on device"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
 }

@@ -108,3 +108,31 @@ fn compare_rejects_unknown_schedulers_and_bad_tunables_before_running() {
     let e = simctl_err(&["compare", "traces/sample.csv", "--schedulers", "cfq:warp=9"]);
     assert!(e.contains("warp") && e.contains("slice_idle"), "{e}");
 }
+
+#[test]
+fn compare_accepts_only_the_options_it_honours() {
+    // One scheduler per entry comes from --schedulers, and a request log is
+    // per run: the parser refuses both options.
+    for (flag, value) in [("--scheduler", "x"), ("--log", "log.csv")] {
+        let out = simctl(&["compare", "traces/sample.csv", flag, value]);
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {e}");
+        assert!(
+            e.contains(&format!("unexpected argument '{flag}'")),
+            "{flag}: {e}"
+        );
+    }
+    // Trace options apply to a trace workload, not to a scenario.
+    let e = simctl_err(&[
+        "compare",
+        "configs/scenarios/seq-read-4k.toml",
+        "--mode",
+        "closed",
+        "--time-unit",
+        "ms",
+    ]);
+    assert!(
+        e.contains("--time-unit, --mode only apply to a trace workload"),
+        "{e}"
+    );
+}

@@ -11,21 +11,25 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// The request log's rows as `[submit_ns, dispatch_ns, device_start_ns,
+/// complete_ns, sector, thread]`.
 fn rows(log: &std::path::Path) -> Vec<Vec<u64>> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            vec![
-                f[0].parse().unwrap(),
-                f[1].parse().unwrap(),
-                f[2].parse().unwrap(),
-                f[3].parse().unwrap(),
-                f[4].parse().unwrap(),
-                f[7].parse().unwrap(),
-            ]
+    let mut csv = csv::Reader::from_path(log).unwrap();
+    let h = csv.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let cols = [
+        "submit_ns",
+        "dispatch_ns",
+        "device_start_ns",
+        "complete_ns",
+        "sector",
+        "thread",
+    ]
+    .map(col);
+    csv.records()
+        .map(|r| {
+            let r = r.unwrap();
+            cols.iter().map(|&i| r[i].parse().unwrap()).collect()
         })
         .collect()
 }

@@ -1,5 +1,11 @@
-//! The library's error type: every message says what was wrong and what was
+//! The library's error types: every message says what was wrong and what was
 //! expected, naming the file, line and field where there is one.
+//!
+//! [`Error`] is what the library's fallible functions return. Two smaller
+//! errors describe one rejected value and convert into it:
+//! [`UnknownChoice`] (a name outside a closed set, such as a trace format)
+//! and [`SettingError`] (a named setting with an unusable value, such as a
+//! queue attribute or a host cost).
 
 use std::path::PathBuf;
 
@@ -14,6 +20,13 @@ pub enum Error {
     Io {
         /// The file concerned.
         path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// Writing an output stream failed; the caller knows, and names, the
+    /// output.
+    #[error("{source}")]
+    Output {
         /// The operating system's error.
         source: std::io::Error,
     },
@@ -32,6 +45,19 @@ pub enum Error {
     /// A configuration value is invalid (unknown key, out of range, ...).
     #[error("{0}")]
     Config(String),
+    /// A setting of a scenario (or of the command line) has an unusable
+    /// value.
+    #[error("{origin}: {source}")]
+    Setting {
+        /// Where the setting came from: the scenario file, or `replay` for
+        /// a trace replayed without one.
+        origin: String,
+        /// The setting and what it expects.
+        source: SettingError,
+    },
+    /// A name is not one of a closed set of choices.
+    #[error(transparent)]
+    Choice(#[from] UnknownChoice),
     /// The workload asks for something the modelled system cannot do.
     #[error("{0}")]
     Workload(String),
@@ -41,5 +67,108 @@ impl Error {
     /// Shorthand for [`Error::Config`].
     pub fn config(msg: impl Into<String>) -> Error {
         Error::Config(msg.into())
+    }
+
+    /// Shorthand for [`Error::Setting`]: `source` found in `origin`.
+    pub fn setting(origin: impl Into<String>, source: SettingError) -> Error {
+        Error::Setting {
+            origin: origin.into(),
+            source,
+        }
+    }
+}
+
+/// A name that is not one of a closed set of choices (a trace format, a
+/// time unit), with the valid names.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{found}`: expected one of {expected}")]
+pub struct UnknownChoice {
+    /// What was being named, e.g. `trace format`.
+    pub what: &'static str,
+    /// The name given.
+    pub found: String,
+    /// The valid names, comma-separated.
+    pub expected: String,
+}
+
+/// A named setting (a sysfs attribute, a configuration key) whose name or
+/// value is unusable.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SettingError {
+    /// No setting has this name.
+    #[error("no {kind} `{name}`; valid: {valid}")]
+    Unknown {
+        /// What kind of setting, e.g. `queue attribute`.
+        kind: &'static str,
+        /// The name given.
+        name: String,
+        /// The valid names, comma-separated.
+        valid: String,
+    },
+    /// The value is not a whole number.
+    #[error("{key}: `{value}` is not a whole number (expected {min}..={max})")]
+    NotAWholeNumber {
+        /// The setting, e.g. `queue/nr_requests`.
+        key: String,
+        /// The text given.
+        value: String,
+        /// Smallest accepted value.
+        min: u64,
+        /// Largest accepted value.
+        max: u64,
+    },
+    /// The value is a whole number outside the accepted range.
+    #[error("{key}: {value} is out of range (expected {min}..={max})")]
+    OutOfRange {
+        /// The setting, e.g. `queue/nr_requests`.
+        key: String,
+        /// The value given.
+        value: u64,
+        /// Smallest accepted value.
+        min: u64,
+        /// Largest accepted value.
+        max: u64,
+    },
+    /// The value does not meet the setting's condition.
+    #[error("{key} = {value}: expected {expected}")]
+    Invalid {
+        /// The setting, e.g. `host.irq_us`.
+        key: String,
+        /// The value given, as text.
+        value: String,
+        /// What the setting accepts, e.g. `a positive clock in MHz`.
+        expected: &'static str,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_value_and_what_was_expected() {
+        let e = Error::setting(
+            "s.toml",
+            SettingError::OutOfRange {
+                key: "queue/nomerges".into(),
+                value: 3,
+                min: 0,
+                max: 2,
+            },
+        );
+        assert_eq!(
+            e.to_string(),
+            "s.toml: queue/nomerges: 3 is out of range (expected 0..=2)"
+        );
+        let c: Error = UnknownChoice {
+            what: "time unit",
+            found: "min".into(),
+            expected: "ms, s".into(),
+        }
+        .into();
+        assert_eq!(
+            c.to_string(),
+            "unknown time unit `min`: expected one of ms, s"
+        );
     }
 }

@@ -113,6 +113,55 @@ fn format_names_round_trip() {
     );
     assert_eq!("ms".parse::<TimeUnit>().unwrap(), TimeUnit::Ms);
     assert!("fortnight".parse::<TimeUnit>().is_err());
+    // Aliases and any case.
+    assert_eq!("CSV".parse::<Format>().unwrap(), Format::Native);
+    assert_eq!("ftrace".parse::<Format>().unwrap(), Format::BlockFtrace);
+    assert_eq!("µs".parse::<TimeUnit>().unwrap(), TimeUnit::Us);
+    assert_eq!(
+        "FileTime".parse::<TimeUnit>().unwrap(),
+        TimeUnit::Ticks100Ns
+    );
+    assert_eq!(Format::ALL.len(), Format::all().len());
+    for (f, info) in Format::ALL.iter().zip(Format::all()) {
+        assert_eq!(*f, info.format);
+    }
+    for u in TimeUnit::ALL {
+        assert_eq!(u.name().parse::<TimeUnit>().unwrap(), u);
+        for a in u.aliases() {
+            assert_eq!(a.parse::<TimeUnit>().unwrap(), u);
+        }
+    }
+}
+
+#[test]
+fn formats_and_time_units_are_typed_in_a_scenario() {
+    use mmcsim::config::Scenario;
+    let sets = |f: &str, u: &str| {
+        vec![
+            ("trace.format".to_string(), f.to_string()),
+            ("trace.time_unit".to_string(), u.to_string()),
+        ]
+    };
+    let sc = Scenario::for_trace(Path::new("t.txt"), &sets("fio", "100ns")).unwrap();
+    let t = sc.trace.unwrap();
+    assert_eq!(
+        (t.format, t.time_unit),
+        (Some(Format::FioIolog), Some(TimeUnit::Ticks100Ns))
+    );
+    let e = Scenario::for_trace(Path::new("t.txt"), &sets("parquet", "s"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unknown trace format `parquet`") && e.contains("mmc-ftrace"),
+        "{e}"
+    );
+    let e = Scenario::for_trace(Path::new("t.txt"), &sets("spc", "fortnight"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unknown time unit `fortnight`: expected one of ps, ns, 100ns, us, ms, s"),
+        "{e}"
+    );
 }
 
 #[test]

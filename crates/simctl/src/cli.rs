@@ -1,6 +1,8 @@
 //! Command-line grammar.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use mmcsim::config::{FitMode, ReplayMode};
+use mmcsim::workload::trace::{Format, OpenOptions, TimeUnit};
 use std::path::PathBuf;
 
 /// Simulate an Android phone's storage path — threads, page cache, block
@@ -27,7 +29,7 @@ pub enum Command {
         #[command(flatten)]
         replay: TraceArgs,
         #[command(flatten)]
-        common: RunArgs,
+        run: RunArgs,
     },
     /// Run a scenario file (TOML): device, host, queue, scheduler,
     /// preconditioning, files and synthetic jobs or a trace.
@@ -35,7 +37,7 @@ pub enum Command {
         /// Scenario file, e.g. configs/scenarios/rand16-128m.toml.
         scenario: PathBuf,
         #[command(flatten)]
-        common: RunArgs,
+        run: RunArgs,
     },
     /// Run one workload (a scenario .toml or a trace) under several
     /// schedulers and show them side by side.
@@ -54,9 +56,11 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         jobs: Option<usize>,
         #[command(flatten)]
+        sim: SimArgs,
+        /// How a trace workload is read and replayed (not for a scenario:
+        /// set its `trace.<key>` with --set).
+        #[command(flatten, next_help_heading = "Trace workload options")]
         replay: TraceArgs,
-        #[command(flatten)]
-        common: RunArgs,
     },
     /// Compare a report (or comparison) with a baseline; exit 1 when a
     /// metric regressed beyond its tolerance, 2 on unusable input.
@@ -84,6 +88,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a shell completion script, e.g. `simctl completions bash >
+    /// ~/.local/share/bash-completion/completions/simctl`.
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `simctl man > simctl.1`.
+    Man {
+        /// Instead, write one page per command (simctl.1,
+        /// simctl-replay.1, ...) into this folder.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// `simctl trace` subcommands.
@@ -107,9 +124,9 @@ pub enum TraceCommand {
     Convert {
         /// Trace file.
         trace: PathBuf,
-        /// Output format (only `csv`, the native CSV, for now).
-        #[arg(long, value_name = "FORMAT", default_value = "csv")]
-        to: String,
+        /// Output format.
+        #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ConvertTo::Csv)]
+        to: ConvertTo,
         /// Output file (default: stdout).
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -118,21 +135,41 @@ pub enum TraceCommand {
     },
 }
 
+/// What `simctl trace convert` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ConvertTo {
+    /// The native CSV (`simctl trace formats`: native).
+    Csv,
+}
+
 /// How a trace file is read (format, units, devices).
 #[derive(Debug, Args, Default)]
 pub struct ReadArgs {
     /// Trace format, overriding detection.
-    #[arg(long, value_name = "NAME")]
-    pub format: Option<String>,
-    /// Time unit for formats that do not fix one: s, ms, us or ns.
-    #[arg(long, value_name = "UNIT")]
-    pub time_unit: Option<String>,
+    #[arg(long, value_name = "NAME", ignore_case = true)]
+    pub format: Option<Format>,
+    /// Time unit for formats that do not fix one.
+    #[arg(long, value_name = "UNIT", ignore_case = true)]
+    pub time_unit: Option<TimeUnit>,
     /// Only this device of a multi-device trace.
     #[arg(long, value_name = "ID")]
     pub device_id: Option<u32>,
     /// Every device of a multi-device trace.
     #[arg(long)]
     pub all_devices: bool,
+}
+
+impl ReadArgs {
+    /// The options for opening the trace.
+    pub fn open_options(&self) -> OpenOptions {
+        OpenOptions {
+            format: self.format,
+            time_unit: self.time_unit,
+            device_id: self.device_id,
+            all_devices: self.all_devices,
+            rebase: false,
+        }
+    }
 }
 
 /// How a trace is read and replayed (for `replay`, and `compare` of a
@@ -142,22 +179,27 @@ pub struct TraceArgs {
     /// How the file is read.
     #[command(flatten)]
     pub read: ReadArgs,
-    /// `timed`: open loop at the recorded times; `closed`: per process,
-    /// the next request when the previous completes plus the recorded
-    /// think time (fair for comparing schedulers).
+    /// Open loop at the recorded times, or closed loop per process (fair
+    /// for comparing schedulers).
     #[arg(long, value_name = "MODE")]
-    pub mode: Option<String>,
+    pub mode: Option<ReplayMode>,
     /// Time scale for timed replay (2 = twice as fast).
     #[arg(long, value_name = "X")]
     pub speed: Option<f64>,
-    /// Requests beyond the device's capacity: `error` (default), `wrap`
-    /// (modulo capacity) or `compact` (touched regions packed densely).
+    /// Requests beyond the device's capacity (default: error).
     #[arg(long, value_name = "HOW")]
-    pub fit: Option<String>,
+    pub fit: Option<FitMode>,
     /// Replay this trace's writes and discards (unmeasured) before
     /// measurement, e.g. a Pixel 6a `_precond` file.
     #[arg(long, value_name = "FILE")]
     pub precondition: Option<PathBuf>,
+}
+
+/// The name a closed choice has on the command line and in a scenario.
+fn name_of(v: &impl ValueEnum) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_string())
+        .unwrap_or_default()
 }
 
 impl TraceArgs {
@@ -165,11 +207,11 @@ impl TraceArgs {
     pub fn sets(&self) -> Vec<(String, String)> {
         let mut s = Vec::new();
         let mut put = |k: &str, v: String| s.push((format!("trace.{k}"), v));
-        if let Some(v) = &self.read.format {
-            put("format", v.clone());
+        if let Some(v) = self.read.format {
+            put("format", v.name().to_string());
         }
-        if let Some(v) = &self.read.time_unit {
-            put("time_unit", v.clone());
+        if let Some(v) = self.read.time_unit {
+            put("time_unit", v.name().to_string());
         }
         if let Some(v) = self.read.device_id {
             put("device_id", v.to_string());
@@ -178,13 +220,13 @@ impl TraceArgs {
             put("all_devices", "true".into());
         }
         if let Some(v) = &self.mode {
-            put("mode", v.clone());
+            put("mode", name_of(v));
         }
         if let Some(v) = self.speed {
             put("speed", v.to_string());
         }
         if let Some(v) = &self.fit {
-            put("fit", v.clone());
+            put("fit", name_of(v));
         }
         if let Some(v) = &self.precondition {
             put("precondition", v.display().to_string());
@@ -193,16 +235,13 @@ impl TraceArgs {
     }
 }
 
-/// Options shared by `replay` and `run`.
+/// Options of every simulating command (`replay`, `run`, `compare`).
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub struct SimArgs {
     /// Device profile TOML (default: the scenario's, or the built-in
     /// generic eMMC).
     #[arg(long, value_name = "FILE")]
     pub device: Option<PathBuf>,
-    /// I/O scheduler by kernel name (see `simctl schedulers`).
-    #[arg(long, value_name = "NAME")]
-    pub scheduler: Option<String>,
     /// Override a setting: iosched.<tunable>, queue.<attr>,
     /// device.<section>.<key>, host.<key>, precondition.<key>,
     /// scheduler.hz, seed. Repeatable.
@@ -214,10 +253,20 @@ pub struct RunArgs {
     /// Write the JSON report to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write one CSV row per device request to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub log: Option<PathBuf>,
     /// Do not print the summary table.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Options of one simulation (`replay`, `run`).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// I/O scheduler by kernel name (see `simctl schedulers`).
+    #[arg(long, value_name = "NAME")]
+    pub scheduler: Option<String>,
+    /// Write one CSV row per device request to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    #[command(flatten)]
+    pub sim: SimArgs,
 }

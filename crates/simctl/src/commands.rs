@@ -1,6 +1,7 @@
 //! The subcommands.
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, ConvertTo, RunArgs, SimArgs};
+use crate::output::Stdout;
 use anyhow::{Context, Result};
 use mmcsim::config::{parse_set, Scenario};
 use mmcsim::sched::{Registry, SchedParams};
@@ -9,52 +10,50 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn dispatch(cli: Cli, registry: &Registry) -> Result<ExitCode> {
+/// Runs `cli`'s command, writing its output to `out`.
+pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
     match cli.command {
-        Command::Replay {
-            trace,
-            replay,
-            common,
-        } => {
+        Command::Replay { trace, replay, run } => {
             let mut sets = replay.sets();
-            sets.extend(overrides(&common)?);
+            sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
             let sc = Scenario::for_trace(&trace, &sets)?;
-            simulate(sc, &common, registry)
+            simulate(sc, &run, registry, out)
         }
-        Command::Run { scenario, common } => {
-            let sets = overrides(&common)?;
+        Command::Run { scenario, run } => {
+            let sets = overrides(&run.sim, run.scheduler.as_deref())?;
             let sc = Scenario::load(&scenario, &sets)?;
-            simulate(sc, &common, registry)
+            simulate(sc, &run, registry, out)
         }
         Command::Compare {
             workload,
             schedulers,
             plot,
             jobs,
+            sim,
             replay,
-            common,
         } => {
-            if common.log.is_some() {
+            let mut sets = replay.sets();
+            if workload.extension().is_some_and(|e| e == "toml") && !sets.is_empty() {
+                let given: Vec<String> = sets
+                    .iter()
+                    .map(|(k, _)| format!("--{}", k["trace.".len()..].replace('_', "-")))
+                    .collect();
                 anyhow::bail!(
-                    "--log is per run; use `simctl run` or `simctl replay` for a request log"
+                    "{} only apply to a trace workload; for a scenario set its trace with --set trace.<key>=<value>",
+                    given.join(", ")
                 );
             }
-            let mut sets = if workload.extension().is_some_and(|e| e == "toml") {
-                Vec::new()
-            } else {
-                replay.sets()
-            };
-            sets.extend(overrides(&common)?);
+            sets.extend(overrides(&sim, None)?);
             let entries = crate::compare::parse_entries(&schedulers, registry)?;
             let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)?;
-            if let Some(p) = &common.json {
-                write_out(p, &(serde_json::to_string_pretty(&c)? + "\n"))?;
+            if let Some(p) = &sim.json {
+                write_out(p, &(serde_json::to_string_pretty(&c)? + "\n"), out)?;
             }
             if let Some(prefix) = &plot {
                 crate::plot::write(&c, prefix)?;
             }
-            if !common.quiet && common.json.as_deref() != Some(Path::new("-")) {
-                print!("{}", crate::compare::table(&c));
+            if !sim.quiet && sim.json.as_deref() != Some(Path::new("-")) {
+                write!(out, "{}", crate::compare::table(&c))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -62,14 +61,25 @@ pub fn dispatch(cli: Cli, registry: &Registry) -> Result<ExitCode> {
             report,
             baseline,
             tolerances,
-        } => Ok(check(&report, &baseline, &tolerances)),
-        Command::Trace(t) => trace(t),
-        Command::Schedulers { hz, json } => schedulers(registry, hz, json),
+        } => check(&report, &baseline, &tolerances, out),
+        Command::Trace(t) => trace(t, out),
+        Command::Schedulers { hz, json } => schedulers(registry, hz, json, out),
+        Command::Completions { shell } => {
+            crate::generate::completions(shell, out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir } => {
+            match dir {
+                Some(d) => crate::generate::man_pages(&d)?,
+                None => crate::generate::man(out)?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
 /// `--set` values plus the shorthand flags, in the order they apply.
-fn overrides(a: &RunArgs) -> Result<Vec<(String, String)>> {
+fn overrides(a: &SimArgs, scheduler: Option<&str>) -> Result<Vec<(String, String)>> {
     let mut sets = Vec::new();
     if let Some(d) = &a.device {
         // Device paths on the command line are relative to the current
@@ -77,8 +87,8 @@ fn overrides(a: &RunArgs) -> Result<Vec<(String, String)>> {
         let p = std::path::absolute(d).with_context(|| format!("--device {}", d.display()))?;
         sets.push(("device.profile".to_string(), p.display().to_string()));
     }
-    if let Some(s) = &a.scheduler {
-        sets.push(("scheduler.name".to_string(), s.clone()));
+    if let Some(s) = scheduler {
+        sets.push(("scheduler.name".to_string(), s.to_string()));
     }
     if let Some(seed) = a.seed {
         sets.push(("seed".to_string(), seed.to_string()));
@@ -89,7 +99,7 @@ fn overrides(a: &RunArgs) -> Result<Vec<(String, String)>> {
     Ok(sets)
 }
 
-fn simulate(sc: Scenario, a: &RunArgs, registry: &Registry) -> Result<ExitCode> {
+fn simulate(sc: Scenario, a: &RunArgs, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
     let sim = Simulation::with_registry(sc, registry)?;
     let log: Option<Box<dyn Write>> = match &a.log {
         Some(p) => Some(Box::new(std::io::BufWriter::new(
@@ -98,61 +108,54 @@ fn simulate(sc: Scenario, a: &RunArgs, registry: &Registry) -> Result<ExitCode> 
         None => None,
     };
     let report = sim.run(RunOptions { log })?;
-    if let Some(p) = &a.json {
-        write_out(p, &(report.to_json() + "\n"))?;
+    if let Some(p) = &a.sim.json {
+        write_out(p, &(report.to_json() + "\n"), out)?;
     }
-    if !a.quiet && a.json.as_deref() != Some(Path::new("-")) {
-        print!("{}", report.to_table());
+    if !a.sim.quiet && a.sim.json.as_deref() != Some(Path::new("-")) {
+        write!(out, "{}", report.to_table())?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn trace(t: crate::cli::TraceCommand) -> Result<ExitCode> {
-    use crate::cli::{ReadArgs, TraceCommand};
+fn trace(t: crate::cli::TraceCommand, out: &mut Stdout) -> Result<ExitCode> {
+    use crate::cli::TraceCommand;
     use crate::trace_cmd as tc;
-    let opts = |r: &ReadArgs| {
-        tc::options(
-            r.format.as_deref(),
-            r.time_unit.as_deref(),
-            r.device_id,
-            r.all_devices,
-        )
-    };
     match t {
-        TraceCommand::Formats => print!("{}", tc::formats()),
+        TraceCommand::Formats => write!(out, "{}", tc::formats())?,
         TraceCommand::Inspect { trace, read, json } => {
-            let i = tc::inspect(&trace, &opts(&read)?)?;
+            let i = tc::inspect(&trace, &read.open_options())?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&i)?);
+                writeln!(out, "{}", serde_json::to_string_pretty(&i)?)?;
             } else {
-                print!("{}", tc::inspection_table(&i));
+                write!(out, "{}", tc::inspection_table(&i))?;
             }
         }
         TraceCommand::Convert {
             trace,
-            to,
+            to: ConvertTo::Csv,
             output,
             read,
         } => {
-            if to != "csv" {
-                anyhow::bail!("--to {to}: only `csv` (the native CSV) is supported");
-            }
-            let o = opts(&read)?;
+            let o = read.open_options();
             let n = match &output {
                 Some(p) => {
                     let mut f = std::io::BufWriter::new(
                         std::fs::File::create(p)
                             .with_context(|| format!("--output {}", p.display()))?,
                     );
-                    let n = tc::convert(&trace, &o, &mut f)?;
-                    f.flush()?;
+                    let writing = || format!("writing {}", p.display());
+                    let n = tc::convert(&trace, &o, &mut f).map_err(|e| match e {
+                        mmcsim::Error::Output { source } => {
+                            anyhow::Error::new(source).context(writing())
+                        }
+                        other => other.into(),
+                    })?;
+                    f.flush().with_context(writing)?;
                     n
                 }
                 None => {
-                    let stdout = std::io::stdout();
-                    let mut lock = std::io::BufWriter::new(stdout.lock());
-                    let n = tc::convert(&trace, &o, &mut lock)?;
-                    lock.flush()?;
+                    let n = tc::convert(&trace, &o, out)?;
+                    out.flush()?;
                     n
                 }
             };
@@ -162,7 +165,12 @@ fn trace(t: crate::cli::TraceCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn check(report: &Path, baseline: &Path, tolerances: &[String]) -> ExitCode {
+fn check(
+    report: &Path,
+    baseline: &Path,
+    tolerances: &[String],
+    out: &mut Stdout,
+) -> Result<ExitCode> {
     use crate::check::{parse_tolerance, table, Unusable};
     let run = || -> Result<Vec<crate::check::Row>, Unusable> {
         let t = tolerances
@@ -174,35 +182,41 @@ fn check(report: &Path, baseline: &Path, tolerances: &[String]) -> ExitCode {
     match run() {
         Err(Unusable(m)) => {
             eprintln!("error: {m}");
-            ExitCode::from(2)
+            Ok(ExitCode::from(2))
         }
         Ok(rows) => {
             let bad = rows.iter().filter(|r| !r.ok).count();
             if bad == 0 {
-                println!(
+                writeln!(
+                    out,
                     "check passed: {} metrics within tolerance of {}",
                     rows.len(),
                     baseline.display()
-                );
-                ExitCode::SUCCESS
+                )?;
+                Ok(ExitCode::SUCCESS)
             } else {
-                print!("{}", table(&rows));
-                println!("check FAILED: {bad} of {} metrics regressed", rows.len());
-                ExitCode::from(1)
+                write!(out, "{}", table(&rows))?;
+                writeln!(
+                    out,
+                    "check FAILED: {bad} of {} metrics regressed",
+                    rows.len()
+                )?;
+                Ok(ExitCode::from(1))
             }
         }
     }
 }
 
-fn write_out(p: &Path, text: &str) -> Result<()> {
+/// Writes `text` to the file `p`, or to `out` when `p` is `-`.
+fn write_out(p: &Path, text: &str, out: &mut Stdout) -> Result<()> {
     if p == Path::new("-") {
-        std::io::stdout().write_all(text.as_bytes())?;
+        out.write_all(text.as_bytes())?;
         return Ok(());
     }
     std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))
 }
 
-fn schedulers(registry: &Registry, hz: u32, json: bool) -> Result<ExitCode> {
+fn schedulers(registry: &Registry, hz: u32, json: bool, out: &mut Stdout) -> Result<ExitCode> {
     let params = SchedParams { hz, nonrot: true };
     let mut all = Vec::new();
     for name in registry.names() {
@@ -218,21 +232,25 @@ fn schedulers(registry: &Registry, hz: u32, json: bool) -> Result<ExitCode> {
             .iter()
             .map(|(n, d, t)| serde_json::json!({"name": n, "description": d, "hz": hz, "tunables": t}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     for (name, desc, tunables) in &all {
-        println!("{name}: {desc}");
+        writeln!(out, "{name}: {desc}")?;
         if tunables.is_empty() {
-            println!("    (no tunables)");
+            writeln!(out, "    (no tunables)")?;
         }
         for t in tunables {
-            println!(
+            writeln!(
+                out,
                 "    {:<20} default {:>8} {:<10} {}",
                 t.name, t.default, t.unit, t.help
-            );
+            )?;
         }
     }
-    println!("(defaults shown at HZ={hz}; set tunables with --set iosched.<name>=<value>)");
+    writeln!(
+        out,
+        "(defaults shown at HZ={hz}; set tunables with --set iosched.<name>=<value>)"
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,8 @@ mod check;
 mod cli;
 mod commands;
 mod compare;
+mod generate;
+mod output;
 mod plot;
 mod trace_cmd;
 
@@ -18,6 +20,7 @@ pub use cli::Cli;
 pub use mmcsim_elevator::Registry;
 
 use clap::Parser;
+use std::io::Write;
 use std::process::ExitCode;
 
 /// A registry holding every scheduler the simulator ships (`noop`,
@@ -29,7 +32,8 @@ pub fn builtin_registry() -> Registry {
 
 /// Parses `args` (including the program name) and runs the command with
 /// schedulers from `registry`. Errors are printed to stderr and give exit
-/// code 1 (2 for command-line usage errors).
+/// code 1 (2 for command-line usage errors); output into a pipe whose
+/// reader has gone ends the command quietly with exit code 0.
 pub fn run_cli<I, T>(args: I, registry: &Registry) -> ExitCode
 where
     I: IntoIterator<Item = T>,
@@ -43,8 +47,14 @@ where
             return ExitCode::from(code);
         }
     };
-    match commands::dispatch(cli, registry) {
+    let mut out = output::Stdout::new();
+    let result = commands::dispatch(cli, registry, &mut out).and_then(|code| {
+        out.flush()?;
+        Ok(code)
+    });
+    match result {
         Ok(code) => code,
+        Err(e) if output::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // The context chain, skipping causes a message already quotes.
             let mut msg = e.to_string();

@@ -1,30 +1,14 @@
 //! `simctl trace`: list the formats, inspect a trace, convert it to the
 //! native CSV. Everything streams: memory does not grow with the trace.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use mmcsim::stats::histogram::{LatencyHistogram, LatencySummary};
 use mmcsim::types::{Op, SECTOR_BYTES};
-use mmcsim::workload::trace::{self, Format, OpenOptions, TimeUnit, TraceReader};
+use mmcsim::workload::trace::{self, Format, OpenOptions, TraceReader};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
-
-/// Reader options from the command line.
-pub fn options(
-    format: Option<&str>,
-    time_unit: Option<&str>,
-    device_id: Option<u32>,
-    all_devices: bool,
-) -> Result<OpenOptions> {
-    Ok(OpenOptions {
-        format: format.map(str::parse::<Format>).transpose()?,
-        time_unit: time_unit.map(str::parse::<TimeUnit>).transpose()?,
-        device_id,
-        all_devices,
-        rebase: false,
-    })
-}
 
 /// `simctl trace formats`.
 pub fn formats() -> String {
@@ -269,8 +253,9 @@ pub fn inspection_table(i: &Inspection) -> String {
 }
 
 /// `simctl trace convert --to csv`: writes the native CSV to `out`.
-pub fn convert(path: &Path, opts: &OpenOptions, out: &mut dyn Write) -> Result<u64> {
+/// A failed write is an [`mmcsim::Error::Output`], for the caller to name
+/// the output.
+pub fn convert(path: &Path, opts: &OpenOptions, out: &mut dyn Write) -> mmcsim::Result<u64> {
     let mut r: Box<dyn TraceReader> = trace::open(path, opts)?;
-    let n = trace::write_native_csv(r.as_mut(), out).context("converting")?;
-    Ok(n)
+    trace::write_native_csv(r.as_mut(), out)
 }

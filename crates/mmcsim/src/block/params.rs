@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::SettingError;
 use mmcsim_elevator::TunableInfo;
 
 /// `BLKDEV_MIN_RQ`: the smallest `nr_requests` the kernel accepts.
@@ -53,14 +54,23 @@ const NAMES: [&str; 5] = [
     "rotational",
 ];
 
-fn parse_range(name: &str, value: &str, min: u64, max: u64) -> Result<u64, String> {
-    let v: u64 = value.trim().parse().map_err(|_| {
-        format!("queue/{name}: `{value}` is not a whole number (expected {min}..={max})")
-    })?;
+fn parse_range(name: &str, value: &str, min: u64, max: u64) -> Result<u64, SettingError> {
+    let v: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| SettingError::NotAWholeNumber {
+            key: format!("queue/{name}"),
+            value: value.to_string(),
+            min,
+            max,
+        })?;
     if v < min || v > max {
-        return Err(format!(
-            "queue/{name}: {v} is out of range (expected {min}..={max})"
-        ));
+        return Err(SettingError::OutOfRange {
+            key: format!("queue/{name}"),
+            value: v,
+            min,
+            max,
+        });
     }
     Ok(v)
 }
@@ -72,7 +82,7 @@ impl QueueParams {
     }
 
     /// Checks every field's range (for values loaded from a file).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         let mut copy = QueueParams::default();
         for info in self.list() {
             copy.set(info.name, &info.value)?;
@@ -82,7 +92,7 @@ impl QueueParams {
 
     /// Sets attribute `name` (its sysfs name) from sysfs text `value`,
     /// validating the range. An unknown name's error lists the valid ones.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
         match name {
             "nr_requests" => {
                 self.nr_requests = parse_range(name, value, BLKDEV_MIN_RQ as u64, 65536)? as u32
@@ -92,10 +102,11 @@ impl QueueParams {
             "read_ahead_kb" => self.read_ahead_kb = parse_range(name, value, 0, 65536)? as u32,
             "rotational" => self.rotational = parse_range(name, value, 0, 1)? == 1,
             _ => {
-                return Err(format!(
-                    "no queue attribute `{name}`; valid: {}",
-                    NAMES.join(", ")
-                ))
+                return Err(SettingError::Unknown {
+                    kind: "queue attribute",
+                    name: name.to_string(),
+                    valid: NAMES.join(", "),
+                })
             }
         }
         Ok(())
@@ -170,10 +181,19 @@ mod tests {
         assert_eq!(p.congestion_off(), 103);
         p.set("nr_requests", "64").unwrap();
         assert_eq!(p.nr_requests, 64);
-        assert!(p.set("nr_requests", "2").unwrap_err().contains("4..=65536"));
-        assert!(p.set("nomerges", "3").is_err());
+        assert_eq!(
+            p.set("nr_requests", "2").unwrap_err().to_string(),
+            "queue/nr_requests: 2 is out of range (expected 4..=65536)"
+        );
+        assert_eq!(
+            p.set("nomerges", "x").unwrap_err().to_string(),
+            "queue/nomerges: `x` is not a whole number (expected 0..=2)"
+        );
         let e = p.set("scheduler", "noop").unwrap_err();
-        assert!(e.contains("nr_requests, max_sectors_kb, nomerges, read_ahead_kb, rotational"));
+        assert!(matches!(e, SettingError::Unknown { .. }));
+        assert!(e
+            .to_string()
+            .contains("nr_requests, max_sectors_kb, nomerges, read_ahead_kb, rotational"));
         let l = p.list();
         assert_eq!(l[0].value, "64");
         assert_eq!(l[0].default, "128");

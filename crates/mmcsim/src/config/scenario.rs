@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 pub use crate::host::cost::HostConfig;
 use crate::host::writeback::WritebackParams;
 use crate::types::{IoClass, IoPrio};
+use crate::workload::trace::{Format, TimeUnit};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -284,6 +285,7 @@ impl JobSpec {
 
 /// How trace records are issued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum ReplayMode {
     /// Open loop: each record at its recorded time (divided by `speed`),
@@ -297,6 +299,7 @@ pub enum ReplayMode {
 
 /// What to do with records addressing beyond the modelled device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum FitMode {
     /// Refuse the trace, naming the highest sector found.
@@ -316,13 +319,14 @@ pub struct TraceSpec {
     /// Trace file, relative to the scenario file (gzip is read
     /// transparently).
     pub path: PathBuf,
-    /// Format name (see `simctl trace formats`); absent = detected from
-    /// the content.
+    /// Format, by name (see `simctl trace formats`); absent = detected
+    /// from the content.
     #[serde(default)]
-    pub format: Option<String>,
-    /// Time unit for formats that do not fix one (`s`, `ms`, `us`, `ns`).
+    pub format: Option<Format>,
+    /// Time unit for formats that do not fix one (`s`, `ms`, `us`, `ns`,
+    /// `100ns`, `ps`).
     #[serde(default)]
-    pub time_unit: Option<String>,
+    pub time_unit: Option<TimeUnit>,
     /// Replay only this device id of a multi-device trace.
     #[serde(default)]
     pub device_id: Option<u32>,
@@ -442,7 +446,9 @@ impl Scenario {
 
     fn validate(&self, source: &str) -> Result<()> {
         let bad = |m: String| Err(Error::config(format!("{source}: {m}")));
-        self.host.validate().or_else(bad)?;
+        self.host
+            .validate()
+            .map_err(|e| Error::setting(source, e))?;
         if self.scheduler.hz == 0 || self.scheduler.hz > 10_000 {
             return bad(format!(
                 "scheduler.hz = {}: expected 1..=10000 ticks per second",
@@ -457,7 +463,7 @@ impl Scenario {
         }
         self.queue
             .validate()
-            .map_err(|m| Error::config(format!("{source}: {m}")))?;
+            .map_err(|e| Error::setting(source, e))?;
         self.writeback.validate()?;
         self.precondition.validate(source)?;
         if self.jobs.is_empty() && self.trace.is_none() {

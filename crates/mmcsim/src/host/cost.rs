@@ -2,11 +2,12 @@
 //! per bio, per request in the MMC driver and per completion.
 //!
 //! Every cost is a named parameter with its unit; values are engineering
-//! estimates from reference/emmc-parameters.md §4 ([est]) for a 1.0-1.5 GHz
+//! estimates from reference/emmc-parameters.md §4 (\[est\]) for a 1.0-1.5 GHz
 //! Cortex-A9/A7 phone, scaled by CPU frequency (DVFS): a cost written for
 //! `reference_freq_mhz` takes `reference_freq_mhz / cpu_freq_mhz` times as
 //! long at `cpu_freq_mhz`.
 
+use crate::error::SettingError;
 use crate::types::{us_to_ns, Ns};
 use serde::{Deserialize, Serialize};
 
@@ -15,35 +16,35 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
     /// System call + VFS + ext4 lookup, per read()/write()/fsync() call, µs.
-    /// [est] §4 "syscall + VFS + ext4: 20-60 µs".
+    /// \[est\] §4 "syscall + VFS + ext4: 20-60 µs".
     pub syscall_us: f64,
-    /// Copy between page cache and user buffer, µs per KiB. [est] about
+    /// Copy between page cache and user buffer, µs per KiB. \[est\] about
     /// 1 GB/s memcpy on a Cortex-A9.
     pub copy_us_per_kib: f64,
-    /// Block layer + I/O scheduler, per bio submitted, µs. [est] §4
+    /// Block layer + I/O scheduler, per bio submitted, µs. \[est\] §4
     /// "block layer + scheduler: 10-30 µs".
     pub block_submit_us: f64,
-    /// Waking the sleeping `mmcqd` thread (context switch), µs. [est] §4
+    /// Waking the sleeping `mmcqd` thread (context switch), µs. \[est\] §4
     /// "mmcqd wake-up, context switches: 10-50 µs".
     pub mmcqd_wakeup_us: f64,
-    /// MMC core + host driver command setup per request, µs. [est] §4
+    /// MMC core + host driver command setup per request, µs. \[est\] §4
     /// "MMC core + host driver + IRQ: 20-60 µs per command" (the IRQ part
     /// is `irq_us`).
     pub driver_prep_us: f64,
     /// DMA mapping and ARM cache maintenance, µs per KiB transferred.
-    /// [est] §4 "1-5 µs per 4 KB, tens of µs at 512 KB".
+    /// \[est\] §4 "1-5 µs per 4 KB, tens of µs at 512 KB".
     pub dma_us_per_kib: f64,
-    /// Interrupt handling and request completion in the driver, µs. [est]
+    /// Interrupt handling and request completion in the driver, µs. \[est\]
     /// §4 (IRQ share of "MMC core + host driver + IRQ").
     pub irq_us: f64,
     /// Waking the thread that waits for the I/O, including the IPI when the
-    /// completion lands on another core, µs. [est] §4.
+    /// completion lands on another core, µs. \[est\] §4.
     pub wakeup_us: f64,
     /// CPU clock the costs above were written for, MHz.
     pub reference_freq_mhz: f64,
     /// CPU clock the simulated phone runs at, MHz (DVFS operating point).
     pub cpu_freq_mhz: f64,
-    /// Page cache size, MiB (RAM available for file pages). [est] half of a
+    /// Page cache size, MiB (RAM available for file pages). \[est\] half of a
     /// 1 GB phone's RAM.
     pub page_cache_mib: u64,
 }
@@ -69,7 +70,7 @@ impl Default for HostConfig {
 impl HostConfig {
     /// Checks that every cost is finite and non-negative and the clocks are
     /// positive.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         let costs = [
             ("syscall_us", self.syscall_us),
             ("copy_us_per_kib", self.copy_us_per_kib),
@@ -82,9 +83,11 @@ impl HostConfig {
         ];
         for (name, v) in costs {
             if !v.is_finite() || v < 0.0 {
-                return Err(format!(
-                    "host.{name} = {v}: expected a non-negative number of µs"
-                ));
+                return Err(SettingError::Invalid {
+                    key: format!("host.{name}"),
+                    value: v.to_string(),
+                    expected: "a non-negative number of µs",
+                });
             }
         }
         for (name, v) in [
@@ -92,13 +95,19 @@ impl HostConfig {
             ("cpu_freq_mhz", self.cpu_freq_mhz),
         ] {
             if !v.is_finite() || v <= 0.0 {
-                return Err(format!(
-                    "host.{name} = {v}: expected a positive clock in MHz"
-                ));
+                return Err(SettingError::Invalid {
+                    key: format!("host.{name}"),
+                    value: v.to_string(),
+                    expected: "a positive clock in MHz",
+                });
             }
         }
         if self.page_cache_mib == 0 {
-            return Err("host.page_cache_mib = 0: expected at least 1 MiB".into());
+            return Err(SettingError::Invalid {
+                key: "host.page_cache_mib".into(),
+                value: "0".into(),
+                expected: "at least 1 MiB",
+            });
         }
         Ok(())
     }
@@ -177,6 +186,9 @@ mod tests {
             irq_us: -1.0,
             ..HostConfig::default()
         };
-        assert!(c.validate().unwrap_err().contains("host.irq_us"));
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "host.irq_us = -1: expected a non-negative number of µs"
+        );
     }
 }

@@ -22,7 +22,7 @@ use crate::host::{Below, Call, HostEvents, HOST_CALLS};
 use crate::stats::histogram::{LatencyHistogram, LatencySummary};
 use crate::stats::report::{CallKind, Collector};
 use crate::types::{IoPrio, Ns, Op, SECTOR_BYTES};
-use crate::workload::trace::{Format, OpenOptions, TimeUnit, TraceReader, TraceRecord};
+use crate::workload::trace::{OpenOptions, TraceReader, TraceRecord};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -34,16 +34,8 @@ const REGION_SECTORS: u64 = 2048;
 /// content unless `spec.format` names one).
 pub(crate) fn open_reader(path: &Path, spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
     let opts = OpenOptions {
-        format: spec
-            .format
-            .as_deref()
-            .map(str::parse::<Format>)
-            .transpose()?,
-        time_unit: spec
-            .time_unit
-            .as_deref()
-            .map(str::parse::<TimeUnit>)
-            .transpose()?,
+        format: spec.format,
+        time_unit: spec.time_unit,
         device_id: spec.device_id,
         all_devices: spec.all_devices,
         // Rebasing is done here, so the report can show the original start.

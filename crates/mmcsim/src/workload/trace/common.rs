@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{TraceReader, TraceRecord};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UnknownChoice};
 use crate::types::{Ns, Op};
 
 /// Unit of a trace's timestamps.
@@ -52,6 +52,18 @@ impl TimeUnit {
         }
     }
 
+    /// Other (lower-case) spellings accepted for the unit.
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            TimeUnit::Ps => &["picosecond", "picoseconds"],
+            TimeUnit::Ns => &["nanosecond", "nanoseconds"],
+            TimeUnit::Ticks100Ns => &["filetime", "ticks"],
+            TimeUnit::Us => &["µs", "microsecond", "microseconds"],
+            TimeUnit::Ms => &["millisecond", "milliseconds"],
+            TimeUnit::S => &["sec", "second", "seconds"],
+        }
+    }
+
     /// Power of ten from this unit to ns (ps = -3, s = 9).
     pub fn exponent(self) -> i32 {
         match self {
@@ -72,23 +84,45 @@ impl std::fmt::Display for TimeUnit {
 }
 
 impl std::str::FromStr for TimeUnit {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<TimeUnit> {
+    type Err = UnknownChoice;
+    /// A unit by its name or an alias, in any case.
+    fn from_str(s: &str) -> std::result::Result<TimeUnit, UnknownChoice> {
         let l = s.to_ascii_lowercase();
-        let u = match l.as_str() {
-            "ps" | "picosecond" | "picoseconds" => TimeUnit::Ps,
-            "ns" | "nanosecond" | "nanoseconds" => TimeUnit::Ns,
-            "100ns" | "filetime" | "ticks" => TimeUnit::Ticks100Ns,
-            "us" | "µs" | "microsecond" | "microseconds" => TimeUnit::Us,
-            "ms" | "millisecond" | "milliseconds" => TimeUnit::Ms,
-            "s" | "sec" | "second" | "seconds" => TimeUnit::S,
-            _ => {
-                return Err(Error::config(format!(
-                    "unknown time unit `{s}`: expected one of ps, ns, 100ns, us, ms, s"
-                )))
-            }
-        };
-        Ok(u)
+        TimeUnit::ALL
+            .into_iter()
+            .find(|u| u.name() == l || u.aliases().contains(&l.as_str()))
+            .ok_or_else(|| UnknownChoice {
+                what: "time unit",
+                found: s.to_string(),
+                expected: TimeUnit::ALL.map(TimeUnit::name).join(", "),
+            })
+    }
+}
+
+/// Written as its name (`us`), read from its name or an alias.
+impl serde::Serialize for TimeUnit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TimeUnit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        <String as serde::Deserialize>::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The command-line values: every unit by its name, aliases accepted.
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for TimeUnit {
+    fn value_variants<'a>() -> &'a [Self] {
+        &TimeUnit::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).aliases(self.aliases().iter().copied()))
     }
 }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::common::{parse_dev, parse_ftrace_line, split_csv, split_ws, Filtered, Lines, Source};
 use super::{native_csv, TimeUnit, TraceReader};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UnknownChoice};
 
 /// A trace format this library reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -75,6 +75,17 @@ const INFO: [FormatInfo; 11] = [
 ];
 
 impl Format {
+    /// Every format, in listing order.
+    pub const ALL: [Format; INFO.len()] = {
+        let mut all = [Format::Native; INFO.len()];
+        let mut i = 0;
+        while i < INFO.len() {
+            all[i] = INFO[i].format;
+            i += 1;
+        }
+        all
+    };
+
     /// Every format with its name, description and example.
     pub fn all() -> &'static [FormatInfo] {
         &INFO
@@ -87,6 +98,17 @@ impl Format {
     /// Stable CLI name (`native`, `mmc-ftrace`, ...).
     pub fn name(self) -> &'static str {
         self.info().name
+    }
+
+    /// Other (lower-case) names accepted for the format.
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Format::Native => &["native-csv", "csv"],
+            Format::FioIolog => &["fio"],
+            Format::MmcFtrace => &["ftrace-mmc", "mmc"],
+            Format::BlockFtrace => &["ftrace-block", "ftrace"],
+            _ => &[],
+        }
     }
 
     /// One-line description.
@@ -155,25 +177,45 @@ impl std::fmt::Display for Format {
 }
 
 impl std::str::FromStr for Format {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Format> {
+    type Err = UnknownChoice;
+    /// A format by its name or an alias, in any case.
+    fn from_str(s: &str) -> std::result::Result<Format, UnknownChoice> {
         let l = s.to_ascii_lowercase();
-        let alias = match l.as_str() {
-            "native-csv" | "csv" => "native",
-            "fio" => "fio-iolog",
-            "ftrace-mmc" | "mmc" => "mmc-ftrace",
-            "ftrace-block" | "ftrace" => "block-ftrace",
-            other => other,
-        };
-        INFO.iter()
-            .find(|i| i.name == alias)
-            .map(|i| i.format)
-            .ok_or_else(|| {
-                Error::config(format!(
-                    "unknown trace format `{s}`: expected one of {}",
-                    Format::names()
-                ))
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == l || f.aliases().contains(&l.as_str()))
+            .ok_or_else(|| UnknownChoice {
+                what: "trace format",
+                found: s.to_string(),
+                expected: Format::names(),
             })
+    }
+}
+
+/// Written as its name (`blkparse`), read from its name or an alias.
+impl serde::Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Format {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        <String as serde::Deserialize>::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The command-line values: every format by its name, aliases accepted.
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Format::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).aliases(self.aliases().iter().copied()))
     }
 }
 

@@ -8,7 +8,7 @@
 //! naming the file, line and field, and reading may continue with the next
 //! record. Gzip-compressed input (magic `1f 8b`) is read transparently.
 //!
-//! Use [`open`] (with [`detect`] picking the format unless
+//! Use [`open`] (with [`detect()`] picking the format unless
 //! [`OpenOptions::format`] forces one) to get a reader for any supported
 //! format with device filtering and optional rebasing applied;
 //! [`Format::all`] lists the formats.
