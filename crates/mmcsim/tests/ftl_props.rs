@@ -5,6 +5,7 @@
 //! conserved, pages are programmed in order (the NAND model panics
 //! otherwise), and dynamic wear leveling keeps erase counts together.
 
+use mmcsim::device::host_interface::{legacy_commands, FLUSH_CACHE, WRITE_MULTIPLE_POLLED};
 use mmcsim::device::{DeviceCommand, DeviceConfig, Emmc, Precondition};
 use mmcsim::Op;
 use proptest::prelude::*;
@@ -85,6 +86,7 @@ fn command(s: &Step) -> DeviceCommand {
         sector: lpn as u64 * 8,
         sectors: n * 8,
         fua,
+        commands: legacy_commands(op, true),
     }
 }
 
@@ -141,9 +143,9 @@ proptest! {
         for _ in 0..2000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let lpn = (x >> 33) % lpns;
-            now = d.execute(now, &DeviceCommand { op: Op::Write, sector: lpn * 8, sectors: 8, fua: false });
+            now = d.execute(now, &DeviceCommand { op: Op::Write, sector: lpn * 8, sectors: 8, fua: false, commands: WRITE_MULTIPLE_POLLED });
         }
-        now = d.execute(now, &DeviceCommand { op: Op::Flush, sector: 0, sectors: 0, fua: false });
+        now = d.execute(now, &DeviceCommand { op: Op::Flush, sector: 0, sectors: 0, fua: false, commands: FLUSH_CACHE });
         prop_assert!(now > 0);
         prop_assert!(d.check_integrity().is_ok());
         let st = d.stats();

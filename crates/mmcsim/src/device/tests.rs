@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::engine::component_rng;
+use crate::types::Op;
+use host_interface::{legacy_commands, queued_commands, Bus};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -18,12 +20,22 @@ fn small() -> DeviceConfig {
     c
 }
 
+/// A command as the legacy driver sends it (CMD13 after writes).
 fn cmd(op: Op, sector: u64, sectors: u32) -> DeviceCommand {
     DeviceCommand {
         op,
         sector,
         sectors,
         fua: false,
+        commands: legacy_commands(op, true),
+    }
+}
+
+/// A data command queued as a CMDQ task.
+fn task(op: Op, sector: u64, sectors: u32) -> DeviceCommand {
+    DeviceCommand {
+        commands: queued_commands(op).unwrap(),
+        ..cmd(op, sector, sectors)
     }
 }
 
@@ -494,8 +506,8 @@ fn cmdq_reads_on_different_dies_overlap_and_complete_out_of_order() {
     // Keep die(a) busy: a write stripe program, then a read queued on it.
     let die_a = lpn_die(&d, a);
     d.tl.program(t0, die_a, 16 * 1024, true);
-    let ra = d.execute_queued(t0, &cmd(Op::Read, a as u64 * 8, 8));
-    let rb = d.execute_queued(t0 + 1_000, &cmd(Op::Read, b as u64 * 8, 8));
+    let ra = d.execute(t0, &task(Op::Read, a as u64 * 8, 8));
+    let rb = d.execute(t0 + 1_000, &task(Op::Read, b as u64 * 8, 8));
     assert!(
         rb < ra,
         "the later read on the free die completes first: {rb} vs {ra}"
@@ -515,9 +527,9 @@ fn cmdq_data_phases_never_overlap_on_the_bus() {
     let mut d = Emmc::new(&cmdq_profile()).unwrap();
     d.write_untimed(0, 64 * 1024);
     for i in 0..16u64 {
-        d.execute_queued(1_000 * i, &cmd(Op::Read, i * 4096, 8));
+        d.execute(1_000 * i, &task(Op::Read, i * 4096, 8));
     }
-    for w in d.dat.windows(2) {
+    for w in d.hi.dat_reservations().windows(2) {
         assert!(w[0].1 <= w[1].0, "{:?}", w);
     }
 }

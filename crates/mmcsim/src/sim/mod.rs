@@ -21,6 +21,7 @@ pub use trace_feed::{PreconditionTrace, TraceInfo};
 use crate::block::request::{Bio, RqId};
 use crate::block::BlockLayer;
 use crate::config::Scenario;
+use crate::device::host_interface::{legacy_commands, queued_commands};
 use crate::device::{DeviceCommand, Emmc, PreconditionSummary};
 use crate::driver::{CmdqDriver, LegacyDriver};
 use crate::engine::{EventQueue, Slab};
@@ -410,17 +411,20 @@ impl Simulation {
     /// completion.
     fn issue_to_device(&mut self, now: Ns, rq: RqId, queued: bool) {
         let r = self.block.request(rq);
+        let poll = self.device.config().bus.status_poll_after_write;
+        // Flush and discard go as direct commands even on the CMDQ path.
+        let commands = match (queued, queued_commands(r.op)) {
+            (true, Some(task)) => task,
+            _ => legacy_commands(r.op, poll),
+        };
         let cmd = DeviceCommand {
             op: r.op,
             sector: r.sector,
             sectors: r.sectors,
             fua: r.fua,
+            commands,
         };
-        let done = if queued {
-            self.device.execute_queued(now, &cmd)
-        } else {
-            self.device.execute(now, &cmd)
-        };
+        let done = self.device.execute(now, &cmd);
         let i = rq as usize;
         if self.dev_times.len() <= i {
             self.dev_times.resize(i + 1, (0, 0));
