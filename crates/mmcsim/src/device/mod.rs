@@ -172,6 +172,12 @@ impl Emmc {
         }
     }
 
+    /// Checks that `cmd`'s command sequence fits its operation and this card
+    /// — what [`Emmc::execute`] asserts in debug builds; for drivers' tests.
+    pub fn check_command(&self, cmd: &DeviceCommand) -> std::result::Result<(), DeviceError> {
+        self.hi.check(cmd).map(|_| ()).map_err(DeviceError::from)
+    }
+
     /// LPN range `[first, end)` of a sector range, clipped to the user
     /// capacity.
     fn lpn_range(&self, sector: u64, sectors: u64) -> (u32, u32) {

@@ -79,6 +79,96 @@ fn profile_parses_and_bad_values_name_the_key() {
 }
 
 #[test]
+fn profile_choices_are_typed_and_serialise_as_their_names() {
+    let c = generic();
+    assert_eq!(c.ftl.mapping, MappingScheme::Page);
+    assert_eq!(c.gc.policy, ftl::VictimPolicy::Greedy);
+    let json = serde_json::to_string(&c).unwrap();
+    assert!(
+        json.contains(r#""mapping":"page""#) && json.contains(r#""policy":"greedy""#),
+        "{json}"
+    );
+    assert!(
+        json.contains(r#""wear_leveling":{"dynamic":true}"#),
+        "static wear leveling off is not echoed: {json}"
+    );
+    let cb = GENERIC.replace(r#"policy = "greedy""#, r#"policy = "cost-benefit""#);
+    let cb = DeviceConfig::from_toml_str(&cb, "x.toml").unwrap();
+    assert_eq!(cb.gc.policy, ftl::VictimPolicy::CostBenefit);
+    let on = GENERIC.replace("dynamic = true", "dynamic = true\nstatic = true");
+    let on = DeviceConfig::from_toml_str(&on, "x.toml").unwrap();
+    assert!(on.wear_leveling.static_wl);
+    assert_eq!(on.wear_leveling.static_threshold(), 32);
+    assert!(serde_json::to_string(&on)
+        .unwrap()
+        .contains(r#""static":true"#));
+    let bad = GENERIC.replace(r#"mapping = "page""#, r#"mapping = "dftl""#);
+    let e = DeviceConfig::from_toml_str(&bad, "x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("[ftl] mapping") && e.contains("not modelled"),
+        "{e}"
+    );
+    let text = include_str!("../../../../configs/devices/generic-emmc51-cmdq.toml");
+    let bad = text.replace("queue_task_commands = 2", "queue_task_commands = 3");
+    let e = DeviceConfig::from_toml_str(&bad, "q.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("queue_task_commands") && e.contains("CMD44"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_host_interface_charges_the_commands_the_driver_sends() {
+    let c = generic();
+    let bus = Bus::new(&c.bus);
+    let mut lat = Vec::new();
+    for commands in [
+        host_interface::WRITE_MULTIPLE,
+        host_interface::WRITE_MULTIPLE_POLLED,
+    ] {
+        let mut d = Emmc::new(&c).unwrap();
+        let w = DeviceCommand {
+            commands,
+            ..cmd(Op::Write, 0, 8)
+        };
+        lat.push(d.execute(0, &w));
+    }
+    assert_eq!(lat[1] - lat[0], bus.commands_ns(1), "CMD13 after the write");
+    // A flush is CMD6 plus firmware on an empty buffer.
+    let mut d = Emmc::new(&c).unwrap();
+    let f = d.execute(0, &cmd(Op::Flush, 0, 0));
+    assert_eq!(f, bus.commands_ns(1) + us_to_ns(c.controller.fw_cmd_us));
+}
+
+#[test]
+fn command_sequences_are_checked_against_the_op_and_the_card() {
+    let d = Emmc::new(&generic()).unwrap();
+    assert!(d.check_command(&cmd(Op::Read, 0, 8)).is_ok());
+    let wrong = DeviceCommand {
+        commands: host_interface::DISCARD,
+        ..cmd(Op::Read, 0, 8)
+    };
+    let e = d.check_command(&wrong).unwrap_err();
+    assert!(matches!(
+        e,
+        DeviceError::Command(host_interface::CommandError::Mismatch { .. })
+    ));
+    let e = d.check_command(&task(Op::Read, 0, 8)).unwrap_err();
+    assert_eq!(
+        e,
+        DeviceError::Command(host_interface::CommandError::NoCommandQueue)
+    );
+    let q = Emmc::new(&cmdq_profile()).unwrap();
+    assert!(q.check_command(&task(Op::Write, 0, 8)).is_ok());
+    let err: crate::Error = e.into();
+    assert!(err.to_string().contains("command queue"), "{err}");
+}
+
+#[test]
 fn mapped_4k_read_costs_fw_plus_tr_plus_channel_plus_bus() {
     // One sense time for every page, so the sum is exact whichever page
     // (lower or upper) the data landed on; the LSB/MSB split is tested in

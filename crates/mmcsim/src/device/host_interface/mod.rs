@@ -78,20 +78,34 @@ impl HostInterface {
         }
     }
 
-    /// Parses `cmd`'s command sequence (see the module contract for what an
-    /// inconsistent one does). Queued-task commands on a card without a
-    /// queue are charged as direct commands.
-    pub fn decode(&self, cmd: &DeviceCommand) -> Sequence {
-        let seq = Sequence::decode(cmd);
-        debug_assert!(seq.is_ok(), "MMC driver bug: {}", seq.unwrap_err());
-        let mut seq = seq.unwrap_or_else(|_| Sequence::classify(cmd.commands));
+    /// Parses `cmd`'s command sequence and checks that it fits its
+    /// operation and this card (a queued task needs a command queue).
+    pub fn check(&self, cmd: &DeviceCommand) -> Result<Sequence, CommandError> {
+        let seq = Sequence::decode(cmd)?;
         if seq.queued() && !self.cmdq {
-            debug_assert!(false, "MMC driver bug: {}", CommandError::NoCommandQueue);
-            seq.direct += seq.queue_task + seq.execute;
-            seq.queue_task = 0;
-            seq.execute = 0;
+            return Err(CommandError::NoCommandQueue);
         }
-        seq
+        Ok(seq)
+    }
+
+    /// Parses `cmd`'s command sequence for execution. An inconsistent one is
+    /// a driver bug: debug builds panic; release builds charge the commands
+    /// as sent, queued-task commands on a card without a queue as direct
+    /// commands.
+    pub fn decode(&self, cmd: &DeviceCommand) -> Sequence {
+        match self.check(cmd) {
+            Ok(seq) => seq,
+            Err(e) => {
+                debug_assert!(false, "MMC driver bug: {e}");
+                let mut seq = Sequence::classify(cmd.commands);
+                if seq.queued() && !self.cmdq {
+                    seq.direct += seq.queue_task + seq.execute;
+                    seq.queue_task = 0;
+                    seq.execute = 0;
+                }
+                seq
+            }
+        }
     }
 
     /// Starts a legacy command issued at `start`: it waits for the previous
