@@ -61,6 +61,9 @@ pub enum Error {
     /// The workload asks for something the modelled system cannot do.
     #[error("{0}")]
     Workload(String),
+    /// The device model broke one of its invariants (a simulator bug).
+    #[error("device: {0}")]
+    Device(#[from] crate::device::DeviceError),
 }
 
 impl Error {

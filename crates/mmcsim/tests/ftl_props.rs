@@ -3,8 +3,11 @@
 //! writes, trims, reads and flushes, every LPN reads its newest version,
 //! every valid slot is mapped exactly once, valid + invalid + free slots are
 //! conserved, pages are programmed in order (the NAND model panics
-//! otherwise), and dynamic wear leveling keeps erase counts together.
+//! otherwise), and dynamic wear leveling keeps erase counts together; and at
+//! the smallest over-provisioning the profile validation accepts, GC never
+//! runs out of victims.
 
+use mmcsim::device::host_interface::{legacy_commands, FLUSH_CACHE, WRITE_MULTIPLE_POLLED};
 use mmcsim::device::{DeviceCommand, DeviceConfig, Emmc, Precondition};
 use mmcsim::Op;
 use proptest::prelude::*;
@@ -85,7 +88,32 @@ fn command(s: &Step) -> DeviceCommand {
         sector: lpn as u64 * 8,
         sectors: n * 8,
         fua,
+        commands: legacy_commands(op, true),
     }
+}
+
+/// TINY with 64 blocks of 16 pages per plane and the smallest
+/// over-provisioning the profile validation accepts (about 0.078: GC must
+/// always find a victim with a whole stripe page invalid).
+fn lean() -> Emmc {
+    let text = TINY
+        .replace("blocks_per_plane = 12", "blocks_per_plane = 64")
+        .replace("pages_per_block = 4", "pages_per_block = 16");
+    let accepted = (700..800).find_map(|permille_tenths| {
+        let op = permille_tenths as f64 / 10_000.0;
+        let t = text.replace(
+            "over_provisioning = 0.4",
+            &format!("over_provisioning = {op}"),
+        );
+        DeviceConfig::from_toml_str(&t, "lean").ok()
+    });
+    let cfg = accepted.expect("a minimum over-provisioning below 0.08");
+    assert!(
+        cfg.ftl.over_provisioning > 0.075,
+        "{}",
+        cfg.ftl.over_provisioning
+    );
+    Emmc::new(&cfg).unwrap()
 }
 
 fn tiny() -> Emmc {
@@ -141,9 +169,9 @@ proptest! {
         for _ in 0..2000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let lpn = (x >> 33) % lpns;
-            now = d.execute(now, &DeviceCommand { op: Op::Write, sector: lpn * 8, sectors: 8, fua: false });
+            now = d.execute(now, &DeviceCommand { op: Op::Write, sector: lpn * 8, sectors: 8, fua: false, commands: WRITE_MULTIPLE_POLLED });
         }
-        now = d.execute(now, &DeviceCommand { op: Op::Flush, sector: 0, sectors: 0, fua: false });
+        now = d.execute(now, &DeviceCommand { op: Op::Flush, sector: 0, sectors: 0, fua: false, commands: FLUSH_CACHE });
         prop_assert!(now > 0);
         prop_assert!(d.check_integrity().is_ok());
         let st = d.stats();
@@ -155,5 +183,30 @@ proptest! {
         // mean of each other.
         prop_assert!((ec.max - ec.min) as f64 <= ec.mean + 4.0, "{:?}", ec);
         prop_assert!(ec.min > 0, "{:?}", ec);
+    }
+}
+
+proptest! {
+    // Each case preconditions a 4 MiB array at 4x overwrites: fewer cases.
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn the_smallest_accepted_over_provisioning_never_leaves_gc_without_a_victim(seed in 0u64..1000) {
+        let mut d = lean();
+        d.precondition(&Precondition { fill_fraction: 1.0, steady_state: true, max_overwrite_factor: 4.0 }, seed);
+        let lpns = d.capacity_sectors() / 8;
+        let mut now = 0;
+        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(7);
+        for _ in 0..4000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let lpn = (x >> 33) % lpns;
+            now = d.execute(now, &DeviceCommand { op: Op::Write, sector: lpn * 8, sectors: 8, fua: false, commands: WRITE_MULTIPLE_POLLED });
+        }
+        prop_assert!(d.stats().gc_runs > 0);
+        prop_assert!(d.check_integrity().is_ok());
     }
 }

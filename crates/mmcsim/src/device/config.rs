@@ -5,6 +5,7 @@
 //! their sources are documented in the profile files, not here; this module
 //! only says what each field means and which range is accepted.
 
+use super::ftl::{self, MappingScheme, VictimPolicy};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -50,12 +51,15 @@ pub struct CmdqConfig {
     /// 2..=32. The host keeps one slot for direct commands, so the driver
     /// uses `depth − 1` tags.
     pub depth: u32,
-    /// Commands on the CMD line to queue one task (CMD44 QUEUED_TASK_PARAMS
-    /// + CMD45 QUEUED_TASK_ADDRESS = 2), in commands.
+    /// Commands on the CMD line to queue one task, in commands: 2 (CMD44
+    /// QUEUED_TASK_PARAMS and CMD45 QUEUED_TASK_ADDRESS). The driver sends
+    /// them (see `device::host_interface`); the profile echoes the protocol
+    /// and accepts only 2.
     #[serde(default = "default_queue_task_commands")]
     pub queue_task_commands: u32,
-    /// Commands on the CMD line to start a ready task's data phase (CMD46
-    /// EXECUTE_READ_TASK / CMD47 EXECUTE_WRITE_TASK = 1), in commands.
+    /// Commands on the CMD line to start a ready task's data phase, in
+    /// commands: 1 (CMD46 EXECUTE_READ_TASK or CMD47 EXECUTE_WRITE_TASK).
+    /// Sent by the driver; only 1 is accepted.
     #[serde(default = "default_execute_commands")]
     pub execute_commands: u32,
 }
@@ -82,7 +86,9 @@ pub struct BusConfig {
     /// Clock cycles one command + response costs on the 1-bit CMD line
     /// (48-bit command, NCR turnaround, 48-bit R1 response, NRC gap), in bits.
     pub cmd_response_bits: u32,
-    /// Whether the host polls CMD13 SEND_STATUS after each write (Linux does).
+    /// Whether the host polls CMD13 SEND_STATUS after each write (Linux
+    /// does): the driver then ends a legacy write's command sequence with
+    /// CMD13, which the host interface charges.
     pub status_poll_after_write: bool,
 }
 
@@ -132,9 +138,11 @@ pub struct NandConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
-    /// Mapping scheme. Only `"page"` (page-level, 4 KiB units) is built.
-    pub mapping: String,
-    /// Fraction of raw capacity hidden from the host (0 ≤ op < 0.5).
+    /// Mapping scheme: `"page"` (page-level, 4 KiB units) is modelled;
+    /// `"hybrid"` and `"dftl"` are recognised and rejected.
+    pub mapping: MappingScheme,
+    /// Fraction of raw capacity hidden from the host (0 ≤ op < 0.5), at
+    /// least what garbage collection needs (see [`DeviceConfig::validate`]).
     pub over_provisioning: f64,
 }
 
@@ -143,8 +151,9 @@ pub struct FtlConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
-    /// Victim selection. Only `"greedy"` (fewest valid slots) is built.
-    pub policy: String,
+    /// Victim selection: `"greedy"` (fewest valid slots), `"cost-benefit"`
+    /// or `"fifo"`.
+    pub policy: VictimPolicy,
     /// Foreground GC starts on a die when its free blocks fall below this.
     pub start_below_free_blocks_per_die: u32,
     /// A GC session stops once the die has at least this many free blocks.
@@ -158,6 +167,31 @@ pub struct WearLevelingConfig {
     /// Dynamic wear leveling: allocate the least-worn free stripe (one block
     /// per plane) of the die. When false, the lowest-numbered free stripe.
     pub dynamic: bool,
+    /// Static wear leveling: after a GC session, move the data of the
+    /// die's least-worn full stripe once the die's erase-count spread
+    /// exceeds `static_threshold_erases`. Default false.
+    #[serde(rename = "static", default, skip_serializing_if = "is_false")]
+    pub static_wl: bool,
+    /// Erase-count spread (most-worn stripe − least-worn full stripe of a
+    /// die) above which static wear leveling moves cold data, in erases;
+    /// absent = 32. Only with `static = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_threshold_erases: Option<u32>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl WearLevelingConfig {
+    /// Default static wear-leveling threshold, in erases.
+    pub const DEFAULT_STATIC_THRESHOLD_ERASES: u32 = 32;
+
+    /// The static wear-leveling threshold in effect, in erases.
+    pub fn static_threshold(&self) -> u32 {
+        self.static_threshold_erases
+            .unwrap_or(Self::DEFAULT_STATIC_THRESHOLD_ERASES)
+    }
 }
 
 /// Mapping-table cache held in controller SRAM.
@@ -374,10 +408,13 @@ impl DeviceConfig {
                 format!("{}: expected 0 < MT/s <= 10000", n.channel_mt_per_s),
             );
         }
-        if self.ftl.mapping != "page" {
+        if !self.ftl.mapping.is_modelled() {
             return err(
                 "[ftl] mapping",
-                format!("{:?}: only \"page\" is implemented", self.ftl.mapping),
+                format!(
+                    "\"{}\" is not modelled yet; the modelled scheme is \"page\" (page-level mapping)",
+                    self.ftl.mapping.name()
+                ),
             );
         }
         let op = self.ftl.over_provisioning;
@@ -385,12 +422,6 @@ impl DeviceConfig {
             return err(
                 "[ftl] over_provisioning",
                 format!("{op}: expected 0 <= op < 0.5"),
-            );
-        }
-        if self.gc.policy != "greedy" {
-            return err(
-                "[gc] policy",
-                format!("{:?}: only \"greedy\" is implemented", self.gc.policy),
             );
         }
         let g = &self.gc;
@@ -425,6 +456,22 @@ impl DeviceConfig {
                 ),
             );
         }
+        self.check_victims_exist(src)?;
+        let wl = &self.wear_leveling;
+        if let Some(t) = wl.static_threshold_erases {
+            if !wl.static_wl {
+                return err(
+                    "[wear_leveling] static_threshold_erases",
+                    format!("{t}: has no effect unless static = true"),
+                );
+            }
+            if t == 0 {
+                return err(
+                    "[wear_leveling] static_threshold_erases",
+                    "0: expected at least 1 erase".into(),
+                );
+            }
+        }
         if self.map_cache.entries == 0 {
             return err("[map_cache] entries", "must be at least 1".into());
         }
@@ -452,10 +499,22 @@ impl DeviceConfig {
                     ),
                 );
             }
-            if q.queue_task_commands > 8 || q.execute_commands > 8 {
+            if q.queue_task_commands != 2 {
                 return err(
-                    "[cmdq] queue_task_commands / execute_commands",
-                    "expected 0..=8 commands each".into(),
+                    "[cmdq] queue_task_commands",
+                    format!(
+                        "{}: a task is queued with exactly 2 commands (CMD44 QUEUED_TASK_PARAMS + CMD45 QUEUED_TASK_ADDRESS), which the driver sends",
+                        q.queue_task_commands
+                    ),
+                );
+            }
+            if q.execute_commands != 1 {
+                return err(
+                    "[cmdq] execute_commands",
+                    format!(
+                        "{}: a task's data phase starts with exactly 1 command (CMD46 EXECUTE_READ_TASK / CMD47 EXECUTE_WRITE_TASK), which the driver sends",
+                        q.execute_commands
+                    ),
                 );
             }
         }
@@ -467,5 +526,40 @@ impl DeviceConfig {
             );
         }
         Ok(())
+    }
+
+    /// Checks that over-provisioning leaves garbage collection a victim
+    /// worth collecting on some die whenever the host needs space.
+    ///
+    /// A die cannot take host data only when its host write point is full,
+    /// it has at most one free stripe, and no full stripe holds a whole
+    /// stripe page of invalid slots (GC collects only such victims). Such a
+    /// die holds at most `(stripe_slots − 1) × stripes_per_die` invalid
+    /// slots in full stripes plus two stripes of unwritten or invalid slots
+    /// (the GC write point and the free stripe; three with the cold write
+    /// point of static wear leveling). When the spare slots exceed that
+    /// bound summed over the dies, some die always has room.
+    fn check_victims_exist(&self, src: &str) -> Result<()> {
+        let n = &self.nand;
+        let stripe_slots = (n.planes_per_die * n.page_kib / 4) as u64;
+        let stripes = n.blocks_per_plane as u64;
+        let ppb = n.pages_per_block as u64;
+        let dies = (n.channels * n.dies_per_channel) as u64;
+        let slots = self.raw_bytes() / 4096;
+        let op = self.ftl.over_provisioning;
+        let spare = slots - ftl::user_lpns(slots as u32, op) as u64;
+        let open = if self.wear_leveling.static_wl { 3 } else { 2 };
+        let per_die = (stripe_slots - 1) * stripes + open * stripe_slots * ppb;
+        let need = dies * per_die + 1;
+        if spare >= need {
+            return Ok(());
+        }
+        let min_op = (need as f64 / slots as f64 * 1e4).ceil() / 1e4;
+        Err(Error::config(format!(
+            "{src}: [ftl] over_provisioning: {op} leaves {spare} spare 4 KiB slots; garbage collection always finds a victim with a whole stripe page invalid only with more than dies × ((slots per stripe page − 1) × stripes per die + {open} × slots per stripe) = {dies} × ({} × {stripes} + {open} × {}) = {} spare slots: use over_provisioning ≥ {min_op} (or more pages per block)",
+            stripe_slots - 1,
+            stripe_slots * ppb,
+            need - 1
+        )))
     }
 }

@@ -1,6 +1,6 @@
 //! The NAND array: geometry and addressing, per-block program order and
 //! erase counts, and the timing of NAND operations on die and channel
-//! timelines.
+//! timelines — the last stage of the controller pipeline.
 //!
 //! Addressing: dies are numbered `channel * dies_per_channel + die`; a block
 //! id is `(die * planes + plane) * blocks_per_plane + block`; a NAND page id
@@ -122,8 +122,22 @@ impl Geometry {
 }
 
 /// Violation of a NAND rule: a simulator bug, never a user error.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NandViolation(pub String);
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NandViolation {
+    /// A page programmed out of order or twice without an erase.
+    #[error(
+        "block {blk}: program of page {page} but the next programmable page is {next} \
+         (pages are programmed once per erase, in ascending order)"
+    )]
+    ProgramOrder {
+        /// Block id.
+        blk: u32,
+        /// Page offset programmed.
+        page: u32,
+        /// The block's next programmable page.
+        next: u32,
+    },
+}
 
 /// Per-block NAND state: the next page that may be programmed and the erase
 /// count. Enforces in-order, once-per-erase page programming.
@@ -149,10 +163,11 @@ impl NandArray {
     pub fn program(&mut self, blk: u32, page: u32) -> Result<(), NandViolation> {
         let next = &mut self.next_page[blk as usize];
         if page != *next || page >= self.geo.pages_per_block {
-            return Err(NandViolation(format!(
-                "block {blk}: program of page {page} but the next programmable page is {next} \
-                 (pages are programmed once per erase, in ascending order)"
-            )));
+            return Err(NandViolation::ProgramOrder {
+                blk,
+                page,
+                next: *next,
+            });
         }
         *next += 1;
         Ok(())

@@ -67,7 +67,7 @@ pub(super) fn run(d: &mut Emmc, p: &Precondition, seed: u64) -> PreconditionSumm
     if !d.wbuf.pending().is_empty() {
         d.program_pending_untimed();
     }
-    let f = *d.ftl.stats();
+    let f = d.ftl.stats();
     let total_waf = if fill as u64 + overwritten == 0 {
         0.0
     } else {

@@ -49,7 +49,7 @@ pub struct DeviceStats {
     pub map_nand_reads: u64,
     /// NAND senses issued by read-buffer prefetch.
     pub prefetched_pages: u64,
-    /// NAND senses issued by GC.
+    /// NAND senses issued by GC (and static wear leveling).
     pub gc_nand_reads: u64,
     /// NAND programs: stripe pages and map-page write-backs.
     pub nand_programs: u64,
@@ -111,19 +111,19 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         nand_slots_programmed: f.programmed_slots,
         padding_slots: f.padding_slots,
         nand_reads: d.c.data_nand_reads
-            + d.c.map_nand_reads
+            + d.map.nand_reads()
             + d.c.prefetch_nand_reads
             + f.nand_reads,
         data_nand_reads: d.c.data_nand_reads,
-        map_nand_reads: d.c.map_nand_reads,
+        map_nand_reads: d.map.nand_reads(),
         prefetched_pages: prefetched,
         gc_nand_reads: f.nand_reads,
-        nand_programs: f.nand_programs + d.c.map_writebacks,
+        nand_programs: f.nand_programs + d.map.writebacks(),
         nand_erases: f.nand_erases,
         map_cache_hits: d.map.hits(),
         map_cache_misses: d.map.misses(),
-        map_pages_loaded: d.c.map_pages_loaded,
-        map_pages_written_back: d.c.map_writebacks,
+        map_pages_loaded: d.map.pages_loaded(),
+        map_pages_written_back: d.map.writebacks(),
         read_buffer_hits: rb_hits,
         read_buffer_misses: rb_misses,
         write_buffer_read_hits: d.c.write_buffer_read_hits,

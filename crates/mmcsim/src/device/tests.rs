@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::engine::component_rng;
+use crate::types::Op;
+use host_interface::{legacy_commands, queued_commands, Bus};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -18,12 +20,22 @@ fn small() -> DeviceConfig {
     c
 }
 
+/// A command as the legacy driver sends it (CMD13 after writes).
 fn cmd(op: Op, sector: u64, sectors: u32) -> DeviceCommand {
     DeviceCommand {
         op,
         sector,
         sectors,
         fua: false,
+        commands: legacy_commands(op, true),
+    }
+}
+
+/// A data command queued as a CMDQ task.
+fn task(op: Op, sector: u64, sectors: u32) -> DeviceCommand {
+    DeviceCommand {
+        commands: queued_commands(op).unwrap(),
+        ..cmd(op, sector, sectors)
     }
 }
 
@@ -64,6 +76,96 @@ fn profile_parses_and_bad_values_name_the_key() {
     let p: Precondition = toml::from_str("fill_fraction = 0.5").unwrap();
     assert_eq!(p.max_overwrite_factor, 2.0);
     assert!(p.steady_state);
+}
+
+#[test]
+fn profile_choices_are_typed_and_serialise_as_their_names() {
+    let c = generic();
+    assert_eq!(c.ftl.mapping, MappingScheme::Page);
+    assert_eq!(c.gc.policy, ftl::VictimPolicy::Greedy);
+    let json = serde_json::to_string(&c).unwrap();
+    assert!(
+        json.contains(r#""mapping":"page""#) && json.contains(r#""policy":"greedy""#),
+        "{json}"
+    );
+    assert!(
+        json.contains(r#""wear_leveling":{"dynamic":true}"#),
+        "static wear leveling off is not echoed: {json}"
+    );
+    let cb = GENERIC.replace(r#"policy = "greedy""#, r#"policy = "cost-benefit""#);
+    let cb = DeviceConfig::from_toml_str(&cb, "x.toml").unwrap();
+    assert_eq!(cb.gc.policy, ftl::VictimPolicy::CostBenefit);
+    let on = GENERIC.replace("dynamic = true", "dynamic = true\nstatic = true");
+    let on = DeviceConfig::from_toml_str(&on, "x.toml").unwrap();
+    assert!(on.wear_leveling.static_wl);
+    assert_eq!(on.wear_leveling.static_threshold(), 32);
+    assert!(serde_json::to_string(&on)
+        .unwrap()
+        .contains(r#""static":true"#));
+    let bad = GENERIC.replace(r#"mapping = "page""#, r#"mapping = "dftl""#);
+    let e = DeviceConfig::from_toml_str(&bad, "x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("[ftl] mapping") && e.contains("not modelled"),
+        "{e}"
+    );
+    let text = include_str!("../../../../configs/devices/generic-emmc51-cmdq.toml");
+    let bad = text.replace("queue_task_commands = 2", "queue_task_commands = 3");
+    let e = DeviceConfig::from_toml_str(&bad, "q.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("queue_task_commands") && e.contains("CMD44"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_host_interface_charges_the_commands_the_driver_sends() {
+    let c = generic();
+    let bus = Bus::new(&c.bus);
+    let mut lat = Vec::new();
+    for commands in [
+        host_interface::WRITE_MULTIPLE,
+        host_interface::WRITE_MULTIPLE_POLLED,
+    ] {
+        let mut d = Emmc::new(&c).unwrap();
+        let w = DeviceCommand {
+            commands,
+            ..cmd(Op::Write, 0, 8)
+        };
+        lat.push(d.execute(0, &w));
+    }
+    assert_eq!(lat[1] - lat[0], bus.commands_ns(1), "CMD13 after the write");
+    // A flush is CMD6 plus firmware on an empty buffer.
+    let mut d = Emmc::new(&c).unwrap();
+    let f = d.execute(0, &cmd(Op::Flush, 0, 0));
+    assert_eq!(f, bus.commands_ns(1) + us_to_ns(c.controller.fw_cmd_us));
+}
+
+#[test]
+fn command_sequences_are_checked_against_the_op_and_the_card() {
+    let d = Emmc::new(&generic()).unwrap();
+    assert!(d.check_command(&cmd(Op::Read, 0, 8)).is_ok());
+    let wrong = DeviceCommand {
+        commands: host_interface::DISCARD,
+        ..cmd(Op::Read, 0, 8)
+    };
+    let e = d.check_command(&wrong).unwrap_err();
+    assert!(matches!(
+        e,
+        DeviceError::Command(host_interface::CommandError::Mismatch { .. })
+    ));
+    let e = d.check_command(&task(Op::Read, 0, 8)).unwrap_err();
+    assert_eq!(
+        e,
+        DeviceError::Command(host_interface::CommandError::NoCommandQueue)
+    );
+    let q = Emmc::new(&cmdq_profile()).unwrap();
+    assert!(q.check_command(&task(Op::Write, 0, 8)).is_ok());
+    let err: crate::Error = e.into();
+    assert!(err.to_string().contains("command queue"), "{err}");
 }
 
 #[test]
@@ -494,8 +596,8 @@ fn cmdq_reads_on_different_dies_overlap_and_complete_out_of_order() {
     // Keep die(a) busy: a write stripe program, then a read queued on it.
     let die_a = lpn_die(&d, a);
     d.tl.program(t0, die_a, 16 * 1024, true);
-    let ra = d.execute_queued(t0, &cmd(Op::Read, a as u64 * 8, 8));
-    let rb = d.execute_queued(t0 + 1_000, &cmd(Op::Read, b as u64 * 8, 8));
+    let ra = d.execute(t0, &task(Op::Read, a as u64 * 8, 8));
+    let rb = d.execute(t0 + 1_000, &task(Op::Read, b as u64 * 8, 8));
     assert!(
         rb < ra,
         "the later read on the free die completes first: {rb} vs {ra}"
@@ -515,9 +617,9 @@ fn cmdq_data_phases_never_overlap_on_the_bus() {
     let mut d = Emmc::new(&cmdq_profile()).unwrap();
     d.write_untimed(0, 64 * 1024);
     for i in 0..16u64 {
-        d.execute_queued(1_000 * i, &cmd(Op::Read, i * 4096, 8));
+        d.execute(1_000 * i, &task(Op::Read, i * 4096, 8));
     }
-    for w in d.dat.windows(2) {
+    for w in d.hi.dat_reservations().windows(2) {
         assert!(w[0].1 <= w[1].0, "{:?}", w);
     }
 }

@@ -1,26 +1,84 @@
-//! The bus commands the driver sends for a request (mmc/card/block.c):
-//! a data request is CMD23 SET_BLOCK_COUNT + CMD18 READ_MULTIPLE_BLOCK or
-//! CMD25 WRITE_MULTIPLE_BLOCK (reliable write flagged in CMD23's argument
-//! for FUA), a discard is the erase sequence CMD35 + CMD36 + CMD38, and a
-//! flush is CMD6 SWITCH to FLUSH_CACHE. On the CMDQ driver a data request
-//! becomes a queued task (CMD44 + CMD45, executed later by CMD46/CMD47);
-//! flush and discard stay direct commands.
+//! The bus commands the driver sends for a request (mmc/card/block.c,
+//! `mmc_blk_issue_rw_rq` and friends): a data request is CMD23
+//! SET_BLOCK_COUNT + CMD18 READ_MULTIPLE_BLOCK or CMD25
+//! WRITE_MULTIPLE_BLOCK (reliable write flagged in CMD23's argument for
+//! FUA), a write followed by CMD13 SEND_STATUS polling until the card is
+//! out of programming when the host polls (`status_poll_after_write`); a
+//! discard is the erase sequence CMD35 + CMD36 + CMD38; a flush is CMD6
+//! SWITCH to FLUSH_CACHE. On the CMDQ driver a data request becomes a
+//! queued task (CMD44 + CMD45, executed by CMD46/CMD47, no CMD13: the
+//! queue reports completion); flush and discard stay direct commands.
 
 use super::DriverRequest;
+use crate::device::host_interface::{
+    MmcCommand, DISCARD, FLUSH_CACHE, QUEUED_READ, QUEUED_WRITE, READ_MULTIPLE, WRITE_MULTIPLE,
+    WRITE_MULTIPLE_POLLED,
+};
 use crate::device::DeviceCommand;
+use crate::types::Op;
 
-/// The command sequence of `r` on the legacy (non-queued) path.
-pub fn legacy(r: &DriverRequest) -> DeviceCommand {
+/// The legacy (non-queued) command of `r`; `poll` = CMD13 after writes.
+pub fn legacy(r: &DriverRequest, poll: bool) -> DeviceCommand {
+    let commands: &'static [MmcCommand] = match r.op {
+        Op::Read => READ_MULTIPLE,
+        Op::Write if poll => WRITE_MULTIPLE_POLLED,
+        Op::Write => WRITE_MULTIPLE,
+        Op::Discard => DISCARD,
+        Op::Flush => FLUSH_CACHE,
+    };
+    device_command(r, commands)
+}
+
+/// The command of `r` on the command-queue path: a data request is queued
+/// as a task; flush and discard go as direct commands (the driver issues
+/// them with the queue empty).
+pub fn queued(r: &DriverRequest, poll: bool) -> DeviceCommand {
+    match r.op {
+        Op::Read => device_command(r, QUEUED_READ),
+        Op::Write => device_command(r, QUEUED_WRITE),
+        Op::Discard | Op::Flush => legacy(r, poll),
+    }
+}
+
+fn device_command(r: &DriverRequest, commands: &'static [MmcCommand]) -> DeviceCommand {
     DeviceCommand {
         op: r.op,
         sector: r.sector,
         sectors: r.sectors,
         fua: r.fua,
+        commands,
     }
 }
 
-/// The command sequence of `r` on the command-queue path (data requests
-/// become queued tasks; others are direct commands).
-pub fn queued(r: &DriverRequest) -> DeviceCommand {
-    legacy(r)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::host_interface::MmcCommand::*;
+
+    fn rq(op: Op) -> DriverRequest {
+        DriverRequest {
+            id: 0,
+            op,
+            sector: 8,
+            sectors: 8,
+            fua: false,
+        }
+    }
+
+    #[test]
+    fn legacy_requests_become_the_kernel_command_sequences() {
+        assert_eq!(legacy(&rq(Op::Read), true).commands, &[Cmd23, Cmd18]);
+        assert_eq!(legacy(&rq(Op::Write), true).commands, &[Cmd23, Cmd25, Cmd13]);
+        assert_eq!(legacy(&rq(Op::Write), false).commands, &[Cmd23, Cmd25]);
+        assert_eq!(legacy(&rq(Op::Discard), true).commands, &[Cmd35, Cmd36, Cmd38]);
+        assert_eq!(legacy(&rq(Op::Flush), true).commands, &[Cmd6]);
+    }
+
+    #[test]
+    fn cmdq_queues_data_as_tasks_and_sends_flush_and_discard_direct() {
+        assert_eq!(queued(&rq(Op::Read), true).commands, &[Cmd44, Cmd45, Cmd46]);
+        assert_eq!(queued(&rq(Op::Write), true).commands, &[Cmd44, Cmd45, Cmd47]);
+        assert_eq!(queued(&rq(Op::Flush), true).commands, &[Cmd6]);
+        assert_eq!(queued(&rq(Op::Discard), false).commands, &[Cmd35, Cmd36, Cmd38]);
+    }
 }

@@ -6,8 +6,7 @@
 //!   [`RequestQueue`] (`blk_fetch_request`) when it has room, decides which
 //!   bus commands each becomes ([`command`]: CMD23 + CMD18/CMD25, the erase
 //!   sequence for a discard, CMD6 FLUSH_CACHE, or a CMDQ task) and issues
-//!   them through the device's command interface ([`Emmc::execute`],
-//!   [`Emmc::execute_queued`]).
+//!   them through the device's command interface ([`Emmc::execute`]).
 //! * The device returns each command's completion time; the driver owns the
 //!   resulting events ([`DriverEvent`]): the device finishing, the
 //!   completion interrupt, and its own thread (`mmcqd`) or hardware-queue
@@ -278,11 +277,13 @@ impl Driver {
     /// completion.
     fn issue<E: DriverEvents>(&mut self, now: Ns, rq: RqId, queued: bool, q: &mut EventQueue<E>) {
         let r = self.held[rq as usize].0;
-        let done = if queued {
-            self.device.execute_queued(now, &command::queued(&r))
+        let poll = self.device.config().bus.status_poll_after_write;
+        let cmd = if queued {
+            command::queued(&r, poll)
         } else {
-            self.device.execute(now, &command::legacy(&r))
+            command::legacy(&r, poll)
         };
+        let done = self.device.execute(now, &cmd);
         self.held[rq as usize].1 = DeviceTimes { start: now, done };
         q.at(done, DriverEvent::DeviceDone(rq));
     }

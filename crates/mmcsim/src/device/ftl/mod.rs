@@ -1,25 +1,80 @@
-//! Flash translation layers.
+//! Flash translation layer: a [`Mapping`] scheme built from a block
+//! manager, garbage collection and wear leveling.
 //!
 //! Contract: an FTL is an untimed state machine. Host data reaches it one
 //! *stripe page* at a time (up to `planes × page_kib / 4` logical 4 KiB pages,
-//! each with the oracle version written with it); it maps them, runs garbage
-//! collection when a die runs short of free blocks, and appends the NAND
-//! operations this costs to a caller-owned buffer
-//! ([`NandOp`](super::nand::NandOp)). The caller
-//! times those operations (timed path) or drops them (preconditioning), so
-//! both paths run the same code and the hot path does not allocate.
+//! each with the oracle version written with it); it maps them, reclaims
+//! space when a die runs short of free blocks, and appends the NAND
+//! operations this costs to a caller-owned buffer of
+//! [`super::nand::NandOp`]. The caller times those operations
+//! (timed path) or drops them (preconditioning), so both paths run the same
+//! code and the hot path does not allocate.
 //!
-//! Built: [`PageFtl`] (page-level mapping at 4 KiB granularity, greedy GC,
-//! dynamic wear leveling).
+//! The stages, as in MQSim's address-mapping unit / block manager / GC-and-WL
+//! unit:
+//! * [`Mapping`] — the address-mapping scheme the controller talks to:
+//!   lookup, write, trim, user capacity. Built: [`PageMapping`]
+//!   (page-level, 4 KiB units; [`MappingScheme::Page`]). A hybrid log-block
+//!   or a demand-based (DFTL) scheme plugs in as another implementation;
+//!   each write reports where its data went and how much reclaim work (GC or
+//!   merges) it ran first ([`Placement`]).
+//! * [`page_table`] — the page-level L2P table.
+//! * [`block_manager`] — erase blocks in stripes: per-die free pools, the
+//!   host and GC write points, allocation (dynamic wear leveling: the
+//!   least-worn free stripe), valid counts and the physical-to-logical
+//!   record of every slot.
+//! * [`gc`] — foreground garbage collection with a [`VictimPolicy`].
+//! * [`wear_leveling`] — the static wear-leveling hook consulted after each
+//!   GC session.
 
+pub mod block_manager;
+pub mod gc;
+mod integrity;
 mod page;
+pub mod page_table;
+pub mod wear_leveling;
 
-pub use page::PageFtl;
+pub use gc::VictimPolicy;
+pub use integrity::IntegrityError;
+pub use page::PageMapping;
+
+use super::nand::NandOp;
+use serde::{Deserialize, Serialize};
 
 /// "No mapping" marker in the L2P and P2L tables.
 pub const UNMAPPED: u32 = u32::MAX;
 
-/// Life-cycle state of an erase block.
+/// Address-mapping schemes (`[ftl] mapping` of a device profile).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MappingScheme {
+    /// Page-level mapping: any 4 KiB logical page in any 4 KiB slot.
+    Page,
+    /// Hybrid log-block mapping (block-mapped data blocks plus a few
+    /// page-mapped log blocks, merged when they run out). Not modelled yet.
+    Hybrid,
+    /// Demand-based page-level mapping (DFTL: the L2P table on flash, a
+    /// cached mapping table in SRAM). Not modelled yet.
+    Dftl,
+}
+
+impl MappingScheme {
+    /// The name used in device profiles.
+    pub fn name(self) -> &'static str {
+        match self {
+            MappingScheme::Page => "page",
+            MappingScheme::Hybrid => "hybrid",
+            MappingScheme::Dftl => "dftl",
+        }
+    }
+
+    /// True when the simulator has an implementation of this scheme.
+    pub fn is_modelled(self) -> bool {
+        matches!(self, MappingScheme::Page)
+    }
+}
+
+/// Life-cycle state of an erase block (a stripe of blocks, one per plane).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockState {
     /// Erased, in the free pool.
@@ -32,21 +87,76 @@ pub enum BlockState {
     Collecting,
 }
 
-/// Counters kept by the FTL (all cumulative until [`PageFtl::reset_stats`]).
+/// Counters kept by the FTL (all cumulative until [`Mapping::reset_stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FtlStats {
-    /// 4 KiB slots programmed on NAND: host data, GC moves and padding.
+    /// 4 KiB slots programmed on NAND: host data, GC moves, wear-leveling
+    /// moves and padding.
     pub programmed_slots: u64,
     /// Slots programmed as padding (partial stripe pages).
     pub padding_slots: u64,
-    /// Victim blocks collected.
+    /// Victim blocks collected by garbage collection.
     pub gc_runs: u64,
-    /// Valid slots moved by GC.
+    /// Valid slots moved by garbage collection.
     pub gc_slots_moved: u64,
-    /// NAND page reads issued by the FTL (GC).
+    /// Cold blocks migrated by static wear leveling.
+    pub wl_migrations: u64,
+    /// Valid slots moved by static wear leveling.
+    pub wl_slots_moved: u64,
+    /// NAND page reads issued by the FTL (GC and wear leveling).
     pub nand_reads: u64,
     /// NAND stripe-page programs.
     pub nand_programs: u64,
-    /// Block erases.
+    /// Block erases (multi-plane erases of a stripe count once).
     pub nand_erases: u64,
+}
+
+/// Where one stripe-page write went and what it cost besides its own
+/// program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// Die the data was programmed on.
+    pub die: u32,
+    /// NAND operations appended before the data's own program: the reclaim
+    /// work (garbage collection, wear-leveling moves — or merges, in a
+    /// log-block scheme) the write had to wait for. The data's program is
+    /// the operation right after them.
+    pub reclaim_ops: usize,
+}
+
+/// An address-mapping scheme: the FTL as the controller sees it.
+///
+/// Logical pages (LPNs) are 4 KiB; physical slots are 4 KiB units of the
+/// NAND array (see [`super::nand`] for their numbering).
+pub trait Mapping: std::fmt::Debug {
+    /// The scheme this is.
+    fn scheme(&self) -> MappingScheme;
+    /// Logical 4 KiB pages visible to the host (the user capacity).
+    fn user_lpns(&self) -> u32;
+    /// Physical slot holding `lpn`, if mapped.
+    fn lookup(&self, lpn: u32) -> Option<u32>;
+    /// Writes one stripe page of host data (`entries` = `(lpn, version)`, at
+    /// most a stripe page; the rest is padding), reclaiming space first if
+    /// needed; the NAND operations are appended to `ops`.
+    fn write(&mut self, entries: &[(u32, u32)], ops: &mut Vec<NandOp>) -> Placement;
+    /// Unmaps `lpn` (TRIM/discard): its slot becomes invalid.
+    fn trim(&mut self, lpn: u32);
+    /// Counters.
+    fn stats(&self) -> FtlStats;
+    /// Clears the counters (state such as erase counts is kept).
+    fn reset_stats(&mut self);
+    /// Puts back counters saved earlier (untimed work that must not count).
+    fn restore_stats(&mut self, saved: FtlStats);
+    /// Erase count of every block.
+    fn erase_counts(&self) -> &[u32];
+    /// Checks the FTL against the oracle: `expected[lpn]` is the newest
+    /// version the host wrote (0 = never written or trimmed) and `pending`
+    /// the `(lpn, version)` entries still in the write buffer, oldest first.
+    fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError>;
+}
+
+/// Logical pages left to the host by `slots` physical slots with a fraction
+/// `over_provisioning` hidden (rounded down to whole pages).
+pub fn user_lpns(slots: u32, over_provisioning: f64) -> u32 {
+    (slots as f64 * (1.0 - over_provisioning)).floor() as u32
 }

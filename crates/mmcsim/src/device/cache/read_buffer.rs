@@ -1,6 +1,11 @@
 //! Controller read buffer: the last N NAND pages sensed (demand or prefetch),
 //! each with the time its data is in SRAM, and forward-stream detection.
 //!
+//! Contract: the buffer only remembers pages and when they are ready; the
+//! firmware senses on a miss, inserts what it sensed, and asks
+//! [`ReadBuffer::note_read`] whether to prefetch. Entries are never stale:
+//! the firmware drops the pages of every erased block.
+//!
 //! A 4 KiB read inside a page already buffered hits in either direction;
 //! a forward sequential stream (a read starting where the previous read
 //! ended) makes the controller sense the next pages ahead, so ascending

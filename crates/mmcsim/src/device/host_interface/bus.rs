@@ -7,11 +7,11 @@
 //! DDR52 × 8 that is 256 + 16 + 2 = 274 clocks = 5.27 µs per block, 42 µs
 //! per 4 KiB — matching the ≈ 39 µs of emmc-parameters.md §1.1.
 //!
-//! Command counts per operation [spec, emmc-parameters.md §1.2]:
-//! data read/write = CMD23 + CMD18/CMD25; after a write the host polls CMD13;
-//! flush = CMD6 (FLUSH_CACHE); discard = CMD35 + CMD36 + CMD38.
+//! A command with its response costs `cmd_response_bits` clocks of the 1-bit
+//! CMD line; which commands a request needs is the driver's choice
+//! [spec, emmc-parameters.md §1.2] (see the sequences in `command.rs`).
 
-use super::config::BusConfig;
+use crate::device::config::BusConfig;
 use crate::types::Ns;
 
 /// Clocks of start + end bit around each block on the DAT lines.
@@ -25,7 +25,6 @@ pub struct Bus {
     ps_per_clock: u64,
     block_clocks: u64,
     cmd_clocks: u64,
-    poll_after_write: bool,
 }
 
 impl Bus {
@@ -36,27 +35,19 @@ impl Bus {
             ps_per_clock: (1e6 / c.clock_mhz).round() as u64,
             block_clocks: 512 * 8 / bits_per_clock + CRC_CLOCKS + START_END_CLOCKS,
             cmd_clocks: c.cmd_response_bits as u64,
-            poll_after_write: c.status_poll_after_write,
         }
     }
     fn clocks_ns(&self, clocks: u64) -> Ns {
         (clocks * self.ps_per_clock).div_ceil(1000)
     }
-    /// Time of `n` commands with their responses on the CMD line, in ns.
+    /// Time of `n` back-to-back commands with their responses on the CMD
+    /// line, in ns (rounded up once for the group).
     pub fn commands_ns(&self, n: u32) -> Ns {
         self.clocks_ns(self.cmd_clocks * n as u64)
     }
     /// Data transfer time of `sectors` 512-byte blocks, in ns.
     pub fn data_ns(&self, sectors: u64) -> Ns {
         self.clocks_ns(self.block_clocks * sectors)
-    }
-    /// Time of the status poll after a write (CMD13), in ns (0 if disabled).
-    pub fn status_poll_ns(&self) -> Ns {
-        if self.poll_after_write {
-            self.commands_ns(1)
-        } else {
-            0
-        }
     }
     /// Payload rate of long transfers, in MB/s (10^6 bytes per second).
     #[cfg(test)]

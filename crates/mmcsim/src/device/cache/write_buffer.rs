@@ -1,6 +1,12 @@
 //! Controller write buffer (eMMC 4.5 volatile cache or a power-protected
 //! buffer).
 //!
+//! Contract: the buffer keeps host data until the FTL has programmed it and
+//! decides nothing about timing beyond "wait for space"; the firmware
+//! programs a full stripe page when [`WriteBuffer::push`] says so, on a
+//! flush and on a FUA write to a volatile buffer, and reads buffered LPNs
+//! from it ([`WriteBuffer::holds`]).
+//!
 //! Host data enters as 4 KiB entries `(lpn, version)`. Entries wait in
 //! `pending` until a full stripe page has accumulated; the controller then
 //! programs them and they stay *in flight* — still occupying buffer space

@@ -1,0 +1,330 @@
+//! Mapping cache: the map pages (4 KiB, 1,024 4-byte L2P entries = 4 MiB of
+//! LBA space each) the controller holds in SRAM, least recently used out.
+//!
+//! Contract: phone eMMC has no DRAM, so only a few map pages fit
+//! (`[map_cache] entries`). [`MapCache::lookup`] makes the map pages of a
+//! command's LPN range resident and returns when they are: a hit costs
+//! nothing; a miss reads the map page from NAND (one sense + 4 KiB out on
+//! the die holding it) and the command waits for that read only; a dirty
+//! page evicted to make room is programmed back in the background. On a
+//! forward access (first LPN above the previous command's) the next
+//! `prefetch_map_pages` map pages are loaded too, after the command's own
+//! NAND reads ([`MapCache::issue_prefetch`]).
+//!
+//! Layout on NAND: consecutive map pages are kept in *translation pages* of
+//! one multi-plane stripe page (planes × page_kib / 4 map pages), spread
+//! round-robin over the dies, so map pages of one translation page are
+//! sensed together. Entries are few (tens): a linear scan is cheapest.
+
+use crate::device::nand::NandTimelines;
+use crate::types::Ns;
+
+/// L2P entries (4 bytes each) in one 4 KiB map page: 4 MiB of LBA space.
+pub const ENTRIES_PER_MAP_PAGE: u32 = 1024;
+
+/// The mapping cache and the controller's policy for loading, prefetching
+/// and writing back map pages.
+#[derive(Clone, Debug)]
+pub struct MapCache {
+    lru: MapLru,
+    /// Map pages covering the user LPNs.
+    pages: u32,
+    /// Map pages per translation page (one stripe page).
+    per_sense: u32,
+    /// Dies the translation pages are spread over.
+    dies: u32,
+    /// Map pages loaded after a forward miss.
+    prefetch: u32,
+    /// Deferred map prefetch: `(die, translation page, bytes, own map page
+    /// ready, die free mark)`.
+    deferred: Vec<(u32, u32, u32, Ns, Option<Ns>)>,
+    /// First LPN of the previous lookup (forward-access detection).
+    last_lpn: Option<u32>,
+    nand_reads: u64,
+    pages_loaded: u64,
+    writebacks: u64,
+}
+
+impl MapCache {
+    /// An empty cache of `entries` map pages for `lpns` logical pages, with
+    /// translation pages of `per_sense` map pages over `dies` dies, loading
+    /// `prefetch` more map pages after a forward miss (at most
+    /// `entries − 1`).
+    pub fn new(entries: u32, prefetch: u32, lpns: u32, per_sense: u32, dies: u32) -> MapCache {
+        MapCache {
+            lru: MapLru::new(entries),
+            pages: lpns.div_ceil(ENTRIES_PER_MAP_PAGE),
+            per_sense,
+            dies,
+            prefetch: prefetch.min(entries - 1),
+            deferred: Vec::with_capacity(8),
+            last_lpn: None,
+            nand_reads: 0,
+            pages_loaded: 0,
+            writebacks: 0,
+        }
+    }
+
+    /// Map page holding `lpn`'s entry.
+    pub fn map_page(lpn: u32) -> u32 {
+        lpn / ENTRIES_PER_MAP_PAGE
+    }
+
+    /// True when the map page holding `lpn`'s entry is cached.
+    pub fn holds_entry_of(&self, lpn: u32) -> bool {
+        self.lru.contains(Self::map_page(lpn))
+    }
+
+    /// Die storing map page `m`.
+    fn die_of(&self, m: u32) -> u32 {
+        (m / self.per_sense) % self.dies
+    }
+
+    /// Looks up the map pages of LPNs `[first, end)` at `t` ns (`dirty` for
+    /// writes and trims); returns when every needed map page is in SRAM, ns.
+    pub fn lookup(
+        &mut self,
+        tl: &mut NandTimelines,
+        t: Ns,
+        first: u32,
+        end: u32,
+        dirty: bool,
+    ) -> Ns {
+        let forward = self.last_lpn.is_none_or(|p| first > p);
+        self.last_lpn = Some(first);
+        let mut ready = t;
+        for m in Self::map_page(first)..=Self::map_page(end - 1) {
+            let a = self.lru.access(m, dirty);
+            if let Some(ev) = a.evicted_dirty {
+                self.write_back(tl, t, ev);
+            }
+            if !a.hit {
+                ready = ready.max(self.load(tl, t, m, forward));
+            }
+        }
+        ready
+    }
+
+    /// Reads map page `m` from NAND (sense + 4 KiB out); the command waits
+    /// only for this. On a forward access the next `prefetch` map pages are
+    /// loaded too: those in the same translation page were sensed together
+    /// with `m` and only need their data-out; those in the next translation
+    /// page need one more sense. The controller serves the host first: the
+    /// extra transfers are deferred to [`Self::issue_prefetch`] (and the die
+    /// is sensed again if the data read used it in between).
+    fn load(&mut self, tl: &mut NandTimelines, t: Ns, m: u32, forward: bool) -> Ns {
+        let die = self.die_of(m);
+        let (_, own) = tl.read(t, die, 4096);
+        self.nand_reads += 1;
+        self.pages_loaded += 1;
+        if !forward {
+            return own;
+        }
+        let group = m / self.per_sense;
+        for k in 1..=self.prefetch {
+            let mm = m + k;
+            if mm >= self.pages {
+                break;
+            }
+            if self.lru.contains(mm) {
+                continue;
+            }
+            if let Some(ev) = self.lru.prefetch(mm) {
+                self.write_back(tl, t, ev);
+            }
+            let g = mm / self.per_sense;
+            // Still in the page register only if nothing used the die since.
+            let mark = if g == group { Some(own) } else { None };
+            match self.deferred.iter_mut().find(|e| e.1 == g) {
+                Some(e) => e.2 += 4096,
+                None => self.deferred.push((self.die_of(mm), g, 4096, own, mark)),
+            }
+            self.pages_loaded += 1;
+        }
+        own
+    }
+
+    /// Issues the deferred data-out (or re-sense) of prefetched map pages;
+    /// called once the command's own NAND reads are booked.
+    pub fn issue_prefetch(&mut self, tl: &mut NandTimelines) {
+        for &(die, _, bytes, own, mark) in &self.deferred {
+            if mark.is_some_and(|m| tl.die_free_at(die) == m) {
+                tl.data_out(own, die, bytes);
+            } else {
+                tl.read(own, die, bytes);
+                self.nand_reads += 1;
+            }
+        }
+        self.deferred.clear();
+    }
+
+    /// Programs dirty evicted map page `m` back to its translation block
+    /// (background: occupies the die and channel only).
+    fn write_back(&mut self, tl: &mut NandTimelines, t: Ns, m: u32) {
+        tl.program(t, self.die_of(m), 4096, false);
+        self.writebacks += 1;
+    }
+
+    /// Empties the cache and forgets the access direction (dirty pages are
+    /// dropped: used after preconditioning, where map writes are not timed).
+    pub fn clear(&mut self) {
+        self.lru.clear();
+        self.deferred.clear();
+        self.last_lpn = None;
+    }
+    /// Lookups of a map page that hit.
+    pub fn hits(&self) -> u64 {
+        self.lru.hits()
+    }
+    /// Lookups of a map page that missed.
+    pub fn misses(&self) -> u64 {
+        self.lru.misses()
+    }
+    /// NAND senses for map pages (misses and prefetch re-senses).
+    pub fn nand_reads(&self) -> u64 {
+        self.nand_reads
+    }
+    /// Map pages read from NAND (misses plus forward prefetch).
+    pub fn pages_loaded(&self) -> u64 {
+        self.pages_loaded
+    }
+    /// Dirty map pages programmed back on eviction.
+    pub fn writebacks(&self) -> u64 {
+        self.writebacks
+    }
+    /// Clears the counters.
+    pub fn reset_stats(&mut self) {
+        self.lru.reset_stats();
+        self.nand_reads = 0;
+        self.pages_loaded = 0;
+        self.writebacks = 0;
+    }
+}
+
+/// Outcome of one map-page access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MapAccess {
+    /// The page was cached.
+    hit: bool,
+    /// A dirty page evicted to make room; it must be programmed back.
+    evicted_dirty: Option<u32>,
+}
+
+/// LRU set of cached map pages.
+#[derive(Clone, Debug)]
+struct MapLru {
+    capacity: usize,
+    /// `(map_page, last_use, dirty)`.
+    entries: Vec<(u32, u64, bool)>,
+    clock: u64,
+    hits: u64,
+    misses: u64,
+}
+
+impl MapLru {
+    /// An empty cache of `capacity` map pages.
+    fn new(capacity: u32) -> MapLru {
+        MapLru {
+            capacity: capacity.max(1) as usize,
+            entries: Vec::with_capacity(capacity as usize),
+            clock: 0,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// True when `m` is cached (no recency update, no statistics).
+    fn contains(&self, m: u32) -> bool {
+        self.entries.iter().any(|e| e.0 == m)
+    }
+
+    /// Looks up `m` for a host access, counting a hit or miss; on a miss the
+    /// page is inserted as most recently used. `dirty` marks the page as
+    /// modified (writes, trims).
+    fn access(&mut self, m: u32, dirty: bool) -> MapAccess {
+        self.clock += 1;
+        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == m) {
+            e.1 = self.clock;
+            e.2 |= dirty;
+            self.hits += 1;
+            return MapAccess {
+                hit: true,
+                evicted_dirty: None,
+            };
+        }
+        self.misses += 1;
+        MapAccess {
+            hit: false,
+            evicted_dirty: self.insert(m, dirty),
+        }
+    }
+
+    /// Inserts a prefetched page `m` as less recent than the page just
+    /// accessed (it is wanted later, not now). Returns an evicted dirty page.
+    fn prefetch(&mut self, m: u32) -> Option<u32> {
+        if self.contains(m) {
+            return None;
+        }
+        let ev = self.insert(m, false);
+        // Rank just below the current most-recent entry.
+        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == m) {
+            e.1 = self.clock.saturating_sub(1);
+        }
+        ev
+    }
+
+    fn insert(&mut self, m: u32, dirty: bool) -> Option<u32> {
+        let mut evicted = None;
+        if self.entries.len() == self.capacity {
+            let (i, _) = self
+                .entries
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, e)| (e.1, e.0))
+                .expect("capacity >= 1");
+            let old = self.entries.swap_remove(i);
+            if old.2 {
+                evicted = Some(old.0);
+            }
+        }
+        self.entries.push((m, self.clock, dirty));
+        evicted
+    }
+
+    /// Empties the cache (dirty pages are dropped: used after
+    /// preconditioning, where map writes are not timed).
+    fn clear(&mut self) {
+        self.entries.clear();
+    }
+    /// Host accesses that hit.
+    fn hits(&self) -> u64 {
+        self.hits
+    }
+    /// Host accesses that missed.
+    fn misses(&self) -> u64 {
+        self.misses
+    }
+    /// Clears the hit and miss counters.
+    fn reset_stats(&mut self) {
+        self.hits = 0;
+        self.misses = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lru_eviction_and_dirty_writeback() {
+        let mut c = MapLru::new(2);
+        assert!(!c.access(1, true).hit);
+        assert!(!c.access(2, false).hit);
+        assert!(c.access(1, false).hit);
+        // 2 is least recent: evicted clean.
+        assert_eq!(c.access(3, false).evicted_dirty, None);
+        // 1 is least recent now and dirty.
+        assert_eq!(c.access(4, false).evicted_dirty, Some(1));
+        assert_eq!((c.hits(), c.misses()), (1, 4));
+    }
+}

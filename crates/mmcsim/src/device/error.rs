@@ -1,0 +1,21 @@
+//! Errors of the device model.
+//!
+//! Configuration errors are reported while a profile is validated
+//! ([`crate::Error::Config`], with the file, section and key); what remains
+//! here are broken invariants — simulator or driver bugs, never user
+//! errors — typed so a caller can tell them apart; each converts into
+//! [`crate::Error::Device`].
+
+use super::ftl::IntegrityError;
+use super::host_interface::CommandError;
+
+/// A device-model error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    /// The FTL disagrees with the version oracle or its own accounting.
+    #[error("FTL integrity: {0}")]
+    Integrity(#[from] IntegrityError),
+    /// The driver sent a command sequence that does not fit its request.
+    #[error("MMC command: {0}")]
+    Command(#[from] CommandError),
+}

@@ -1,0 +1,251 @@
+//! The controller firmware: the handler of each operation, which runs a
+//! command from the host interface through the caches and the FTL and books
+//! the NAND work on the timelines.
+//!
+//! * Read: mapping-cache lookup, then per LPN the write buffer, the read
+//!   buffer or a NAND sense; each 4 KiB goes out on the bus as soon as it is
+//!   ready. A read continuing a forward stream prefetches the following
+//!   NAND pages into the read buffer in the background.
+//! * Write: mapping-cache lookup (dirty), then per LPN write-buffer space
+//!   and the transfer; a full stripe page is programmed in the background
+//!   (with any foreground GC first). A FUA write on a volatile buffer waits
+//!   until its data is on NAND.
+//! * Discard: mapping-cache lookup (dirty), then TRIM of every LPN.
+//! * Flush: on a volatile buffer, programs the pending entries (padding the
+//!   stripe page) and waits for every program in flight.
+
+use super::host_interface::{DeviceCommand, Sequence};
+use super::nand::{Geometry, NandOp};
+use super::Emmc;
+use crate::types::{Ns, Op, SECTORS_PER_PAGE};
+
+/// Counters kept by the firmware (the caches and the FTL keep their own).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Counters {
+    /// 4 KiB slots the host wrote.
+    pub host_slots_written: u64,
+    /// 4 KiB slots the host read.
+    pub host_slots_read: u64,
+    /// NAND senses of host data on a read-buffer miss.
+    pub data_nand_reads: u64,
+    /// NAND senses of read-buffer prefetch.
+    pub prefetch_nand_reads: u64,
+    /// Host LPN reads served from the write buffer.
+    pub write_buffer_read_hits: u64,
+    /// Host LPN reads of unmapped pages.
+    pub unmapped_reads: u64,
+    /// Commands charged the reverse-seek calibration knob.
+    pub reverse_penalties: u64,
+}
+
+/// Sectors of `[sector, sector + sectors)` falling in `lpn`.
+fn sectors_in(lpn: u32, sector: u64, sectors: u32) -> u64 {
+    let a = (lpn as u64 * SECTORS_PER_PAGE).max(sector);
+    let b = ((lpn as u64 + 1) * SECTORS_PER_PAGE).min(sector + sectors as u64);
+    b.saturating_sub(a)
+}
+
+impl Emmc {
+    /// Runs `cmd` (decoded as `seq`) from `t0` ns, when the host interface
+    /// has it; returns when its last transfer (or its wait) ends, ns.
+    pub(super) fn run_command(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
+        match cmd.op {
+            Op::Read => self.read(t0, cmd, seq),
+            Op::Write => self.write(t0, cmd, seq),
+            Op::Discard => self.discard(t0, cmd, seq),
+            Op::Flush => self.flush(t0, seq),
+        }
+    }
+
+    /// Command phase on the bus, firmware, and the calibration knob.
+    fn front(&mut self, t0: Ns, seq: &Sequence, sector: u64) -> Ns {
+        let mut t = self.hi.command_phase(t0, seq) + self.fw_ns;
+        if self.reverse_penalty_ns > 0 && self.last_sector.is_some_and(|p| sector < p) {
+            t += self.reverse_penalty_ns;
+            self.c.reverse_penalties += 1;
+        }
+        self.last_sector = Some(sector);
+        t
+    }
+
+    fn read(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
+        let t = self.front(t0, seq, cmd.sector);
+        let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
+        if first == end {
+            return self.hi.xfer(t, self.hi.data_ns(cmd.sectors as u64));
+        }
+        let t_map = self.map.lookup(&mut self.tl, t, first, end, false);
+        let stream = self
+            .rbuf
+            .note_read(cmd.sector, cmd.sector + cmd.sectors as u64);
+        let page_bytes = self.geo.page_bytes();
+        let mut bus_t = t_map;
+        for lpn in first..end {
+            let ready = if self.wbuf.holds(lpn) {
+                self.c.write_buffer_read_hits += 1;
+                t_map
+            } else if let Some(slot) = self.ftl.lookup(lpn) {
+                let page = self.geo.slot_page_id(slot);
+                match self.rbuf.find(page) {
+                    Some(r) => {
+                        self.rbuf.count(true);
+                        r.max(t_map)
+                    }
+                    None => {
+                        self.rbuf.count(false);
+                        let upper = Geometry::is_upper_page(self.geo.slot_page(slot));
+                        let die = self.geo.slot_die(slot);
+                        let (_, e) = self.tl.read_page(t_map, die, page_bytes, upper);
+                        self.c.data_nand_reads += 1;
+                        self.rbuf.insert(page, e);
+                        e
+                    }
+                }
+            } else {
+                self.c.unmapped_reads += 1;
+                t_map
+            };
+            let d = self.hi.data_ns(sectors_in(lpn, cmd.sector, cmd.sectors));
+            bus_t = self.hi.xfer(bus_t.max(ready), d);
+        }
+        self.c.host_slots_read += (end - first) as u64;
+        self.map.issue_prefetch(&mut self.tl);
+        if stream && self.cfg.read_buffer.prefetch_kib > 0 {
+            self.prefetch_after(t_map, end);
+        }
+        bus_t
+    }
+
+    /// Senses the NAND pages holding the LPNs after a forward stream into the
+    /// read buffer, in the background (at most `pages - 1` new pages so the
+    /// demand data stays). Stops at a map page that is not cached.
+    fn prefetch_after(&mut self, t: Ns, from: u32) {
+        let n = self.cfg.read_buffer.prefetch_kib / 4;
+        let to = from.saturating_add(n).min(self.ftl.user_lpns());
+        let mut budget = self.rbuf.capacity().saturating_sub(1);
+        let page_bytes = self.geo.page_bytes();
+        for lpn in from..to {
+            if budget == 0 || !self.map.holds_entry_of(lpn) {
+                break;
+            }
+            if self.wbuf.holds(lpn) {
+                continue;
+            }
+            let Some(slot) = self.ftl.lookup(lpn) else {
+                continue;
+            };
+            let page = self.geo.slot_page_id(slot);
+            if self.rbuf.find(page).is_some() {
+                continue;
+            }
+            let upper = Geometry::is_upper_page(self.geo.slot_page(slot));
+            let (_, e) = self
+                .tl
+                .read_page(t, self.geo.slot_die(slot), page_bytes, upper);
+            self.rbuf.insert(page, e);
+            self.rbuf.count_prefetch();
+            self.c.prefetch_nand_reads += 1;
+            budget -= 1;
+        }
+    }
+
+    fn write(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
+        let t = self.front(t0, seq, cmd.sector);
+        let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
+        if first == end {
+            return self.hi.xfer(t, self.hi.data_ns(cmd.sectors as u64));
+        }
+        let t_map = self.map.lookup(&mut self.tl, t, first, end, true);
+        self.map.issue_prefetch(&mut self.tl);
+        let mut bus_t = t_map;
+        for lpn in first..end {
+            bus_t = self.wbuf.wait_for_space(bus_t);
+            let d = self.hi.data_ns(sectors_in(lpn, cmd.sector, cmd.sectors));
+            bus_t = self.hi.xfer(bus_t, d);
+            let v = self.oracle.write(lpn);
+            self.c.host_slots_written += 1;
+            if self.wbuf.push(lpn, v) {
+                self.program_pending(bus_t);
+            }
+        }
+        let mut done = bus_t;
+        if cmd.fua && self.cfg.write_buffer.volatile {
+            if !self.wbuf.pending().is_empty() {
+                self.program_pending(bus_t);
+            }
+            done = self.wbuf.drain_time(bus_t);
+        }
+        done
+    }
+
+    fn discard(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
+        let t = self.front(t0, seq, cmd.sector);
+        let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
+        if first == end {
+            return t;
+        }
+        let t_map = self.map.lookup(&mut self.tl, t, first, end, true);
+        self.map.issue_prefetch(&mut self.tl);
+        for lpn in first..end {
+            self.trim_lpn(lpn);
+        }
+        t_map
+    }
+
+    fn flush(&mut self, t0: Ns, seq: &Sequence) -> Ns {
+        let t = self.hi.command_phase(t0, seq) + self.fw_ns;
+        if !self.cfg.write_buffer.volatile {
+            return t;
+        }
+        if !self.wbuf.pending().is_empty() {
+            self.program_pending(t);
+        }
+        self.wbuf.drain_time(t)
+    }
+
+    /// TRIM of one LPN: buffered data dropped, mapping removed.
+    pub(super) fn trim_lpn(&mut self, lpn: u32) {
+        self.wbuf.discard(lpn);
+        self.ftl.trim(lpn);
+        self.oracle.trim(lpn);
+    }
+
+    /// Programs the pending write-buffer entries (padding a partial stripe)
+    /// starting at `t`, with any foreground GC first; returns the end.
+    fn program_pending(&mut self, t: Ns) -> Ns {
+        self.wbuf.take_pending(&mut self.stripe_tmp, Some(t));
+        self.ops.clear();
+        self.ftl.write(&self.stripe_tmp, &mut self.ops);
+        let mut end = t;
+        let ppb = self.geo.pages_per_block;
+        for op in &self.ops {
+            end = end.max(self.tl.apply(t, op));
+            if let NandOp::Erase { blk, .. } = *op {
+                self.rbuf.invalidate_range(blk * ppb, ppb);
+            }
+        }
+        self.wbuf.mark_inflight(&self.stripe_tmp, end);
+        end
+    }
+
+    /// Untimed program of the pending entries (padding a partial stripe).
+    pub(super) fn program_pending_untimed(&mut self) {
+        self.wbuf.take_pending(&mut self.stripe_tmp, None);
+        self.ops.clear();
+        self.ftl.write(&self.stripe_tmp, &mut self.ops);
+        let ppb = self.geo.pages_per_block;
+        for op in &self.ops {
+            if let NandOp::Erase { blk, .. } = *op {
+                self.rbuf.invalidate_range(blk * ppb, ppb);
+            }
+        }
+    }
+
+    /// Untimed host write of one LPN.
+    pub(super) fn write_lpn_untimed(&mut self, lpn: u32) {
+        let v = self.oracle.write(lpn);
+        if self.wbuf.push(lpn, v) {
+            self.program_pending_untimed();
+        }
+    }
+}

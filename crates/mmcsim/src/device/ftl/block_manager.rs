@@ -1,0 +1,392 @@
+//! The block manager: erase blocks, their free pools, write points and
+//! valid-data accounting.
+//!
+//! * Blocks are handled in *stripes* ("superblocks"): block `b` of every
+//!   plane of a die, allocated, programmed (one multi-plane program per
+//!   stripe page, same page offset on every plane), collected and erased
+//!   (multi-plane erase) together, so the planes of a die never run out of
+//!   free blocks unevenly. Stripe `s` is `die * blocks_per_plane + b`.
+//! * Each die has a host write point and a GC write point ([`Stream`]), so
+//!   data moved by GC (cold) does not mix with host data, and a third one
+//!   for the cold data static wear leveling moves (used only when that is
+//!   on). Host stripe pages go to the dies round-robin (the mapping
+//!   decides).
+//! * Allocation takes a die's least-worn free stripe (ordered set
+//!   `(erase_count, stripe)`): dynamic wear leveling. With it off, the
+//!   lowest-numbered free stripe. The cold write point takes the most-worn
+//!   (highest-numbered) one instead.
+//! * Full stripes are kept ordered by `(valid, stripe)` for greedy victim
+//!   selection; each stripe also records when it was filled and last
+//!   modified (in stripe-page programs) for the FIFO and cost-benefit
+//!   policies.
+//! * Every slot's out-of-band record holds the LPN and oracle version written
+//!   with it (the physical-to-logical map); invalidating a slot clears its
+//!   LPN, so "valid" = "has an LPN".
+
+use super::{BlockState, FtlStats, UNMAPPED};
+use crate::device::nand::{Geometry, NandArray, NandOp};
+use std::collections::BTreeSet;
+
+/// Which write point of a die a program goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// Host data.
+    Host,
+    /// Data moved by garbage collection.
+    Gc,
+    /// Cold data moved by static wear leveling; its stripes are the die's
+    /// most-worn free ones, so cold data rests on worn blocks.
+    Cold,
+}
+
+/// Write points per die (one per [`Stream`]).
+const STREAMS: usize = 3;
+
+/// One programmed stripe page: stripe and page offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StripePage {
+    /// Stripe (`die * blocks_per_plane + block`).
+    pub stripe: u32,
+    /// Page offset within the stripe's blocks.
+    pub page: u32,
+}
+
+/// A die's write point: the open stripe and its next page (`pages_per_block`
+/// = none open).
+#[derive(Clone, Copy, Debug)]
+struct WritePoint {
+    stripe: u32,
+    page: u32,
+}
+
+/// Block state of the whole array.
+#[derive(Clone, Debug)]
+pub struct BlockManager {
+    pub(super) geo: Geometry,
+    pub(super) nand: NandArray,
+    /// Per slot: the LPN stored there while valid, else [`UNMAPPED`].
+    pub(super) p2l: Vec<u32>,
+    /// Per slot: the oracle version written with the data.
+    pub(super) slot_version: Vec<u32>,
+    /// Per stripe: valid slots.
+    pub(super) valid: Vec<u32>,
+    pub(super) state: Vec<BlockState>,
+    /// Per die: free stripes keyed by wear `(erase_count, stripe)`.
+    pub(super) free: Vec<BTreeSet<(u32, u32)>>,
+    /// Per die: full stripes keyed by `(valid, stripe)`.
+    pub(super) full: Vec<BTreeSet<(u32, u32)>>,
+    /// Per die: one write point per [`Stream`].
+    points: Vec<[WritePoint; STREAMS]>,
+    dynamic_wl: bool,
+    /// Stripe pages programmed so far: the FTL's logical clock.
+    clock: u64,
+    /// Per stripe: clock when it became full.
+    filled_at: Vec<u64>,
+    /// Per stripe: clock of its last program or invalidation.
+    modified_at: Vec<u64>,
+}
+
+impl BlockManager {
+    /// A fully erased array; `dynamic_wl` selects least-worn allocation.
+    pub fn new(geo: Geometry, dynamic_wl: bool) -> BlockManager {
+        let dies = geo.dies() as usize;
+        let stripes = geo.dies() * geo.blocks_per_plane;
+        let slots = geo.slots() as usize;
+        let mut free = vec![BTreeSet::new(); dies];
+        for sb in 0..stripes {
+            free[(sb / geo.blocks_per_plane) as usize].insert((0, sb));
+        }
+        let none = WritePoint {
+            stripe: UNMAPPED,
+            page: geo.pages_per_block,
+        };
+        BlockManager {
+            geo,
+            nand: NandArray::new(geo),
+            p2l: vec![UNMAPPED; slots],
+            slot_version: vec![0; slots],
+            valid: vec![0; stripes as usize],
+            state: vec![BlockState::Free; stripes as usize],
+            free,
+            full: vec![BTreeSet::new(); dies],
+            points: vec![[none; STREAMS]; dies],
+            dynamic_wl,
+            clock: 0,
+            filled_at: vec![0; stripes as usize],
+            modified_at: vec![0; stripes as usize],
+        }
+    }
+
+    /// The array geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    /// Stripes per die.
+    pub fn stripes_per_die(&self) -> u32 {
+        self.geo.blocks_per_plane
+    }
+    /// Free blocks on `die` (free stripes × planes).
+    pub fn free_blocks(&self, die: u32) -> u32 {
+        self.free[die as usize].len() as u32 * self.geo.planes
+    }
+    /// Free stripes on `die`.
+    pub fn free_stripes(&self, die: u32) -> u32 {
+        self.free[die as usize].len() as u32
+    }
+    /// Die of a stripe.
+    pub fn stripe_die(&self, sb: u32) -> u32 {
+        sb / self.geo.blocks_per_plane
+    }
+    /// Block of `plane` in stripe `sb`.
+    pub fn stripe_block(&self, sb: u32, plane: u32) -> u32 {
+        let g = &self.geo;
+        g.block_id(sb / g.blocks_per_plane, plane, sb % g.blocks_per_plane)
+    }
+    /// Stripe holding a block.
+    pub fn block_stripe(&self, blk: u32) -> u32 {
+        let g = &self.geo;
+        g.block_die(blk) * g.blocks_per_plane + blk % g.blocks_per_plane
+    }
+    /// Slot of entry `i` of stripe page `at` (entries fill plane 0's page
+    /// first, then plane 1's, ...).
+    pub fn slot_of(&self, at: StripePage, i: u32) -> u32 {
+        let spp = self.geo.slots_per_page;
+        self.geo
+            .slot(self.stripe_block(at.stripe, i / spp), at.page, i % spp)
+    }
+    /// LPN whose valid data is in `slot`, if any.
+    pub fn owner(&self, slot: u32) -> Option<u32> {
+        match self.p2l[slot as usize] {
+            UNMAPPED => None,
+            l => Some(l),
+        }
+    }
+    /// Oracle version stored with the data in `slot`.
+    pub fn slot_version(&self, slot: u32) -> u32 {
+        self.slot_version[slot as usize]
+    }
+    /// Valid slots of stripe `sb`.
+    pub fn valid(&self, sb: u32) -> u32 {
+        self.valid[sb as usize]
+    }
+    /// Erase count of stripe `sb` (its blocks are erased together).
+    pub fn erase_count(&self, sb: u32) -> u32 {
+        self.nand.erase_count(self.stripe_block(sb, 0))
+    }
+    /// Erase count of every block.
+    pub fn erase_counts(&self) -> &[u32] {
+        self.nand.erase_counts()
+    }
+    /// Stripe pages programmed so far (the FTL's logical clock).
+    pub fn clock(&self) -> u64 {
+        self.clock
+    }
+    /// Clock when full stripe `sb` was filled.
+    pub fn filled_at(&self, sb: u32) -> u64 {
+        self.filled_at[sb as usize]
+    }
+    /// Clock of the last program or invalidation in stripe `sb`.
+    pub fn modified_at(&self, sb: u32) -> u64 {
+        self.modified_at[sb as usize]
+    }
+    /// Full stripes of `die` as `(valid, stripe)`, fewest valid first.
+    pub fn full_stripes(&self, die: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.full[die as usize].iter().copied()
+    }
+    /// Open stripe of either write point of `die` (for checks).
+    pub(super) fn is_write_point(&self, die: u32, sb: u32) -> bool {
+        self.points[die as usize].iter().any(|p| p.stripe == sb)
+    }
+
+    /// True when the host may program on `die` now: its write point has room,
+    /// or a new stripe may be opened while one stays free for GC.
+    pub fn host_can_write(&self, die: u32) -> bool {
+        self.points[die as usize][Stream::Host as usize].page < self.geo.pages_per_block
+            || self.free_stripes(die) >= 2
+    }
+
+    fn free_key(&self, sb: u32) -> (u32, u32) {
+        if self.dynamic_wl {
+            (self.erase_count(sb), sb)
+        } else {
+            (0, sb)
+        }
+    }
+
+    /// True when free stripe `sb` is in its die's free pool (for checks).
+    pub(super) fn in_free_pool(&self, sb: u32) -> bool {
+        self.free[self.stripe_die(sb) as usize].contains(&self.free_key(sb))
+    }
+
+    /// Takes the next free stripe of `die` for `stream` (least worn with
+    /// dynamic wear leveling; most worn for cold data). A free stripe always
+    /// exists where this is called: the host opens one only while another
+    /// stays free, and GC and wear leveling collect only a stripe whose
+    /// valid data fits one new stripe, with a free stripe left.
+    fn alloc(&mut self, die: u32, stream: Stream) -> u32 {
+        let pool = &mut self.free[die as usize];
+        let next = match stream {
+            Stream::Cold => pool.pop_last(),
+            Stream::Host | Stream::Gc => pool.pop_first(),
+        };
+        let (_, sb) = next.unwrap_or_else(|| {
+            panic!("mmcsim device: simulator bug: die {die} has no free block for a write point")
+        });
+        debug_assert_eq!(self.state[sb as usize], BlockState::Free);
+        self.state[sb as usize] = BlockState::Open;
+        sb
+    }
+
+    /// Programs one stripe page of `entries` (`(lpn, version)`, at most a
+    /// stripe page; the rest is padding) at `die`'s `stream` write point,
+    /// opening a new stripe if it is full, and records each entry as the
+    /// valid content of its slot. Mapping the LPNs is the caller's job
+    /// ([`super::page_table::PageTable::write`]).
+    pub fn program(
+        &mut self,
+        die: u32,
+        stream: Stream,
+        entries: &[(u32, u32)],
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) -> StripePage {
+        let g = self.geo;
+        let ppb = g.pages_per_block;
+        let (d, s) = (die as usize, stream as usize);
+        if self.points[d][s].page == ppb {
+            let sb = self.alloc(die, stream);
+            self.points[d][s] = WritePoint {
+                stripe: sb,
+                page: 0,
+            };
+        }
+        let WritePoint { stripe: sb, page } = self.points[d][s];
+        let at = StripePage { stripe: sb, page };
+        for i in 0..g.stripe_slots() {
+            let slot = self.slot_of(at, i) as usize;
+            if let Some(&(lpn, ver)) = entries.get(i as usize) {
+                self.p2l[slot] = lpn;
+                self.slot_version[slot] = ver;
+                self.valid[sb as usize] += 1;
+            } else {
+                stats.padding_slots += 1;
+            }
+        }
+        for pl in 0..g.planes {
+            let blk = self.stripe_block(sb, pl);
+            if let Err(e) = self.nand.program(blk, page) {
+                panic!("mmcsim device: simulator bug: {e}");
+            }
+        }
+        ops.push(NandOp::Program {
+            die,
+            bytes: g.stripe_slots() * 4096,
+            upper: Geometry::is_upper_page(page),
+        });
+        stats.programmed_slots += g.stripe_slots() as u64;
+        stats.nand_programs += 1;
+        self.clock += 1;
+        self.modified_at[sb as usize] = self.clock;
+        if page + 1 == ppb {
+            self.state[sb as usize] = BlockState::Full;
+            self.filled_at[sb as usize] = self.clock;
+            self.full[d].insert((self.valid[sb as usize], sb));
+        }
+        self.points[d][s].page = page + 1;
+        at
+    }
+
+    /// Marks the data in `slot` invalid (overwritten, trimmed or moved).
+    pub fn invalidate(&mut self, slot: u32) {
+        let sb = self.block_stripe(self.geo.slot_block(slot));
+        self.p2l[slot as usize] = UNMAPPED;
+        let b = sb as usize;
+        self.modified_at[b] = self.clock;
+        if self.state[b] == BlockState::Full {
+            let set = &mut self.full[(sb / self.geo.blocks_per_plane) as usize];
+            set.remove(&(self.valid[b], sb));
+            self.valid[b] -= 1;
+            set.insert((self.valid[b], sb));
+        } else {
+            self.valid[b] -= 1;
+        }
+    }
+
+    /// Takes full stripe `sb` out of the victim candidates to collect it.
+    pub fn begin_collect(&mut self, sb: u32) {
+        let die = self.stripe_die(sb) as usize;
+        debug_assert_eq!(self.state[sb as usize], BlockState::Full);
+        self.full[die].remove(&(self.valid[sb as usize], sb));
+        self.state[sb as usize] = BlockState::Collecting;
+    }
+
+    /// Erases collected stripe `sb` (one multi-plane erase) and returns it
+    /// to its die's free pool.
+    pub fn erase(&mut self, sb: u32, stats: &mut FtlStats, ops: &mut Vec<NandOp>) {
+        let die = self.stripe_die(sb);
+        debug_assert_eq!(self.valid[sb as usize], 0, "erasing valid data");
+        for pl in 0..self.geo.planes {
+            let blk = self.stripe_block(sb, pl);
+            self.nand.erase(blk);
+            ops.push(NandOp::Erase {
+                die,
+                blk,
+                multi_plane: pl > 0,
+            });
+        }
+        stats.nand_erases += 1;
+        self.state[sb as usize] = BlockState::Free;
+        let key = self.free_key(sb);
+        self.free[die as usize].insert(key);
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::device::config::NandConfig;
+
+    pub(crate) fn geo(blocks_per_plane: u32, pages_per_block: u32) -> Geometry {
+        Geometry::new(&NandConfig {
+            channels: 1,
+            dies_per_channel: 2,
+            planes_per_die: 2,
+            blocks_per_plane,
+            pages_per_block,
+            page_kib: 8,
+            t_r_us: 75.0,
+            t_r_upper_us: None,
+            t_prog_lower_us: 850.0,
+            t_prog_upper_us: 2300.0,
+            t_bers_us: 3500.0,
+            channel_mt_per_s: 200.0,
+        })
+    }
+
+    #[test]
+    fn a_full_stripe_becomes_a_candidate_and_returns_to_the_pool_erased() {
+        let mut b = BlockManager::new(geo(4, 2), true);
+        let (mut st, mut ops) = (FtlStats::default(), Vec::new());
+        let a = b.program(1, Stream::Host, &[(7, 1), (8, 2)], &mut st, &mut ops);
+        assert_eq!(b.stripe_die(a.stripe), 1);
+        assert_eq!(b.owner(b.slot_of(a, 1)), Some(8));
+        assert_eq!(st.padding_slots, 2);
+        assert_eq!(b.free_stripes(1), 3);
+        assert_eq!(b.full_stripes(1).count(), 0);
+        b.program(1, Stream::Host, &[(9, 3)], &mut st, &mut ops);
+        assert_eq!(b.full_stripes(1).collect::<Vec<_>>(), [(3, a.stripe)]);
+        for i in 0..2 {
+            b.invalidate(b.slot_of(a, i));
+        }
+        b.invalidate(b.slot_of(StripePage { page: 1, ..a }, 0));
+        assert_eq!(b.full_stripes(1).next(), Some((0, a.stripe)));
+        b.begin_collect(a.stripe);
+        b.erase(a.stripe, &mut st, &mut ops);
+        assert_eq!(b.erase_count(a.stripe), 1);
+        assert!(b.in_free_pool(a.stripe));
+        // Dynamic wear leveling: the erased stripe is now the most worn.
+        let next = b.program(1, Stream::Host, &[(1, 4)], &mut st, &mut ops);
+        assert_ne!(next.stripe, a.stripe);
+        assert_eq!(st.nand_erases, 1);
+    }
+}

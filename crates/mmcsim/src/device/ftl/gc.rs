@@ -1,0 +1,348 @@
+//! Foreground garbage collection.
+//!
+//! When a die's free blocks fall below `start_below_free_blocks_per_die`
+//! (or fewer than two free stripes remain), GC collects victims on that die
+//! before the host write proceeds — valid slots read and reprogrammed at the
+//! die's GC write point, then the stripe erased — until the die has
+//! `stop_at_free_blocks_per_die` free blocks. A victim is *worth
+//! collecting* only if it frees at least one stripe page (at most
+//! `pages_per_block − 1` stripe pages of valid data); with that, its data
+//! needs at most one new GC stripe, so GC starting with one free stripe never
+//! runs dry. The [`VictimPolicy`] picks among the victims worth collecting.
+//! After each session the static wear-leveling hook
+//! ([`super::wear_leveling`]) may name a cold stripe to migrate the same way.
+
+use super::block_manager::{BlockManager, Stream};
+use super::page_table::PageTable;
+use super::wear_leveling::StaticWearLeveling;
+use super::FtlStats;
+use crate::device::nand::{Geometry, NandOp};
+use serde::{Deserialize, Serialize};
+
+/// How GC chooses a victim among the full stripes worth collecting
+/// (`[gc] policy` of a device profile).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VictimPolicy {
+    /// The stripe with the fewest valid slots (ties: lowest stripe number).
+    Greedy,
+    /// The stripe with the highest benefit/cost `age × (1 − u) / 2u`
+    /// (Kawaguchi et al. 1995, after Rosenblum and Ousterhout's LFS
+    /// cleaner): `u` the valid fraction, `age` the stripe pages programmed
+    /// since the stripe's data last changed (its last program or
+    /// invalidation). An entirely invalid stripe wins outright; ties go to
+    /// the fewest valid slots, then the lowest stripe number.
+    CostBenefit,
+    /// The stripe filled longest ago (first in, first out).
+    Fifo,
+}
+
+impl VictimPolicy {
+    /// The name used in device profiles.
+    pub fn name(self) -> &'static str {
+        match self {
+            VictimPolicy::Greedy => "greedy",
+            VictimPolicy::CostBenefit => "cost-benefit",
+            VictimPolicy::Fifo => "fifo",
+        }
+    }
+}
+
+/// Why a stripe is collected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    /// Reclaim free space.
+    Reclaim,
+    /// Static wear leveling: move cold data off a little-worn stripe.
+    WearLeveling,
+}
+
+/// The GC policy and thresholds, with the staging buffer of moved slots.
+#[derive(Clone, Debug)]
+pub struct GarbageCollector {
+    policy: VictimPolicy,
+    /// Start below this many free blocks per die.
+    start: u32,
+    /// Stop at this many free blocks per die.
+    stop: u32,
+    /// Valid slots read from a victim, waiting for a full stripe page.
+    stage: Vec<(u32, u32)>,
+}
+
+impl GarbageCollector {
+    /// A collector with `policy` and thresholds in blocks per die, for
+    /// stripe pages of `stripe_slots` slots.
+    pub fn new(policy: VictimPolicy, start: u32, stop: u32, stripe_slots: u32) -> GarbageCollector {
+        GarbageCollector {
+            policy,
+            start,
+            stop,
+            stage: Vec::with_capacity(stripe_slots as usize),
+        }
+    }
+
+    /// Runs foreground GC on `die` if it is short of free blocks, then
+    /// consults the static wear-leveling hook.
+    pub fn run(
+        &mut self,
+        die: u32,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        wl: &StaticWearLeveling,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) {
+        if blocks.free_blocks(die) >= self.start && blocks.free_stripes(die) >= 2 {
+            return;
+        }
+        while blocks.free_blocks(die) < self.stop || blocks.free_stripes(die) < 2 {
+            let Some(victim) = self.select(die, blocks) else {
+                break;
+            };
+            if blocks.free_stripes(die) == 0 {
+                break;
+            }
+            self.collect(victim, Purpose::Reclaim, blocks, table, stats, ops);
+        }
+        if let Some(cold) = wl.cold_stripe(die, blocks) {
+            // Moving a whole stripe of data may take one new stripe; keep one
+            // free for the host.
+            if blocks.free_stripes(die) >= 2 {
+                self.collect(cold, Purpose::WearLeveling, blocks, table, stats, ops);
+            }
+        }
+    }
+
+    /// Most valid slots a victim may hold to be worth collecting.
+    pub fn worth_limit(geo: &Geometry) -> u32 {
+        geo.stripe_slots() * (geo.pages_per_block - 1)
+    }
+
+    /// The victim the policy picks on `die`, among the full stripes worth
+    /// collecting.
+    pub fn select(&self, die: u32, blocks: &BlockManager) -> Option<u32> {
+        let limit = Self::worth_limit(blocks.geometry());
+        let mut worth = blocks.full_stripes(die).take_while(|&(v, _)| v <= limit);
+        match self.policy {
+            VictimPolicy::Greedy => worth.next().map(|(_, sb)| sb),
+            VictimPolicy::CostBenefit => {
+                let capacity = blocks.geometry().stripe_slots() * blocks.geometry().pages_per_block;
+                let now = blocks.clock();
+                let mut best: Option<(f64, u32)> = None;
+                for (v, sb) in worth {
+                    let score = if v == 0 {
+                        f64::INFINITY
+                    } else {
+                        let u = v as f64 / capacity as f64;
+                        let age = (now - blocks.modified_at(sb)) as f64;
+                        age * (1.0 - u) / (2.0 * u)
+                    };
+                    if best.is_none_or(|(b, _)| score > b) {
+                        best = Some((score, sb));
+                    }
+                }
+                best.map(|(_, sb)| sb)
+            }
+            VictimPolicy::Fifo => worth
+                .min_by_key(|&(_, sb)| blocks.filled_at(sb))
+                .map(|(_, sb)| sb),
+        }
+    }
+
+    /// Moves the valid slots of full stripe `victim` to its die's GC write
+    /// point (cold write point for wear leveling) and erases it (one multi-plane read per stripe page holding
+    /// valid data, one multi-plane erase).
+    fn collect(
+        &mut self,
+        victim: u32,
+        purpose: Purpose,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) {
+        let g = *blocks.geometry();
+        let die = blocks.stripe_die(victim);
+        blocks.begin_collect(victim);
+        match purpose {
+            Purpose::Reclaim => stats.gc_runs += 1,
+            Purpose::WearLeveling => stats.wl_migrations += 1,
+        }
+        let stripe = g.stripe_slots() as usize;
+        self.stage.clear();
+        for page in 0..g.pages_per_block {
+            // One multi-plane sense of the planes whose page holds valid data.
+            let planes_with_data = (0..g.planes)
+                .filter(|&pl| {
+                    let base = g.slot(blocks.stripe_block(victim, pl), page, 0);
+                    (base..base + g.slots_per_page).any(|s| blocks.owner(s).is_some())
+                })
+                .count() as u32;
+            if planes_with_data == 0 {
+                continue;
+            }
+            ops.push(NandOp::Read {
+                die,
+                bytes: planes_with_data * g.page_bytes(),
+                upper: Geometry::is_upper_page(page),
+            });
+            stats.nand_reads += 1;
+            for pl in 0..g.planes {
+                let base = g.slot(blocks.stripe_block(victim, pl), page, 0);
+                for slot in base..base + g.slots_per_page {
+                    let Some(lpn) = blocks.owner(slot) else {
+                        continue;
+                    };
+                    self.stage.push((lpn, blocks.slot_version(slot)));
+                    if self.stage.len() == stripe {
+                        self.relocate(die, purpose, blocks, table, stats, ops);
+                    }
+                }
+            }
+        }
+        if !self.stage.is_empty() {
+            self.relocate(die, purpose, blocks, table, stats, ops);
+        }
+        blocks.erase(victim, stats, ops);
+    }
+
+    /// Programs the staged slots at the GC (or, for wear leveling, the cold)
+    /// write point and remaps them.
+    fn relocate(
+        &mut self,
+        die: u32,
+        purpose: Purpose,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) {
+        let moved = self.stage.len() as u64;
+        let stream = match purpose {
+            Purpose::Reclaim => {
+                stats.gc_slots_moved += moved;
+                Stream::Gc
+            }
+            Purpose::WearLeveling => {
+                stats.wl_slots_moved += moved;
+                Stream::Cold
+            }
+        };
+        table.write(blocks, die, stream, &self.stage, stats, ops);
+        self.stage.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::ftl::block_manager::tests::geo;
+    use crate::device::ftl::block_manager::StripePage;
+
+    /// Fills stripes of die 0 one after another with LPNs `0..`, then
+    /// invalidates `invalid[k]` slots of the k-th stripe filled.
+    fn blocks_with(invalid: &[u32]) -> (BlockManager, PageTable, Vec<u32>) {
+        let g = geo(8, 2);
+        let mut b = BlockManager::new(g, true);
+        let mut t = PageTable::new(g.slots());
+        let (mut st, mut ops) = (FtlStats::default(), Vec::new());
+        let mut stripes = Vec::new();
+        let mut lpn = 0;
+        for _ in invalid {
+            for _ in 0..g.pages_per_block {
+                let e: Vec<_> = (lpn..lpn + 4).map(|l| (l, 1)).collect();
+                lpn += 4;
+                let at = t.write(&mut b, 0, Stream::Host, &e, &mut st, &mut ops);
+                if at.page == 0 {
+                    stripes.push(at.stripe);
+                }
+            }
+        }
+        for (k, &n) in invalid.iter().enumerate() {
+            for i in 0..n {
+                let at = StripePage {
+                    stripe: stripes[k],
+                    page: i / 4,
+                };
+                let slot = b.slot_of(at, i % 4);
+                t.trim(b.owner(slot).unwrap());
+                b.invalidate(slot);
+            }
+        }
+        (b, t, stripes)
+    }
+
+    fn pick(policy: VictimPolicy, b: &BlockManager) -> Option<u32> {
+        GarbageCollector::new(policy, 4, 4, 4).select(0, b)
+    }
+
+    #[test]
+    fn greedy_takes_the_fewest_valid_and_skips_stripes_not_worth_collecting() {
+        // 8 slots per stripe: worth collecting with at most 4 valid.
+        let (b, _, s) = blocks_with(&[5, 6, 3]);
+        assert_eq!(pick(VictimPolicy::Greedy, &b), Some(s[1]));
+        let (b, _, _) = blocks_with(&[3, 2]);
+        assert_eq!(pick(VictimPolicy::Greedy, &b), None);
+    }
+
+    #[test]
+    fn fifo_takes_the_oldest_stripe_worth_collecting() {
+        let (b, _, s) = blocks_with(&[1, 4, 8]);
+        assert_eq!(pick(VictimPolicy::Fifo, &b), Some(s[1]));
+        assert_eq!(pick(VictimPolicy::Greedy, &b), Some(s[2]));
+    }
+
+    #[test]
+    fn cost_benefit_prefers_old_cold_data_to_a_slightly_emptier_young_stripe() {
+        // Stripe 0 lost 4 slots long ago; stripe 2 lost 5 just now.
+        let (mut b, mut t, s) = blocks_with(&[4, 0, 0]);
+        let (mut st, mut ops) = (FtlStats::default(), Vec::new());
+        for k in 0..10 {
+            // Age stripe 0 by programming elsewhere (die 1).
+            t.write(&mut b, 1, Stream::Host, &[(100 + k, 1)], &mut st, &mut ops);
+        }
+        for i in 0..5 {
+            let slot = b.slot_of(
+                StripePage {
+                    stripe: s[2],
+                    page: i / 4,
+                },
+                i % 4,
+            );
+            t.trim(b.owner(slot).unwrap());
+            b.invalidate(slot);
+        }
+        assert_eq!(pick(VictimPolicy::Greedy, &b), Some(s[2]));
+        assert_eq!(pick(VictimPolicy::CostBenefit, &b), Some(s[0]));
+        // An empty stripe wins outright.
+        for i in 0..8 {
+            let slot = b.slot_of(
+                StripePage {
+                    stripe: s[1],
+                    page: i / 4,
+                },
+                i % 4,
+            );
+            b.invalidate(slot);
+        }
+        assert_eq!(pick(VictimPolicy::CostBenefit, &b), Some(s[1]));
+    }
+
+    #[test]
+    fn collecting_moves_valid_data_remaps_it_and_frees_the_stripe() {
+        let (mut b, mut t, s) = blocks_with(&[5, 0]);
+        let mut gc = GarbageCollector::new(VictimPolicy::Greedy, 4, 4, 4);
+        let (mut st, mut ops) = (FtlStats::default(), Vec::new());
+        let free = b.free_stripes(0);
+        gc.collect(s[0], Purpose::Reclaim, &mut b, &mut t, &mut st, &mut ops);
+        assert_eq!((st.gc_runs, st.gc_slots_moved, st.nand_erases), (1, 3, 1));
+        // 3 moved slots: one stripe page of the new GC stripe.
+        assert_eq!(b.free_stripes(0), free);
+        for lpn in 5..8 {
+            let slot = t.lookup(lpn).unwrap();
+            assert_eq!(b.owner(slot), Some(lpn));
+            assert_ne!(b.block_stripe(b.geometry().slot_block(slot)), s[0]);
+        }
+        assert!(matches!(ops.last(), Some(NandOp::Erase { .. })));
+    }
+}

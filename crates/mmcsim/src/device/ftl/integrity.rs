@@ -1,0 +1,226 @@
+//! The integrity check of the page-level FTL against the version oracle.
+//!
+//! Verifies that every LPN reads its newest version, that every valid slot
+//! is mapped exactly once, that valid + invalid + free slots add up per
+//! stripe and in total, that stripe states, free pools and victim
+//! candidates agree, and that no slot above a block's program point holds
+//! data.
+
+use super::block_manager::BlockManager;
+use super::page_table::PageTable;
+use super::BlockState;
+
+/// A broken FTL invariant: a simulator bug, never a user error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IntegrityError {
+    /// An LPN's slot records another LPN.
+    #[error("lpn {lpn} maps to slot {slot} whose p2l is {p2l}")]
+    ReverseMismatch {
+        /// Logical page.
+        lpn: u32,
+        /// Its mapped slot.
+        slot: u32,
+        /// The LPN the slot records (`u32::MAX` = none).
+        p2l: u32,
+    },
+    /// An LPN reads other data than the host last wrote.
+    #[error("lpn {lpn}: read version {got}, newest written {want}")]
+    StaleData {
+        /// Logical page.
+        lpn: u32,
+        /// Version read (0 = unmapped).
+        got: u32,
+        /// Newest version written (0 = never written or trimmed).
+        want: u32,
+    },
+    /// The planes of a stripe are programmed to different pages.
+    #[error("stripe {stripe}: planes programmed to different pages")]
+    UnevenStripe {
+        /// Stripe.
+        stripe: u32,
+    },
+    /// A slot not yet programmed holds data.
+    #[error("slot {slot} above block {blk}'s program point holds lpn {lpn}")]
+    AboveProgramPoint {
+        /// Slot.
+        slot: u32,
+        /// Its block.
+        blk: u32,
+        /// The LPN it records.
+        lpn: u32,
+    },
+    /// A valid slot is not where its LPN maps.
+    #[error("slot {slot} holds lpn {lpn} which is not mapped to it")]
+    Orphan {
+        /// Slot.
+        slot: u32,
+        /// The LPN it records.
+        lpn: u32,
+    },
+    /// A stripe's valid count disagrees with its slots.
+    #[error("stripe {stripe}: valid count {recorded} but {counted} slots valid")]
+    ValidCount {
+        /// Stripe.
+        stripe: u32,
+        /// The block manager's count.
+        recorded: u32,
+        /// Valid slots found.
+        counted: u32,
+    },
+    /// A stripe's state disagrees with its pages or its pool.
+    #[error("{state:?} stripe {stripe}: {problem}")]
+    StripeState {
+        /// Stripe.
+        stripe: u32,
+        /// Its recorded state.
+        state: BlockState,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// Valid, invalid and free slots do not add up to the array.
+    #[error("valid + invalid + free slots ({sum}) do not add up to the array ({slots})")]
+    SlotTotal {
+        /// Their sum.
+        sum: u64,
+        /// Slots of the array.
+        slots: u64,
+    },
+    /// Mapped LPNs and valid slots differ in number.
+    #[error("{mapped} mapped lpns but {valid} valid slots")]
+    MappedCount {
+        /// Mapped LPNs.
+        mapped: u64,
+        /// Valid slots.
+        valid: u64,
+    },
+    /// Free pools and free stripes differ in number.
+    #[error("{pooled} stripes in free pools, {free} free stripes")]
+    FreePools {
+        /// Stripes in the pools.
+        pooled: usize,
+        /// Stripes in state free.
+        free: usize,
+    },
+}
+
+/// Checks `table` and `blocks` against the oracle: `expected[lpn]` is the
+/// newest version the host wrote (0 = never written or trimmed) and
+/// `pending` the `(lpn, version)` entries still in the write buffer, oldest
+/// first.
+pub(super) fn check(
+    table: &PageTable,
+    blocks: &BlockManager,
+    pending: &[(u32, u32)],
+    expected: &[u32],
+) -> Result<(), IntegrityError> {
+    let g = *blocks.geometry();
+    let lpns = table.lpns();
+    let mut newest_pending = vec![0u32; lpns as usize];
+    for &(lpn, ver) in pending {
+        newest_pending[lpn as usize] = ver;
+    }
+    for lpn in 0..lpns {
+        let want = expected[lpn as usize];
+        let got = if newest_pending[lpn as usize] != 0 {
+            newest_pending[lpn as usize]
+        } else {
+            match table.lookup(lpn) {
+                Some(slot) => {
+                    let p2l = blocks.p2l[slot as usize];
+                    if p2l != lpn {
+                        return Err(IntegrityError::ReverseMismatch { lpn, slot, p2l });
+                    }
+                    blocks.slot_version(slot)
+                }
+                None => 0,
+            }
+        };
+        if got != want {
+            return Err(IntegrityError::StaleData { lpn, got, want });
+        }
+    }
+    let spp = g.slots_per_page;
+    let (mut tot_valid, mut tot_invalid, mut tot_free) = (0u64, 0u64, 0u64);
+    for sb in 0..blocks.valid.len() as u32 {
+        let die = blocks.stripe_die(sb);
+        let mut valid = 0;
+        let pages = blocks.nand.programmed_pages(blocks.stripe_block(sb, 0));
+        for pl in 0..g.planes {
+            let blk = blocks.stripe_block(sb, pl);
+            if blocks.nand.programmed_pages(blk) != pages {
+                return Err(IntegrityError::UnevenStripe { stripe: sb });
+            }
+            let programmed = pages * spp;
+            for i in 0..g.slots_per_block() {
+                let slot = blk * g.slots_per_block() + i;
+                let Some(lpn) = blocks.owner(slot) else {
+                    continue;
+                };
+                if i >= programmed {
+                    return Err(IntegrityError::AboveProgramPoint { slot, blk, lpn });
+                }
+                if lpn >= lpns || table.lookup(lpn) != Some(slot) {
+                    return Err(IntegrityError::Orphan { slot, lpn });
+                }
+                valid += 1;
+            }
+            tot_invalid += programmed as u64;
+            tot_free += (g.slots_per_block() - programmed) as u64;
+        }
+        tot_invalid -= valid as u64;
+        if valid != blocks.valid(sb) {
+            return Err(IntegrityError::ValidCount {
+                stripe: sb,
+                recorded: blocks.valid(sb),
+                counted: valid,
+            });
+        }
+        tot_valid += valid as u64;
+        let state = blocks.state[sb as usize];
+        let problem = match state {
+            BlockState::Free if pages != 0 || !blocks.in_free_pool(sb) => {
+                Some("programmed or not in the free pool")
+            }
+            BlockState::Full
+                if pages != g.pages_per_block
+                    || !blocks.full[die as usize].contains(&(valid, sb)) =>
+            {
+                Some("not full or not a victim candidate")
+            }
+            BlockState::Open if !blocks.is_write_point(die, sb) => Some("no write point"),
+            BlockState::Collecting => Some("left in collecting state"),
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            return Err(IntegrityError::StripeState {
+                stripe: sb,
+                state,
+                problem,
+            });
+        }
+    }
+    let sum = tot_valid + tot_invalid + tot_free;
+    if sum != g.slots() as u64 {
+        return Err(IntegrityError::SlotTotal {
+            sum,
+            slots: g.slots() as u64,
+        });
+    }
+    let mapped = table.mapped();
+    if mapped != tot_valid {
+        return Err(IntegrityError::MappedCount {
+            mapped,
+            valid: tot_valid,
+        });
+    }
+    let pooled: usize = blocks.free.iter().map(|s| s.len()).sum();
+    let free = blocks
+        .state
+        .iter()
+        .filter(|&&s| s == BlockState::Free)
+        .count();
+    if pooled != free {
+        return Err(IntegrityError::FreePools { pooled, free });
+    }
+    Ok(())
+}

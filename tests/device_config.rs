@@ -1,0 +1,114 @@
+//! End-to-end: device-profile choices and limits through the real `simctl`
+//! binary — over-provisioning too small for garbage collection, mapping
+//! schemes, GC victim policies and static wear leveling.
+
+mod common;
+use common::*;
+
+const WRITES: &str = "tests/golden/scenarios/writes-mix.toml";
+const READS: &str = "configs/scenarios/rand16-128m.toml";
+/// The generic profile with 64-page blocks: GC needs more spare space,
+/// since a victim must have a whole stripe page (4 of 256 slots) invalid.
+const SMALL_BLOCKS: [&str; 4] = [
+    "--set",
+    "device.nand.pages_per_block=64",
+    "--set",
+    "device.nand.blocks_per_plane=4096",
+];
+
+fn run(scenario: &str, sets: &[&str]) -> Vec<String> {
+    let mut a = vec!["run".to_string(), scenario.to_string()];
+    a.extend(SMALL_BLOCKS.iter().map(|s| s.to_string()));
+    for s in sets {
+        a.push("--set".into());
+        a.push(s.to_string());
+    }
+    a
+}
+
+fn refs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
+}
+
+/// Over-provisioning 0.005 passed the old spare-block check but left GC
+/// without a victim worth collecting on every die: the FTL panicked ("no
+/// die has a free block for host data"). It is now a located configuration
+/// error stating the minimum, and the minimum runs.
+#[test]
+fn over_provisioning_below_what_gc_needs_is_a_located_error_naming_the_minimum() {
+    for scenario in [WRITES, READS] {
+        let a = run(scenario, &["device.ftl.over_provisioning=0.005"]);
+        let out = simctl(&refs(&a));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            err.contains("[ftl] over_provisioning: 0.005")
+                && err.contains("use over_provisioning ≥ 0.0123"),
+            "{err}"
+        );
+    }
+    let a = run(
+        WRITES,
+        &[
+            "device.ftl.over_provisioning=0.0123",
+            "precondition.fill_fraction=1.0",
+        ],
+    );
+    let out = simctl_ok(&refs(&a));
+    assert!(out.contains("GC runs"), "{out}");
+}
+
+#[test]
+fn mapping_schemes_not_modelled_are_rejected_naming_the_modelled_one() {
+    for scheme in ["hybrid", "dftl"] {
+        let set = format!("device.ftl.mapping={scheme}");
+        let err = simctl_err(&["run", READS, "--set", &set]);
+        assert!(
+            err.contains("[ftl] mapping")
+                && err.contains(&format!("\"{scheme}\" is not modelled yet"))
+                && err.contains("\"page\""),
+            "{err}"
+        );
+    }
+    let err = simctl_err(&["run", READS, "--set", "device.ftl.mapping=block"]);
+    assert!(err.contains("page") && err.contains("dftl"), "{err}");
+}
+
+#[test]
+fn every_gc_policy_and_static_wear_leveling_run_and_unknown_policies_list_the_choices() {
+    let tmp = scratch("device-config-policies");
+    let mut waf = Vec::new();
+    for policy in ["greedy", "cost-benefit", "fifo"] {
+        let set = format!("device.gc.policy={policy}");
+        let r = report(&["run", WRITES, "--set", &set], &tmp);
+        assert_eq!(r["device_profile"]["gc"]["policy"], policy);
+        assert!(r["device"]["gc_runs"].as_u64().unwrap() > 0, "{policy}");
+        waf.push(r["device"]["waf"].as_f64().unwrap());
+    }
+    assert!(waf.iter().all(|&w| w >= 1.0), "{waf:?}");
+    let r = report(
+        &[
+            "run",
+            WRITES,
+            "--set",
+            "device.wear_leveling.static=true",
+            "--set",
+            "device.wear_leveling.static_threshold_erases=2",
+        ],
+        &tmp,
+    );
+    assert_eq!(r["device_profile"]["wear_leveling"]["static"], true);
+    let err = simctl_err(&["run", READS, "--set", "device.gc.policy=lru"]);
+    assert!(
+        err.contains("greedy") && err.contains("cost-benefit") && err.contains("fifo"),
+        "{err}"
+    );
+    let err = simctl_err(&[
+        "run",
+        READS,
+        "--set",
+        "device.wear_leveling.static_threshold_erases=8",
+    ]);
+    assert!(err.contains("unless static = true"), "{err}");
+}
