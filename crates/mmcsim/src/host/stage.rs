@@ -235,7 +235,10 @@ impl Host {
     /// run on the thread's core. Returns when the kernel work can start.
     fn enter(&mut self, now: Ns, t: u32, call: u32, bytes: u64) -> Ns {
         let platform = now + self.cpu.thread(t, now, |c| c.platform(bytes));
-        let entered = platform + self.cpu.thread(t, platform, |c| c.syscall_entry + c.syscall);
+        let entered = platform
+            + self
+                .cpu
+                .thread(t, platform, |c| c.syscall_entry + c.syscall);
         let c = &mut self.calls[call];
         c.charge(Layer::Platform, platform);
         c.charge(Layer::SyscallFs, entered);

@@ -201,7 +201,11 @@ impl Cpu {
         }
         // The governor has settled at the background load before the run:
         // 100 % with a hog, idle without.
-        let pre = if h.background_cpu_hogs > 0 { 100.0 } else { 0.0 };
+        let pre = if h.background_cpu_hogs > 0 {
+            100.0
+        } else {
+            0.0
+        };
         if let Some(t) = &cpu.table {
             cpu.freq = cpu.governor.sample(0, pre, cpu.freq, t);
             cpu.costs = cpu.costs_us.at(cpu.reference_mhz, cpu.freq);

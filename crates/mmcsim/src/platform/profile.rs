@@ -160,7 +160,10 @@ impl HostConfig {
             ("ipi_us", self.ipi_us),
             ("remote_wakeup_us", self.remote_wakeup_us),
             ("sched_latency_us", self.sched_latency_us),
-            ("sched_wakeup_granularity_us", self.sched_wakeup_granularity_us),
+            (
+                "sched_wakeup_granularity_us",
+                self.sched_wakeup_granularity_us,
+            ),
         ];
         let per_sched: Vec<(String, f64)> = self
             .sched_dispatch_us_per_scheduler

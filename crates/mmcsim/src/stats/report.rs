@@ -184,6 +184,8 @@ pub struct Collector {
     first_issue: Option<Ns>,
     last_done: Ns,
     sum: [u128; 6],
+    d2c_sum: u128,
+    d2c_count: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -246,6 +248,8 @@ impl Collector {
             first_issue: None,
             last_done: 0,
             sum: [0; 6],
+            d2c_sum: 0,
+            d2c_count: 0,
         }
     }
 
@@ -290,7 +294,14 @@ impl Collector {
         self.last_done = self.last_done.max(c.done);
         debug_assert_eq!(c.split.total(), lat, "the split adds up to the latency");
         let p = &c.split;
-        let parts = [p.platform, p.syscall_fs, p.block_queue, p.driver, p.device, p.irq_wakeup];
+        let parts = [
+            p.platform,
+            p.syscall_fs,
+            p.block_queue,
+            p.driver,
+            p.device,
+            p.irq_wakeup,
+        ];
         for (s, v) in self.sum.iter_mut().zip(parts) {
             *s += v as u128;
         }
@@ -303,6 +314,13 @@ impl Collector {
         }
         t.first_issue = Some(t.first_issue.map_or(c.issue, |f| f.min(c.issue)));
         t.last_done = t.last_done.max(c.done);
+    }
+
+    /// A device request ended at the block layer `d2c` ns after the driver
+    /// fetched it (blktrace D→C).
+    pub fn request_done(&mut self, d2c: Ns) {
+        self.d2c_sum += d2c as u128;
+        self.d2c_count += 1;
     }
 
     /// Calls recorded so far.
@@ -394,6 +412,14 @@ impl Collector {
             },
             threads,
             breakdown_us: self.breakdown(),
+            device_response_us: DeviceResponse {
+                requests: self.d2c_count,
+                mean: if self.d2c_count > 0 {
+                    self.d2c_sum as f64 / self.d2c_count as f64 / 1000.0
+                } else {
+                    0.0
+                },
+            },
         }
     }
 }
@@ -419,6 +445,19 @@ pub struct WorkloadSummary {
     pub fairness: Fairness,
     /// Mean latency split, µs.
     pub breakdown_us: Breakdown,
+    /// Device response time per device request, µs.
+    pub device_response_us: DeviceResponse,
+}
+
+/// Device response time as blktrace measures it (D→C): from the driver
+/// fetching a request to its completion reaching the block layer (driver
+/// setup, bus, device, completion interrupt, IPI), per device request.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct DeviceResponse {
+    /// Device requests completed.
+    pub requests: u64,
+    /// Mean D→C, µs.
+    pub mean: f64,
 }
 
 #[cfg(test)]
