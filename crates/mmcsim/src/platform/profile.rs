@@ -7,7 +7,7 @@
 //! core, the userspace governor at `cpu_freq_mhz`, no platform layer, no
 //! background processes, the completion interrupt on the waiting thread's
 //! core. Cost defaults are engineering estimates from
-//! reference/emmc-parameters.md §4 ([est]) for a 1.0-1.5 GHz Cortex-A9/A7.
+//! reference/emmc-parameters.md §4 (\[est\]) for a 1.0-1.5 GHz Cortex-A9/A7.
 
 use super::costs::{CostsUs, LayerCosts};
 use super::governor::{GovernorKind, InteractiveParams, OndemandParams};
@@ -33,13 +33,13 @@ pub struct HostConfig {
     /// Default 0 (folded into `syscall_us`).
     pub syscall_entry_us: f64,
     /// System call + VFS + file system, per read()/write()/fsync() call, µs.
-    /// [est] §4 "syscall + VFS + ext4: 20-60 µs".
+    /// \[est\] §4 "syscall + VFS + ext4: 20-60 µs".
     pub syscall_us: f64,
-    /// Copy between page cache and user buffer, µs per KiB. [est] about
+    /// Copy between page cache and user buffer, µs per KiB. \[est\] about
     /// 1 GB/s memcpy on a Cortex-A9.
     pub copy_us_per_kib: f64,
     /// Block layer per bio submitted (bio allocation, merge attempt,
-    /// request allocation, plug), µs. [est] §4 "block layer + scheduler:
+    /// request allocation, plug), µs. \[est\] §4 "block layer + scheduler:
     /// 10-30 µs".
     pub block_submit_us: f64,
     /// I/O scheduler dispatch hook per request, µs (all schedulers; see
@@ -47,23 +47,23 @@ pub struct HostConfig {
     /// `block_submit_us`).
     pub sched_dispatch_us: f64,
     /// Per-scheduler dispatch cost overriding `sched_dispatch_us`, µs, by
-    /// scheduler name ([est] §4: "CFQ more than noop/deadline").
+    /// scheduler name (\[est\] §4: "CFQ more than noop/deadline").
     pub sched_dispatch_us_per_scheduler: BTreeMap<String, f64>,
-    /// Waking the sleeping `mmcqd` thread (context switch), µs. [est] §4
+    /// Waking the sleeping `mmcqd` thread (context switch), µs. \[est\] §4
     /// "mmcqd wake-up, context switches: 10-50 µs".
     pub mmcqd_wakeup_us: f64,
-    /// MMC core + host driver command setup per request, µs. [est] §4
+    /// MMC core + host driver command setup per request, µs. \[est\] §4
     /// "MMC core + host driver + IRQ: 20-60 µs per command" (the IRQ part
     /// is `irq_us`).
     pub driver_prep_us: f64,
     /// DMA mapping and ARM cache maintenance, µs per KiB transferred.
-    /// [est] §4 "1-5 µs per 4 KB, tens of µs at 512 KB".
+    /// \[est\] §4 "1-5 µs per 4 KB, tens of µs at 512 KB".
     pub dma_us_per_kib: f64,
-    /// Interrupt handling and request completion in the driver, µs. [est]
+    /// Interrupt handling and request completion in the driver, µs. \[est\]
     /// §4 (IRQ share of "MMC core + host driver + IRQ").
     pub irq_us: f64,
     /// Waking the thread that waits for the I/O (context switch), µs.
-    /// [est] §4.
+    /// \[est\] §4.
     pub wakeup_us: f64,
     /// Inter-processor interrupt delivery (GIC SGI to a core in WFI, not
     /// scaled by the clock), µs, paid when a completion wakes a thread on
@@ -100,7 +100,7 @@ pub struct HostConfig {
     /// (`sysctl_sched_wakeup_granularity`, 3.x). Both are multiplied by
     /// 1 + ilog2(cores) (`SCHED_TUNABLESCALING_LOG`).
     pub sched_wakeup_granularity_us: f64,
-    /// Page cache size, MiB (RAM available for file pages). [est] half of a
+    /// Page cache size, MiB (RAM available for file pages). \[est\] half of a
     /// 1 GB phone's RAM.
     pub page_cache_mib: u64,
 }
