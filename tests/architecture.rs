@@ -21,6 +21,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("error", 0),
     ("engine", 0),
     ("stats", 0),
+    // The host CPU every software layer charges time on.
+    ("platform", 0),
     // The storage path, bottom up.
     ("device", 1),
     ("driver", 2),

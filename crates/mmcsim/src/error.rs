@@ -142,6 +142,10 @@ pub enum SettingError {
         /// What the setting accepts, e.g. `a positive clock in MHz`.
         expected: &'static str,
     },
+    /// A rule between settings is broken; the text names the settings,
+    /// their values and what was expected.
+    #[error("{0}")]
+    Rule(String),
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod driver;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod platform;
 pub mod sched;
 pub mod sim;
 pub mod stats;

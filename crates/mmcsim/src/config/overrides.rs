@@ -43,6 +43,7 @@ const SECTIONS: &[&str] = &[
     "precondition",
     "trace",
     "seed",
+    "jobs",
 ];
 
 /// Applies one override to the scenario tree `root`.
@@ -61,6 +62,7 @@ pub fn apply_set(root: &mut Value, key: &str, value: &str) -> Result<()> {
         )));
     }
     let (path, val): (Vec<&str>, Value) = match parts[0] {
+        "jobs" => return set_job_key(root, &parts, value, key),
         "iosched" => {
             if parts.len() != 2 {
                 return Err(Error::config(format!(
@@ -99,6 +101,43 @@ pub fn apply_set(root: &mut Value, key: &str, value: &str) -> Result<()> {
     insert(table, &path, val, key)
 }
 
+/// `jobs.N.KEY=VALUE`: sets `KEY` of the scenario's job number `N`
+/// (0-based, in file order).
+fn set_job_key(root: &mut Value, parts: &[&str], value: &str, key: &str) -> Result<()> {
+    let n = root
+        .get("jobs")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let index = match parts {
+        [_, i, _] => i.parse::<usize>().ok(),
+        _ => None,
+    };
+    let Some(i) = index else {
+        return Err(Error::config(format!(
+            "--set `{key}`: expected jobs.<index>.<key>, e.g. jobs.0.request_bytes"
+        )));
+    };
+    if i >= n {
+        return Err(Error::config(format!(
+            "--set `{key}`: the scenario has {n} job(s) (indices 0..{n})"
+        )));
+    }
+    let job = root["jobs"][i]
+        .as_table_mut()
+        .ok_or_else(|| Error::config(format!("--set `{key}`: job {i} is not a table")))?;
+    // Names, files and enums are strings; everything else a literal.
+    let v = match literal(value) {
+        Value::Integer(_) | Value::Float(_) | Value::Boolean(_)
+            if ["name", "file"].contains(&parts[2]) =>
+        {
+            Value::String(value.to_string())
+        }
+        v => v,
+    };
+    job.insert(parts[2].to_string(), v);
+    Ok(())
+}
+
 fn insert(table: &mut toml::Table, path: &[&str], val: Value, key: &str) -> Result<()> {
     if path.len() == 1 {
         table.insert(path[0].to_string(), val);
@@ -129,6 +168,24 @@ mod tests {
         assert_eq!(v["scheduler"]["tunables"]["fifo_batch"].as_str(), Some("8"));
         assert_eq!(v["queue"]["read_ahead_kb"].as_integer(), Some(256));
         assert_eq!(v["device"]["nand"]["t_r_us"].as_float(), Some(60.5));
+    }
+
+    #[test]
+    fn job_keys_are_set_by_index() {
+        let mut v: Value = toml::from_str(
+            "[[jobs]]\nname = \"a\"\nrequest_bytes = 4096\n[[jobs]]\nname = \"b\"\n",
+        )
+        .unwrap();
+        apply_set(&mut v, "jobs.1.request_bytes", "16384").unwrap();
+        apply_set(&mut v, "jobs.0.sync", "true").unwrap();
+        assert_eq!(v["jobs"][1]["request_bytes"].as_integer(), Some(16384));
+        assert_eq!(v["jobs"][0]["sync"].as_bool(), Some(true));
+        assert_eq!(v["jobs"][0]["request_bytes"].as_integer(), Some(4096));
+        let e = apply_set(&mut v, "jobs.2.sync", "true")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("2 job(s)"), "{e}");
+        assert!(apply_set(&mut v, "jobs.x.sync", "true").is_err());
     }
 
     #[test]

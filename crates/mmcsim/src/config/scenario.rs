@@ -34,7 +34,8 @@ pub struct Scenario {
     /// tables that override the profile's sections.
     #[serde(default)]
     pub device: toml::Table,
-    /// Host software-overhead model.
+    /// The host: CPU, governor, per-layer costs, page cache
+    /// (`profile = "../hosts/..."` merges a host profile under these keys).
     #[serde(default)]
     pub host: HostConfig,
     /// Block queue attributes (sysfs `queue/`).
@@ -377,6 +378,7 @@ impl Scenario {
         for (k, v) in sets {
             super::apply_set(&mut value, k, v)?;
         }
+        crate::platform::apply_host_profile(&mut value, &base_dir)?;
         let mut sc: Scenario = value.try_into().map_err(|e: toml::de::Error| {
             Error::config(format!("{source}: {}", e.to_string().trim_end()))
         })?;
@@ -397,6 +399,7 @@ impl Scenario {
         for (k, v) in sets {
             super::apply_set(&mut value, k, v)?;
         }
+        crate::platform::apply_host_profile(&mut value, Path::new(""))?;
         let mut sc: Scenario = value
             .try_into()
             .map_err(|e: toml::de::Error| Error::config(e.to_string().trim_end().to_string()))?;

@@ -5,7 +5,7 @@
 //! CMDQ_DEPTH 32 − 1, one slot being kept for direct commands). The driver
 //! asks the block layer (and so the scheduler) for a request whenever a tag
 //! is free; each request costs host driver time (command setup + DMA mapping,
-//! [`super::DriverCosts::prep`]) on the driver's CPU, serially, and is then queued
+//! [`crate::platform::Cpu::prep`]) on the driver's CPU, serially, and is then queued
 //! on the device, which may hold up to `tags` tasks and completes them out
 //! of order; every completion raises its own interrupt. Flush and discard
 //! are direct commands (DCMD): one waits until the queue is empty and
@@ -140,9 +140,8 @@ impl Driver {
             } else {
                 match up.fetch(now) {
                     Some(r) => {
-                        let prep = self.costs.prep(r.sectors);
                         let dcmd = !r.op.has_data();
-                        self.hold(r);
+                        let prep = self.hold(now, r);
                         let d = self.cmdq();
                         d.prepared = Some((r.id, now + prep, dcmd));
                         d.cpu_free = now + prep;

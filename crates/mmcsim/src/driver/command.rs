@@ -68,17 +68,29 @@ mod tests {
     #[test]
     fn legacy_requests_become_the_kernel_command_sequences() {
         assert_eq!(legacy(&rq(Op::Read), true).commands, &[Cmd23, Cmd18]);
-        assert_eq!(legacy(&rq(Op::Write), true).commands, &[Cmd23, Cmd25, Cmd13]);
+        assert_eq!(
+            legacy(&rq(Op::Write), true).commands,
+            &[Cmd23, Cmd25, Cmd13]
+        );
         assert_eq!(legacy(&rq(Op::Write), false).commands, &[Cmd23, Cmd25]);
-        assert_eq!(legacy(&rq(Op::Discard), true).commands, &[Cmd35, Cmd36, Cmd38]);
+        assert_eq!(
+            legacy(&rq(Op::Discard), true).commands,
+            &[Cmd35, Cmd36, Cmd38]
+        );
         assert_eq!(legacy(&rq(Op::Flush), true).commands, &[Cmd6]);
     }
 
     #[test]
     fn cmdq_queues_data_as_tasks_and_sends_flush_and_discard_direct() {
         assert_eq!(queued(&rq(Op::Read), true).commands, &[Cmd44, Cmd45, Cmd46]);
-        assert_eq!(queued(&rq(Op::Write), true).commands, &[Cmd44, Cmd45, Cmd47]);
+        assert_eq!(
+            queued(&rq(Op::Write), true).commands,
+            &[Cmd44, Cmd45, Cmd47]
+        );
         assert_eq!(queued(&rq(Op::Flush), true).commands, &[Cmd6]);
-        assert_eq!(queued(&rq(Op::Discard), false).commands, &[Cmd35, Cmd36, Cmd38]);
+        assert_eq!(
+            queued(&rq(Op::Discard), false).commands,
+            &[Cmd35, Cmd36, Cmd38]
+        );
     }
 }

@@ -90,8 +90,7 @@ impl Driver {
             }
             match up.fetch(now) {
                 Some(r) => {
-                    let prep = self.costs.prep(r.sectors);
-                    self.hold(r);
+                    let prep = self.hold(now, r);
                     let d = self.legacy();
                     d.prepared = Some(r.id);
                     d.prepared_ready = now + prep;

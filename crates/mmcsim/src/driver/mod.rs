@@ -33,6 +33,7 @@ pub use legacy::LegacyDriver;
 use crate::device::{DeviceConfig, Emmc};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
+use crate::platform::SharedCpu;
 use crate::types::{Ns, Op};
 
 /// Id of a request in the queue above (the block layer's request id),
@@ -75,6 +76,8 @@ pub struct DriverRequest {
 /// When a request ran on the device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceTimes {
+    /// The driver fetched it from the queue (`blk_fetch_request`), ns.
+    pub fetch: Ns,
     /// The driver issued it on the bus, ns.
     pub start: Ns,
     /// The device completed it, ns.
@@ -108,28 +111,6 @@ pub trait RequestQueue<E> {
     fn run_queue(&mut self, now: Ns, driver: &mut Driver, q: &mut EventQueue<E>);
 }
 
-/// Host CPU time the driver spends, ns (from the host cost model at the
-/// simulated clock).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct DriverCosts {
-    /// Waking the sleeping `mmcqd` thread, ns.
-    pub mmcqd_wakeup: Ns,
-    /// Command setup per request, ns.
-    pub prep: Ns,
-    /// DMA mapping, ns per KiB.
-    pub dma_per_kib: f64,
-    /// Interrupt handling and request completion, ns.
-    pub irq: Ns,
-}
-
-impl DriverCosts {
-    /// Preparation of a request of `sectors` sectors (command setup + DMA
-    /// mapping), ns.
-    pub fn prep(&self, sectors: u32) -> Ns {
-        self.prep + (self.dma_per_kib * sectors as f64 / 2.0).round() as Ns
-    }
-}
-
 /// Which driver runs, with its state.
 #[derive(Clone, Debug)]
 enum Hw {
@@ -142,7 +123,8 @@ enum Hw {
 pub struct Driver {
     hw: Hw,
     device: Emmc,
-    costs: DriverCosts,
+    /// The host CPU the driver's work runs on (`mmcqd`, the interrupt).
+    cpu: SharedCpu,
     /// The next scheduled [`DriverEvent::Run`], if any (runs are merged).
     kick: Option<Ns>,
     /// Requests handed to the device, by request id: the request and its
@@ -153,7 +135,9 @@ pub struct Driver {
 impl Driver {
     /// The driver `cfg` selects, driving a new device built from `profile`
     /// (CMDQ needs a profile with `[cmdq]`); errors say what to change.
-    pub fn new(cfg: &DriverConfig, profile: &DeviceConfig, costs: DriverCosts) -> Result<Driver> {
+    /// Its CPU work (waking `mmcqd`, preparing requests, the completion
+    /// interrupt) is charged on `cpu`.
+    pub fn new(cfg: &DriverConfig, profile: &DeviceConfig, cpu: SharedCpu) -> Result<Driver> {
         let tags = cfg
             .resolve(profile.cmdq.as_ref().map(|q| q.depth))
             .map_err(Error::config)?;
@@ -165,7 +149,7 @@ impl Driver {
         Ok(Driver {
             hw,
             device,
-            costs,
+            cpu,
             kick: None,
             held: Vec::with_capacity(512),
         })
@@ -212,7 +196,10 @@ impl Driver {
                 }
                 self.run(now, up, q);
             }
-            DriverEvent::DeviceDone(rq) => q.at(now + self.costs.irq, DriverEvent::Irq(rq)),
+            DriverEvent::DeviceDone(rq) => {
+                let irq = self.cpu.with(|c| c.completion_irq(now));
+                q.at(now + irq, DriverEvent::Irq(rq));
+            }
             DriverEvent::Irq(rq) => match self.hw {
                 Hw::Legacy(_) => self.legacy_irq(now, rq, up, q),
                 Hw::Cmdq(_) => self.cmdq_irq(now, rq, up, q),
@@ -224,7 +211,7 @@ impl Driver {
     /// is woken (after its wake-up cost); a CMDQ hardware queue runs from
     /// the caller's context when a tag is free.
     pub fn request_fn<E: DriverEvents>(&mut self, now: Ns, q: &mut EventQueue<E>) {
-        let wakeup = self.costs.mmcqd_wakeup;
+        let cpu = &self.cpu;
         let at = match &mut self.hw {
             Hw::Cmdq(d) => {
                 d.asleep = false;
@@ -232,7 +219,7 @@ impl Driver {
             }
             Hw::Legacy(d) if d.asleep => {
                 d.asleep = false;
-                Some(now + wakeup)
+                Some(now + cpu.with(|c| c.mmcqd_wakeup(now)))
             }
             Hw::Legacy(d) => d.can_fetch().then_some(now),
         };
@@ -263,13 +250,20 @@ impl Driver {
         q.at(at, DriverEvent::Run);
     }
 
-    /// Takes `r` from the queue: remembers it until its completion.
-    fn hold(&mut self, r: DriverRequest) {
+    /// Takes `r` from the queue at `now`: remembers it until its
+    /// completion; returns the CPU time its preparation takes on `mmcqd`
+    /// (scheduler dispatch hook, command setup, DMA mapping), ns.
+    fn hold(&mut self, now: Ns, r: DriverRequest) -> Ns {
         let i = r.id as usize;
         if self.held.len() <= i {
             self.held.resize(i + 1, (r, DeviceTimes::default()));
         }
-        self.held[i] = (r, DeviceTimes::default());
+        let times = DeviceTimes {
+            fetch: now,
+            ..DeviceTimes::default()
+        };
+        self.held[i] = (r, times);
+        self.cpu.with(|c| c.prep(now, r.sectors))
     }
 
     /// Sends held request `rq` to the device at `now` — queued as a CMDQ
@@ -284,7 +278,9 @@ impl Driver {
             command::legacy(&r, poll)
         };
         let done = self.device.execute(now, &cmd);
-        self.held[rq as usize].1 = DeviceTimes { start: now, done };
+        let t = &mut self.held[rq as usize].1;
+        t.start = now;
+        t.done = done;
         q.at(done, DriverEvent::DeviceDone(rq));
     }
 

@@ -1,8 +1,26 @@
 //! One call in progress — a thread's `read()`/`write()`/`fsync()`, or a
-//! block-level trace record — and the bios it waits for.
+//! block-level trace record — the bios it waits for, and the split of its
+//! latency by layer.
+//!
+//! The split rule: a call's life from issue to return is cut at the
+//! instants where it moves from one layer to the next, and each interval
+//! goes to exactly one layer, so the parts add up to the latency.
+//! `mark` is the end of the part already attributed; [`Call::charge`]
+//! gives `[mark, until)` to a layer. Host CPU steps are charged as they are
+//! scheduled (platform, system call + file system, block submission,
+//! wake-up). A wait for I/O is attributed along its critical path — the
+//! request whose completion ended the wait (the call's last one, or the one
+//! holding the page it sleeps on): until the driver fetched it
+//! `block_queue`, until it started on the bus `driver` (mmcqd wake-up,
+//! dispatch hook, setup, DMA mapping, waiting for the bus), until the
+//! device finished it `device`, then `irq_wakeup` (interrupt, IPI, remote
+//! wake-up, and the waiting thread's wake-up). Intervals before `mark`
+//! (e.g. a read-ahead request dispatched before this call waited on it)
+//! are not counted twice. Time a call spends throttled in
+//! balance_dirty_pages is `syscall_fs`.
 
 use crate::driver::DeviceTimes;
-use crate::stats::report::{CallKind, CallRecord, Collector};
+use crate::stats::report::{CallKind, CallRecord, Collector, Layer, Split};
 use crate::types::Ns;
 
 /// A call in progress.
@@ -18,12 +36,10 @@ pub struct Call {
     pub issue: Ns,
     /// Bios owned by this call not yet completed.
     pub pending: u32,
-    /// When its most recent bios entered the block layer, ns.
-    pub submit: Ns,
-    /// Queueing part of its latency, ns.
-    pub queue: Ns,
-    /// Device part of its latency, ns.
-    pub device: Ns,
+    /// End of the part of its life already attributed to a layer, ns.
+    pub mark: Ns,
+    /// Its latency so far, by layer, ns.
+    pub split: Split,
     /// Issue a cache flush once the data bios complete (fsync, O_SYNC).
     pub then_flush: bool,
 }
@@ -37,33 +53,79 @@ impl Call {
             bytes,
             issue: now,
             pending: 0,
-            submit: now,
-            queue: 0,
-            device: 0,
+            mark: now,
+            split: Split::default(),
             then_flush: false,
         }
     }
 
-    /// One of its bios completed on the device at `t`: the call's split is
-    /// that request's queueing and device time. Returns true when it was
-    /// the last bio the call waited for.
-    pub fn bio_done(&mut self, t: DeviceTimes) -> bool {
+    /// Attributes `[mark, until)` to `layer` (nothing when `until` is not
+    /// past `mark`).
+    pub fn charge(&mut self, layer: Layer, until: Ns) {
+        if until > self.mark {
+            self.split.add(layer, until - self.mark);
+            self.mark = until;
+        }
+    }
+
+    /// The call's wait ended at `now` with the completion of the request
+    /// that ran at `t`: attributes the wait along that request's path.
+    pub fn waited(&mut self, t: DeviceTimes, now: Ns) {
+        self.charge(Layer::BlockQueue, t.fetch);
+        self.charge(Layer::Driver, t.start);
+        self.charge(Layer::Device, t.done);
+        self.charge(Layer::IrqWakeup, now);
+    }
+
+    /// One of its bios completed at `now` on the request that ran at `t`.
+    /// Returns true when it was the last bio the call waited for (whose
+    /// request is then the critical one: the wait is attributed).
+    pub fn bio_done(&mut self, t: DeviceTimes, now: Ns) -> bool {
         self.pending -= 1;
-        self.queue = t.start.saturating_sub(self.submit);
-        self.device = t.done - t.start;
+        if self.pending == 0 {
+            self.waited(t, now);
+        }
         self.pending == 0
     }
 
-    /// The call returns at `now`: records it.
-    pub fn finish(self, now: Ns, collector: &mut Collector) {
+    /// The call returns at `now`: what is left unattributed is its own
+    /// kernel path (`syscall_fs`); it is recorded.
+    pub fn finish(mut self, now: Ns, collector: &mut Collector) {
+        self.charge(Layer::SyscallFs, now);
         collector.record(&CallRecord {
             thread: self.thread,
             kind: self.kind,
             bytes: self.bytes,
             issue: self.issue,
             done: now,
-            queue: self.queue,
-            device: self.device,
+            split: self.split,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parts_add_up_and_nothing_is_counted_twice() {
+        let mut c = Call::new(1_000, 0, CallKind::Write, 4096);
+        c.charge(Layer::Platform, 3_000);
+        c.charge(Layer::SyscallFs, 5_000);
+        c.charge(Layer::BlockQueue, 6_000);
+        c.pending = 2;
+        let t = DeviceTimes {
+            fetch: 4_000, // fetched before the mark: not counted again
+            start: 8_000,
+            done: 20_000,
+        };
+        assert!(!c.bio_done(t, 21_000));
+        assert!(c.bio_done(t, 22_000));
+        c.charge(Layer::IrqWakeup, 25_000);
+        let s = c.split;
+        assert_eq!(s.total(), 24_000);
+        assert_eq!(s.driver, 2_000);
+        assert_eq!(s.device, 12_000);
+        assert_eq!(s.irq_wakeup, 5_000);
     }
 }

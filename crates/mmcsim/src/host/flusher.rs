@@ -79,6 +79,7 @@ impl Host {
         layer.finish_plug(now, flusher);
         self.wb_files = files;
         if submitted > 0 {
+            self.cpu.with(|c| c.submitted_by(flusher));
             b.block.run_queue(now, b.driver, b.q);
         }
         if periodic && workload_running {
@@ -100,7 +101,8 @@ impl Host {
         self.cache.complete_write(fid, first, pages);
         if !self.throttled.is_empty() && !self.cache.over_dirty_limit(&self.wb) {
             for t in std::mem::take(&mut self.throttled) {
-                b.q.at(now + self.costs.wakeup, HostEvent::Return(t));
+                let wake = self.cpu.with(|c| c.wake_thread(t, now));
+                b.q.at(now + wake, HostEvent::Return(t));
             }
         }
         if self.flusher_waiting && !b.block.layer.congested(false) {

@@ -11,7 +11,6 @@
 //! for all of them.
 
 use super::call::Call;
-use super::cost::HostCosts;
 use super::files::Files;
 use super::page_cache::{FileId, PageCache, PageCacheStats, ReadPlan, ReadStep};
 use super::syscall::Syscall;
@@ -21,7 +20,8 @@ use crate::block::request::Bio;
 use crate::block::{split_bio, BlockEvents, BlockStage};
 use crate::driver::{DeviceTimes, Driver};
 use crate::engine::{EventQueue, Slab};
-use crate::stats::report::{CallKind, Collector};
+use crate::platform::SharedCpu;
+use crate::stats::report::{CallKind, Collector, Layer};
 use crate::types::{Ns, Op, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES};
 
 /// Owner tag bit of the host's bios: the bio moves page-cache pages
@@ -66,7 +66,8 @@ pub struct Below<'a, E> {
 
 /// The host stage.
 pub struct Host {
-    pub(super) costs: HostCosts,
+    /// The CPU the host's steps run on (costs at its current clock).
+    pub(super) cpu: SharedCpu,
     pub(super) cache: PageCache,
     pub(super) files: Files,
     pub(super) tasks: Vec<Task>,
@@ -92,11 +93,11 @@ pub struct Host {
 }
 
 impl Host {
-    /// A host with `cache` holding `files`, the given costs and writeback
-    /// policy, and no tasks yet; `flusher` says whether the writeback
-    /// flusher runs; bios are at most `max_bio_sectors` long.
+    /// A host with `cache` holding `files`, running on `cpu`, with the
+    /// given writeback policy and no tasks yet; `flusher` says whether the
+    /// writeback flusher runs; bios are at most `max_bio_sectors` long.
     pub fn new(
-        costs: HostCosts,
+        cpu: SharedCpu,
         cache: PageCache,
         files: Files,
         wb: WritebackParams,
@@ -104,7 +105,7 @@ impl Host {
         max_bio_sectors: u32,
     ) -> Host {
         Host {
-            costs,
+            cpu,
             cache,
             files,
             tasks: Vec::new(),
@@ -187,7 +188,8 @@ impl Host {
                 let task = &mut self.tasks[t as usize];
                 task.phase = Phase::Fsync;
                 task.call = Some(call);
-                b.q.at(now + self.costs.syscall, HostEvent::Step(t));
+                let entered = self.enter(now, t, call, 0);
+                b.q.at(entered, HostEvent::Step(t));
                 return;
             }
             Syscall::Read { offset, bytes } => (CallKind::Read, Op::Read, offset, bytes),
@@ -199,8 +201,9 @@ impl Host {
         task.pos_page = off / PAGE_BYTES;
         task.end_page = (off + bytes).div_ceil(PAGE_BYTES);
         let call = self.calls.insert(Call::new(now, t, kind, bytes));
+        self.tasks[t as usize].call = Some(call);
+        let entered = self.enter(now, t, call, bytes);
         let task = &mut self.tasks[t as usize];
-        task.call = Some(call);
         if task.flags.direct {
             // O_DIRECT: bios of at most max_sectors_kb go straight to the
             // block layer after the system call and the per-bio cost; a
@@ -214,7 +217,8 @@ impl Host {
             self.tasks[t as usize].pending_bios = bios;
             self.calls[call].pending = n;
             self.calls[call].then_flush = then_flush;
-            let at = now + self.costs.syscall + n as Ns * self.costs.block_submit;
+            let at = entered + self.cpu.thread(t, entered, |c| n as Ns * c.block_submit);
+            self.calls[call].charge(Layer::BlockQueue, at);
             b.q.at(at, HostEvent::SubmitPlug(t));
         } else {
             task.phase = if op == Op::Read {
@@ -222,8 +226,23 @@ impl Host {
             } else {
                 Phase::Write
             };
-            b.q.at(now + self.costs.syscall, HostEvent::Step(t));
+            b.q.at(entered, HostEvent::Step(t));
         }
+    }
+
+    /// Call `call` of thread `t` moving `bytes` enters the kernel at `now`:
+    /// the platform layer, then the system call (entry, VFS, file system)
+    /// run on the thread's core. Returns when the kernel work can start.
+    fn enter(&mut self, now: Ns, t: u32, call: u32, bytes: u64) -> Ns {
+        let platform = now + self.cpu.thread(t, now, |c| c.platform(bytes));
+        let entered = platform
+            + self
+                .cpu
+                .thread(t, platform, |c| c.syscall_entry + c.syscall);
+        let c = &mut self.calls[call];
+        c.charge(Layer::Platform, platform);
+        c.charge(Layer::SyscallFs, entered);
+        entered
     }
 
     /// Continues task `t`'s current call.
@@ -257,7 +276,9 @@ impl Host {
                     .call
                     .expect("stepping task has a call");
                 let bytes = self.calls[call].bytes;
-                b.q.at(submit_done + self.costs.copy(bytes), HostEvent::Return(t));
+                let done = submit_done + self.cpu.thread(t, submit_done, |c| c.copy(bytes));
+                self.calls[call].charge(Layer::SyscallFs, done);
+                b.q.at(done, HostEvent::Return(t));
             }
             ReadStep::WaitFor { page } => self.wait_for_page(t, page, submit_done),
         }
@@ -278,7 +299,8 @@ impl Host {
         let (first, end, sync) = (task.pos_page, task.end_page, task.flags.sync);
         let call = task.call.expect("writing task has a call");
         self.cache.mark_dirty(file, first, end - first, now);
-        let copied = submit_done + self.costs.copy(bytes);
+        let copied = submit_done + self.cpu.thread(t, submit_done, |c| c.copy(bytes));
+        self.calls[call].charge(Layer::SyscallFs, copied);
         if self.cache.over_background_thresh(&self.wb) {
             self.flusher_kick(now, b.q);
         }
@@ -332,10 +354,9 @@ impl Host {
         }
         self.tasks[t as usize].pending_bios = bios;
         self.calls[call].pending = n;
-        b.q.at(
-            at + n as Ns * self.costs.block_submit,
-            HostEvent::SubmitPlug(t),
-        );
+        let submitted = at + self.cpu.thread(t, at, |c| n as Ns * c.block_submit);
+        self.calls[call].charge(Layer::BlockQueue, submitted);
+        b.q.at(submitted, HostEvent::SubmitPlug(t));
     }
 
     /// Turns the page cache's read decisions into bios of task `t`;
@@ -356,19 +377,22 @@ impl Host {
             n += split_bio(template, self.max_bio_sectors, &mut bios);
         }
         task.pending_bios = bios;
-        let submit_done = now + n as Ns * self.costs.block_submit;
+        let call = task.call;
+        let submit_done = now + self.cpu.thread(t, now, |c| n as Ns * c.block_submit);
+        if let Some(c) = call {
+            self.calls[c].charge(Layer::BlockQueue, submit_done);
+        }
         if n > 0 {
             b.q.at(submit_done, HostEvent::SubmitPlug(t));
         }
         submit_done
     }
 
-    fn wait_for_page(&mut self, t: u32, page: u64, submit_done: Ns) {
+    /// Task `t` sleeps on `page` (its bios, if any, are submitted at
+    /// `_submit_done`, already charged to its call).
+    fn wait_for_page(&mut self, t: u32, page: u64, _submit_done: Ns) {
         let task = &mut self.tasks[t as usize];
         task.pos_page = page.max(task.pos_page);
-        if let Some(c) = task.call {
-            self.calls[c].submit = submit_done;
-        }
         self.waiters.push((t, task.file_cache, page));
     }
 
@@ -376,9 +400,7 @@ impl Host {
     fn submit_plug<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) {
         let task = &mut self.tasks[t as usize];
         let mut bios = std::mem::take(&mut task.pending_bios);
-        if let Some(c) = task.call {
-            self.calls[c].submit = now;
-        }
+        self.cpu.with(|c| c.submitted_by(t));
         b.block
             .submit_plugged(now, t, bios.drain(..), b.driver, b.q);
         self.tasks[t as usize].pending_bios = bios;
@@ -404,12 +426,13 @@ impl Host {
                 let (t, wf, wp) = self.waiters[i];
                 if wf == fid && wp >= first && wp < first + pages as u64 {
                     self.waiters.swap_remove(i);
+                    let wake = now + self.cpu.with(|c| c.wake_thread(t, now));
                     if let Some(c) = self.tasks[t as usize].call {
                         let call = &mut self.calls[c];
-                        call.queue += times.start.saturating_sub(call.submit);
-                        call.device += times.done - times.start;
+                        call.waited(times, now);
+                        call.charge(Layer::IrqWakeup, wake);
                     }
-                    b.q.at(now + self.costs.wakeup, HostEvent::Step(t));
+                    b.q.at(wake, HostEvent::Step(t));
                 } else {
                     i += 1;
                 }
@@ -421,7 +444,7 @@ impl Host {
             self.writeback_done(now, fi, first, bio.sectors / SECTORS_PER_PAGE as u32, b);
         }
         let id = bio.owner & !PAGE_IO;
-        if id != NO_CALL && self.calls[id].bio_done(times) {
+        if id != NO_CALL && self.calls[id].bio_done(times, now) {
             self.call_io_done(now, id, b);
         }
     }
@@ -434,11 +457,12 @@ impl Host {
             let call = &mut self.calls[id];
             call.then_flush = false;
             call.pending = 1;
-            call.submit = now;
             let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, id);
             b.block.submit(now, [bio], b.driver, b.q);
         } else {
-            b.q.at(now + self.costs.wakeup, HostEvent::Return(t));
+            let wake = now + self.cpu.with(|c| c.wake_thread(t, now));
+            self.calls[id].charge(Layer::IrqWakeup, wake);
+            b.q.at(wake, HostEvent::Return(t));
         }
     }
 

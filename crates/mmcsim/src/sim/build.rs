@@ -5,10 +5,11 @@
 use super::Simulation;
 use crate::block::{BlockLayer, BlockStage};
 use crate::config::Scenario;
-use crate::driver::{Driver, DriverCosts};
+use crate::driver::Driver;
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::host::{FileSpec, Files, Host, PageCache};
+use crate::platform::{Cpu, Platform, SharedCpu};
 use crate::sched::{Registry, SchedParams};
 use crate::stats::report::Collector;
 use crate::types::{PAGE_BYTES, SECTORS_PER_PAGE};
@@ -17,17 +18,17 @@ use crate::workload::replay::{self, Replay};
 
 /// Builds every stage of `sc`, the scheduler from `registry`.
 pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
-    let costs = sc.host.resolve();
-    let mut driver = Driver::new(
-        &sc.driver,
-        &sc.device_config()?,
-        DriverCosts {
-            mmcqd_wakeup: costs.mmcqd_wakeup,
-            prep: costs.driver_prep,
-            dma_per_kib: costs.dma_per_kib,
-            irq: costs.irq,
-        },
-    )?;
+    let profile = sc.device_config()?;
+    // The CPU every software layer runs on; the CMDQ driver ends requests
+    // on the interrupt core.
+    let cmdq = sc
+        .driver
+        .resolve(profile.cmdq.as_ref().map(|q| q.depth))
+        .map_err(Error::config)?
+        .is_some();
+    let cpu = SharedCpu::new(Cpu::new(&sc.host, &sc.scheduler.name, cmdq));
+    let platform = Platform::new(cpu.clone());
+    let mut driver = Driver::new(&sc.driver, &profile, cpu.clone())?;
     let capacity = driver.device().capacity_sectors();
 
     let params = SchedParams {
@@ -78,7 +79,7 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
 
     let mut collector = Collector::new();
     let flusher = Jobs::buffered_writes(&sc);
-    let mut host = Host::new(costs, cache, files, sc.writeback, flusher, max_bio_sectors);
+    let mut host = Host::new(cpu, cache, files, sc.writeback, flusher, max_bio_sectors);
     let jobs = Jobs::build(&sc, &mut host, &mut collector)?;
     // The flusher takes the thread index after the synthetic threads, and
     // traced processes follow.
@@ -98,6 +99,7 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
         jobs,
         replay,
         host,
+        platform,
         block,
         driver,
         collector,
@@ -105,6 +107,7 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
         precondition,
         bios: Vec::with_capacity(64),
         error: None,
+        end: 0,
         sc,
     })
 }

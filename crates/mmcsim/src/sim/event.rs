@@ -5,6 +5,7 @@
 use crate::block::BlockEvent;
 use crate::driver::DriverEvent;
 use crate::host::HostEvent;
+use crate::platform::PlatformEvent;
 use crate::workload::jobs::JobEvent;
 use crate::workload::replay::ReplayEvent;
 
@@ -22,6 +23,8 @@ pub enum Event {
     Block(BlockEvent),
     /// The MMC driver and the device's completions.
     Driver(DriverEvent),
+    /// The platform: the cpufreq governor's timer.
+    Platform(PlatformEvent),
 }
 
 macro_rules! from_stage {
@@ -39,5 +42,6 @@ from_stage!(
     Replay(ReplayEvent),
     Host(HostEvent),
     Block(BlockEvent),
-    Driver(DriverEvent)
+    Driver(DriverEvent),
+    Platform(PlatformEvent)
 );

@@ -25,7 +25,7 @@ mod wiring;
 pub use crate::workload::replay::{PreconditionTrace, TraceInfo};
 pub use event::Event;
 pub use log::{LogRow, RequestLog, HEADER as LOG_HEADER};
-pub use report::Report;
+pub use report::{HostReport, Report};
 
 use crate::block::request::Bio;
 use crate::block::BlockStage;
@@ -35,6 +35,7 @@ use crate::driver::Driver;
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::host::{Below, Host};
+use crate::platform::Platform;
 use crate::sched::Registry;
 use crate::stats::report::Collector;
 use crate::types::Ns;
@@ -57,6 +58,8 @@ pub struct Simulation {
     jobs: Jobs,
     replay: Option<Replay>,
     host: Host,
+    /// The CPU's governor timer (the CPU itself is shared by the stages).
+    platform: Platform,
     block: BlockStage,
     /// The MMC driver; it owns the eMMC device.
     driver: Driver,
@@ -67,6 +70,8 @@ pub struct Simulation {
     bios: Vec<Bio>,
     /// An error raised inside an event handler (the run stops with it).
     error: Option<Error>,
+    /// Time of the last event handled, ns.
+    end: Ns,
 }
 
 impl Simulation {
@@ -86,10 +91,12 @@ impl Simulation {
         self.log = opts.log.map(RequestLog::new);
         self.jobs.start(&mut self.q);
         self.host.start(&mut self.q);
+        self.platform.start(&mut self.q);
         if let Some(r) = self.replay.as_mut() {
             r.start(&mut self.q, &mut self.collector)?;
         }
         while let Some((now, ev)) = self.q.pop() {
+            self.end = now;
             self.handle(now, ev)?;
             if let Some(e) = self.error.take() {
                 return Err(e);
@@ -111,6 +118,7 @@ impl Simulation {
             jobs,
             replay,
             host,
+            platform,
             block,
             driver,
             collector,
@@ -139,6 +147,12 @@ impl Simulation {
                 }
             }
             Event::Block(e) => block.handle(now, e, driver, q),
+            Event::Platform(e) => {
+                let running = jobs.running()
+                    || replay.as_ref().is_some_and(Replay::has_next)
+                    || host.calls_in_progress() > 0;
+                platform.handle(now, e, running, q);
+            }
             Event::Driver(e) => {
                 let mut up = Up {
                     block,

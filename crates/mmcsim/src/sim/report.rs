@@ -6,6 +6,7 @@ use crate::device::{DeviceConfig, DeviceStats, PreconditionSummary};
 use crate::driver::DriverConfig;
 use crate::host::cost::HostConfig;
 use crate::host::page_cache::PageCacheStats;
+use crate::platform::CpuStats;
 use crate::sched::TunableInfo;
 use crate::stats::report::{WorkloadSummary, SCHEMA};
 use serde::Serialize;
@@ -34,6 +35,16 @@ pub struct SchedulerInfo {
     pub tunables: Vec<TunableInfo>,
 }
 
+/// The host section: every setting, then the CPU's results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HostReport {
+    /// The host settings as the run used them (profile merged).
+    #[serde(flatten)]
+    pub config: HostConfig,
+    /// What the CPU did.
+    pub cpu: CpuStats,
+}
+
 /// The full report of a run (schema `mmcsim-report/1`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Report {
@@ -59,8 +70,9 @@ pub struct Report {
     pub queue: QueueParams,
     /// MMC driver settings.
     pub driver: DriverConfig,
-    /// Host overhead model (calibration values).
-    pub host: HostConfig,
+    /// Host: the CPU model's settings (calibration values) and what the
+    /// CPU did (`host.cpu`: mean clock, IPIs, per-core busy fraction).
+    pub host: HostReport,
     /// The device profile with overrides applied (every calibration knob).
     pub device_profile: DeviceConfig,
     /// What preconditioning did before measurement.
@@ -105,7 +117,10 @@ pub(super) fn build(sim: &Simulation) -> Report {
             },
             None => sc.driver.clone(),
         },
-        host: sc.host.clone(),
+        host: HostReport {
+            config: sc.host.clone(),
+            cpu: sim.platform.stats(sim.end),
+        },
         device_profile: sim.driver.device().config().clone(),
         precondition: sim.precondition.clone(),
         trace: sim.replay.as_ref().map(|t| t.info()),
@@ -169,10 +184,30 @@ impl Report {
         if w.write.count > 0 {
             line("write", w.write.iops, w.write.mb_per_s, &w.write.latency_us);
         }
+        let b = &w.breakdown_us;
         let _ = writeln!(
             s,
-            "latency split (mean µs): host {:.1} | queue {:.1} | device {:.1}",
-            w.breakdown_us.host, w.breakdown_us.queue, w.breakdown_us.device
+            "latency split (mean µs): platform {:.1} | syscall+fs {:.1} | block+queue {:.1} | driver {:.1} | device {:.1} | irq+wakeup {:.1} | host software {:.1}%",
+            b.platform,
+            b.syscall_fs,
+            b.block_queue,
+            b.driver,
+            b.device,
+            b.irq_wakeup,
+            b.host_share * 100.0
+        );
+        let c = &self.host.cpu;
+        let _ = writeln!(
+            s,
+            "cpu: {} governor | mean clock {:.0} MHz | IPIs {} | busy {}",
+            c.governor,
+            c.mean_freq_mhz,
+            c.ipis,
+            c.cores
+                .iter()
+                .map(|k| format!("{:.0}%", k.busy_fraction * 100.0))
+                .collect::<Vec<_>>()
+                .join("/")
         );
         let _ = writeln!(
             s,

@@ -60,6 +60,7 @@ impl RequestQueue<Event> for Up<'_> {
                 thread: r.thread,
             });
         }
+        self.collector.request_done(now.saturating_sub(times.fetch));
         let mut bios = std::mem::take(self.bios);
         bios.clear();
         self.block.complete(now, rq, &mut bios);

@@ -492,7 +492,7 @@ impl Replay {
         b: &mut Below<E>,
     ) -> Result<()> {
         let id = bio.owner & !REPLAY_TAG;
-        if !self.calls[id].bio_done(times) {
+        if !self.calls[id].bio_done(times, now) {
             return Ok(());
         }
         let c = self.calls.remove(id);

@@ -1,0 +1,541 @@
+//! The host CPU: cores sharing one clock, per-core busy time, thread
+//! placement, background CPU hogs under CFS, and where completions run
+//! (interrupt affinity, IPIs).
+//!
+//! Rules (each a documented simplification):
+//! * **Clock.** One clock domain: every core runs at the policy frequency
+//!   (Exynos 4210 and Snapdragon 400 both clock their cores together). A
+//!   cost is converted to time at the frequency current when it starts.
+//! * **Placement.** Background hogs are running before the workload starts
+//!   and are placed first, each on the least-loaded core (hogs + threads
+//!   there; ties to the lowest index, the order `find_idlest_cpu` scans).
+//!   Each application thread is placed at its first call on the
+//!   least-loaded core by the same rule, and stays there. `mmcqd` runs on
+//!   the core of the thread that last submitted I/O (wake-affine: it is
+//!   woken by the submitter, and its previous core is idle when the
+//!   completion wakes it again).
+//! * **Completions.** The MMC interrupt is handled on `irq_core` (unset =
+//!   wherever the completion is consumed). With the legacy driver the
+//!   handler wakes `mmcqd`: on another core that is an IPI plus a remote
+//!   wake-up before the request can end; `mmcqd` then wakes the waiting
+//!   thread (another IPI when that thread sits elsewhere). With CMDQ the
+//!   request ends on the interrupt core and wakes the thread from there.
+//! * **CFS.** A hog is always runnable, so a hog core is 100 % busy. An
+//!   application thread (or `mmcqd`) waking on a hog core is placed at
+//!   `max(vruntime, min_vruntime − sched_latency/2)` (GENTLE_FAIR_SLEEPERS)
+//!   and preempts the hog at once when it is more than
+//!   `sched_wakeup_granularity` behind (`check_preempt_wakeup`); otherwise
+//!   it waits until the hogs have run that far ahead (the scheduler tick
+//!   that would notice is not modelled). Application threads do not queue
+//!   behind each other on a core (their CPU work is short against their
+//!   I/O waits); that is the static model's behaviour.
+
+use super::costs::{CostsUs, LayerCosts};
+use super::governor::{FreqTable, Governor, GovernorKind};
+use super::profile::HostConfig;
+use crate::types::{us_to_ns, Ns};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// One core's state.
+#[derive(Clone, Debug, Default)]
+struct Core {
+    /// Background hogs placed here.
+    hogs: u32,
+    /// Threads placed here.
+    threads: u32,
+    /// Busy time charged so far (union of charged intervals), ns.
+    busy: u64,
+    /// End of the latest charged interval, ns.
+    busy_until: Ns,
+    /// `busy` at the previous governor sample, ns.
+    busy_at_sample: u64,
+    /// CPU time of threads (not hogs) here, ns (the hogs get the rest).
+    thread_cpu: u64,
+}
+
+impl Core {
+    fn load(&self) -> u32 {
+        self.hogs + self.threads
+    }
+
+    /// Busy time up to `t` (the part of the last interval beyond `t` not
+    /// counted), ns.
+    fn busy_at(&self, t: Ns) -> u64 {
+        self.busy.saturating_sub(self.busy_until.saturating_sub(t))
+    }
+}
+
+/// What the report shows of one core.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CoreStats {
+    /// Fraction of the run the core was busy (1 with a hog).
+    pub busy_fraction: f64,
+    /// Background hogs on it.
+    pub hogs: u32,
+    /// Workload threads placed on it.
+    pub threads: u32,
+}
+
+/// What the report shows of the CPU.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CpuStats {
+    /// Governor that ran.
+    pub governor: &'static str,
+    /// Time-weighted mean clock over the run, MHz.
+    pub mean_freq_mhz: f64,
+    /// Clock at the end of the run, MHz.
+    pub final_freq_mhz: f64,
+    /// Inter-processor interrupts sent to wake a thread (or `mmcqd`) on
+    /// another core than the one that completed its I/O.
+    pub ipis: u64,
+    /// Per core.
+    pub cores: Vec<CoreStats>,
+}
+
+/// The CPU model.
+#[derive(Debug)]
+pub struct Cpu {
+    reference_mhz: f64,
+    costs_us: CostsUs,
+    table: Option<FreqTable>,
+    kind: GovernorKind,
+    governor: Governor,
+    freq: f64,
+    costs: LayerCosts,
+    cores: Vec<Core>,
+    /// Core of each thread index, once placed.
+    thread_core: Vec<Option<u32>>,
+    /// CFS virtual runtime of each thread index, ns.
+    thread_vr: Vec<f64>,
+    mmcqd_core: u32,
+    mmcqd_vr: f64,
+    irq_core: Option<u32>,
+    /// The CMDQ driver ends requests on the interrupt core.
+    cmdq: bool,
+    ipi: Ns,
+    ipis: u64,
+    /// Scaled `sched_latency`, ns.
+    latency: f64,
+    /// Scaled `sched_wakeup_granularity`, ns.
+    granularity: f64,
+    freq_area: f64,
+    last_change: Ns,
+    last_sample: Ns,
+}
+
+/// Who runs a piece of work: a workload thread (by thread index) or the
+/// MMC driver's `mmcqd`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runner {
+    /// A host thread (application, flusher or traced process).
+    Thread(u32),
+    /// The `mmcqd` kernel thread.
+    Mmcqd,
+}
+
+impl Cpu {
+    /// A CPU built from `h` for a queue run by `scheduler`; `cmdq` says
+    /// whether the CMDQ driver (completions end on the interrupt core)
+    /// runs. Call [`HostConfig::validate`] first.
+    pub fn new(h: &HostConfig, scheduler: &str, cmdq: bool) -> Cpu {
+        let table = (!h.freq_table_mhz.is_empty()).then(|| FreqTable(h.freq_table_mhz.clone()));
+        let snap = |f: f64| table.as_ref().map_or(f, |t| t.at_or_above(f));
+        let freq = match (h.governor, &table) {
+            (GovernorKind::Performance, Some(t)) => t.max(),
+            (GovernorKind::Powersave, Some(t)) => t.min(),
+            _ => snap(h.cpu_freq_mhz),
+        };
+        let governor = match (h.governor, &table) {
+            (GovernorKind::Ondemand, Some(_)) => Governor::Ondemand {
+                p: h.ondemand.clone(),
+                rate_mult: 1,
+            },
+            (GovernorKind::Interactive, Some(t)) => {
+                let hs = h.interactive.hispeed_freq_mhz;
+                Governor::Interactive {
+                    p: h.interactive.clone(),
+                    loads: h
+                        .interactive
+                        .parse_target_loads()
+                        .expect("validated target_loads"),
+                    hispeed: if hs > 0.0 { t.at_or_above(hs) } else { t.max() },
+                    floor_freq: freq,
+                    floor_validate: 0,
+                    hispeed_validate: 0,
+                }
+            }
+            _ => Governor::Fixed,
+        };
+        let n = h.cores as usize;
+        // SCHED_TUNABLESCALING_LOG: factor 1 + ilog2(min(cpus, 8)).
+        let factor = 1.0 + (n.min(8) as f64).log2().floor();
+        let costs_us = h.costs_us(scheduler);
+        let mut cpu = Cpu {
+            reference_mhz: h.reference_freq_mhz,
+            costs_us,
+            costs: costs_us.at(h.reference_freq_mhz, freq),
+            table,
+            kind: h.governor,
+            governor,
+            freq,
+            cores: vec![Core::default(); n],
+            thread_core: Vec::new(),
+            thread_vr: Vec::new(),
+            mmcqd_core: 0,
+            mmcqd_vr: 0.0,
+            irq_core: h.irq_core,
+            cmdq,
+            ipi: us_to_ns(h.ipi_us),
+            ipis: 0,
+            latency: h.sched_latency_us * 1000.0 * factor,
+            granularity: h.sched_wakeup_granularity_us * 1000.0 * factor,
+            freq_area: 0.0,
+            last_change: 0,
+            last_sample: 0,
+        };
+        for _ in 0..h.background_cpu_hogs {
+            let c = cpu.least_loaded();
+            cpu.cores[c].hogs += 1;
+        }
+        // The governor has settled at the background load before the run:
+        // 100 % with a hog, idle without.
+        let pre = if h.background_cpu_hogs > 0 {
+            100.0
+        } else {
+            0.0
+        };
+        if let Some(t) = &cpu.table {
+            cpu.freq = cpu.governor.sample(0, pre, cpu.freq, t);
+            cpu.costs = cpu.costs_us.at(cpu.reference_mhz, cpu.freq);
+        }
+        cpu
+    }
+
+    fn least_loaded(&self) -> usize {
+        (0..self.cores.len())
+            .min_by_key(|&c| (self.cores[c].load(), c))
+            .expect("at least one core")
+    }
+
+    /// Core of thread `t` (placing it on first use).
+    pub fn core_of(&mut self, t: u32) -> u32 {
+        let i = t as usize;
+        if self.thread_core.len() <= i {
+            self.thread_core.resize(i + 1, None);
+            self.thread_vr.resize(i + 1, 0.0);
+        }
+        if let Some(c) = self.thread_core[i] {
+            return c;
+        }
+        let c = self.least_loaded();
+        self.cores[c].threads += 1;
+        self.thread_core[i] = Some(c as u32);
+        c as u32
+    }
+
+    /// The costs at the current clock.
+    pub fn costs(&self) -> &LayerCosts {
+        &self.costs
+    }
+
+    /// Current clock, MHz.
+    pub fn freq_mhz(&self) -> f64 {
+        self.freq
+    }
+
+    fn core_of_runner(&mut self, r: Runner) -> u32 {
+        match r {
+            Runner::Thread(t) => self.core_of(t),
+            Runner::Mmcqd => self.mmcqd_core,
+        }
+    }
+
+    /// Charges `ns` of CPU work of `r` starting at `start`.
+    pub fn run(&mut self, r: Runner, start: Ns, ns: Ns) {
+        let c = self.core_of_runner(r) as usize;
+        let core = &mut self.cores[c];
+        let end = start + ns;
+        core.busy += end.saturating_sub(start.max(core.busy_until));
+        core.busy_until = core.busy_until.max(end);
+        core.thread_cpu += ns;
+        match r {
+            Runner::Thread(t) => self.thread_vr[t as usize] += ns as f64,
+            Runner::Mmcqd => self.mmcqd_vr += ns as f64,
+        }
+    }
+
+    /// Thread `t` submits I/O: `mmcqd` follows it (wake-affine).
+    pub fn submitted_by(&mut self, t: u32) {
+        self.mmcqd_core = self.core_of(t);
+    }
+
+    /// CFS wake-up of `r` at `now` on its core: how long until it runs, ns
+    /// (0 without hogs, or when it preempts the hog at once).
+    fn wake_delay(&mut self, r: Runner, now: Ns) -> Ns {
+        let c = self.core_of_runner(r) as usize;
+        let hogs = self.cores[c].hogs;
+        if hogs == 0 {
+            return 0;
+        }
+        let min_vr = now.saturating_sub(self.cores[c].thread_cpu) as f64 / hogs as f64;
+        let vr = match r {
+            Runner::Thread(t) => &mut self.thread_vr[t as usize],
+            Runner::Mmcqd => &mut self.mmcqd_vr,
+        };
+        *vr = vr.max(min_vr - self.latency / 2.0);
+        let behind = min_vr - *vr;
+        if behind > self.granularity {
+            0
+        } else {
+            ((self.granularity - behind) * hogs as f64).ceil() as Ns
+        }
+    }
+
+    /// Waking `mmcqd` for new requests at `now`: its wake-up cost plus any
+    /// CFS delay, ns.
+    pub fn mmcqd_wakeup(&mut self, now: Ns) -> Ns {
+        let d = self.wake_delay(Runner::Mmcqd, now);
+        let cost = self.costs.mmcqd_wakeup;
+        self.run(Runner::Mmcqd, now + d, cost);
+        d + cost
+    }
+
+    /// `mmcqd` fetches (scheduler dispatch hook) and prepares a request of
+    /// `sectors` at `now`: ns.
+    pub fn prep(&mut self, now: Ns, sectors: u32) -> Ns {
+        let cost = self.costs.sched_dispatch + self.costs.prep(sectors);
+        self.run(Runner::Mmcqd, now, cost);
+        cost
+    }
+
+    /// The completion interrupt fires at `now`: time until the request can
+    /// end (handler, then with the legacy driver the wake-up of `mmcqd`,
+    /// across cores an IPI and a remote wake-up), ns.
+    pub fn completion_irq(&mut self, now: Ns) -> Ns {
+        let irq = self.costs.irq;
+        let Some(ic) = self.irq_core else {
+            self.run(Runner::Mmcqd, now, irq);
+            return irq;
+        };
+        self.charge_core(ic as usize, now, irq);
+        if self.cmdq || ic == self.mmcqd_core {
+            return irq;
+        }
+        self.ipis += 1;
+        let at = now + irq + self.ipi;
+        let d = self.wake_delay(Runner::Mmcqd, at);
+        let remote = self.costs.remote_wakeup;
+        self.run(Runner::Mmcqd, at + d, remote);
+        irq + self.ipi + d + remote
+    }
+
+    fn charge_core(&mut self, c: usize, start: Ns, ns: Ns) {
+        let core = &mut self.cores[c];
+        let end = start + ns;
+        core.busy += end.saturating_sub(start.max(core.busy_until));
+        core.busy_until = core.busy_until.max(end);
+        if core.hogs > 0 {
+            core.thread_cpu += ns;
+        }
+    }
+
+    /// Thread `t`'s I/O completed at `now` (its request ended): time until
+    /// it runs again (remote wake-up across cores, CFS delay, context
+    /// switch), ns.
+    pub fn wake_thread(&mut self, t: u32, now: Ns) -> Ns {
+        let tc = self.core_of(t);
+        let from = match (self.cmdq, self.irq_core) {
+            (true, Some(ic)) => ic,
+            _ => self.mmcqd_core,
+        };
+        let mut d = 0;
+        if self.irq_core.is_some() && from != tc {
+            self.ipis += 1;
+            d += self.ipi + self.costs.remote_wakeup;
+        }
+        d += self.wake_delay(Runner::Thread(t), now + d);
+        let w = self.costs.wakeup;
+        self.run(Runner::Thread(t), now + d, w);
+        d + w
+    }
+
+    /// Thread `t` runs `ns` of work starting at `start` (a cost from
+    /// [`Cpu::costs`]); returns `ns`.
+    pub fn thread_work(&mut self, t: u32, start: Ns, ns: Ns) -> Ns {
+        self.run(Runner::Thread(t), start, ns);
+        ns
+    }
+
+    /// True when a governor samples the load.
+    pub fn samples(&self) -> bool {
+        self.governor.next_sample_ns().is_some()
+    }
+
+    /// Interval to the next governor sample, ns.
+    pub fn next_sample_ns(&self) -> Option<Ns> {
+        self.governor.next_sample_ns()
+    }
+
+    /// A governor sample at `now`: measures the busiest core's load since
+    /// the previous sample and sets the clock.
+    pub fn sample(&mut self, now: Ns) {
+        let window = now.saturating_sub(self.last_sample);
+        if window == 0 {
+            return;
+        }
+        let mut load = 0.0f64;
+        for core in &mut self.cores {
+            let busy_now = core.busy_at(now).max(core.busy_at_sample);
+            let l = if core.hogs > 0 {
+                100.0
+            } else {
+                100.0 * (busy_now - core.busy_at_sample) as f64 / window as f64
+            };
+            core.busy_at_sample = busy_now;
+            load = load.max(l.min(100.0));
+        }
+        self.last_sample = now;
+        let Some(table) = &self.table else {
+            return;
+        };
+        let new = self.governor.sample(now, load, self.freq, table);
+        if new != self.freq {
+            self.freq_area += self.freq * (now - self.last_change) as f64;
+            self.last_change = now;
+            self.freq = new;
+            self.costs = self.costs_us.at(self.reference_mhz, new);
+        }
+    }
+
+    /// The CPU's part of the report for a run that ended at `end`.
+    pub fn stats(&self, end: Ns) -> CpuStats {
+        let area = self.freq_area + self.freq * end.saturating_sub(self.last_change) as f64;
+        let mean = if end > 0 {
+            area / end as f64
+        } else {
+            self.freq
+        };
+        CpuStats {
+            governor: self.kind.name(),
+            mean_freq_mhz: mean,
+            final_freq_mhz: self.freq,
+            ipis: self.ipis,
+            cores: self
+                .cores
+                .iter()
+                .map(|c| CoreStats {
+                    busy_fraction: if c.hogs > 0 {
+                        1.0
+                    } else if end > 0 {
+                        (c.busy_at(end) as f64 / end as f64).min(1.0)
+                    } else {
+                        0.0
+                    },
+                    hogs: c.hogs,
+                    threads: c.threads,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The CPU shared by the stages that charge time on it (host, driver) and
+/// the platform stage that runs its governor. The simulation is
+/// single-threaded; borrows never outlive one call.
+#[derive(Clone, Debug)]
+pub struct SharedCpu(Rc<RefCell<Cpu>>);
+
+impl SharedCpu {
+    /// Shares `cpu`.
+    pub fn new(cpu: Cpu) -> SharedCpu {
+        SharedCpu(Rc::new(RefCell::new(cpu)))
+    }
+
+    /// Runs `f` on the CPU.
+    pub fn with<R>(&self, f: impl FnOnce(&mut Cpu) -> R) -> R {
+        f(&mut self.0.borrow_mut())
+    }
+
+    /// The costs at the current clock (a copy).
+    pub fn costs(&self) -> LayerCosts {
+        *self.0.borrow().costs()
+    }
+
+    /// Thread `t` runs the cost `pick` selects, starting at `start`;
+    /// returns its duration, ns.
+    pub fn thread(&self, t: u32, start: Ns, pick: impl FnOnce(&LayerCosts) -> Ns) -> Ns {
+        let mut cpu = self.0.borrow_mut();
+        let ns = pick(cpu.costs());
+        cpu.thread_work(t, start, ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dual(hogs: u32) -> HostConfig {
+        HostConfig {
+            cores: 2,
+            freq_table_mhz: vec![200.0, 500.0, 800.0, 1000.0, 1200.0],
+            governor: GovernorKind::Ondemand,
+            background_cpu_hogs: hogs,
+            irq_core: Some(0),
+            ipi_us: 3.0,
+            remote_wakeup_us: 6.0,
+            ..HostConfig::default()
+        }
+    }
+
+    #[test]
+    fn the_app_avoids_the_hog_core_and_completions_cross_cores() {
+        let mut c = Cpu::new(&dual(0), "noop", false);
+        assert_eq!(c.core_of(0), 0);
+        c.submitted_by(0);
+        let local = c.completion_irq(1000);
+        assert_eq!(c.stats(1).ipis, 0);
+        let mut h = Cpu::new(&dual(1), "noop", false);
+        assert_eq!(h.freq_mhz(), 1200.0, "settled at the hog's 100 % load");
+        assert_eq!(h.core_of(0), 1);
+        h.submitted_by(0);
+        let remote = h.completion_irq(1000);
+        assert_eq!(h.stats(1).ipis, 1);
+        // Same handler cost at 1200 vs 200 MHz (6× less) plus 3 µs IPI and
+        // the remote wake-up.
+        assert_eq!(local, 6 * 10_000);
+        assert_eq!(remote, 10_000 + 3_000 + 6_000);
+    }
+
+    #[test]
+    fn ondemand_follows_the_measured_load() {
+        let mut c = Cpu::new(&dual(0), "noop", false);
+        assert_eq!(c.freq_mhz(), 200.0, "idle before the run");
+        // 99 ms busy of a 100 ms window.
+        c.run(Runner::Thread(0), 0, 99_000_000);
+        c.sample(100_000_000);
+        assert_eq!(c.freq_mhz(), 1200.0);
+        c.sample(200_000_000);
+        assert_eq!(c.freq_mhz(), 200.0);
+        let s = c.stats(200_000_000);
+        assert!((s.mean_freq_mhz - 700.0).abs() < 1e-9, "{s:?}");
+    }
+
+    #[test]
+    fn a_sleeper_preempts_the_hog_at_once() {
+        let h = HostConfig {
+            cores: 1,
+            background_cpu_hogs: 1,
+            ..HostConfig::default()
+        };
+        let mut c = Cpu::new(&h, "noop", false);
+        assert_eq!(c.core_of(0), 0);
+        // Slept long: placed sched_latency/2 behind the hog, which is more
+        // than the wake-up granularity.
+        assert_eq!(c.wake_delay(Runner::Thread(0), 50_000_000), 0);
+        // A thread that just ran 10 ms of CPU is not behind: it waits.
+        c.run(Runner::Thread(0), 50_000_000, 10_000_000);
+        assert!(c.wake_delay(Runner::Thread(0), 60_000_000) > 0);
+    }
+}

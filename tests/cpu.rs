@@ -1,0 +1,198 @@
+//! The host CPU and the latency split, end to end through `simctl`: the
+//! split adds up for every kind of call, the host profiles load, and the
+//! Galaxy S II-style sync-write app shows the governor and IPI mechanisms.
+
+mod common;
+use common::{report, scratch};
+use serde_json::Value;
+
+const PARTS: [&str; 6] = [
+    "platform",
+    "syscall_fs",
+    "block_queue",
+    "driver",
+    "device",
+    "irq_wakeup",
+];
+
+/// The six parts add up to the exact mean (`total`), which matches the
+/// histogram's mean within its precision.
+fn assert_split_adds_up(r: &Value, what: &str) {
+    let b = &r["breakdown_us"];
+    let sum: f64 = PARTS.iter().map(|p| b[p].as_f64().unwrap()).sum();
+    let total = b["total"].as_f64().unwrap();
+    assert!((sum - total).abs() < 1e-6 * total.max(1.0), "{what}: {b}");
+    let mean = r["latency_us"]["mean"].as_f64().unwrap();
+    assert!(
+        (total - mean).abs() <= 0.002 * mean,
+        "{what}: split total {total} vs latency mean {mean}"
+    );
+    let dev = b["device"].as_f64().unwrap();
+    let host = b["host_software"].as_f64().unwrap();
+    assert!((host + dev - total).abs() < 1e-6 * total.max(1.0), "{what}");
+}
+
+#[test]
+fn the_split_adds_up_for_every_kind_of_call() {
+    let tmp = scratch("cpu-split");
+    // Buffered reads with read-ahead.
+    let r = report(&["run", "configs/scenarios/seq-read-4k.toml"], &tmp);
+    assert_split_adds_up(&r, "buffered read with read-ahead");
+    // Buffered writes, fsync, O_DIRECT + O_SYNC, partial-page writes and
+    // sequential reads in one run.
+    let r = report(&["run", "tests/golden/scenarios/writes-mix.toml"], &tmp);
+    assert!(r["requests"]["fsyncs"].as_u64().unwrap() > 0);
+    assert_split_adds_up(&r, "writes-mix (fsync, O_DIRECT, buffered)");
+    // O_SYNC buffered writes + flush on a profile with a platform layer.
+    let r = report(
+        &[
+            "run",
+            "configs/scenarios/sync-write-app.toml",
+            "--set",
+            "jobs.0.requests=200",
+        ],
+        &tmp,
+    );
+    assert_split_adds_up(&r, "O_SYNC write + flush");
+    assert!(r["breakdown_us"]["platform"].as_f64().unwrap() > 0.0);
+    // O_DIRECT reads alone, and trace records.
+    let r = report(
+        &[
+            "run",
+            "configs/scenarios/rand-read-4k.toml",
+            "--set",
+            "jobs.0.direct=true",
+        ],
+        &tmp,
+    );
+    assert_split_adds_up(&r, "O_DIRECT read");
+    let r = report(&["replay", "traces/sample.csv"], &tmp);
+    assert_split_adds_up(&r, "trace records");
+}
+
+/// Runs the sync-write app at `bytes` per call with `hogs` background hogs.
+fn sync_app(bytes: u64, hogs: u32) -> Value {
+    let tmp = scratch(&format!("cpu-sync-{bytes}-{hogs}"));
+    report(
+        &[
+            "run",
+            "configs/scenarios/sync-write-app.toml",
+            "--set",
+            &format!("jobs.0.request_bytes={bytes}"),
+            "--set",
+            &format!("host.background_cpu_hogs={hogs}"),
+            "--set",
+            "jobs.0.requests=600",
+        ],
+        &tmp,
+    )
+}
+
+fn f(v: &Value, path: &[&str]) -> f64 {
+    path.iter().fold(v, |v, k| &v[k]).as_f64().unwrap()
+}
+
+#[test]
+fn a_cpu_hog_raises_the_clock_and_sends_completions_across_cores() {
+    let idle = sync_app(16384, 0);
+    let hog = sync_app(16384, 1);
+    assert_eq!(idle["host"]["governor"], "ondemand");
+    // Mechanism 1: ondemand sees the hog's 100 % load and runs the shared
+    // clock at the top; alone, the I/O-bound app leaves it at the bottom.
+    assert_eq!(f(&idle, &["host", "cpu", "mean_freq_mhz"]), 200.0);
+    assert_eq!(f(&hog, &["host", "cpu", "mean_freq_mhz"]), 1200.0);
+    // Mechanism 2: the hog takes CPU0 (the IRQ core), the app goes to CPU1,
+    // so every completion interrupt wakes mmcqd there with an IPI.
+    assert_eq!(idle["host"]["cpu"]["ipis"], 0);
+    let calls = hog["requests"]["count"].as_u64().unwrap();
+    assert_eq!(hog["host"]["cpu"]["ipis"].as_u64().unwrap(), 2 * calls);
+    assert_eq!(hog["host"]["cpu"]["cores"][0]["hogs"], 1);
+    assert_eq!(hog["host"]["cpu"]["cores"][1]["threads"], 1);
+    // The app's writes get faster; its host software time shrinks.
+    let lat = |r: &Value| f(r, &["write", "latency_us", "mean"]);
+    assert!(lat(&hog) < lat(&idle));
+    assert!(
+        f(&hog, &["breakdown_us", "host_software"]) < f(&idle, &["breakdown_us", "host_software"])
+    );
+}
+
+#[test]
+fn host_share_falls_as_the_write_grows_from_16_kib() {
+    let s16 = f(&sync_app(16384, 0), &["breakdown_us", "host_share"]);
+    let s64 = f(&sync_app(65536, 0), &["breakdown_us", "host_share"]);
+    assert!(s64 < s16, "16 KiB {s16}, 64 KiB {s64}");
+}
+
+/// The Galaxy S II study's bands (issue 9). The model follows the cited
+/// costs and kernel defaults and misses them: host software is 44 % (not
+/// ≥ 80 %) at 16 KiB, 4 KiB sits below 16 KiB because the generic eMMC
+/// serves a 4 KiB write + flush more slowly than a 16 KiB one, one hog cuts
+/// latency by 30 % (not 10-25 %) and the device response time (D→C) falls
+/// by 10 % (not +3-10 %: the clock speeds up the driver's share of D→C more
+/// than the 1 µs + 5 µs IPI adds). Run with `--ignored` to see the numbers.
+#[test]
+#[ignore = "the honest model misses the published bands; see the doc comment"]
+fn galaxy_s2_bands() {
+    let shares: Vec<f64> = [4096, 16384, 65536]
+        .iter()
+        .map(|&b| f(&sync_app(b, 0), &["breakdown_us", "host_share"]))
+        .collect();
+    let (idle, hog) = (sync_app(16384, 0), sync_app(16384, 1));
+    let lat = |r: &Value| f(r, &["write", "latency_us", "mean"]);
+    let d2c = |r: &Value| f(r, &["device_response_us", "mean"]);
+    let lat_change = lat(&hog) / lat(&idle) - 1.0;
+    let d2c_change = d2c(&hog) / d2c(&idle) - 1.0;
+    println!("host share 4/16/64 KiB {shares:?}; latency {lat_change:+.3}; D2C {d2c_change:+.3}");
+    assert!(shares[1] >= 0.80);
+    assert!(shares[0] > shares[1] && shares[1] > shares[2]);
+    assert!((-0.25..=-0.10).contains(&lat_change));
+    assert!((0.03..=0.10).contains(&d2c_change));
+}
+
+#[test]
+fn host_profiles_load_and_keys_override_them() {
+    let tmp = scratch("cpu-profiles");
+    let r = report(
+        &[
+            "run",
+            "configs/scenarios/sync-write-app.toml",
+            "--set",
+            "jobs.0.requests=50",
+            "--set",
+            "host.profile=../hosts/snapdragon400.toml",
+        ],
+        &tmp,
+    );
+    assert_eq!(r["host"]["governor"], "interactive");
+    assert_eq!(r["host"]["cores"], 4);
+    assert_split_adds_up(&r, "snapdragon400");
+    let r = report(
+        &[
+            "run",
+            "configs/scenarios/sync-write-app.toml",
+            "--set",
+            "jobs.0.requests=50",
+            "--set",
+            "host.governor=userspace",
+            "--set",
+            "host.cpu_freq_mhz=800",
+        ],
+        &tmp,
+    );
+    assert_eq!(f(&r, &["host", "cpu", "mean_freq_mhz"]), 800.0);
+    assert_eq!(r["host"]["cores"], 2, "the rest of the profile stays");
+    let e = common::simctl_err(&[
+        "run",
+        "configs/scenarios/sync-write-app.toml",
+        "--set",
+        "host.governor=turbo",
+    ]);
+    assert!(e.contains("governor"), "{e}");
+    let e = common::simctl_err(&[
+        "run",
+        "configs/scenarios/sync-write-app.toml",
+        "--set",
+        "jobs.3.request_bytes=1",
+    ]);
+    assert!(e.contains("1 job(s)"), "{e}");
+}
