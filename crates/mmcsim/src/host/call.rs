@@ -1,4 +1,4 @@
-//! One call in progress — a thread's `read()`/`write()`/`fsync()`, or a
+//! One call in progress — a thread's system call, or a
 //! block-level trace record — and the bios it waits for.
 
 use crate::driver::DeviceTimes;
@@ -52,6 +52,13 @@ impl Call {
         self.queue = t.start.saturating_sub(self.submit);
         self.device = t.done - t.start;
         self.pending == 0
+    }
+
+    /// A bio the call slept on completed (`t`): its queueing and device
+    /// time add to the call's split.
+    pub fn add_times(&mut self, t: DeviceTimes) {
+        self.queue += t.start.saturating_sub(self.submit);
+        self.device += t.done - t.start;
     }
 
     /// The call returns at `now`: records it.
