@@ -220,6 +220,11 @@ impl Bitmaps {
         Some(ino)
     }
 
+    /// Counts inode `ino` (allocated as a file) as a directory.
+    pub fn note_dir(&mut self, ino: u32) {
+        self.groups[((ino - 1) / self.ipg) as usize].dirs += 1;
+    }
+
     /// Frees inode `ino`.
     pub fn free_inode(&mut self, ino: u32, dir: bool) {
         let g = ((ino - 1) / self.ipg) as usize;

@@ -667,10 +667,16 @@ impl Ext4 {
             return Err(Errno::Exist);
         }
         let pg = self.layout.inode_group(dir);
+        // mkfs and the preparation phase place everything next to its
+        // parent (lost+found is inode 11); at run time directories are
+        // spread by Orlov.
         let ino = self
             .bitmaps
-            .alloc_inode(pg, kind == Kind::Dir)
+            .alloc_inode(pg, kind == Kind::Dir && !self.mounting)
             .ok_or(Errno::NoSpc)?;
+        if kind == Kind::Dir && self.mounting {
+            self.bitmaps.note_dir(ino);
+        }
         self.stats.inodes_allocated += 1;
         self.dirty_group(self.layout.inode_group(ino), true, cache, now);
         let m = cache.add_file(0);
