@@ -102,6 +102,9 @@ pub struct Ext4 {
 
 /// Relatime's age limit: atime older than this is updated anyway, ns.
 const RELATIME_AGE: Ns = 24 * 3600 * NS_PER_S;
+/// Inode timestamps count from mkfs, which happened this long before the
+/// simulated run starts (files made before the run are two days old).
+const RUN_EPOCH: Ns = 2 * 24 * 3600 * NS_PER_S;
 
 impl Ext4 {
     /// Makes and mounts a file system on `blocks` 4 KiB blocks from sector
@@ -609,8 +612,13 @@ impl Ext4 {
         Ok(())
     }
 
+    /// The inode timestamp of simulated time `now`: whole kernel ticks
+    /// since mkfs (0 while mounting).
     fn tick_of(&self, now: Ns) -> Ns {
-        now / self.tick * self.tick
+        if self.mounting {
+            return 0;
+        }
+        (now + RUN_EPOCH) / self.tick * self.tick
     }
 
     /// `file_update_time`: mtime and ctime to the current tick; true when
