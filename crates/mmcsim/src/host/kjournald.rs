@@ -217,6 +217,8 @@ impl Host {
         self.jbd2_queue(now, bios, 0, b);
         self.kj.ordered = ordered;
         self.kj.stage = Stage::Ordered;
+        // Writing ordered data may update on-disk sizes (a new transaction).
+        self.after_fs_change(now, b);
         self.jbd2_progress(now, b);
     }
 

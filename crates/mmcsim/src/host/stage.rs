@@ -657,6 +657,7 @@ impl Host {
     /// taken for writeback) as write bios mapped through the file system
     /// (`pid` colours ext4's goal), appending them to `bios`; returns how
     /// many. `template` supplies the submitter's fields.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn write_bios(
         &mut self,
         now: Ns,

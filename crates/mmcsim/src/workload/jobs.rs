@@ -218,32 +218,25 @@ impl Jobs {
     fn script_issue<E: JobEvents>(&mut self, now: Ns, t: u32, host: &mut Host, b: &mut Below<E>) {
         let th = &mut self.threads[t as usize];
         let s = th.script.as_mut().expect("a script thread");
-        loop {
-            if s.next == s.steps.len() {
-                s.next = 0;
-                s.repeat_left = s.repeat_left.saturating_sub(1);
-            }
-            if s.repeat_left == 0 {
-                th.finished = true;
-                self.active -= 1;
-                return;
-            }
-            let step = s.steps[s.next].clone();
-            s.next += 1;
-            match step {
-                ScriptStep::Sleep(ns) => {
-                    b.q.at(now + ns, JobEvent::Issue(t));
-                    return;
-                }
-                ScriptStep::Call(mut sc) => {
-                    let cur = s.fds.last().copied().unwrap_or(0);
-                    script::bind_fd(&mut sc, cur);
-                    s.opening = matches!(sc, Syscall::Open { .. });
-                    s.closing =
-                        matches!(sc, Syscall::Close { fd } if fd == cur && fd != CURRENT_FD);
-                    host.syscall(now, t, sc, b);
-                    return;
-                }
+        if s.next == s.steps.len() {
+            s.next = 0;
+            s.repeat_left = s.repeat_left.saturating_sub(1);
+        }
+        if s.repeat_left == 0 {
+            th.finished = true;
+            self.active -= 1;
+            return;
+        }
+        let step = s.steps[s.next].clone();
+        s.next += 1;
+        match step {
+            ScriptStep::Sleep(ns) => b.q.at(now + ns, JobEvent::Issue(t)),
+            ScriptStep::Call(mut sc) => {
+                let cur = s.fds.last().copied().unwrap_or(0);
+                script::bind_fd(&mut sc, cur);
+                s.opening = matches!(sc, Syscall::Open { .. });
+                s.closing = matches!(sc, Syscall::Close { fd } if fd == cur && fd != CURRENT_FD);
+                host.syscall(now, t, sc, b);
             }
         }
     }

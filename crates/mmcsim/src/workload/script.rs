@@ -138,10 +138,10 @@ pub fn bind_fd(sc: &mut Syscall, fd: Fd) {
         | Syscall::Lseek { fd: f, .. }
         | Syscall::Fsync { fd: f }
         | Syscall::Fdatasync { fd: f }
-        | Syscall::Ftruncate { fd: f, .. } => {
-            if *f == CURRENT_FD {
-                *f = fd;
-            }
+        | Syscall::Ftruncate { fd: f, .. }
+            if *f == CURRENT_FD =>
+        {
+            *f = fd;
         }
         _ => {}
     }

@@ -212,17 +212,18 @@ mod tests {
         assert_eq!(l.inodes_per_group, 8192);
         assert_eq!(l.inode_table_blocks, 512);
         assert_eq!(l.gdt_blocks, 1);
-        assert_eq!(l.reserved_gdt_blocks, 1023);
-        // group 0: sb, gdt, 1023 reserved, then bitmaps and inode table
-        assert_eq!(l.groups[0].block_bitmap, 1025);
-        assert_eq!(l.groups[0].inode_table, 1027);
+        // room to grow 1024-fold: 32,768 groups = 256 GDT blocks, less 1
+        assert_eq!(l.reserved_gdt_blocks, 255);
+        // group 0: sb, gdt, 255 reserved, then bitmaps and inode table
+        assert_eq!(l.groups[0].block_bitmap, 257);
+        assert_eq!(l.groups[0].inode_table, 259);
         // group 2 has no superblock backup
         assert_eq!(l.groups[2].block_bitmap, 2 * 32768);
         assert_eq!(l.journal_blocks, 16384);
         // the journal starts after the middle group's inode table
         assert_eq!(l.journal_first, l.groups[16].inode_table + 512);
-        assert_eq!(l.inode_block(2), 1027);
-        assert_eq!(l.inode_block(17), 1028);
+        assert_eq!(l.inode_block(2), 259);
+        assert_eq!(l.inode_block(17), 260);
         assert_eq!(l.inode_group(8193), 1);
     }
 

@@ -491,6 +491,7 @@ impl Ext4 {
     /// writeback (`ext4_da_writepages` → `mpage_da_map_and_submit`):
     /// delayed pages get blocks now, and the on-disk size grows to cover
     /// them. Returns the runs to write.
+    #[allow(clippy::too_many_arguments)]
     pub fn writepages(
         &mut self,
         m: FileId,
@@ -945,5 +946,79 @@ impl Ext4 {
     /// Blocks per group (for reports).
     pub fn blocks_per_group() -> u64 {
         BLOCKS_PER_GROUP
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fs(extra: &str, cache: &mut PageCache) -> Ext4 {
+        let cfg: FsConfig = toml::from_str(&format!("type = \"ext4\"\n{extra}")).unwrap();
+        let mut fs = Ext4::mkfs(&cfg, 0, 65536, 1_000_000, cache).unwrap();
+        fs.finish_mount();
+        fs
+    }
+
+    #[test]
+    fn delalloc_maps_at_writeback_and_nodelalloc_at_write() {
+        let mut cache = PageCache::new(10_000);
+        let mut da = fs("", &mut cache);
+        let f = da
+            .create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10)
+            .unwrap();
+        assert!(da.write_end(f, 0, 8192, 1, &mut cache, 20).unwrap());
+        assert!(da.inode(f).extents.is_empty(), "delayed: no block yet");
+        assert_eq!(da.inode(f).size, 8192);
+        assert_eq!(da.inode(f).disksize, 0);
+        let m = da.inode(f).mapping;
+        let mut runs = Vec::new();
+        da.writepages(m, 0, 2, 1, &mut cache, 30, &mut runs);
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].pages, 2);
+        assert_eq!(da.inode(f).disksize, 8192);
+        // the allocation is in the running transaction: datasync moved
+        let tid = da.journal().unwrap().running_tid();
+        assert_eq!(da.inode(f).datasync_tid, tid);
+
+        let mut cache = PageCache::new(10_000);
+        let mut nd = fs("delalloc = false", &mut cache);
+        let f = nd
+            .create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10)
+            .unwrap();
+        nd.write_end(f, 0, 8192, 1, &mut cache, 20).unwrap();
+        assert_eq!(nd.inode(f).mapped_blocks(), 2);
+        assert_eq!(nd.inode(f).disksize, 8192);
+        // ordered mode: the inode's data is ordered before the commit
+        let m = nd.inode(f).mapping;
+        assert!(nd.journal().unwrap().running().ordered.contains(&m));
+    }
+
+    #[test]
+    fn a_growing_file_stays_contiguous_and_creating_touches_the_expected_blocks() {
+        let mut cache = PageCache::new(10_000);
+        let mut fs = fs("delalloc = false", &mut cache);
+        let f = fs
+            .create(ROOT_INO, "log", Kind::File, 1, &mut cache, 10)
+            .unwrap();
+        let bufs: Vec<Buf> = fs.journal().unwrap().running().bufs.clone();
+        let l = fs.layout().clone();
+        let g = l.inode_group(f);
+        // inode bitmap, group descriptor, the inode's table block, the
+        // root directory's block and the root's inode block
+        assert!(bufs.contains(&Buf::Meta(l.groups[g].inode_bitmap)));
+        assert!(bufs.contains(&Buf::Meta(l.gdt_block_of(g))));
+        assert!(bufs.contains(&Buf::Meta(l.inode_block(f))));
+        assert!(bufs.contains(&Buf::Meta(l.inode_block(ROOT_INO))));
+        for i in 0..8 {
+            fs.write_end(f, i * 4096, 4096, 1, &mut cache, 20 + i)
+                .unwrap();
+        }
+        assert_eq!(fs.inode(f).extents.len(), 1, "{:?}", fs.inode(f).extents);
+        assert_eq!(fs.inode(f).extents[0].len, 8);
+        // unlink frees the inode and (after the commit) its blocks
+        fs.unlink(ROOT_INO, "log", &mut cache, 100).unwrap();
+        assert_eq!(fs.stats.blocks_freed, 8);
+        assert!(fs.lookup(&["log"]).is_err());
     }
 }
