@@ -6,13 +6,14 @@
 //! before the scenario is validated, using sysfs-like prefixes:
 //! `queue.<attr>` (e.g. `queue.read_ahead_kb`), `iosched.<tunable>`
 //! (e.g. `iosched.fifo_batch`), `scheduler.<key>`, `device.<section>.<key>`,
-//! `host.<key>`, `writeback.<key>`, `precondition.<key>` and `seed`.
+//! `host.<key>`, `writeback.<key>`, `fs.<key>`, `precondition.<key>` and
+//! `seed`.
 
 mod overrides;
 mod scenario;
 
 pub use overrides::{apply_set, parse_set};
 pub use scenario::{
-    FileSpec, FitMode, HostConfig, JobOp, JobSpec, Order, Pattern, ReplayMode, Scenario,
-    SchedPolicy, SchedulerSpec, TraceSpec,
+    FileSpec, FitMode, FsConfig, HostConfig, JobOp, JobSpec, Order, Pattern, ReplayMode, Scenario,
+    SchedPolicy, SchedulerSpec, ScriptSpec, TraceSpec,
 };

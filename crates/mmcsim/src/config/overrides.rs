@@ -40,6 +40,7 @@ const SECTIONS: &[&str] = &[
     "device",
     "host",
     "writeback",
+    "fs",
     "precondition",
     "trace",
     "seed",

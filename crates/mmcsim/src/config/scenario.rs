@@ -5,6 +5,7 @@ use crate::device::{DeviceConfig, Precondition};
 use crate::driver::DriverConfig;
 use crate::error::{Error, Result};
 pub use crate::host::cost::HostConfig;
+pub use crate::host::fs::FsConfig;
 use crate::host::writeback::WritebackParams;
 use crate::types::{IoClass, IoPrio};
 use crate::workload::trace::{Format, TimeUnit};
@@ -53,12 +54,20 @@ pub struct Scenario {
     /// Device preconditioning before measurement (not measured).
     #[serde(default)]
     pub precondition: Precondition,
-    /// Files: contiguous extents of the device.
+    /// The file system on the device (`[fs]`); absent = files are raw
+    /// contiguous extents with no metadata.
+    #[serde(default)]
+    pub fs: Option<FsConfig>,
+    /// Files: contiguous extents of the device, or (with `[fs]`) files
+    /// created in the file system before the run.
     #[serde(default)]
     pub files: Vec<FileSpec>,
     /// Synthetic jobs (closed-loop threads).
     #[serde(default)]
     pub jobs: Vec<JobSpec>,
+    /// Scripted threads: each issues a fixed list of system calls.
+    #[serde(default)]
+    pub scripts: Vec<ScriptSpec>,
     /// A trace to replay instead of (or beside) jobs.
     #[serde(default)]
     pub trace: Option<TraceSpec>,
@@ -111,8 +120,10 @@ impl SchedulerSpec {
     }
 }
 
-/// A file: a contiguous extent of the device (the file system is not
-/// modelled beyond that).
+/// A file: a contiguous extent of the device (no `[fs]`), or a file the
+/// file system holds before the run (`[fs]`: `name` is its path, relative
+/// to `/` unless absolute; missing directories are created; 0 MiB makes an
+/// empty file).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileSpec {
@@ -224,6 +235,9 @@ pub struct JobSpec {
     /// Call fsync() after every N writes (0 = never).
     #[serde(default)]
     pub fsync_every: u32,
+    /// Call fdatasync() after every N writes (0 = never).
+    #[serde(default)]
+    pub fdatasync_every: u32,
     /// Nice value of the threads (-20..=19); the I/O priority level
     /// derives from it when `ioprio_level` is unset: (nice + 20) / 5.
     #[serde(default)]
@@ -247,6 +261,41 @@ pub struct JobSpec {
 
 fn one() -> u32 {
     1
+}
+
+/// A scripted thread: its system calls, in order, `repeat` times. Each
+/// call is one line of text:
+///
+/// | call | meaning |
+/// |---|---|
+/// | `open PATH [FLAGS]` | `open(PATH, FLAGS)`, e.g. `O_CREAT\|O_TRUNC\|O_WRONLY`; later calls use this descriptor |
+/// | `creat PATH` | `open(PATH, O_CREAT\|O_TRUNC\|O_WRONLY)` |
+/// | `close` | close the current descriptor (the previous one becomes current) |
+/// | `read BYTES`, `write BYTES` | at the descriptor's offset |
+/// | `pread OFFSET BYTES`, `pwrite OFFSET BYTES` | at a byte offset |
+/// | `lseek OFFSET [SET\|CUR\|END]` | move the offset |
+/// | `fsync`, `fdatasync`, `ftruncate BYTES` | on the current descriptor |
+/// | `unlink PATH`, `mkdir PATH`, `rename FROM TO`, `sync` | |
+/// | `sleep US` | think time before the next call, µs |
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptSpec {
+    /// Name (the process name of the thread).
+    pub name: String,
+    /// The calls, one per entry.
+    pub calls: Vec<String>,
+    /// Times the whole list runs.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// Pause between a call's return and the next call, µs.
+    #[serde(default)]
+    pub think_time_us: f64,
+    /// When the thread starts, ms.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Process id (default 5000 + index).
+    #[serde(default)]
+    pub pid: Option<u32>,
 }
 
 /// A thread's CPU scheduling policy (`sched_setscheduler`).
@@ -469,8 +518,25 @@ impl Scenario {
             .map_err(|e| Error::setting(source, e))?;
         self.writeback.validate()?;
         self.precondition.validate(source)?;
-        if self.jobs.is_empty() && self.trace.is_none() {
-            return bad("no workload: add [[jobs]] or a [trace]".into());
+        if self.jobs.is_empty() && self.scripts.is_empty() && self.trace.is_none() {
+            return bad("no workload: add [[jobs]], [[scripts]] or a [trace]".into());
+        }
+        if let Some(fs) = &self.fs {
+            fs.validate().or_else(bad)?;
+            if let Some(f) = self.files.iter().find(|f| f.offset_mib.is_some()) {
+                return bad(format!(
+                    "file `{}`: offset_mib places raw extents; with [fs] the allocator places files (remove offset_mib)",
+                    f.name
+                ));
+            }
+        }
+        for s in &self.scripts {
+            if s.calls.is_empty() {
+                return bad(format!("script `{}`: calls is empty", s.name));
+            }
+            if !(s.think_time_us.is_finite() && s.think_time_us >= 0.0) {
+                return bad(format!("script `{}`: think_time_us must be ≥ 0", s.name));
+            }
         }
         if let Some(t) = &self.trace {
             if !(t.speed.is_finite() && t.speed > 0.0) {
@@ -482,7 +548,7 @@ impl Scenario {
         }
         let mut names = std::collections::BTreeSet::new();
         for f in &self.files {
-            if f.size_mib == 0 {
+            if f.size_mib == 0 && self.fs.is_none() {
                 return bad(format!("file `{}`: size_mib must be at least 1", f.name));
             }
             if !names.insert(f.name.as_str()) {

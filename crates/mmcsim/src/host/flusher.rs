@@ -6,7 +6,9 @@
 //! while writes are congested. Throttled writers wake when dirty + writeback
 //! pages fall below the `dirty_ratio` threshold.
 
-use super::stage::{Below, Host, HostEvent, HostEvents, NO_CALL, PAGE_IO};
+use super::fs::jbd2::Buf;
+use super::page_cache::FileId;
+use super::stage::{Below, Host, HostEvent, HostEvents, Notify};
 use crate::block::request::Bio;
 use crate::engine::EventQueue;
 use crate::types::{IoPrio, Ns, Op, SECTORS_PER_PAGE};
@@ -45,13 +47,24 @@ impl Host {
         let max_pages = self.max_bio_sectors / SECTORS_PER_PAGE as u32;
         let mut submitted = 0u64;
         let flusher = self.flusher_thread;
-        let layer = &mut b.block.layer;
-        layer.start_plug(flusher);
+        let template = Bio {
+            op: Op::Write,
+            sector: 0,
+            sectors: 0,
+            sync: false,
+            fua: false,
+            prio: false,
+            pid: FLUSHER_PID,
+            thread: flusher,
+            ioprio: IoPrio::NORM,
+            owner: 0,
+        };
+        let mut bios = Vec::new();
+        b.block.layer.start_plug(flusher);
         'files: for &f in &files {
-            let first_sector = self.files.get(self.files.index_of_cache(f)).first_sector;
             let mut written = 0;
             while written < MAX_WRITEBACK_PAGES {
-                if layer.congested(false) {
+                if b.block.layer.congested(false) {
                     // Back off: a write completion will kick us again.
                     self.flusher_waiting = true;
                     break 'files;
@@ -59,23 +72,16 @@ impl Host {
                 let Some((first, pages)) = self.cache.take_dirty_run(f, max_pages) else {
                     break;
                 };
-                let bio = Bio {
-                    op: Op::Write,
-                    sector: first_sector + first * SECTORS_PER_PAGE,
-                    sectors: pages * SECTORS_PER_PAGE as u32,
-                    sync: false,
-                    fua: false,
-                    prio: false,
-                    pid: FLUSHER_PID,
-                    thread: flusher,
-                    ioprio: IoPrio::NORM,
-                    owner: PAGE_IO | NO_CALL,
-                };
-                layer.submit_bio(now, bio, true);
+                bios.clear();
+                self.write_bios(now, f, first, pages, template, Notify::None, &mut bios);
+                for bio in bios.drain(..) {
+                    b.block.layer.submit_bio(now, bio, true);
+                }
                 written += pages as u64;
                 submitted += pages as u64;
             }
         }
+        let layer = &mut b.block.layer;
         layer.finish_plug(now, flusher);
         self.wb_files = files;
         if submitted > 0 {
@@ -85,6 +91,10 @@ impl Host {
         if periodic && workload_running {
             b.q.at(now + wb.writeback_interval_ns(), HostEvent::FlusherTick);
         }
+        if self.has_journal() {
+            // Delayed allocation at writeback changed metadata.
+            self.after_fs_change(now, b);
+        }
     }
 
     /// A writeback bio finished: clean its pages and wake throttled
@@ -92,13 +102,13 @@ impl Host {
     pub(super) fn writeback_done<E: HostEvents>(
         &mut self,
         now: Ns,
-        file: usize,
+        fid: FileId,
         first: u64,
         pages: u32,
         b: &mut Below<E>,
     ) {
-        let fid = self.files.get(file).cache;
         self.cache.complete_write(fid, first, pages);
+        self.fs_pages_written(fid, first, pages);
         if !self.throttled.is_empty() && !self.cache.over_dirty_limit(&self.wb) {
             for t in std::mem::take(&mut self.throttled) {
                 let wake = self.cpu.with(|c| c.wake_thread(t, now));
@@ -110,6 +120,55 @@ impl Host {
             self.flusher_kick(now, b.q);
         } else if !self.throttled.is_empty() && self.cache.writeback_pages() == 0 {
             self.flusher_kick(now, b.q);
+        }
+        if !self.wb_waiters.is_empty() {
+            self.wake_drained(now, fid, b);
+        }
+        if self.has_journal() {
+            self.jbd2_progress(now, b);
+        }
+    }
+
+    /// Pages of `fid` reached their home location: metadata written in
+    /// place (block-device mapping) and journaled data leave the
+    /// checkpoint lists.
+    fn fs_pages_written(&mut self, fid: FileId, first: u64, pages: u32) {
+        let Some(fs) = self.mount.ext4_mut() else {
+            return;
+        };
+        let bdev = fs.bdev();
+        let journals_data = fs.config().journals_data();
+        if fid == bdev {
+            fs.stats.metadata_blocks_written_in_place += pages as u64;
+        } else if !journals_data {
+            return;
+        }
+        let ino_blocks: Vec<(u64, u64)> = if fid == bdev {
+            (first..first + pages as u64).map(|p| (p, p)).collect()
+        } else {
+            let mut runs = Vec::new();
+            fs.map_pages(fid, first, pages as u64, &mut runs);
+            runs.iter()
+                .filter_map(|r| r.sector.map(|s| (r.page, r.pages, s)))
+                .flat_map(|(p, n, s)| {
+                    let blk0 = (s - fs.sector_of(0)) / SECTORS_PER_PAGE;
+                    (0..n).map(move |k| (p + k, blk0 + k))
+                })
+                .collect()
+        };
+        if let Some(j) = fs.journal_mut() {
+            for (page, blk) in ino_blocks {
+                let buf = if fid == bdev {
+                    Buf::Meta(blk)
+                } else {
+                    Buf::Data {
+                        file: fid,
+                        page,
+                        blk,
+                    }
+                };
+                j.written_home(&buf);
+            }
         }
     }
 }

@@ -1,13 +1,18 @@
 //! The host side of the storage path: application threads' system calls
-//! ([`Host`], [`Syscall`]), files laid out on the device, the page cache
-//! with Linux on-demand read-ahead, dirty-page tracking and the writeback
-//! flusher, and the host CPU costs of each step ([`cost`]). The host submits
+//! ([`Host`], [`Syscall`]) with per-task descriptor tables, the mounted
+//! files — raw contiguous extents ([`files`]) or an ext4 file system with
+//! its JBD2 journal ([`fs`]) — the page cache with Linux on-demand
+//! read-ahead, dirty-page tracking and the writeback flusher, the journal
+//! thread, and the host CPU costs of each step ([`cost`]). The host submits
 //! bios to the block stage below and takes their completions back through
 //! [`Host::bio_done`]; a returning call is handed up to the workload.
 //!
 //! Contract:
-//! * Files are counts of 4 KiB pages identified by [`FileId`]; the host maps
-//!   file pages to device sectors itself.
+//! * Files are page-cache mappings of 4 KiB pages identified by
+//!   [`FileId`]; the host maps file pages to device sectors through the
+//!   mount ([`Mount::map_pages`]). ext4 metadata blocks live in the cache
+//!   too, in the block-device mapping (page = block number), like the
+//!   kernel's buffer heads.
 //! * [`PageCache::read_step`] walks a buffered `read()` page by page like
 //!   `do_generic_file_read`, returning the I/O to submit and the page to wait
 //!   for; the caller completes reads with [`PageCache::complete_read`].
@@ -21,19 +26,27 @@ pub mod call;
 pub mod cost;
 pub mod files;
 mod flusher;
+pub mod fs;
+mod fsync;
+mod kjournald;
+mod namei;
 pub mod page_cache;
+mod page_ops;
 pub mod readahead;
 mod stage;
 pub mod syscall;
 pub mod task;
+pub mod vfs;
 pub mod writeback;
 
 pub use call::Call;
 pub use files::{File, FileSpec, Files};
 pub use flusher::FLUSHER_PID;
+pub use kjournald::JBD2_PID;
 pub use stage::{Below, Host, HostEvent, HostEvents, HOST_CALLS, PAGE_IO};
-pub use syscall::{OpenFlags, Syscall};
+pub use syscall::{Fd, OpenFlags, Syscall, Whence};
 pub use task::Task;
+pub use vfs::Mount;
 
 pub use page_cache::{FileId, PageCache, PageCacheStats, ReadIo, ReadPlan, ReadStep};
 pub use readahead::RaState;

@@ -30,7 +30,7 @@ pub(super) const WAITER: u8 = 1 << 6;
 pub(super) const PRESENT: u8 = UPTODATE | INFLIGHT;
 /// Pages with any of these bits cannot be evicted (a waiting reader holds a
 /// reference to its page, as the kernel's `page_cache_get` does).
-const PINNED: u8 = INFLIGHT | DIRTY | WRITEBACK | WAITER;
+pub(super) const PINNED: u8 = INFLIGHT | DIRTY | WRITEBACK | WAITER;
 
 /// The I/O a [`PageCache::read_step`] or [`PageCache::write_begin`] call asks
 /// the caller to submit.
@@ -118,6 +118,8 @@ pub(super) struct File {
     pub(super) dirtied_when: Option<u64>,
     /// Where the next writeback pass starts (`mapping->writeback_index`).
     pub(super) writeback_index: u64,
+    /// Pages of this file under writeback (`PAGECACHE_TAG_WRITEBACK`).
+    pub(super) nr_writeback: u64,
 }
 
 /// A page cache of 4 KiB pages over files, with CLOCK (second-chance)
@@ -405,6 +407,13 @@ impl PageCache {
         *f = flags;
         self.resident += 1;
         self.clock.push_back((file, page));
+    }
+
+    /// Removes the `dropped` resident pages of `file` at or beyond page
+    /// `from` from the CLOCK ring (after a truncate).
+    pub(super) fn drop_from_clock(&mut self, file: FileId, from: u64, dropped: u64) {
+        self.clock.retain(|&(f, p)| f != file || p < from);
+        self.resident -= dropped;
     }
 
     /// Evicts clean, idle pages until `extra` more pages fit in the capacity

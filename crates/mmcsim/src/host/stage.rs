@@ -1,20 +1,29 @@
 //! The host stage: application threads' system calls served through the
-//! page cache (buffered reads with read-ahead, buffered writes, fsync,
-//! O_SYNC and O_DIRECT), the writeback flusher, and the host CPU costs of
-//! each step. It submits bios to the block stage below and takes their
-//! completions back through [`Host::bio_done`].
+//! VFS, the page cache (buffered reads with read-ahead, buffered writes,
+//! O_SYNC, O_DIRECT), the mounted file system (raw extents or ext4 with
+//! JBD2), the writeback flusher and the journal thread, and the host CPU
+//! costs of each step. It submits bios to the block stage below and takes
+//! their completions back through [`Host::bio_done`].
 //!
 //! A buffered read walks the page cache like `do_generic_file_read`:
 //! read-ahead decides what to read, the task submits those bios under one
 //! plug and sleeps on the first page that is not up to date, then resumes
 //! from it. Direct I/O submits bios of at most `max_sectors_kb` and waits
 //! for all of them.
+//!
+//! Owner tags of the host's bios: below [`HOST_CALLS`], the id of the call
+//! that waits for the bio; [`PAGE_IO`] plus an index into the table of
+//! page-cache I/O in flight (which mapping and pages a bio moves, and whom
+//! to tell); [`PAGE_IO`] | `JBD2_IO` for the journal thread's log writes
+//! and flushes.
 
 use super::call::Call;
-use super::files::Files;
+use super::fs::ext4::{Errno, PageRun};
+use super::kjournald::Kjournald;
 use super::page_cache::{FileId, PageCache, PageCacheStats, ReadPlan, ReadStep};
-use super::syscall::Syscall;
-use super::task::{Phase, Task};
+use super::syscall::{Fd, Syscall};
+use super::task::{AfterIo, Node, OpenFile, Phase, Task};
+use super::vfs::Mount;
 use super::writeback::WritebackParams;
 use crate::block::request::Bio;
 use crate::block::{split_bio, BlockEvents, BlockStage};
@@ -25,10 +34,10 @@ use crate::stats::report::{CallKind, Collector, Layer};
 use crate::types::{Ns, Op, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES};
 
 /// Owner tag bit of the host's bios: the bio moves page-cache pages
-/// (read-ahead or writeback).
+/// (read-ahead, writeback, metadata) or is the journal thread's.
 pub const PAGE_IO: u32 = 1 << 31;
-/// Owner tag value: no call waits for this bio by id.
-pub(super) const NO_CALL: u32 = PAGE_IO - 1;
+/// Owner low bits of the journal thread's own bios (log blocks, flushes).
+pub(super) const JBD2_IO: u32 = PAGE_IO - 2;
 /// Owner tags below this are host calls; [`PAGE_IO`] marks page-cache
 /// I/O; the range between is left to other submitters (trace replay).
 pub const HOST_CALLS: u32 = 1 << 30;
@@ -45,6 +54,10 @@ pub enum HostEvent {
     SubmitPlug(u32),
     /// The writeback flusher wakes up.
     FlusherTick,
+    /// The journal thread's prepared bios reach the block layer.
+    Jbd2Submit,
+    /// The `commit=` timer of transaction `tid` expires.
+    CommitTimer(u64),
 }
 
 /// An event type that can carry the host's events and those of the stages
@@ -64,16 +77,44 @@ pub struct Below<'a, E> {
     pub collector: &'a mut Collector,
 }
 
+/// Whom a page-cache bio's completion concerns besides the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Notify {
+    /// Nobody (read-ahead, background writeback).
+    None,
+    /// The call with this id waits for it (counted in its `pending`).
+    Call(u32),
+    /// The call with this id waits for the file's writeback to drain; the
+    /// bio's times go into its latency split.
+    Split(u32),
+}
+
+/// Page-cache I/O in flight: a physically contiguous run of a mapping's
+/// pages, possibly split into several bios.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PageIo {
+    pub mapping: FileId,
+    pub first_page: u64,
+    pub sector: u64,
+    pub bios: u32,
+    pub notify: Notify,
+}
+
 /// The host stage.
 pub struct Host {
     /// The CPU the host's steps run on (costs at its current clock).
     pub(super) cpu: SharedCpu,
     pub(super) cache: PageCache,
-    pub(super) files: Files,
+    pub(super) mount: Mount,
     pub(super) tasks: Vec<Task>,
     pub(super) calls: Slab<Call>,
+    /// Page-cache I/O in flight, by the low bits of its bios' owner.
+    pub(super) ios: Slab<PageIo>,
     /// Tasks sleeping on a page: `(task, file, page)`.
     waiters: Vec<(u32, FileId, u64)>,
+    /// Tasks sleeping until a mapping's (or, `None`, every mapping's)
+    /// writeback drains (`filemap_fdatawait`).
+    pub(super) wb_waiters: Vec<(u32, Option<FileId>)>,
     /// Writers sleeping in balance_dirty_pages.
     pub(super) throttled: Vec<u32>,
     pub(super) wb: WritebackParams,
@@ -88,29 +129,37 @@ pub struct Host {
     /// request log shows it).
     pub(super) flusher_thread: u32,
     plan: ReadPlan,
+    /// Scratch runs of mapped pages.
+    pub(super) runs: Vec<PageRun>,
     /// Largest bio, sectors (`max_sectors_kb` × 2).
     pub(super) max_bio_sectors: u32,
+    /// The journal thread (ext4 with a journal).
+    pub(super) kj: Kjournald,
 }
 
 impl Host {
-    /// A host with `cache` holding `files`, running on `cpu`, with the
-    /// given writeback policy and no tasks yet; `flusher` says whether the
-    /// writeback flusher runs; bios are at most `max_bio_sectors` long.
+    /// A host with `cache` holding the files of `mount`, the given costs
+    /// and writeback policy, and no tasks yet; `flusher` says whether the
+    /// writeback flusher runs (always with ext4, whose metadata is written
+    /// back); bios are at most `max_bio_sectors` long.
     pub fn new(
         cpu: SharedCpu,
         cache: PageCache,
-        files: Files,
+        mount: Mount,
         wb: WritebackParams,
         flusher: bool,
         max_bio_sectors: u32,
     ) -> Host {
+        let flusher = flusher || mount.ext4().is_some();
         Host {
             cpu,
             cache,
-            files,
+            mount,
             tasks: Vec::new(),
             calls: Slab::with_capacity(256),
+            ios: Slab::with_capacity(256),
             waiters: Vec::with_capacity(64),
+            wb_waiters: Vec::new(),
             throttled: Vec::new(),
             wb,
             flusher,
@@ -119,27 +168,35 @@ impl Host {
             wb_files: Vec::new(),
             flusher_thread: 0,
             plan: ReadPlan::default(),
+            runs: Vec::with_capacity(8),
             max_bio_sectors,
+            kj: Kjournald::default(),
         }
     }
 
     /// Creates the kernel side of the next application thread; returns its
-    /// thread index. The flusher's index follows the last task.
+    /// thread index. The flusher's index follows the last task, then the
+    /// journal thread's.
     pub fn add_task(&mut self, task: Task) -> u32 {
         self.tasks.push(task);
         self.flusher_thread = self.tasks.len() as u32;
+        self.kj.thread = self.flusher_thread + 1;
         self.tasks.len() as u32 - 1
     }
 
-    /// Thread indices the host uses: its tasks and, when it runs, the
-    /// flusher.
+    /// Thread indices the host uses: its tasks and, when they run, the
+    /// flusher and the journal thread.
     pub fn threads(&self) -> u32 {
-        self.tasks.len() as u32 + self.flusher as u32
+        self.tasks.len() as u32 + self.flusher as u32 + self.has_journal() as u32
     }
 
-    /// The files laid out on the device.
-    pub fn files(&self) -> &Files {
-        &self.files
+    pub(super) fn has_journal(&self) -> bool {
+        self.mount.ext4().is_some_and(|e| e.journal().is_some())
+    }
+
+    /// What is mounted.
+    pub fn mount(&self) -> &Mount {
+        &self.mount
     }
 
     /// Page-cache counters.
@@ -147,9 +204,70 @@ impl Host {
         self.cache.stats()
     }
 
+    /// The file-system report, when ext4 is mounted.
+    pub fn fs_report(&self) -> Option<super::fs::FsReport> {
+        let fs = self.mount.ext4()?;
+        let l = fs.layout();
+        let mut stats = fs.stats.clone();
+        if let Some(j) = fs.journal() {
+            stats.journal_commits = j.stats.commits;
+            stats.periodic_commits = j.stats.periodic_commits;
+            stats.journal_blocks_written = j.stats.log_blocks;
+            stats.journal_descriptor_blocks = j.stats.descriptor_blocks;
+            stats.journal_wraps = j.stats.wraps;
+            stats.checkpoints = j.stats.checkpoints;
+        }
+        Some(super::fs::FsReport {
+            config: fs.config().clone(),
+            partition_first_sector: fs.sector_of(0),
+            blocks: l.blocks,
+            groups: l.ngroups() as u64,
+            inodes_per_group: l.inodes_per_group,
+            journal_first_block: l.journal_first,
+            journal_blocks: l.journal_blocks,
+            stats,
+        })
+    }
+
     /// Calls in progress.
     pub fn calls_in_progress(&self) -> usize {
         self.calls.len()
+    }
+
+    /// The return value of thread `t`'s last call (bytes, descriptor or
+    /// offset; −errno on failure).
+    pub fn retval(&self, t: u32) -> i64 {
+        self.tasks[t as usize].ret
+    }
+
+    /// Size of the file at `path`, bytes, if it exists.
+    pub fn file_size(&self, path: &str) -> Option<u64> {
+        let (node, _) = self.mount.lookup(path).ok()?;
+        Some(self.mount.size(node))
+    }
+
+    /// Opens an existing file for thread `t` before the run (untimed, like
+    /// a descriptor the process already holds); returns the descriptor.
+    pub fn open_untimed(
+        &mut self,
+        t: u32,
+        path: &str,
+        flags: super::syscall::OpenFlags,
+    ) -> Result<Fd, String> {
+        let (node, mapping) = self
+            .mount
+            .lookup(path)
+            .map_err(|e| format!("open {path}: errno {}", e.code()))?;
+        if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, node) {
+            fs.inode_mut(ino).open += 1;
+        }
+        Ok(self.tasks[t as usize].install(OpenFile {
+            node,
+            mapping,
+            flags,
+            pos: 0,
+            ra: Default::default(),
+        }))
     }
 
     /// Starts the host's own activity at time 0: the flusher's periodic
@@ -176,26 +294,87 @@ impl Host {
             HostEvent::Return(t) => return self.call_return(now, t, b),
             HostEvent::SubmitPlug(t) => self.submit_plug(now, t, b),
             HostEvent::FlusherTick => self.flusher_tick(now, workload_running, b),
+            HostEvent::Jbd2Submit => self.jbd2_submit(now, b),
+            HostEvent::CommitTimer(tid) => self.commit_timer(now, tid, b),
         }
         None
     }
 
     /// Thread `t` enters system call `sc` at `now`.
     pub fn syscall<E: HostEvents>(&mut self, now: Ns, t: u32, sc: Syscall, b: &mut Below<E>) {
-        let (kind, op, off, bytes) = match sc {
-            Syscall::Fsync => {
-                let call = self.calls.insert(Call::new(now, t, CallKind::Fsync, 0));
-                let task = &mut self.tasks[t as usize];
-                task.phase = Phase::Fsync;
-                task.call = Some(call);
-                let entered = self.enter(now, t, call, 0);
-                b.q.at(entered, HostEvent::Step(t));
-                return;
+        match sc {
+            Syscall::Read { fd, bytes } => self.rw(now, t, fd, None, bytes, Op::Read, b),
+            Syscall::Pread { fd, offset, bytes } => {
+                self.rw(now, t, fd, Some(offset), bytes, Op::Read, b)
             }
-            Syscall::Read { offset, bytes } => (CallKind::Read, Op::Read, offset, bytes),
-            Syscall::Write { offset, bytes } => (CallKind::Write, Op::Write, offset, bytes),
+            Syscall::Write { fd, bytes } => self.rw(now, t, fd, None, bytes, Op::Write, b),
+            Syscall::Pwrite { fd, offset, bytes } => {
+                self.rw(now, t, fd, Some(offset), bytes, Op::Write, b)
+            }
+            Syscall::Fsync { fd } => self.fsync(now, t, fd, false, b),
+            Syscall::Fdatasync { fd } => self.fsync(now, t, fd, true, b),
+            Syscall::Sync => self.sync(now, t, b),
+            other => self.namei(now, t, other, b),
+        }
+    }
+
+    /// A call that fails at once with `err` (after the system call cost).
+    pub(super) fn fail<E: HostEvents>(
+        &mut self,
+        now: Ns,
+        t: u32,
+        kind: CallKind,
+        err: Errno,
+        b: &mut Below<E>,
+    ) {
+        let call = self.calls.insert(Call::new(now, t, kind, 0));
+        let task = &mut self.tasks[t as usize];
+        task.call = Some(call);
+        task.ret = -err.code();
+        let at = self.enter(now, t, call, 0);
+        b.q.at(at, HostEvent::Return(t));
+    }
+
+    /// read/pread/write/pwrite of `bytes` at `offset` (the descriptor's
+    /// position when `None`).
+    #[allow(clippy::too_many_arguments)]
+    fn rw<E: HostEvents>(
+        &mut self,
+        now: Ns,
+        t: u32,
+        fd: Fd,
+        offset: Option<u64>,
+        bytes: u64,
+        op: Op,
+        b: &mut Below<E>,
+    ) {
+        let kind = if op == Op::Read {
+            CallKind::Read
+        } else {
+            CallKind::Write
+        };
+        let Some(of) = self.tasks[t as usize].file(fd) else {
+            return self.fail(now, t, kind, Errno::BadF, b);
+        };
+        let (node, append) = (of.node, of.flags.append);
+        let size = self.mount.size(node);
+        let off = match offset {
+            Some(o) => o,
+            None if op == Op::Write && append => size,
+            None => of.pos,
+        };
+        let bytes = if op == Op::Read && self.mount.ext4().is_some() {
+            bytes.min(size.saturating_sub(off))
+        } else {
+            bytes
         };
         let task = &mut self.tasks[t as usize];
+        task.fd = fd;
+        task.ret = bytes as i64;
+        task.after_io = AfterIo::Return;
+        if offset.is_none() {
+            task.cur_mut().pos = off + bytes;
+        }
         task.call_off = off;
         task.call_bytes = bytes;
         task.pos_page = off / PAGE_BYTES;
@@ -204,22 +383,12 @@ impl Host {
         self.tasks[t as usize].call = Some(call);
         let entered = self.enter(now, t, call, bytes);
         let task = &mut self.tasks[t as usize];
-        if task.flags.direct {
-            // O_DIRECT: bios of at most max_sectors_kb go straight to the
-            // block layer after the system call and the per-bio cost; a
-            // synchronous write is followed by a cache flush.
-            task.phase = Phase::WaitIo;
-            let then_flush = op == Op::Write && task.flags.sync;
-            let sector = task.file_first_sector + off / SECTOR_BYTES;
-            let template = task.bio(t, op, sector, (bytes / SECTOR_BYTES) as u32, call);
-            let mut bios = std::mem::take(&mut task.pending_bios);
-            let n = split_bio(template, self.max_bio_sectors, &mut bios);
-            self.tasks[t as usize].pending_bios = bios;
-            self.calls[call].pending = n;
-            self.calls[call].then_flush = then_flush;
-            let at = entered + self.cpu.thread(t, entered, |c| n as Ns * c.block_submit);
-            self.calls[call].charge(Layer::BlockQueue, at);
-            b.q.at(at, HostEvent::SubmitPlug(t));
+        if bytes == 0 {
+            b.q.at(entered, HostEvent::Return(t));
+            return;
+        }
+        if task.cur().flags.direct {
+            self.direct_io(now, entered, t, call, op, off, bytes, b);
         } else {
             task.phase = if op == Op::Read {
                 Phase::Read
@@ -230,19 +399,85 @@ impl Host {
         }
     }
 
-    /// Call `call` of thread `t` moving `bytes` enters the kernel at `now`:
-    /// the platform layer, then the system call (entry, VFS, file system)
-    /// run on the thread's core. Returns when the kernel work can start.
-    fn enter(&mut self, now: Ns, t: u32, call: u32, bytes: u64) -> Ns {
-        let platform = now + self.cpu.thread(t, now, |c| c.platform(bytes));
-        let entered = platform
-            + self
-                .cpu
-                .thread(t, platform, |c| c.syscall_entry + c.syscall);
-        let c = &mut self.calls[call];
-        c.charge(Layer::Platform, platform);
-        c.charge(Layer::SyscallFs, entered);
-        entered
+    /// O_DIRECT: bios of at most max_sectors_kb go straight to the block
+    /// layer after the system call and the per-bio cost; a synchronous
+    /// write is then synced (raw layout: a cache flush).
+    #[allow(clippy::too_many_arguments)]
+    fn direct_io<E: HostEvents>(
+        &mut self,
+        now: Ns,
+        entered: Ns,
+        t: u32,
+        call: u32,
+        op: Op,
+        off: u64,
+        bytes: u64,
+        b: &mut Below<E>,
+    ) {
+        let task = &mut self.tasks[t as usize];
+        task.phase = Phase::WaitIo;
+        let (mapping, node, flags) = (task.cur().mapping, task.cur().node, task.cur().flags);
+        let mut bios = std::mem::take(&mut task.pending_bios);
+        let mut n = 0;
+        match (&mut self.mount, node) {
+            (Mount::Raw(files), Node::Raw(i)) => {
+                self.calls[call].then_flush = op == Op::Write && flags.any_sync();
+                let sector = files.get(i).first_sector + off / SECTOR_BYTES;
+                let template = task.bio(t, op, sector, (bytes / SECTOR_BYTES) as u32, call);
+                n = split_bio(template, self.max_bio_sectors, &mut bios);
+            }
+            (Mount::Ext4(fs), Node::Ext4(ino)) => {
+                let pid = task.pid;
+                if op == Op::Write {
+                    if let Err(e) = fs.direct_write(ino, off, bytes, pid, &mut self.cache, now) {
+                        task.pending_bios = bios;
+                        self.tasks[t as usize].ret = -e.code();
+                        b.q.at(entered, HostEvent::Return(t));
+                        return;
+                    }
+                    if flags.any_sync() {
+                        task.after_io = AfterIo::Sync {
+                            datasync: !flags.sync,
+                        };
+                    }
+                } else {
+                    fs.touch_atime(ino, &mut self.cache, now);
+                }
+                let first = off / PAGE_BYTES;
+                let end = (off + bytes).div_ceil(PAGE_BYTES);
+                fs.map_pages(mapping, first, end - first, &mut self.runs);
+                for r in &self.runs {
+                    let Some(sector) = r.sector else { continue };
+                    // The byte range of this run that the call covers.
+                    let s = (r.page * PAGE_BYTES).max(off);
+                    let e = ((r.page + r.pages) * PAGE_BYTES).min(off + bytes);
+                    let sec = sector + (s - r.page * PAGE_BYTES) / SECTOR_BYTES;
+                    let len = (e - s).div_ceil(SECTOR_BYTES) as u32;
+                    let template = task.bio(t, op, sec, len, call);
+                    n += split_bio(template, self.max_bio_sectors, &mut bios);
+                }
+                self.after_fs_change(now, b);
+            }
+            _ => unreachable!("node of another mount"),
+        }
+        let task = &mut self.tasks[t as usize];
+        task.pending_bios = bios;
+        if n == 0 {
+            // A read of holes only: zeros, no I/O.
+            self.calls[call].then_flush = false;
+            let at = entered;
+            match task.after_io {
+                AfterIo::Return => b.q.at(at, HostEvent::Return(t)),
+                AfterIo::Sync { datasync } => {
+                    task.phase = Phase::SyncData { datasync };
+                    b.q.at(at, HostEvent::Step(t));
+                }
+            }
+            return;
+        }
+        self.calls[call].pending = n;
+        let at = self.submit_cost(t, entered, n);
+        b.q.at(at, HostEvent::SubmitPlug(t));
     }
 
     /// Continues task `t`'s current call.
@@ -251,7 +486,17 @@ impl Host {
             Phase::Read => self.read_step(now, t, b),
             Phase::Write => self.write_step(now, t, b),
             Phase::Fsync => self.fsync_step(now, t, b),
-            Phase::WaitIo | Phase::Throttled => {}
+            Phase::SyncData { datasync } => self.sync_data_step(now, t, datasync, b),
+            Phase::SyncMeta => self.sync_barrier(now, t, b),
+            Phase::SyncCommit { barrier } => {
+                if barrier {
+                    self.sync_barrier(now, t, b)
+                } else {
+                    b.q.at(now, HostEvent::Return(t));
+                }
+            }
+            Phase::SyncAll(n) => self.sync_all_step(now, t, n, b),
+            Phase::WaitIo | Phase::Throttled | Phase::SyncFlush => {}
         }
     }
 
@@ -260,11 +505,13 @@ impl Host {
         let ra_max = b.block.layer.params().read_ahead_kb / 4;
         let congested = b.block.layer.congested(true);
         let task = &mut self.tasks[t as usize];
+        let (fd, pos, end) = (task.fd, task.pos_page, task.end_page);
+        let of = task.file_mut(fd).expect("reading descriptor is open");
         let step = self.cache.read_step(
-            task.file_cache,
-            &mut task.ra,
-            task.pos_page,
-            task.end_page,
+            of.mapping,
+            &mut of.ra,
+            pos,
+            end,
             ra_max,
             congested,
             &mut self.plan,
@@ -272,15 +519,17 @@ impl Host {
         let submit_done = self.submit_plan(now, t, b);
         match step {
             ReadStep::Done => {
-                let call = self.tasks[t as usize]
-                    .call
-                    .expect("stepping task has a call");
+                let task = &self.tasks[t as usize];
+                let call = task.call.expect("stepping task has a call");
+                if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, task.cur().node) {
+                    fs.touch_atime(ino, &mut self.cache, now);
+                    self.after_fs_change(now, b);
+                }
                 let bytes = self.calls[call].bytes;
-                let done = submit_done + self.cpu.thread(t, submit_done, |c| c.copy(bytes));
-                self.calls[call].charge(Layer::SyscallFs, done);
+                let done = self.copy_cost(t, submit_done, bytes);
                 b.q.at(done, HostEvent::Return(t));
             }
-            ReadStep::WaitFor { page } => self.wait_for_page(t, page, submit_done),
+            ReadStep::WaitFor { page } => self.wait_for_page(t, page, submit_done, b),
         }
     }
 
@@ -288,28 +537,54 @@ impl Host {
     /// dirty the pages, then return, throttle, or (O_SYNC) write back.
     fn write_step<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) {
         let task = &self.tasks[t as usize];
-        let (file, off, bytes) = (task.file_cache, task.call_off, task.call_bytes);
+        let (file, off, bytes) = (task.cur().mapping, task.call_off, task.call_bytes);
         let step = self.cache.write_begin(file, off, bytes, &mut self.plan);
         let submit_done = self.submit_plan(now, t, b);
         if let ReadStep::WaitFor { page } = step {
-            self.wait_for_page(t, page, submit_done);
+            self.wait_for_page(t, page, submit_done, b);
             return;
         }
         let task = &self.tasks[t as usize];
-        let (first, end, sync) = (task.pos_page, task.end_page, task.flags.sync);
+        let (first, end, flags, node, pid) = (
+            task.pos_page,
+            task.end_page,
+            task.cur().flags,
+            task.cur().node,
+            task.pid,
+        );
         let call = task.call.expect("writing task has a call");
-        self.cache.mark_dirty(file, first, end - first, now);
-        let copied = submit_done + self.cpu.thread(t, submit_done, |c| c.copy(bytes));
-        self.calls[call].charge(Layer::SyscallFs, copied);
+        let mut dirty = true;
+        if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, node) {
+            match fs.write_end(ino, off, bytes, pid, &mut self.cache, now) {
+                Ok(d) => dirty = d,
+                Err(e) => {
+                    self.tasks[t as usize].ret = -e.code();
+                    b.q.at(submit_done, HostEvent::Return(t));
+                    return;
+                }
+            }
+            self.after_fs_change(now, b);
+        }
+        if dirty {
+            self.cache.mark_dirty(file, first, end - first, now);
+        }
+        let copied = self.copy_cost(t, submit_done, bytes);
         if self.cache.over_background_thresh(&self.wb) {
             self.flusher_kick(now, b.q);
         }
-        if sync {
-            // O_SYNC: write the file's dirty pages back and flush, like
-            // generic_write_sync -> fsync of the range.
-            self.tasks[t as usize].phase = Phase::WaitIo;
-            self.calls[call].then_flush = true;
-            self.writeback_for_call(copied, t, call, b);
+        if flags.any_sync() {
+            if self.mount.ext4().is_some() {
+                // generic_write_sync: vfs_fsync_range, datasync for O_DSYNC.
+                let datasync = !flags.sync;
+                self.tasks[t as usize].phase = Phase::SyncData { datasync };
+                b.q.at(copied, HostEvent::Step(t));
+            } else {
+                // O_SYNC: write the file's dirty pages back and flush, like
+                // generic_write_sync -> fsync of the range.
+                self.tasks[t as usize].phase = Phase::WaitIo;
+                self.calls[call].then_flush = true;
+                self.writeback_for_call(copied, t, call, b);
+            }
         } else if self.cache.over_dirty_limit(&self.wb) {
             self.tasks[t as usize].phase = Phase::Throttled;
             self.throttled.push(t);
@@ -319,32 +594,143 @@ impl Host {
         }
     }
 
-    /// fsync(): write back the file's dirty pages synchronously, wait, then
-    /// flush the device cache.
-    fn fsync_step<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) {
-        let call = self.tasks[t as usize].call.expect("fsync has a call");
-        self.tasks[t as usize].phase = Phase::WaitIo;
-        self.calls[call].then_flush = true;
-        self.writeback_for_call(now, t, call, b);
+    /// Turns the page cache's read decisions into bios of task `t` (holes
+    /// complete at once, as zeros); returns when their submission ends.
+    fn submit_plan<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) -> Ns {
+        let mut bios = std::mem::take(&mut self.tasks[t as usize].pending_bios);
+        let mut n = 0;
+        for i in 0..self.plan.submit.len() {
+            let io = self.plan.submit[i];
+            self.mount
+                .map_pages(io.file, io.first_page, io.pages as u64, &mut self.runs);
+            for r in 0..self.runs.len() {
+                let run = self.runs[r];
+                let Some(sector) = run.sector else {
+                    self.cache
+                        .complete_read(io.file, run.page, run.pages as u32);
+                    continue;
+                };
+                let id = self.ios.insert(PageIo {
+                    mapping: io.file,
+                    first_page: run.page,
+                    sector,
+                    bios: 0,
+                    notify: Notify::None,
+                });
+                let template = self.tasks[t as usize].bio(
+                    t,
+                    Op::Read,
+                    sector,
+                    (run.pages * SECTORS_PER_PAGE) as u32,
+                    PAGE_IO | id,
+                );
+                let k = split_bio(template, self.max_bio_sectors, &mut bios);
+                self.ios[id].bios = k;
+                n += k;
+            }
+        }
+        self.tasks[t as usize].pending_bios = bios;
+        let submit_done = self.submit_cost(t, now, n);
+        if n > 0 {
+            b.q.at(submit_done, HostEvent::SubmitPlug(t));
+        }
+        submit_done
+    }
+
+    fn wait_for_page<E: HostEvents>(
+        &mut self,
+        t: u32,
+        page: u64,
+        submit_done: Ns,
+        b: &mut Below<E>,
+    ) {
+        let task = &mut self.tasks[t as usize];
+        task.pos_page = page.max(task.pos_page);
+        let file = task.cur().mapping;
+        if self.cache.is_uptodate(file, page) {
+            // A hole, read as zeros already.
+            b.q.at(submit_done, HostEvent::Step(t));
+            return;
+        }
+        self.waiters.push((t, file, page));
+    }
+
+    /// Submits the pages `[first, first + pages)` of `mapping` (already
+    /// taken for writeback) as write bios mapped through the file system
+    /// (`pid` colours ext4's goal), appending them to `bios`; returns how
+    /// many. `template` supplies the submitter's fields.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn write_bios(
+        &mut self,
+        now: Ns,
+        mapping: FileId,
+        first: u64,
+        pages: u32,
+        template: Bio,
+        notify: Notify,
+        bios: &mut Vec<Bio>,
+    ) -> u32 {
+        let mut runs = std::mem::take(&mut self.runs);
+        match &mut self.mount {
+            Mount::Ext4(fs) => fs.writepages(
+                mapping,
+                first,
+                pages as u64,
+                template.pid,
+                &mut self.cache,
+                now,
+                &mut runs,
+            ),
+            raw => raw.map_pages(mapping, first, pages as u64, &mut runs),
+        }
+        let mut n = 0;
+        for r in &runs {
+            let sector = r.sector.expect("pages under writeback are mapped");
+            let id = self.ios.insert(PageIo {
+                mapping,
+                first_page: r.page,
+                sector,
+                bios: 1,
+                notify,
+            });
+            bios.push(Bio {
+                op: Op::Write,
+                sector,
+                sectors: (r.pages * SECTORS_PER_PAGE) as u32,
+                owner: PAGE_IO | id,
+                ..template
+            });
+            n += 1;
+        }
+        self.runs = runs;
+        n
     }
 
     /// Submits the task's file's dirty pages as synchronous writes owned by
     /// `call` (or, with nothing dirty, goes straight to the call's flush).
-    fn writeback_for_call<E: HostEvents>(&mut self, at: Ns, t: u32, call: u32, b: &mut Below<E>) {
+    pub(super) fn writeback_for_call<E: HostEvents>(
+        &mut self,
+        at: Ns,
+        t: u32,
+        call: u32,
+        b: &mut Below<E>,
+    ) {
         let task = &mut self.tasks[t as usize];
-        let (file, first_sector) = (task.file_cache, task.file_first_sector);
+        let file = task.cur().mapping;
         let max_pages = self.max_bio_sectors / SECTORS_PER_PAGE as u32;
         let mut bios = std::mem::take(&mut task.pending_bios);
+        let template = task.bio(t, Op::Write, 0, 0, 0);
         let mut n = 0;
         while let Some((first, pages)) = self.cache.take_dirty_run(file, max_pages) {
-            bios.push(self.tasks[t as usize].bio(
-                t,
-                Op::Write,
-                first_sector + first * SECTORS_PER_PAGE,
-                pages * SECTORS_PER_PAGE as u32,
-                PAGE_IO | call,
-            ));
-            n += 1;
+            n += self.write_bios(
+                at,
+                file,
+                first,
+                pages,
+                template,
+                Notify::Call(call),
+                &mut bios,
+            );
         }
         if n == 0 {
             // Nothing to write: the flush (if any) follows at once.
@@ -354,46 +740,8 @@ impl Host {
         }
         self.tasks[t as usize].pending_bios = bios;
         self.calls[call].pending = n;
-        let submitted = at + self.cpu.thread(t, at, |c| n as Ns * c.block_submit);
-        self.calls[call].charge(Layer::BlockQueue, submitted);
+        let submitted = self.submit_cost(t, at, n);
         b.q.at(submitted, HostEvent::SubmitPlug(t));
-    }
-
-    /// Turns the page cache's read decisions into bios of task `t`;
-    /// returns when their submission ends.
-    fn submit_plan<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) -> Ns {
-        let task = &mut self.tasks[t as usize];
-        let mut bios = std::mem::take(&mut task.pending_bios);
-        let mut n = 0;
-        let first_sector = task.file_first_sector;
-        for io in &self.plan.submit {
-            let template = task.bio(
-                t,
-                Op::Read,
-                first_sector + io.first_page * SECTORS_PER_PAGE,
-                io.pages * SECTORS_PER_PAGE as u32,
-                PAGE_IO | NO_CALL,
-            );
-            n += split_bio(template, self.max_bio_sectors, &mut bios);
-        }
-        task.pending_bios = bios;
-        let call = task.call;
-        let submit_done = now + self.cpu.thread(t, now, |c| n as Ns * c.block_submit);
-        if let Some(c) = call {
-            self.calls[c].charge(Layer::BlockQueue, submit_done);
-        }
-        if n > 0 {
-            b.q.at(submit_done, HostEvent::SubmitPlug(t));
-        }
-        submit_done
-    }
-
-    /// Task `t` sleeps on `page` (its bios, if any, are submitted at
-    /// `_submit_done`, already charged to its call).
-    fn wait_for_page(&mut self, t: u32, page: u64, _submit_done: Ns) {
-        let task = &mut self.tasks[t as usize];
-        task.pos_page = page.max(task.pos_page);
-        self.waiters.push((t, task.file_cache, page));
     }
 
     /// The task's prepared bios enter the block layer under one plug.
@@ -415,11 +763,27 @@ impl Host {
         times: DeviceTimes,
         b: &mut Below<E>,
     ) {
-        if bio.owner & PAGE_IO != 0 && bio.op == Op::Read {
-            let f = self.files.get(self.files.index_of_sector(bio.sector));
-            let first = (bio.sector - f.first_sector) / SECTORS_PER_PAGE;
-            let pages = bio.sectors / SECTORS_PER_PAGE as u32;
-            let fid = f.cache;
+        if bio.owner & PAGE_IO == 0 {
+            if self.calls[bio.owner].bio_done(times, now) {
+                self.call_io_done(now, bio.owner, b);
+            }
+            return;
+        }
+        let id = bio.owner & !PAGE_IO;
+        if id == JBD2_IO {
+            self.jbd2_bio_done(now, b);
+            return;
+        }
+        let io = self.ios[id];
+        let first = io.first_page + (bio.sector - io.sector) / SECTORS_PER_PAGE;
+        let pages = bio.sectors / SECTORS_PER_PAGE as u32;
+        if io.bios == 1 {
+            self.ios.remove(id);
+        } else {
+            self.ios[id].bios -= 1;
+        }
+        let fid = io.mapping;
+        if bio.op == Op::Read {
             self.cache.complete_read(fid, first, pages);
             let mut i = 0;
             while i < self.waiters.len() {
@@ -437,15 +801,21 @@ impl Host {
                     i += 1;
                 }
             }
+        } else {
+            self.writeback_done(now, fid, first, pages, b);
         }
-        if bio.owner & PAGE_IO != 0 && bio.op == Op::Write {
-            let fi = self.files.index_of_sector(bio.sector);
-            let first = (bio.sector - self.files.get(fi).first_sector) / SECTORS_PER_PAGE;
-            self.writeback_done(now, fi, first, bio.sectors / SECTORS_PER_PAGE as u32, b);
-        }
-        let id = bio.owner & !PAGE_IO;
-        if id != NO_CALL && self.calls[id].bio_done(times, now) {
-            self.call_io_done(now, id, b);
+        match io.notify {
+            Notify::None => {}
+            Notify::Call(c) => {
+                if self.calls[c].bio_done(times, now) {
+                    self.call_io_done(now, c, b);
+                }
+            }
+            Notify::Split(c) => {
+                if let Some(call) = self.calls.get_mut(c) {
+                    call.waited(times, now);
+                }
+            }
         }
     }
 
@@ -459,10 +829,72 @@ impl Host {
             call.pending = 1;
             let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, id);
             b.block.submit(now, [bio], b.driver, b.q);
-        } else {
-            let wake = now + self.cpu.with(|c| c.wake_thread(t, now));
-            self.calls[id].charge(Layer::IrqWakeup, wake);
-            b.q.at(wake, HostEvent::Return(t));
+            return;
+        }
+        let wake = self.wake(t, now);
+        let task = &mut self.tasks[t as usize];
+        match (task.phase, task.after_io) {
+            (Phase::WaitIo, AfterIo::Sync { datasync }) => {
+                task.after_io = AfterIo::Return;
+                task.phase = Phase::SyncData { datasync };
+                b.q.at(wake, HostEvent::Step(t));
+            }
+            (Phase::SyncMeta | Phase::SyncAll(_), _) => {
+                b.q.at(wake, HostEvent::Step(t));
+            }
+            _ => b.q.at(wake, HostEvent::Return(t)),
+        }
+    }
+
+    /// Thread `t` enters the kernel for its call `call` moving `bytes` at
+    /// `now`: the platform layer (Dalvik/JNI), then the system call entry
+    /// and VFS + file system, on the thread's core at its clock. Returns
+    /// when the kernel work can start; the call is charged for both.
+    pub(super) fn enter(&mut self, now: Ns, t: u32, call: u32, bytes: u64) -> Ns {
+        let platform = now + self.cpu.thread(t, now, |c| c.platform(bytes));
+        let entered = platform
+            + self
+                .cpu
+                .thread(t, platform, |c| c.syscall_entry + c.syscall);
+        let c = &mut self.calls[call];
+        c.charge(Layer::Platform, platform);
+        c.charge(Layer::SyscallFs, entered);
+        entered
+    }
+
+    /// Thread `t` submits `n` bios from `at` (block layer + scheduler CPU
+    /// time on its core); returns when it is done, charging its call's
+    /// `block_queue`.
+    pub(super) fn submit_cost(&mut self, t: u32, at: Ns, n: u32) -> Ns {
+        let done = at + self.cpu.thread(t, at, |c| n as Ns * c.block_submit);
+        self.charge_task(t, Layer::BlockQueue, done);
+        done
+    }
+
+    /// Thread `t` copies `bytes` between the page cache and user space from
+    /// `at`; returns when done, charging its call's `syscall_fs`.
+    pub(super) fn copy_cost(&mut self, t: u32, at: Ns, bytes: u64) -> Ns {
+        let done = at + self.cpu.thread(t, at, |c| c.copy(bytes));
+        self.charge_task(t, Layer::SyscallFs, done);
+        done
+    }
+
+    /// Thread `t`, asleep, is woken at `now` (from the interrupt core: an
+    /// IPI and a remote wake-up when it sits elsewhere); returns when it
+    /// runs, charging its call's `irq_wakeup`.
+    pub(super) fn wake(&mut self, t: u32, now: Ns) -> Ns {
+        let wake = now + self.cpu.with(|c| c.wake_thread(t, now));
+        self.charge_task(t, Layer::IrqWakeup, wake);
+        wake
+    }
+
+    /// Charges `[mark, until)` of thread `t`'s current call (if any) to
+    /// `layer`.
+    fn charge_task(&mut self, t: u32, layer: Layer, until: Ns) {
+        if let Some(c) = self.tasks.get(t as usize).and_then(|k| k.call) {
+            if let Some(call) = self.calls.get_mut(c) {
+                call.charge(layer, until);
+            }
         }
     }
 

@@ -1,33 +1,166 @@
 //! The system calls the host serves for application threads, and the
-//! flags a thread's file was opened with.
+//! flags a file is opened with. File descriptors are per task; paths are
+//! absolute (`/data/data/pkg/databases/app.db`).
+
+/// A file descriptor number (the first `open` of a task returns 3).
+pub type Fd = u32;
 
 /// A system call issued by an application thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Syscall {
-    /// `pread(fd, buf, bytes, offset)`.
+    /// `open(path, flags)` (`creat` is `O_CREAT | O_TRUNC | O_WRONLY`);
+    /// returns the new descriptor.
+    Open {
+        /// Absolute path.
+        path: String,
+        /// Flags.
+        flags: OpenFlags,
+    },
+    /// `close(fd)`.
+    Close {
+        /// Descriptor.
+        fd: Fd,
+    },
+    /// `read(fd, buf, bytes)` at the descriptor's offset, which advances.
     Read {
+        /// Descriptor.
+        fd: Fd,
+        /// Bytes to read.
+        bytes: u64,
+    },
+    /// `write(fd, buf, bytes)` at the descriptor's offset (the end of the
+    /// file with `O_APPEND`), which advances.
+    Write {
+        /// Descriptor.
+        fd: Fd,
+        /// Bytes to write.
+        bytes: u64,
+    },
+    /// `pread(fd, buf, bytes, offset)`.
+    Pread {
+        /// Descriptor.
+        fd: Fd,
         /// Byte offset within the file.
         offset: u64,
         /// Bytes to read.
         bytes: u64,
     },
     /// `pwrite(fd, buf, bytes, offset)`.
-    Write {
+    Pwrite {
+        /// Descriptor.
+        fd: Fd,
         /// Byte offset within the file.
         offset: u64,
         /// Bytes to write.
         bytes: u64,
     },
+    /// `lseek(fd, offset, whence)`; returns the new offset.
+    Lseek {
+        /// Descriptor.
+        fd: Fd,
+        /// Offset, bytes (relative to `whence`).
+        offset: i64,
+        /// Origin.
+        whence: Whence,
+    },
     /// `fsync(fd)`.
-    Fsync,
+    Fsync {
+        /// Descriptor.
+        fd: Fd,
+    },
+    /// `fdatasync(fd)`.
+    Fdatasync {
+        /// Descriptor.
+        fd: Fd,
+    },
+    /// `ftruncate(fd, len)`.
+    Ftruncate {
+        /// Descriptor.
+        fd: Fd,
+        /// New size, bytes.
+        len: u64,
+    },
+    /// `unlink(path)` (or `rmdir` of an empty directory).
+    Unlink {
+        /// Absolute path.
+        path: String,
+    },
+    /// `rename(from, to)`.
+    Rename {
+        /// Absolute path of the existing name.
+        from: String,
+        /// Absolute path of the new name (replaced if it exists).
+        to: String,
+    },
+    /// `mkdir(path)`.
+    Mkdir {
+        /// Absolute path.
+        path: String,
+    },
+    /// `sync()`: write back everything, commit, flush.
+    Sync,
 }
 
-/// How a thread's file is open.
+/// `lseek` origins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Whence {
+    /// SEEK_SET.
+    Set,
+    /// SEEK_CUR.
+    Cur,
+    /// SEEK_END.
+    End,
+}
+
+/// How a file is open.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpenFlags {
     /// `O_DIRECT`: data bypasses the page cache.
     pub direct: bool,
-    /// `O_SYNC` / `O_DSYNC`: a write returns once its data is on the device
-    /// (then a cache flush).
+    /// `O_SYNC`: a write returns once its data and the inode are durable
+    /// (fsync semantics after each write).
     pub sync: bool,
+    /// `O_DSYNC`: a write returns once its data and what is needed to read
+    /// it back are durable (fdatasync semantics after each write).
+    pub dsync: bool,
+    /// `O_CREAT`: create the file if missing.
+    pub creat: bool,
+    /// `O_EXCL` (with `O_CREAT`): fail if it exists.
+    pub excl: bool,
+    /// `O_TRUNC`: truncate to 0 bytes.
+    pub trunc: bool,
+    /// `O_APPEND`: every write goes to the end of the file.
+    pub append: bool,
+}
+
+impl OpenFlags {
+    /// Parses `|`-separated flag names (`O_CREAT|O_TRUNC|O_SYNC`; the
+    /// access mode `O_RDONLY`, `O_WRONLY`, `O_RDWR` is accepted and has no
+    /// effect on the model).
+    pub fn parse(text: &str) -> Result<OpenFlags, String> {
+        let mut f = OpenFlags::default();
+        for name in text.split('|').map(str::trim).filter(|s| !s.is_empty()) {
+            match name.to_ascii_uppercase().as_str() {
+                "O_RDONLY" | "O_WRONLY" | "O_RDWR" => {}
+                "O_DIRECT" => f.direct = true,
+                "O_SYNC" => f.sync = true,
+                "O_DSYNC" => f.dsync = true,
+                "O_CREAT" => f.creat = true,
+                "O_EXCL" => f.excl = true,
+                "O_TRUNC" => f.trunc = true,
+                "O_APPEND" => f.append = true,
+                other => {
+                    return Err(format!(
+                        "unknown open flag `{other}`; expected O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_DIRECT, O_SYNC, O_DSYNC"
+                    ))
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    /// Whether writes are synchronous (`O_SYNC` or `O_DSYNC`).
+    pub fn any_sync(&self) -> bool {
+        self.sync || self.dsync
+    }
 }

@@ -1,11 +1,15 @@
-//! A host task: the kernel side of one application thread — the system
-//! call it is in, its read-ahead state, and the bios it is about to submit.
+//! A host task: the kernel side of one application thread — its file
+//! descriptor table, the system call it is in, and the bios it is about
+//! to submit.
 
 use super::page_cache::FileId;
 use super::readahead::RaState;
-use super::syscall::OpenFlags;
+use super::syscall::{Fd, OpenFlags};
 use crate::block::request::Bio;
 use crate::types::{IoPrio, Op};
+
+/// First descriptor a task's `open` returns (0-2 are stdio).
+pub const FIRST_FD: Fd = 3;
 
 /// Which part of a call a task is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,10 +21,66 @@ pub enum Phase {
     /// Waiting for the data bios of a direct or synchronous write, or of
     /// an fsync's writeback.
     WaitIo,
-    /// An fsync() call.
+    /// An fsync() call of the raw layout.
     Fsync,
     /// Sleeping in balance_dirty_pages until dirty pages drop.
     Throttled,
+    /// `ext4_sync_file`, step 1: waiting for the file's data writeback
+    /// (`filemap_write_and_wait`).
+    SyncData {
+        /// fdatasync (true) or fsync.
+        datasync: bool,
+    },
+    /// `ext4_sync_file` without a journal: waiting for the inode's
+    /// metadata blocks written in place.
+    SyncMeta,
+    /// Waiting for a JBD2 commit (`jbd2_complete_transaction`); then
+    /// flush when `barrier`.
+    SyncCommit {
+        /// Issue a cache flush after the commit.
+        barrier: bool,
+    },
+    /// Waiting for a cache flush; the call returns after it.
+    SyncFlush,
+    /// `sync()`: step `n` of writeback, commit, metadata, flush.
+    SyncAll(u8),
+}
+
+/// What happens when a task's data I/O completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AfterIo {
+    /// The call returns.
+    #[default]
+    Return,
+    /// `generic_write_sync` of an O_SYNC/O_DSYNC write on ext4.
+    Sync {
+        /// O_DSYNC only.
+        datasync: bool,
+    },
+}
+
+/// What an open file description refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node {
+    /// A file of the raw extent layout (its index).
+    Raw(usize),
+    /// An ext4 inode.
+    Ext4(u32),
+}
+
+/// An open file description.
+#[derive(Clone, Debug)]
+pub struct OpenFile {
+    /// The file.
+    pub node: Node,
+    /// Its page-cache mapping.
+    pub mapping: FileId,
+    /// Open flags.
+    pub flags: OpenFlags,
+    /// File offset, bytes (`f_pos`).
+    pub pos: u64,
+    /// Read-ahead state (`f_ra`).
+    pub ra: RaState,
 }
 
 /// The kernel side of one application thread.
@@ -30,14 +90,10 @@ pub struct Task {
     pub pid: u32,
     /// I/O priority of its bios.
     pub ioprio: IoPrio,
-    /// First sector of the file it works on.
-    pub file_first_sector: u64,
-    /// Page-cache mapping of that file.
-    pub file_cache: FileId,
-    /// How the file is open.
-    pub flags: OpenFlags,
-    /// Read-ahead state of its file descriptor.
-    pub ra: RaState,
+    /// File descriptor table: slot `fd - FIRST_FD`.
+    pub fds: Vec<Option<OpenFile>>,
+    /// Descriptor of the call in progress.
+    pub fd: Fd,
     /// Byte offset of the call in progress within the file.
     pub call_off: u64,
     /// Bytes of the call in progress.
@@ -52,25 +108,21 @@ pub struct Task {
     pub end_page: u64,
     /// Bios prepared by the task, submitted at its next plug.
     pub pending_bios: Vec<Bio>,
+    /// What follows the data I/O of the call in progress.
+    pub after_io: AfterIo,
+    /// Return value of the last call (bytes, descriptor, offset, or
+    /// −errno).
+    pub ret: i64,
 }
 
 impl Task {
-    /// A task of process `pid` working on the file at `first_sector` with
-    /// page-cache mapping `cache`.
-    pub fn new(
-        pid: u32,
-        ioprio: IoPrio,
-        first_sector: u64,
-        cache: FileId,
-        flags: OpenFlags,
-    ) -> Task {
+    /// A task of process `pid` with no open file.
+    pub fn new(pid: u32, ioprio: IoPrio) -> Task {
         Task {
             pid,
             ioprio,
-            file_first_sector: first_sector,
-            file_cache: cache,
-            flags,
-            ra: RaState::default(),
+            fds: Vec::new(),
+            fd: 0,
             call_off: 0,
             call_bytes: 0,
             phase: Phase::Read,
@@ -78,7 +130,55 @@ impl Task {
             pos_page: 0,
             end_page: 0,
             pending_bios: Vec::with_capacity(16),
+            after_io: AfterIo::Return,
+            ret: 0,
         }
+    }
+
+    /// Installs `f` at the lowest free descriptor; returns it.
+    pub fn install(&mut self, f: OpenFile) -> Fd {
+        match self.fds.iter().position(Option::is_none) {
+            Some(i) => {
+                self.fds[i] = Some(f);
+                FIRST_FD + i as Fd
+            }
+            None => {
+                self.fds.push(Some(f));
+                FIRST_FD + self.fds.len() as Fd - 1
+            }
+        }
+    }
+
+    /// The open file of `fd`.
+    pub fn file(&self, fd: Fd) -> Option<&OpenFile> {
+        self.fds
+            .get(fd.checked_sub(FIRST_FD)? as usize)
+            .and_then(Option::as_ref)
+    }
+
+    /// The open file of `fd`, mutably.
+    pub fn file_mut(&mut self, fd: Fd) -> Option<&mut OpenFile> {
+        self.fds
+            .get_mut(fd.checked_sub(FIRST_FD)? as usize)
+            .and_then(Option::as_mut)
+    }
+
+    /// The open file of the call in progress.
+    pub fn cur(&self) -> &OpenFile {
+        self.file(self.fd).expect("the call's descriptor is open")
+    }
+
+    /// The open file of the call in progress, mutably.
+    pub fn cur_mut(&mut self) -> &mut OpenFile {
+        let fd = self.fd;
+        self.file_mut(fd).expect("the call's descriptor is open")
+    }
+
+    /// Removes descriptor `fd`; returns its open file.
+    pub fn remove(&mut self, fd: Fd) -> Option<OpenFile> {
+        self.fds
+            .get_mut(fd.checked_sub(FIRST_FD)? as usize)
+            .and_then(Option::take)
     }
 
     /// A synchronous bio of this task (thread index `t`) owned by `owner`.

@@ -286,6 +286,7 @@ impl PageCache {
             f.dirtied_when = None;
         }
         f.writeback_index = first + u64::from(pages);
+        f.nr_writeback += u64::from(pages);
         self.nr_dirty -= u64::from(pages);
         self.nr_writeback += u64::from(pages);
         self.stats.pages_written += u64::from(pages);
@@ -296,14 +297,15 @@ impl PageCache {
     /// leave writeback (a page redirtied meanwhile stays dirty) and become
     /// evictable if clean.
     pub fn complete_write(&mut self, file: FileId, first: u64, pages: u32) {
-        let flags = &mut self.files[file as usize].flags;
+        let f = &mut self.files[file as usize];
         let stop = first
             .saturating_add(u64::from(pages))
-            .min(flags.len() as u64);
+            .min(f.flags.len() as u64);
         for p in first..stop {
-            let fl = &mut flags[p as usize];
+            let fl = &mut f.flags[p as usize];
             if *fl & WRITEBACK != 0 {
                 *fl &= !WRITEBACK;
+                f.nr_writeback -= 1;
                 self.nr_writeback -= 1;
             }
         }

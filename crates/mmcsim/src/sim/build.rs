@@ -2,13 +2,13 @@
 //! device preconditioned and the files laid out (unmeasured), in an order
 //! that keeps every random stream and report byte-stable.
 
-use super::Simulation;
+use super::{mount, Simulation};
 use crate::block::{BlockLayer, BlockStage};
 use crate::config::Scenario;
 use crate::driver::Driver;
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
-use crate::host::{FileSpec, Files, Host, PageCache};
+use crate::host::{FileSpec, Files, Host, Mount, PageCache};
 use crate::platform::{Cpu, Platform, SharedCpu};
 use crate::sched::{Registry, SchedParams};
 use crate::stats::report::Collector;
@@ -46,27 +46,46 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
     let max_bio_sectors = sc.queue.max_sectors_kb * 2;
     let block = BlockStage::new(BlockLayer::new(sc.queue.clone(), elevator, params));
 
-    // Files: contiguous extents, checked against the capacity.
+    // Files: contiguous extents checked against the capacity, or an ext4
+    // file system holding them.
     let mut cache = PageCache::new(sc.host.page_cache_mib * (1 << 20) / PAGE_BYTES);
-    let specs: Vec<FileSpec> = sc
-        .files
-        .iter()
-        .map(|f| FileSpec {
-            name: f.name.clone(),
-            size_mib: f.size_mib,
-            offset_mib: f.offset_mib,
-        })
-        .collect();
-    let files = Files::layout(&specs, capacity, &mut cache)?;
-
-    // Unmeasured set-up: precondition, then write the files' data.
     let device = driver.device_mut();
-    let precondition = device.precondition(&sc.precondition, sc.seed);
-    for (f, spec) in files.all().iter().zip(&sc.files) {
-        if spec.prewrite {
-            device.write_untimed(f.first_sector, f.pages * SECTORS_PER_PAGE);
+    let (mount, precondition) = match &sc.fs {
+        None => {
+            let specs: Vec<FileSpec> = sc
+                .files
+                .iter()
+                .map(|f| FileSpec {
+                    name: f.name.clone(),
+                    size_mib: f.size_mib,
+                    offset_mib: f.offset_mib,
+                })
+                .collect();
+            let files = Files::layout(&specs, capacity, &mut cache)?;
+            // Unmeasured set-up: precondition, then write the files' data.
+            let precondition = device.precondition(&sc.precondition, sc.seed);
+            for (f, spec) in files.all().iter().zip(&sc.files) {
+                if spec.prewrite {
+                    device.write_untimed(f.first_sector, f.pages * SECTORS_PER_PAGE);
+                }
+            }
+            (Mount::Raw(files), precondition)
         }
-    }
+        Some(fs) => {
+            let ext4 = mount::mkfs_and_populate(&sc, fs, capacity, &mut cache)?;
+            let precondition = device.precondition(&sc.precondition, sc.seed);
+            let prewritten: Vec<u32> = sc
+                .files
+                .iter()
+                .filter(|f| f.prewrite)
+                .filter_map(|f| ext4.lookup(&mount::path_components(&f.name)).ok())
+                .collect();
+            for (sector, sectors) in ext4.written_extents(&|ino| prewritten.contains(&ino)) {
+                device.write_untimed(sector, sectors);
+            }
+            (Mount::Ext4(Box::new(ext4)), precondition)
+        }
+    };
     let precondition_trace = match sc
         .trace
         .as_ref()
@@ -79,7 +98,7 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
 
     let mut collector = Collector::new();
     let flusher = Jobs::buffered_writes(&sc);
-    let mut host = Host::new(cpu, cache, files, sc.writeback, flusher, max_bio_sectors);
+    let mut host = Host::new(cpu, cache, mount, sc.writeback, flusher, max_bio_sectors);
     let jobs = Jobs::build(&sc, &mut host, &mut collector)?;
     // The flusher takes the thread index after the synthetic threads, and
     // traced processes follow.

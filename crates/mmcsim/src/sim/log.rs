@@ -1,5 +1,6 @@
 //! The optional per-request CSV log: one row per block request the device
-//! served, for analyses such as address difference vs. response time.
+//! served, for analyses such as address difference vs. response time. The
+//! `op` column is `R`, `W`, `D` or `F` (flush); a write with FUA is `WF`.
 
 use crate::types::{Ns, Op};
 use std::io::Write;
@@ -25,6 +26,8 @@ pub struct LogRow {
     pub sectors: u32,
     /// Operation.
     pub op: Op,
+    /// Force unit access (the op column shows `WF`, blktrace's RWBS).
+    pub fua: bool,
     /// Workload thread of the request's first bio.
     pub thread: u32,
 }
@@ -50,7 +53,7 @@ impl RequestLog {
         }
         if let Err(e) = writeln!(
             self.out,
-            "{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{}{},{}",
             r.submit_ns,
             r.dispatch_ns,
             r.device_start_ns,
@@ -58,6 +61,7 @@ impl RequestLog {
             r.sector,
             r.sectors,
             r.op.code(),
+            if r.fua { "F" } else { "" },
             r.thread
         ) {
             self.error = Some(e);

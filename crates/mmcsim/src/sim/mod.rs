@@ -19,6 +19,7 @@
 mod build;
 mod event;
 mod log;
+mod mount;
 mod report;
 mod wiring;
 
@@ -143,7 +144,7 @@ impl Simulation {
             Event::Host(e) => {
                 let running = jobs.running() || replay.as_ref().is_some_and(Replay::has_next);
                 if let Some(t) = host.handle(now, e, running, &mut below) {
-                    jobs.returned(now, t, q);
+                    jobs.returned(now, t, host, q);
                 }
             }
             Event::Block(e) => block.handle(now, e, driver, q),

@@ -79,6 +79,11 @@ pub struct Report {
     pub precondition: PreconditionSummary,
     /// The replayed trace: format, mode, rebasing, fit, recorded latency.
     pub trace: Option<crate::workload::replay::TraceInfo>,
+    /// The file system (when the scenario has `[fs]`): options, geometry,
+    /// journal commits and blocks, metadata written in place, flushes and
+    /// FUA writes, allocations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fs: Option<crate::host::fs::FsReport>,
 }
 
 pub(super) fn build(sim: &Simulation) -> Report {
@@ -124,6 +129,7 @@ pub(super) fn build(sim: &Simulation) -> Report {
         device_profile: sim.driver.device().config().clone(),
         precondition: sim.precondition.clone(),
         trace: sim.replay.as_ref().map(|t| t.info()),
+        fs: sim.host.fs_report(),
     }
 }
 

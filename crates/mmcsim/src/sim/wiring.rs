@@ -57,6 +57,7 @@ impl RequestQueue<Event> for Up<'_> {
                 sector: r.sector,
                 sectors: r.sectors,
                 op: r.op,
+                fua: r.fua,
                 thread: r.thread,
             });
         }

@@ -26,10 +26,24 @@ pub struct RequestCounts {
     pub flushes: u64,
     /// fsync() calls.
     pub fsyncs: u64,
+    /// fdatasync() calls (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fdatasyncs: u64,
+    /// sync() calls (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub syncs: u64,
+    /// Namespace and descriptor calls: open, close, lseek, ftruncate,
+    /// unlink, rename, mkdir (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub metadata_calls: u64,
     /// Bytes read by the workload.
     pub bytes_read: u64,
     /// Bytes written by the workload.
     pub bytes_written: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Throughput over the measured span (first issue to last completion).
@@ -211,6 +225,24 @@ pub enum CallKind {
     Flush,
     /// fsync().
     Fsync,
+    /// fdatasync().
+    Fdatasync,
+    /// open() / creat().
+    Open,
+    /// close().
+    Close,
+    /// lseek().
+    Lseek,
+    /// ftruncate().
+    Ftruncate,
+    /// unlink().
+    Unlink,
+    /// rename().
+    Rename,
+    /// mkdir().
+    Mkdir,
+    /// sync().
+    Sync,
 }
 
 /// One finished call.
@@ -288,6 +320,15 @@ impl Collector {
             CallKind::Discard => self.counts.discards += 1,
             CallKind::Flush => self.counts.flushes += 1,
             CallKind::Fsync => self.counts.fsyncs += 1,
+            CallKind::Fdatasync => self.counts.fdatasyncs += 1,
+            CallKind::Sync => self.counts.syncs += 1,
+            CallKind::Open
+            | CallKind::Close
+            | CallKind::Lseek
+            | CallKind::Ftruncate
+            | CallKind::Unlink
+            | CallKind::Rename
+            | CallKind::Mkdir => self.counts.metadata_calls += 1,
         }
         self.counts.count += 1;
         self.first_issue = Some(self.first_issue.map_or(c.issue, |f| f.min(c.issue)));

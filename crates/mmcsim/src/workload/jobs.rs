@@ -1,15 +1,18 @@
-//! Synthetic jobs as application threads: each thread issues its next
-//! system call to the host when the previous one returns, plus its think
-//! time, until its request count or duration runs out; every
-//! `fsync_every` writes it calls fsync().
+//! Synthetic jobs as application threads: each thread holds its file open
+//! (from before the run) and issues its next `pread`/`pwrite` to the host
+//! when the previous call returns, plus its think time, until its request
+//! count or duration runs out; every `fsync_every` (`fdatasync_every`)
+//! writes it calls fsync() (fdatasync()). Scripted threads issue their
+//! list of system calls in order instead.
 
+use super::script::{self, ScriptStep, CURRENT_FD};
 use super::synthetic::OffsetGen;
 use crate::config::{JobOp, Scenario};
 use crate::engine::{component_rng, EventQueue, SimRng};
-use crate::error::Result;
-use crate::host::{Below, Host, HostEvents, OpenFlags, Syscall, Task};
+use crate::error::{Error, Result};
+use crate::host::{Below, Fd, Host, HostEvents, OpenFlags, Syscall, Task};
 use crate::stats::report::Collector;
-use crate::types::{us_to_ns, Ns, NS_PER_MS, PAGE_BYTES};
+use crate::types::{us_to_ns, IoPrio, Ns, NS_PER_MS};
 
 /// Events of the synthetic workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,8 +25,25 @@ pub enum JobEvent {
 pub trait JobEvents: From<JobEvent> + HostEvents {}
 impl<E: From<JobEvent> + HostEvents> JobEvents for E {}
 
-/// One application thread of a job.
+/// A scripted thread's progress.
+struct Script {
+    steps: Vec<ScriptStep>,
+    next: usize,
+    repeat_left: u32,
+    /// Open descriptors, most recent last (the current one).
+    fds: Vec<Fd>,
+    /// The call in progress was an open.
+    opening: bool,
+    /// The call in progress was a close.
+    closing: bool,
+}
+
+/// One application thread of a job (or a script).
 struct JobThread {
+    /// Its descriptor of the job's file.
+    fd: Fd,
+    /// The scripted calls, for a script thread.
+    script: Option<Script>,
     start_ns: Ns,
     gen: OffsetGen,
     rng: SimRng,
@@ -33,6 +53,8 @@ struct JobThread {
     op: JobOp,
     /// fsync() after this many writes (0 = never).
     fsync_every: u32,
+    /// fdatasync() after this many writes (0 = never).
+    fdatasync_every: u32,
     writes_since_fsync: u32,
     request_bytes: u64,
     finished: bool,
@@ -52,25 +74,28 @@ impl Jobs {
     pub fn build(sc: &Scenario, host: &mut Host, collector: &mut Collector) -> Result<Jobs> {
         let mut threads = Vec::new();
         for (ji, job) in sc.jobs.iter().enumerate() {
-            let f = host
-                .files()
-                .by_name(&job.file)
-                .cloned()
-                .expect("validated: job file exists");
-            let file_bytes = f.pages * PAGE_BYTES;
+            let path = if job.file.starts_with('/') {
+                job.file.clone()
+            } else {
+                format!("/{}", job.file)
+            };
+            let file_bytes = host.file_size(&path).expect("validated: job file exists");
             let flags = OpenFlags {
                 direct: job.direct,
                 sync: job.sync,
+                ..OpenFlags::default()
             };
             for t in 0..job.threads {
                 let mut rng = component_rng(sc.seed, &format!("job{ji}.thread{t}"));
                 let gen = OffsetGen::new(job, file_bytes, &mut rng);
                 let remaining = job.requests.unwrap_or(gen.slots());
                 let pid = job.pid.unwrap_or(1000 + 100 * ji as u32) + t;
-                let id =
-                    host.add_task(Task::new(pid, job.ioprio(), f.first_sector, f.cache, flags));
+                let id = host.add_task(Task::new(pid, job.ioprio()));
+                let fd = host.open_untimed(id, &path, flags).map_err(Error::config)?;
                 collector.add_thread(id, &job.name, pid);
                 threads.push(JobThread {
+                    fd,
+                    script: None,
                     start_ns: (job.start_ms * NS_PER_MS as f64).round() as Ns,
                     gen,
                     rng,
@@ -81,11 +106,43 @@ impl Jobs {
                     think: us_to_ns(job.think_time_us),
                     op: job.op,
                     fsync_every: job.fsync_every,
+                    fdatasync_every: job.fdatasync_every,
                     writes_since_fsync: 0,
                     request_bytes: job.request_bytes,
                     finished: false,
                 });
             }
+        }
+        for (si, s) in sc.scripts.iter().enumerate() {
+            let steps = script::parse(&s.name, &s.calls)?;
+            let pid = s.pid.unwrap_or(5000 + si as u32);
+            let id = host.add_task(Task::new(pid, IoPrio::NORM));
+            collector.add_thread(id, &s.name, pid);
+            let mut rng = component_rng(sc.seed, &format!("script{si}"));
+            let gen = OffsetGen::placeholder(&mut rng);
+            threads.push(JobThread {
+                fd: 0,
+                script: Some(Script {
+                    steps,
+                    next: 0,
+                    repeat_left: s.repeat,
+                    fds: Vec::new(),
+                    opening: false,
+                    closing: false,
+                }),
+                start_ns: (s.start_ms * NS_PER_MS as f64).round() as Ns,
+                gen,
+                rng,
+                remaining: 0,
+                stop_at: None,
+                think: us_to_ns(s.think_time_us),
+                op: JobOp::Read,
+                fsync_every: 0,
+                fdatasync_every: 0,
+                writes_since_fsync: 0,
+                request_bytes: 0,
+                finished: false,
+            });
         }
         let active = threads.len() as u32;
         Ok(Jobs { threads, active })
@@ -94,7 +151,7 @@ impl Jobs {
     /// True when some job writes through the page cache (so the writeback
     /// flusher runs).
     pub fn buffered_writes(sc: &Scenario) -> bool {
-        sc.jobs.iter().any(|j| j.op == JobOp::Write && !j.direct)
+        sc.jobs.iter().any(|j| j.op == JobOp::Write && !j.direct) || !sc.scripts.is_empty()
     }
 
     /// Schedules every thread's first call.
@@ -123,10 +180,20 @@ impl Jobs {
         if th.finished {
             return;
         }
-        // An fsync() is due after every `fsync_every` writes.
+        if th.script.is_some() {
+            return self.script_issue(now, t, host, b);
+        }
+        // An fsync() (fdatasync()) is due after every `fsync_every`
+        // (`fdatasync_every`) writes.
+        let fd = th.fd;
         if th.fsync_every > 0 && th.writes_since_fsync >= th.fsync_every {
             th.writes_since_fsync = 0;
-            host.syscall(now, t, Syscall::Fsync, b);
+            host.syscall(now, t, Syscall::Fsync { fd }, b);
+            return;
+        }
+        if th.fdatasync_every > 0 && th.writes_since_fsync >= th.fdatasync_every {
+            th.writes_since_fsync = 0;
+            host.syscall(now, t, Syscall::Fdatasync { fd }, b);
             return;
         }
         if th.remaining == 0 || th.stop_at.is_some_and(|s| now >= s) {
@@ -138,18 +205,57 @@ impl Jobs {
         let offset = th.gen.next_offset(&mut th.rng);
         let bytes = th.request_bytes;
         let sc = match th.op {
-            JobOp::Read => Syscall::Read { offset, bytes },
+            JobOp::Read => Syscall::Pread { fd, offset, bytes },
             JobOp::Write => {
                 th.writes_since_fsync += 1;
-                Syscall::Write { offset, bytes }
+                Syscall::Pwrite { fd, offset, bytes }
             }
         };
         host.syscall(now, t, sc, b);
     }
 
+    /// A scripted thread issues its next call (after any sleeps).
+    fn script_issue<E: JobEvents>(&mut self, now: Ns, t: u32, host: &mut Host, b: &mut Below<E>) {
+        let th = &mut self.threads[t as usize];
+        let s = th.script.as_mut().expect("a script thread");
+        if s.next == s.steps.len() {
+            s.next = 0;
+            s.repeat_left = s.repeat_left.saturating_sub(1);
+        }
+        if s.repeat_left == 0 {
+            th.finished = true;
+            self.active -= 1;
+            return;
+        }
+        let step = s.steps[s.next].clone();
+        s.next += 1;
+        match step {
+            ScriptStep::Sleep(ns) => b.q.at(now + ns, JobEvent::Issue(t)),
+            ScriptStep::Call(mut sc) => {
+                let cur = s.fds.last().copied().unwrap_or(0);
+                script::bind_fd(&mut sc, cur);
+                s.opening = matches!(sc, Syscall::Open { .. });
+                s.closing = matches!(sc, Syscall::Close { fd } if fd == cur && fd != CURRENT_FD);
+                host.syscall(now, t, sc, b);
+            }
+        }
+    }
+
     /// Thread `t`'s call returned at `now`: its next one follows after its
     /// think time.
-    pub fn returned<E: JobEvents>(&mut self, now: Ns, t: u32, q: &mut EventQueue<E>) {
-        q.at(now + self.threads[t as usize].think, JobEvent::Issue(t));
+    pub fn returned<E: JobEvents>(&mut self, now: Ns, t: u32, host: &Host, q: &mut EventQueue<E>) {
+        let th = &mut self.threads[t as usize];
+        if let Some(s) = th.script.as_mut() {
+            let ret = host.retval(t);
+            if s.opening && ret >= 0 {
+                s.fds.push(ret as Fd);
+            }
+            if s.closing && ret == 0 {
+                s.fds.pop();
+            }
+            s.opening = false;
+            s.closing = false;
+        }
+        q.at(now + th.think, JobEvent::Issue(t));
     }
 }

@@ -1,6 +1,7 @@
 //! Workloads: what produces submissions for the host and block layer.
 //!
-//! Synthetic jobs ([`jobs`]) are application threads issuing system calls
+//! Synthetic jobs ([`jobs`]) and scripted threads ([`script`]) are
+//! application threads issuing system calls
 //! to the host; trace replay ([`replay`]) issues block-level records below
 //! the file system, straight to the block stage.
 //!
@@ -10,5 +11,6 @@
 
 pub mod jobs;
 pub mod replay;
+pub mod script;
 pub mod synthetic;
 pub mod trace;

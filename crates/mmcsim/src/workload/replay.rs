@@ -421,6 +421,8 @@ impl<E: From<ReplayEvent> + HostEvents> ReplayEvents for E {}
 pub struct Replay {
     feed: TraceFeed,
     calls: Slab<Call>,
+    /// Writes waiting for their pre-flush, by call id.
+    after_flush: Vec<Option<Bio>>,
     bios: Vec<Bio>,
     max_bio_sectors: u32,
 }
@@ -443,6 +445,7 @@ impl Replay {
         Ok(Replay {
             feed,
             calls: Slab::with_capacity(256),
+            after_flush: Vec::new(),
             bios: Vec::with_capacity(64),
             max_bio_sectors,
         })
@@ -493,6 +496,12 @@ impl Replay {
     ) -> Result<()> {
         let id = bio.owner & !REPLAY_TAG;
         if !self.calls[id].bio_done(times, now) {
+            return Ok(());
+        }
+        if let Some(write) = self.after_flush.get_mut(id as usize).and_then(Option::take) {
+            // The pre-flush is done: now the write (blk-flush's
+            // REQ_FSEQ_PREFLUSH then REQ_FSEQ_DATA).
+            self.submit_split(now, id, write, b);
             return Ok(());
         }
         let c = self.calls.remove(id);
@@ -616,7 +625,9 @@ impl Replay {
     }
 
     /// Issues one record as a call of `thread`: bios of at most
-    /// `max_sectors_kb`, unplugged, straight into the block layer.
+    /// `max_sectors_kb`, unplugged, straight into the block layer. A write
+    /// flagged FUA is submitted with FUA; one flagged pre-flush is preceded
+    /// by a cache flush it waits for, as Linux's flush sequence does.
     fn issue_record<E: ReplayEvents>(
         &mut self,
         now: Ns,
@@ -636,18 +647,40 @@ impl Replay {
             0
         };
         let id = self.calls.insert(Call::new(now, thread, kind, bytes));
+        let is_write = r.op == Op::Write && r.sectors > 0;
         let template = Bio {
             op: r.op,
             sector: if r.op == Op::Flush { 0 } else { r.sector },
             sectors: if r.op == Op::Flush { 0 } else { r.sectors },
             sync: r.sync.unwrap_or(matches!(r.op, Op::Read | Op::Flush)),
-            fua: false,
+            fua: is_write && r.flags & TraceRecord::FUA != 0,
             prio: false,
             pid: r.pid.unwrap_or(0),
             thread,
             ioprio: IoPrio::NORM,
             owner: REPLAY_TAG | id,
         };
+        if is_write && r.flags & TraceRecord::PREFLUSH != 0 {
+            if self.after_flush.len() <= id as usize {
+                self.after_flush.resize(id as usize + 1, None);
+            }
+            self.after_flush[id as usize] = Some(template);
+            let flush = Bio {
+                op: Op::Flush,
+                sector: 0,
+                sectors: 0,
+                fua: false,
+                ..template
+            };
+            self.calls[id].pending = 1;
+            b.block.submit(now, [flush], b.driver, b.q);
+            return;
+        }
+        self.submit_split(now, id, template, b);
+    }
+
+    /// Submits `template` as bios of call `id`.
+    fn submit_split<E: ReplayEvents>(&mut self, now: Ns, id: u32, template: Bio, b: &mut Below<E>) {
         let mut bios = std::mem::take(&mut self.bios);
         bios.clear();
         let n = split_bio(template, self.max_bio_sectors, &mut bios);

@@ -58,6 +58,19 @@ impl OffsetGen {
         }
     }
 
+    /// A generator that is never asked for offsets (scripted threads).
+    pub fn placeholder(_rng: &mut SimRng) -> OffsetGen {
+        OffsetGen {
+            pattern: Pattern::Sequential,
+            order: Order::Ascending,
+            region_start: 0,
+            slots: 1,
+            step: 0,
+            perm: Vec::new(),
+            next: 0,
+        }
+    }
+
     /// Calls in one pass over the offsets (sequential and strided), or the
     /// number of distinct aligned positions (random).
     pub fn slots(&self) -> u64 {

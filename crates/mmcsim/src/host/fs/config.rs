@@ -1,0 +1,203 @@
+//! The `[fs]` section of a scenario: which file system the host mounts and
+//! its mount options, by the names `mount(8)` and `mke2fs(8)` use.
+//! Without the section the host keeps files as raw contiguous extents.
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// File system type (`fs.type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsType {
+    /// ext4 with 3.x-era behaviour (Android 4.x kernels).
+    Ext4,
+}
+
+/// Whether the file system has a journal (`fs.journal`; `^has_journal`
+/// when off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JournalSwitch {
+    /// JBD2 journal (the default of `mke2fs -t ext4` and `make_ext4fs`).
+    On,
+    /// No journal: metadata is written in place by writeback.
+    Off,
+}
+
+/// Data journaling mode (`data=` mount option).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataMode {
+    /// Data of newly allocated blocks is written before the transaction
+    /// that allocates them commits (the default; Android's fstabs).
+    Ordered,
+    /// Data is not ordered against the journal.
+    Writeback,
+    /// Data blocks are journaled like metadata (implies `nodelalloc`).
+    Journal,
+}
+
+/// Access-time policy (`noatime`, `relatime`, `strictatime`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AtimeMode {
+    /// Reads never update atime (Android's `/data` fstabs).
+    Noatime,
+    /// atime is updated when older than mtime/ctime or than 24 h (the
+    /// kernel default since 2.6.30).
+    Relatime,
+    /// Every read updates atime (when the clock tick changed).
+    Strictatime,
+}
+
+/// The `[fs]` section: file system, mount options and partition geometry.
+/// Defaults are `mke2fs -t ext4` / `make_ext4fs` and the 3.x kernel's
+/// mount defaults (reference android-workloads.md §4.1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsConfig {
+    /// File system type; `"ext4"` is the one modelled.
+    #[serde(rename = "type")]
+    pub fs_type: FsType,
+    /// Journal on (JBD2) or off (`^has_journal`). Default on.
+    #[serde(default = "journal_on")]
+    pub journal: JournalSwitch,
+    /// `data=ordered|writeback|journal`. Default ordered.
+    #[serde(default = "data_ordered")]
+    pub data: DataMode,
+    /// `noatime|relatime|strictatime`. Default relatime (kernel default;
+    /// Android mounts `/data` with noatime).
+    #[serde(default = "atime_relatime")]
+    pub atime: AtimeMode,
+    /// `journal_async_commit`: the commit block is written with the
+    /// journal body without waiting for it, carries a checksum, and has
+    /// no pre-flush; one cache flush follows the commit. Default false.
+    #[serde(default)]
+    pub journal_async_commit: bool,
+    /// Delayed allocation (`delalloc`, default true): blocks are allocated
+    /// at writeback; false = `nodelalloc`: allocated at write().
+    #[serde(default = "yes")]
+    pub delalloc: bool,
+    /// `barrier=1` (true, default): commits and fsync issue cache flushes
+    /// and FUA writes; `barrier=0`: none. Accepts true/false or 1/0.
+    #[serde(default = "yes", deserialize_with = "bool_or_int")]
+    pub barrier: bool,
+    /// `commit=` seconds: the running transaction commits at most this long
+    /// after it started. Default 5 s (`JBD2_DEFAULT_MAX_COMMIT_AGE`).
+    #[serde(default = "five")]
+    pub commit_s: u32,
+    /// Start of the partition on the device, MiB. Default 0.
+    #[serde(default)]
+    pub partition_offset_mib: u64,
+    /// Size of the partition, MiB; absent = to the end of the device.
+    #[serde(default)]
+    pub partition_size_mib: Option<u64>,
+    /// Journal size, 4 KiB blocks; absent = `make_ext4fs`'s
+    /// `compute_journal_blocks`: 1/64 of the file system clamped to
+    /// 1,024-32,768 blocks (reference §4.1).
+    #[serde(default)]
+    pub journal_blocks: Option<u32>,
+    /// Bytes of file system per inode (`mke2fs -i`, `make_ext4fs`'s
+    /// default 16384): sets inodes per group.
+    #[serde(default = "bytes_per_inode")]
+    pub bytes_per_inode: u32,
+}
+
+fn journal_on() -> JournalSwitch {
+    JournalSwitch::On
+}
+fn data_ordered() -> DataMode {
+    DataMode::Ordered
+}
+fn atime_relatime() -> AtimeMode {
+    AtimeMode::Relatime
+}
+fn yes() -> bool {
+    true
+}
+fn five() -> u32 {
+    5
+}
+fn bytes_per_inode() -> u32 {
+    16384
+}
+
+/// Accepts a boolean or the mount-option style 0/1.
+fn bool_or_int<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum B {
+        Bool(bool),
+        Int(i64),
+    }
+    match B::deserialize(d)? {
+        B::Bool(b) => Ok(b),
+        B::Int(0) => Ok(false),
+        B::Int(1) => Ok(true),
+        B::Int(n) => Err(serde::de::Error::custom(format!(
+            "barrier = {n}: expected 0, 1, true or false"
+        ))),
+    }
+}
+
+impl FsConfig {
+    /// Checks the values that serde cannot: the commit interval and the
+    /// inode density.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.commit_s == 0 || self.commit_s > 3600 {
+            return Err(format!(
+                "fs.commit_s = {}: expected 1..=3600 seconds",
+                self.commit_s
+            ));
+        }
+        if !(1024..=67_108_864).contains(&self.bytes_per_inode) {
+            return Err(format!(
+                "fs.bytes_per_inode = {}: expected 1024..=67108864 bytes",
+                self.bytes_per_inode
+            ));
+        }
+        if let Some(j) = self.journal_blocks {
+            if j < 1024 {
+                return Err(format!(
+                    "fs.journal_blocks = {j}: JBD2 needs at least 1024 blocks"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether file data is journaled (`data=journal`).
+    pub fn journals_data(&self) -> bool {
+        self.journal == JournalSwitch::On && self.data == DataMode::Journal
+    }
+
+    /// Whether blocks are allocated at writeback: `delalloc`, unless
+    /// `data=journal` (which ext4 mounts as `nodelalloc`).
+    pub fn delayed_allocation(&self) -> bool {
+        self.delalloc && !self.journals_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_kernel_mount_defaults() {
+        let c: FsConfig = toml::from_str("type = \"ext4\"").unwrap();
+        assert_eq!(c.journal, JournalSwitch::On);
+        assert_eq!(c.data, DataMode::Ordered);
+        assert_eq!(c.atime, AtimeMode::Relatime);
+        assert!(c.delalloc && c.barrier && !c.journal_async_commit);
+        assert_eq!(c.commit_s, 5);
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn barrier_takes_mount_option_numbers_and_unknown_keys_fail() {
+        let c: FsConfig = toml::from_str("type = \"ext4\"\nbarrier = 0").unwrap();
+        assert!(!c.barrier);
+        assert!(toml::from_str::<FsConfig>("type = \"ext4\"\nbarrier = 2").is_err());
+        assert!(toml::from_str::<FsConfig>("type = \"ext4\"\nnoatime = true").is_err());
+        assert!(toml::from_str::<FsConfig>("type = \"ext3\"").is_err());
+    }
+}

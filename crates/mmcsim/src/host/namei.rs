@@ -1,0 +1,145 @@
+//! The namespace and descriptor calls: `open`/`creat`, `close`, `lseek`,
+//! `ftruncate`, `unlink`, `rename`, `mkdir`. They change metadata that is
+//! cached (no I/O of their own): the call costs the system-call time and
+//! its metadata updates join the running transaction (ext4) to be written
+//! by a later commit, as reference §4.2 notes for `ftruncate`/`unlink`.
+
+use super::call::Call;
+use super::fs::ext4::inode::Kind;
+use super::fs::ext4::Errno;
+use super::stage::{Below, Host, HostEvent, HostEvents};
+use super::syscall::{Syscall, Whence};
+use super::task::{Node, OpenFile};
+use super::vfs::{components, Mount};
+use crate::stats::report::CallKind;
+use crate::types::Ns;
+
+impl Host {
+    /// Serves a namespace or descriptor call of thread `t`.
+    pub(super) fn namei<E: HostEvents>(&mut self, now: Ns, t: u32, sc: Syscall, b: &mut Below<E>) {
+        let kind = match &sc {
+            Syscall::Open { .. } => CallKind::Open,
+            Syscall::Close { .. } => CallKind::Close,
+            Syscall::Lseek { .. } => CallKind::Lseek,
+            Syscall::Ftruncate { .. } => CallKind::Ftruncate,
+            Syscall::Unlink { .. } => CallKind::Unlink,
+            Syscall::Rename { .. } => CallKind::Rename,
+            Syscall::Mkdir { .. } => CallKind::Mkdir,
+            _ => unreachable!("data calls are served elsewhere"),
+        };
+        let ret = self.namei_apply(now, t, sc);
+        if self.mount.ext4().is_some() {
+            self.after_fs_change(now, b);
+        }
+        let call = self.calls.insert(Call::new(now, t, kind, 0));
+        let task = &mut self.tasks[t as usize];
+        task.call = Some(call);
+        task.ret = ret.unwrap_or_else(|e| -e.code());
+        let at = self.enter(now, t, call, 0);
+        b.q.at(at, HostEvent::Return(t));
+    }
+
+    fn namei_apply(&mut self, now: Ns, t: u32, sc: Syscall) -> Result<i64, Errno> {
+        let pid = self.tasks[t as usize].pid;
+        let cache = &mut self.cache;
+        match sc {
+            Syscall::Open { path, flags } => {
+                let (node, mapping) = match &mut self.mount {
+                    Mount::Raw(_) if flags.creat && flags.excl => return Err(Errno::Exist),
+                    Mount::Raw(_) if flags.trunc => return Err(Errno::NotSupported),
+                    m @ Mount::Raw(_) => m.lookup(&path)?,
+                    Mount::Ext4(fs) => {
+                        let comps = components(&path)?;
+                        let ino = match fs.lookup(&comps) {
+                            Ok(_) if flags.creat && flags.excl => return Err(Errno::Exist),
+                            Ok(ino) => {
+                                if fs.inode(ino).kind == Kind::Dir && (flags.trunc || flags.creat) {
+                                    return Err(Errno::IsDir);
+                                }
+                                if flags.trunc && fs.inode(ino).size > 0 {
+                                    fs.truncate(ino, 0, cache, now);
+                                }
+                                ino
+                            }
+                            Err(Errno::NoEnt) if flags.creat => {
+                                let (dir, name) = fs.parent(&comps)?;
+                                fs.create(dir, name, Kind::File, pid, cache, now)?
+                            }
+                            Err(e) => return Err(e),
+                        };
+                        fs.inode_mut(ino).open += 1;
+                        (Node::Ext4(ino), fs.inode(ino).mapping)
+                    }
+                };
+                let fd = self.tasks[t as usize].install(OpenFile {
+                    node,
+                    mapping,
+                    flags,
+                    pos: 0,
+                    ra: Default::default(),
+                });
+                Ok(fd as i64)
+            }
+            Syscall::Close { fd } => {
+                let of = self.tasks[t as usize].remove(fd).ok_or(Errno::BadF)?;
+                if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, of.node) {
+                    let i = fs.inode_mut(ino);
+                    i.open -= 1;
+                    if i.open == 0 && i.nlink == 0 {
+                        fs.evict(ino, cache, now);
+                    }
+                }
+                Ok(0)
+            }
+            Syscall::Lseek { fd, offset, whence } => {
+                let task = &self.tasks[t as usize];
+                let of = task.file(fd).ok_or(Errno::BadF)?;
+                let base = match whence {
+                    Whence::Set => 0,
+                    Whence::Cur => of.pos as i64,
+                    Whence::End => self.mount.size(of.node) as i64,
+                };
+                let pos = base
+                    .checked_add(offset)
+                    .filter(|p| *p >= 0)
+                    .ok_or(Errno::Inval)?;
+                self.tasks[t as usize].file_mut(fd).expect("checked").pos = pos as u64;
+                Ok(pos)
+            }
+            Syscall::Ftruncate { fd, len } => {
+                let of = self.tasks[t as usize].file(fd).ok_or(Errno::BadF)?;
+                match (&mut self.mount, of.node) {
+                    (Mount::Ext4(fs), Node::Ext4(ino)) => {
+                        fs.truncate(ino, len, cache, now);
+                        Ok(0)
+                    }
+                    _ => Err(Errno::NotSupported),
+                }
+            }
+            Syscall::Unlink { path } => {
+                let fs = self.mount.ext4_mut().ok_or(Errno::NotSupported)?;
+                let comps = components(&path)?;
+                let (dir, name) = fs.parent(&comps)?;
+                fs.unlink(dir, name, cache, now)?;
+                Ok(0)
+            }
+            Syscall::Rename { from, to } => {
+                let fs = self.mount.ext4_mut().ok_or(Errno::NotSupported)?;
+                let fc = components(&from)?;
+                let tc = components(&to)?;
+                let (fd, fname) = fs.parent(&fc)?;
+                let (td, tname) = fs.parent(&tc)?;
+                fs.rename(fd, fname, td, tname, pid, cache, now)?;
+                Ok(0)
+            }
+            Syscall::Mkdir { path } => {
+                let fs = self.mount.ext4_mut().ok_or(Errno::NotSupported)?;
+                let comps = components(&path)?;
+                let (dir, name) = fs.parent(&comps)?;
+                fs.create(dir, name, Kind::Dir, pid, cache, now)?;
+                Ok(0)
+            }
+            _ => unreachable!("data calls are served elsewhere"),
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Scripted threads: a fixed list of system calls parsed from a
+//! scenario's `[[scripts]]` entry (see [`crate::config::ScriptSpec`]),
+//! replayed in order. Calls on "the current descriptor" name the
+//! descriptor of the most recent successful `open` still open.
+
+use crate::error::{Error, Result};
+use crate::host::{Fd, OpenFlags, Syscall, Whence};
+use crate::types::{us_to_ns, Ns};
+
+/// Descriptor placeholder: the thread's current descriptor.
+pub const CURRENT_FD: Fd = Fd::MAX;
+
+/// One step of a script.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ScriptStep {
+    /// A system call (descriptor [`CURRENT_FD`] = the current one).
+    Call(Syscall),
+    /// Think time before the next call, ns.
+    Sleep(Ns),
+}
+
+fn num<T: std::str::FromStr>(s: Option<&str>, what: &str) -> std::result::Result<T, String> {
+    let s = s.ok_or_else(|| format!("missing {what}"))?;
+    s.parse()
+        .map_err(|_| format!("`{s}` is not a valid {what}"))
+}
+
+/// Parses one script line.
+pub fn parse_step(line: &str) -> std::result::Result<ScriptStep, String> {
+    let mut w = line.split_whitespace();
+    let op = w.next().ok_or("empty call")?.to_ascii_lowercase();
+    let fd = CURRENT_FD;
+    let path = |w: Option<&str>| -> std::result::Result<String, String> {
+        let p = w.ok_or("missing path")?;
+        if !p.starts_with('/') {
+            return Err(format!("path `{p}` must be absolute"));
+        }
+        Ok(p.to_string())
+    };
+    let sc = match op.as_str() {
+        "open" => Syscall::Open {
+            path: path(w.next())?,
+            flags: OpenFlags::parse(w.next().unwrap_or(""))?,
+        },
+        "creat" => Syscall::Open {
+            path: path(w.next())?,
+            flags: OpenFlags {
+                creat: true,
+                trunc: true,
+                ..OpenFlags::default()
+            },
+        },
+        "close" => Syscall::Close { fd },
+        "read" => Syscall::Read {
+            fd,
+            bytes: num(w.next(), "byte count")?,
+        },
+        "write" => Syscall::Write {
+            fd,
+            bytes: num(w.next(), "byte count")?,
+        },
+        "pread" => Syscall::Pread {
+            fd,
+            offset: num(w.next(), "offset")?,
+            bytes: num(w.next(), "byte count")?,
+        },
+        "pwrite" => Syscall::Pwrite {
+            fd,
+            offset: num(w.next(), "offset")?,
+            bytes: num(w.next(), "byte count")?,
+        },
+        "lseek" => Syscall::Lseek {
+            fd,
+            offset: num(w.next(), "offset")?,
+            whence: match w.next().map(str::to_ascii_uppercase).as_deref() {
+                None | Some("SET") | Some("SEEK_SET") => Whence::Set,
+                Some("CUR") | Some("SEEK_CUR") => Whence::Cur,
+                Some("END") | Some("SEEK_END") => Whence::End,
+                Some(o) => return Err(format!("whence `{o}`: expected SET, CUR or END")),
+            },
+        },
+        "fsync" => Syscall::Fsync { fd },
+        "fdatasync" => Syscall::Fdatasync { fd },
+        "ftruncate" => Syscall::Ftruncate {
+            fd,
+            len: num(w.next(), "length")?,
+        },
+        "unlink" => Syscall::Unlink {
+            path: path(w.next())?,
+        },
+        "mkdir" => Syscall::Mkdir {
+            path: path(w.next())?,
+        },
+        "rename" => Syscall::Rename {
+            from: path(w.next())?,
+            to: path(w.next())?,
+        },
+        "sync" => Syscall::Sync,
+        "sleep" => {
+            let us: f64 = num(w.next(), "time in µs")?;
+            if !(us.is_finite() && us >= 0.0) {
+                return Err("sleep needs a non-negative time in µs".into());
+            }
+            return Ok(ScriptStep::Sleep(us_to_ns(us)));
+        }
+        other => {
+            return Err(format!(
+                "unknown call `{other}`; expected open, creat, close, read, write, pread, pwrite, lseek, fsync, fdatasync, ftruncate, unlink, mkdir, rename, sync or sleep"
+            ))
+        }
+    };
+    if let Some(extra) = w.next() {
+        return Err(format!("unexpected `{extra}` after the call"));
+    }
+    Ok(ScriptStep::Call(sc))
+}
+
+/// Parses every call of script `name`; errors name the entry.
+pub fn parse(name: &str, calls: &[String]) -> Result<Vec<ScriptStep>> {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            parse_step(c)
+                .map_err(|e| Error::config(format!("script `{name}`: calls[{i}] `{c}`: {e}")))
+        })
+        .collect()
+}
+
+/// Replaces the placeholder descriptor of `sc` with `fd`.
+pub fn bind_fd(sc: &mut Syscall, fd: Fd) {
+    match sc {
+        Syscall::Close { fd: f }
+        | Syscall::Read { fd: f, .. }
+        | Syscall::Write { fd: f, .. }
+        | Syscall::Pread { fd: f, .. }
+        | Syscall::Pwrite { fd: f, .. }
+        | Syscall::Lseek { fd: f, .. }
+        | Syscall::Fsync { fd: f }
+        | Syscall::Fdatasync { fd: f }
+        | Syscall::Ftruncate { fd: f, .. }
+            if *f == CURRENT_FD =>
+        {
+            *f = fd;
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_parse_to_calls_and_errors_name_the_entry() {
+        assert_eq!(
+            parse_step("open /d/x.db O_CREAT|O_RDWR").unwrap(),
+            ScriptStep::Call(Syscall::Open {
+                path: "/d/x.db".into(),
+                flags: OpenFlags {
+                    creat: true,
+                    ..OpenFlags::default()
+                }
+            })
+        );
+        assert_eq!(
+            parse_step("pwrite 4096 512").unwrap(),
+            ScriptStep::Call(Syscall::Pwrite {
+                fd: CURRENT_FD,
+                offset: 4096,
+                bytes: 512
+            })
+        );
+        assert_eq!(parse_step("sleep 10").unwrap(), ScriptStep::Sleep(10_000));
+        let e = parse("s", &["wrte 1".to_string()]).unwrap_err().to_string();
+        assert!(e.contains("calls[0]") && e.contains("unknown call"), "{e}");
+        assert!(parse_step("open rel/path").is_err());
+        assert!(parse_step("fsync now").is_err());
+    }
+}
