@@ -97,9 +97,9 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
     device.reset_stats();
 
     let mut collector = Collector::new();
-    let flusher = Jobs::buffered_writes(&sc);
+    let flusher = Jobs::buffered_writes(&sc.jobs, &sc.scripts);
     let mut host = Host::new(cpu, cache, mount, sc.writeback, flusher, max_bio_sectors);
-    let jobs = Jobs::build(&sc, &mut host, &mut collector)?;
+    let jobs = Jobs::build(&sc.jobs, &sc.scripts, sc.seed, &mut host, &mut collector)?;
     // The flusher takes the thread index after the synthetic threads, and
     // traced processes follow.
     let replay = match &sc.trace {

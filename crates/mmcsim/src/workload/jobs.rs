@@ -6,8 +6,8 @@
 //! list of system calls in order instead.
 
 use super::script::{self, ScriptStep, CURRENT_FD};
+use super::spec::{JobOp, JobSpec, ScriptSpec};
 use super::synthetic::OffsetGen;
-use crate::config::{JobOp, Scenario};
 use crate::engine::{component_rng, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::host::{Below, Fd, Host, HostEvents, OpenFlags, Syscall, Task};
@@ -71,9 +71,15 @@ impl Jobs {
     /// in `host` (thread indices follow job order) and registering it with
     /// `collector`. Job files must exist in the host's layout (validated
     /// with the scenario).
-    pub fn build(sc: &Scenario, host: &mut Host, collector: &mut Collector) -> Result<Jobs> {
+    pub fn build(
+        jobs: &[JobSpec],
+        scripts: &[ScriptSpec],
+        seed: u64,
+        host: &mut Host,
+        collector: &mut Collector,
+    ) -> Result<Jobs> {
         let mut threads = Vec::new();
-        for (ji, job) in sc.jobs.iter().enumerate() {
+        for (ji, job) in jobs.iter().enumerate() {
             let path = if job.file.starts_with('/') {
                 job.file.clone()
             } else {
@@ -86,7 +92,7 @@ impl Jobs {
                 ..OpenFlags::default()
             };
             for t in 0..job.threads {
-                let mut rng = component_rng(sc.seed, &format!("job{ji}.thread{t}"));
+                let mut rng = component_rng(seed, &format!("job{ji}.thread{t}"));
                 let gen = OffsetGen::new(job, file_bytes, &mut rng);
                 let remaining = job.requests.unwrap_or(gen.slots());
                 let pid = job.pid.unwrap_or(1000 + 100 * ji as u32) + t;
@@ -113,12 +119,12 @@ impl Jobs {
                 });
             }
         }
-        for (si, s) in sc.scripts.iter().enumerate() {
+        for (si, s) in scripts.iter().enumerate() {
             let steps = script::parse(&s.name, &s.calls)?;
             let pid = s.pid.unwrap_or(5000 + si as u32);
             let id = host.add_task(Task::new(pid, IoPrio::NORM));
             collector.add_thread(id, &s.name, pid);
-            let mut rng = component_rng(sc.seed, &format!("script{si}"));
+            let mut rng = component_rng(seed, &format!("script{si}"));
             let gen = OffsetGen::placeholder(&mut rng);
             threads.push(JobThread {
                 fd: 0,
@@ -150,8 +156,8 @@ impl Jobs {
 
     /// True when some job writes through the page cache (so the writeback
     /// flusher runs).
-    pub fn buffered_writes(sc: &Scenario) -> bool {
-        sc.jobs.iter().any(|j| j.op == JobOp::Write && !j.direct) || !sc.scripts.is_empty()
+    pub fn buffered_writes(jobs: &[JobSpec], scripts: &[ScriptSpec]) -> bool {
+        jobs.iter().any(|j| j.op == JobOp::Write && !j.direct) || !scripts.is_empty()
     }
 
     /// Schedules every thread's first call.

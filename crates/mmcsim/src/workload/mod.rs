@@ -12,5 +12,6 @@
 pub mod jobs;
 pub mod replay;
 pub mod script;
+pub mod spec;
 pub mod synthetic;
 pub mod trace;

@@ -11,9 +11,9 @@
 //! (a trace from a bigger device is refused unless `fit` says how to map
 //! it), and, for `fit = "compact"`, the touched 1 MiB regions.
 
+use super::spec::{FitMode, ReplayMode, TraceSpec};
 use crate::block::request::Bio;
 use crate::block::split_bio;
-use crate::config::{FitMode, ReplayMode, TraceSpec};
 use crate::device::Emmc;
 use crate::driver::DeviceTimes;
 use crate::engine::{EventQueue, Slab};

@@ -1,5 +1,5 @@
 //! Scripted threads: a fixed list of system calls parsed from a
-//! scenario's `[[scripts]]` entry (see [`crate::config::ScriptSpec`]),
+//! scenario's `[[scripts]]` entry (see [`super::spec::ScriptSpec`]),
 //! replayed in order. Calls on "the current descriptor" name the
 //! descriptor of the most recent successful `open` still open.
 

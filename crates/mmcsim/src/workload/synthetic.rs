@@ -1,7 +1,7 @@
 //! Offset generators for synthetic jobs: sequential, random and strided
 //! access, visited in ascending, descending or shuffled order.
 
-use crate::config::{JobSpec, Order, Pattern};
+use super::spec::{JobSpec, Order, Pattern};
 use crate::engine::SimRng;
 use rand::Rng;
 

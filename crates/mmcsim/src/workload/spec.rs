@@ -1,0 +1,267 @@
+//! What a scenario asks of the workload: synthetic jobs (application
+//! threads), scripted threads, and a trace to replay. The scenario file
+//! (`crate::config`) holds these sections; the workload stage owns their
+//! meaning.
+
+use crate::types::{IoClass, IoPrio};
+use crate::workload::trace::{Format, TimeUnit};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Direction of a job's I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobOp {
+    /// read() calls.
+    Read,
+    /// write() calls.
+    Write,
+}
+
+/// How a job picks offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Consecutive `request_bytes` slots of the region.
+    Sequential,
+    /// Uniformly random offsets in the region, aligned to `align_bytes`.
+    Random,
+    /// One request at the start of every `stride_bytes` of the region.
+    Strided,
+}
+
+/// Order in which a sequential or strided job visits its offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Increasing offsets.
+    #[default]
+    Ascending,
+    /// Decreasing offsets.
+    Descending,
+    /// A seeded random permutation of the offsets (each visited once).
+    Shuffled,
+}
+
+/// A synthetic job: `threads` closed-loop threads, each issuing its next
+/// call when the previous one returns, plus the think time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    /// Name (the process name of its threads).
+    pub name: String,
+    /// File the job works on.
+    pub file: String,
+    /// read or write.
+    pub op: JobOp,
+    /// Offset pattern.
+    pub pattern: Pattern,
+    /// Visiting order for sequential and strided patterns.
+    #[serde(default)]
+    pub order: Order,
+    /// Bytes per call (1 = a 1-byte read, which reads its 4 KiB page).
+    pub request_bytes: u64,
+    /// Distance between strided requests, bytes.
+    #[serde(default)]
+    pub stride_bytes: Option<u64>,
+    /// Alignment of random offsets, bytes (default: `request_bytes`).
+    #[serde(default)]
+    pub align_bytes: Option<u64>,
+    /// Start of the job's region within the file, bytes.
+    #[serde(default)]
+    pub region_offset_bytes: u64,
+    /// Length of the region, bytes (default: to the end of the file).
+    #[serde(default)]
+    pub region_bytes: Option<u64>,
+    /// Number of threads.
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// Calls per thread (default: one pass over the offsets for sequential
+    /// and strided patterns; required for random unless `duration_ms`).
+    #[serde(default)]
+    pub requests: Option<u64>,
+    /// Stop issuing after this long, ms.
+    #[serde(default)]
+    pub duration_ms: Option<f64>,
+    /// Pause between a call's return and the next call, µs.
+    #[serde(default)]
+    pub think_time_us: f64,
+    /// When the job's threads start, ms.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// O_DIRECT: bypass the page cache.
+    #[serde(default)]
+    pub direct: bool,
+    /// O_SYNC / O_DSYNC writes (each write() returns once on the device).
+    #[serde(default)]
+    pub sync: bool,
+    /// Call fsync() after every N writes (0 = never).
+    #[serde(default)]
+    pub fsync_every: u32,
+    /// Call fdatasync() after every N writes (0 = never).
+    #[serde(default)]
+    pub fdatasync_every: u32,
+    /// Nice value of the threads (-20..=19); the I/O priority level
+    /// derives from it when `ioprio_level` is unset: (nice + 20) / 5.
+    #[serde(default)]
+    pub nice: i32,
+    /// CPU scheduling policy: `normal` (default), `batch`, `idle`, `fifo`
+    /// or `rr`. With no explicit `ioprio_class` the class follows it, as
+    /// in the kernel: SCHED_IDLE → IDLE, SCHED_FIFO/RR → RT, else BE.
+    #[serde(default)]
+    pub sched_policy: SchedPolicy,
+    /// I/O priority class set with ioprio_set(): `rt`, `be` or `idle`.
+    #[serde(default)]
+    pub ioprio_class: Option<IoClass>,
+    /// I/O priority level 0 (highest) ..= 7 set with ioprio_set().
+    #[serde(default)]
+    pub ioprio_level: Option<u8>,
+    /// First pid of the job's threads (each thread is its own process);
+    /// default: 1000 + 100 × job index.
+    #[serde(default)]
+    pub pid: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A scripted thread: its system calls, in order, `repeat` times. Each
+/// call is one line of text:
+///
+/// | call | meaning |
+/// |---|---|
+/// | `open PATH [FLAGS]` | `open(PATH, FLAGS)`, e.g. `O_CREAT\|O_TRUNC\|O_WRONLY`; later calls use this descriptor |
+/// | `creat PATH` | `open(PATH, O_CREAT\|O_TRUNC\|O_WRONLY)` |
+/// | `close` | close the current descriptor (the previous one becomes current) |
+/// | `read BYTES`, `write BYTES` | at the descriptor's offset |
+/// | `pread OFFSET BYTES`, `pwrite OFFSET BYTES` | at a byte offset |
+/// | `lseek OFFSET [SET\|CUR\|END]` | move the offset |
+/// | `fsync`, `fdatasync`, `ftruncate BYTES` | on the current descriptor |
+/// | `unlink PATH`, `mkdir PATH`, `rename FROM TO`, `sync` | |
+/// | `sleep US` | think time before the next call, µs |
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptSpec {
+    /// Name (the process name of the thread).
+    pub name: String,
+    /// The calls, one per entry.
+    pub calls: Vec<String>,
+    /// Times the whole list runs.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// Pause between a call's return and the next call, µs.
+    #[serde(default)]
+    pub think_time_us: f64,
+    /// When the thread starts, ms.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Process id (default 5000 + index).
+    #[serde(default)]
+    pub pid: Option<u32>,
+}
+
+/// A thread's CPU scheduling policy (`sched_setscheduler`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedPolicy {
+    /// SCHED_NORMAL (CFS).
+    #[default]
+    Normal,
+    /// SCHED_BATCH.
+    Batch,
+    /// SCHED_IDLE.
+    Idle,
+    /// SCHED_FIFO (real time).
+    Fifo,
+    /// SCHED_RR (real time).
+    Rr,
+}
+
+impl JobSpec {
+    /// The I/O priority of the job's threads: an explicit class and level
+    /// where given; otherwise the class from the CPU policy and the level
+    /// from nice (reference io-schedulers.md §0).
+    pub fn ioprio(&self) -> IoPrio {
+        let from_nice = IoPrio::from_nice(self.nice);
+        let class = self.ioprio_class.unwrap_or(match self.sched_policy {
+            SchedPolicy::Idle => IoClass::Idle,
+            SchedPolicy::Fifo | SchedPolicy::Rr => IoClass::Rt,
+            SchedPolicy::Normal | SchedPolicy::Batch => IoClass::Be,
+        });
+        IoPrio {
+            class,
+            level: self.ioprio_level.unwrap_or(from_nice.level),
+        }
+    }
+}
+
+/// How trace records are issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayMode {
+    /// Open loop: each record at its recorded time (divided by `speed`),
+    /// whatever the simulated system does.
+    #[default]
+    Timed,
+    /// Closed loop per process: a process issues its next record when its
+    /// previous one completes, plus the think time recorded between them.
+    Closed,
+}
+
+/// What to do with records addressing beyond the modelled device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum FitMode {
+    /// Refuse the trace, naming the highest sector found.
+    #[default]
+    Error,
+    /// Map sectors modulo the capacity.
+    Wrap,
+    /// Pack the touched 1 MiB regions densely, preserving their order and
+    /// the distances inside each run of touched regions.
+    Compact,
+}
+
+/// A trace to replay.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// Trace file, relative to the scenario file (gzip is read
+    /// transparently).
+    pub path: PathBuf,
+    /// Format, by name (see `simctl trace formats`); absent = detected
+    /// from the content.
+    #[serde(default)]
+    pub format: Option<Format>,
+    /// Time unit for formats that do not fix one (`s`, `ms`, `us`, `ns`,
+    /// `100ns`, `ps`).
+    #[serde(default)]
+    pub time_unit: Option<TimeUnit>,
+    /// Replay only this device id of a multi-device trace.
+    #[serde(default)]
+    pub device_id: Option<u32>,
+    /// Replay every device of a multi-device trace onto the one modelled
+    /// device.
+    #[serde(default)]
+    pub all_devices: bool,
+    /// Timed (open loop) or closed (per process) replay.
+    #[serde(default)]
+    pub mode: ReplayMode,
+    /// Time scale of timed replay: 2.0 replays twice as fast.
+    #[serde(default = "unit_speed")]
+    pub speed: f64,
+    /// Records beyond the device's capacity: error, wrap or compact.
+    #[serde(default)]
+    pub fit: FitMode,
+    /// A trace replayed (unmeasured) before measurement to precondition
+    /// the device: its writes and discards are applied to the FTL.
+    #[serde(default)]
+    pub precondition: Option<PathBuf>,
+}
+
+fn unit_speed() -> f64 {
+    1.0
+}
