@@ -13,6 +13,7 @@
 //! dynamic wear leveling).
 
 mod page;
+mod stripe_set;
 
 pub use page::PageFtl;
 

@@ -14,12 +14,14 @@
 //!   from an ordered set `(valid, stripe)`, not a scan.
 //! * Dynamic wear leveling: a write point takes the least-worn free stripe of
 //!   the die (ordered set `(erase_count, stripe)`).
+//! * Both ordered sets are `StripeSet`s, preallocated per die, so
+//!   invalidating a slot or collecting a stripe never allocates.
 //! * Map-table persistence (translation pages) is charged by the controller's
 //!   mapping cache, not here; GC updates the map through the P2L entries.
 
+use super::stripe_set::StripeSet;
 use super::{BlockState, FtlStats, UNMAPPED};
 use crate::device::nand::{Geometry, NandArray, NandOp};
-use std::collections::BTreeSet;
 
 /// Page-level FTL state. Blocks are managed in *stripes* ("superblocks"):
 /// block `b` of every plane of a die, allocated, programmed (multi-plane,
@@ -37,9 +39,9 @@ pub struct PageFtl {
     valid: Vec<u32>,
     state: Vec<BlockState>,
     /// Per die: free stripes keyed by wear `(erase_count, stripe)`.
-    free: Vec<BTreeSet<(u32, u32)>>,
+    free: Vec<StripeSet>,
     /// Per die: full stripes keyed by `(valid, stripe)`.
-    victims: Vec<BTreeSet<(u32, u32)>>,
+    victims: Vec<StripeSet>,
     host_sb: Vec<u32>,
     host_page: Vec<u32>,
     gc_sb: Vec<u32>,
@@ -67,7 +69,9 @@ impl PageFtl {
         let user_lpns = (slots as f64 * (1.0 - over_provisioning)).floor() as u32;
         let dies = geo.dies() as usize;
         let sbs = geo.dies() * geo.blocks_per_plane;
-        let mut free = vec![BTreeSet::new(); dies];
+        let bpp = geo.blocks_per_plane;
+        let per_die = |d: usize| StripeSet::new(d as u32 * bpp, bpp);
+        let mut free: Vec<StripeSet> = (0..dies).map(per_die).collect();
         for sb in 0..sbs {
             free[(sb / geo.blocks_per_plane) as usize].insert((0, sb));
         }
@@ -82,7 +86,7 @@ impl PageFtl {
             valid: vec![0; sbs as usize],
             state: vec![BlockState::Free; sbs as usize],
             free,
-            victims: vec![BTreeSet::new(); dies],
+            victims: (0..dies).map(per_die).collect(),
             host_sb: vec![UNMAPPED; dies],
             host_page: vec![ppb; dies],
             gc_sb: vec![UNMAPPED; dies],
