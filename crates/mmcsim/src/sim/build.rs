@@ -5,6 +5,7 @@
 use super::Simulation;
 use crate::block::{BlockLayer, BlockStage};
 use crate::config::Scenario;
+use crate::device::{Emmc, PreconditionSummary};
 use crate::driver::{Driver, DriverCosts};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
@@ -15,8 +16,70 @@ use crate::types::{PAGE_BYTES, SECTORS_PER_PAGE};
 use crate::workload::jobs::Jobs;
 use crate::workload::replay::{self, Replay};
 
+/// A device built from a scenario's profile and preconditioned with its
+/// settings and seed, kept to start several simulations from (see
+/// [`Simulation::with_prepared_device`]): preconditioning dominates the
+/// start-up of a short run, and a sweep runs many cells on the same
+/// profile, fill and seed.
+///
+/// It holds its own copy of the device (a few bytes per logical page);
+/// each simulation started from it gets a clone.
+#[derive(Clone, Debug)]
+pub struct PreparedDevice {
+    key: String,
+    device: Emmc,
+    summary: PreconditionSummary,
+}
+
+impl PreparedDevice {
+    /// Builds the device `sc` describes and preconditions it, exactly as
+    /// [`Simulation::new`] would before laying out files.
+    pub fn new(sc: &Scenario) -> Result<PreparedDevice> {
+        let key = PreparedDevice::key(sc)?;
+        let mut device = Emmc::new(&sc.device_config()?)?;
+        let summary = device.precondition(&sc.precondition, sc.seed);
+        Ok(PreparedDevice {
+            key,
+            device,
+            summary,
+        })
+    }
+
+    /// What the preconditioned device depends on — the device profile
+    /// with its overrides, the `[precondition]` settings and the seed — as
+    /// a string: two scenarios with the same key can share one
+    /// [`PreparedDevice`].
+    pub fn key(sc: &Scenario) -> Result<String> {
+        serde_json::to_string(&(sc.device_config()?, &sc.precondition, sc.seed))
+            .map_err(|e| Error::config(format!("device key: {e}")))
+    }
+
+    /// What preconditioning did.
+    pub fn summary(&self) -> &PreconditionSummary {
+        &self.summary
+    }
+}
+
 /// Builds every stage of `sc`, the scheduler from `registry`.
 pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
+    build_on(sc, registry, None)
+}
+
+/// Builds every stage of `sc`; the device is a clone of `prepared` when
+/// given (which must have been prepared from a scenario with the same
+/// [`PreparedDevice::key`]), else built and preconditioned here.
+pub(super) fn build_on(
+    sc: Scenario,
+    registry: &Registry,
+    prepared: Option<&PreparedDevice>,
+) -> Result<Simulation> {
+    if let Some(p) = prepared {
+        if PreparedDevice::key(&sc)? != p.key {
+            return Err(Error::config(
+                "the prepared device was built from another device profile, precondition setting or seed than this scenario's",
+            ));
+        }
+    }
     let costs = sc.host.resolve();
     let mut driver = Driver::new(
         &sc.driver,
@@ -60,7 +123,13 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
 
     // Unmeasured set-up: precondition, then write the files' data.
     let device = driver.device_mut();
-    let precondition = device.precondition(&sc.precondition, sc.seed);
+    let precondition = match prepared {
+        Some(p) => {
+            device.clone_from(&p.device);
+            p.summary.clone()
+        }
+        None => device.precondition(&sc.precondition, sc.seed),
+    };
     for (f, spec) in files.all().iter().zip(&sc.files) {
         if spec.prewrite {
             device.write_untimed(f.first_sector, f.pages * SECTORS_PER_PAGE);
