@@ -12,6 +12,7 @@ mod cli;
 mod commands;
 mod compare;
 mod plot;
+mod sweep;
 mod trace_cmd;
 
 pub use cli::Cli;
