@@ -8,57 +8,9 @@ use common::{root, scratch, simctl, simctl_err, simctl_ok};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// A small closed-loop scenario: 4 threads × 60 random 4 KiB reads.
-const SCENARIO: &str = r#"
-name = "sweep-small"
-seed = 1
-
-[device]
-profile = "generic"
-
-[precondition]
-fill_fraction = 0.5
-steady_state = true
-max_overwrite_factor = 0.3
-
-[[files]]
-name = "data"
-size_mib = 64
-
-[[jobs]]
-name = "reader"
-file = "data"
-op = "read"
-pattern = "random"
-request_bytes = 4096
-threads = 4
-requests = 60
-"#;
-
-/// Writes the small workloads (the scenario and the first 300 records of
-/// the sample trace) and a grid of 4 schedulers × 2 device profiles × 2
-/// workloads × 2 seeds into `dir`; returns the grid path.
-fn small_grid(dir: &Path) -> String {
-    std::fs::write(dir.join("small.toml"), SCENARIO).unwrap();
-    let trace = std::fs::read_to_string(root().join("traces/sample.csv")).unwrap();
-    let short: String = trace.lines().take(300).map(|l| format!("{l}\n")).collect();
-    std::fs::write(dir.join("short.csv"), short).unwrap();
-    let devices = root().join("configs/devices");
-    let grid = format!(
-        r#"# 4 schedulers x 2 profiles x 2 workloads x 2 seeds = 32 cells
-schedulers = ["deadline", "noop", "cfq:slice_idle=0", "bfq"]
-workloads  = ["small.toml", "short.csv"]
-devices    = ["{}", "{}"]
-seeds      = [1, 2]
-sets       = [["precondition.fill_fraction=0.5", "precondition.max_overwrite_factor=0.3"]]
-"#,
-        devices.join("generic-emmc.toml").display(),
-        devices.join("generic-emmc51-cmdq.toml").display()
-    );
-    let p = dir.join("grid.toml");
-    std::fs::write(&p, grid).unwrap();
-    p.display().to_string()
-}
+/// The tests' grid: 4 schedulers × 2 device profiles × 2 small workloads
+/// × 2 seeds (relative to the repository root, where simctl runs).
+const GRID: &str = "tests/sweep-grid/grid.toml";
 
 /// Every file under `dir`, relative path → bytes.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -104,16 +56,16 @@ fn sweep(grid: &str, out: &Path, extra: &[&str]) -> String {
 #[test]
 fn sweep_is_identical_across_workers_shards_and_resume() {
     let dir = scratch("sweep-identical");
-    let grid = small_grid(&dir);
+    let grid = GRID;
 
     // --jobs 1 and --jobs 2: byte-identical.
     let serial = dir.join("serial");
-    let out = sweep(&grid, &serial, &["--jobs", "1"]);
+    let out = sweep(grid, &serial, &["--jobs", "1"]);
     assert!(out.contains("32 cells; ran 32, skipped 0"), "{out}");
     // Devices are preconditioned once per profile and seed, not per cell.
     assert!(out.contains("4 preconditioned device(s)"), "{out}");
     let parallel = dir.join("parallel");
-    sweep(&grid, &parallel, &["--jobs", "2"]);
+    sweep(grid, &parallel, &["--jobs", "2"]);
     let reference = tree(&serial);
     assert_same(&reference, &tree(&parallel), "--jobs 1 vs --jobs 2");
 
@@ -156,7 +108,7 @@ fn sweep_is_identical_across_workers_shards_and_resume() {
     let mut total = 0;
     for (i, s) in shards.iter().enumerate() {
         let spec = format!("{}/3", i + 1);
-        let out = sweep(&grid, s, &["--shard", &spec, "--jobs", "2"]);
+        let out = sweep(grid, s, &["--shard", &spec, "--jobs", "2"]);
         let ran: usize = out
             .split("ran ")
             .nth(1)
@@ -227,7 +179,7 @@ fn sweep_is_identical_across_workers_shards_and_resume() {
     // A killed run's temporary file is not mistaken for a finished cell.
     let partial = victim.replace("cells/", "cells/.") + ".123.tmp";
     std::fs::write(parallel.join(&partial), b"{\"schema\": \"mmcsim-rep").unwrap();
-    let out = sweep(&grid, &parallel, &["--jobs", "2"]);
+    let out = sweep(grid, &parallel, &["--jobs", "2"]);
     assert!(out.contains("ran 1, skipped 31"), "{out}");
     assert!(out.contains("1 preconditioned device(s)"), "{out}");
     assert_eq!(mtime(&other), before, "a finished cell was rewritten");
@@ -236,20 +188,21 @@ fn sweep_is_identical_across_workers_shards_and_resume() {
     // A truncated report is not complete: it runs again.
     let cut = &reference[&victim][..100];
     std::fs::write(parallel.join(&victim), cut).unwrap();
-    let out = sweep(&grid, &parallel, &["--jobs", "2"]);
+    let out = sweep(grid, &parallel, &["--jobs", "2"]);
     assert!(out.contains("ran 1, skipped 31"), "{out}");
     assert_same(&reference, &tree(&parallel), "after a truncated cell");
 
     // Nothing left: a rerun runs nothing.
-    let out = sweep(&grid, &parallel, &[]);
+    let out = sweep(grid, &parallel, &[]);
     assert!(out.contains("ran 0, skipped 32"), "{out}");
 
     // Another grid into the same directory is refused.
     std::fs::write(
         dir.join("other.toml"),
-        std::fs::read_to_string(&grid)
-            .unwrap()
-            .replace("seeds      = [1, 2]", "seeds = [3]"),
+        format!(
+            "schedulers = [\"noop\"]\nworkloads = [\"{}\"]\n",
+            root().join("tests/sweep-grid/short.csv").display()
+        ),
     )
     .unwrap();
     let other_grid = dir.join("other.toml").display().to_string();
@@ -351,11 +304,11 @@ fn a_bad_grid_gives_a_located_error() {
 #[test]
 fn slurm_writes_a_job_array_and_a_dependent_merge() {
     let dir = scratch("sweep-slurm-script");
-    let grid = small_grid(&dir);
+    let grid = GRID;
     let out_dir = dir.join("out");
     let o = out_dir.display().to_string();
     let printed = simctl_ok(&[
-        "sweep", &grid, "--out", &o, "--slurm", "--shards", "4", "--jobs", "2",
+        "sweep", grid, "--out", &o, "--slurm", "--shards", "4", "--jobs", "2",
     ]);
     assert!(printed.contains("sbatch --parsable"), "{printed}");
     assert!(printed.contains("--dependency=afterok:"), "{printed}");
@@ -377,6 +330,6 @@ fn slurm_writes_a_job_array_and_a_dependent_merge() {
     // Nothing ran.
     assert!(!out_dir.join("cells").exists());
     // --shards needs --slurm.
-    let err = simctl_err(&["sweep", &grid, "--out", &o, "--shards", "4"]);
+    let err = simctl_err(&["sweep", grid, "--out", &o, "--shards", "4"]);
     assert!(err.contains("--slurm"), "{err}");
 }
