@@ -102,6 +102,19 @@ fn sweep_is_identical_across_workers_shards_and_resume() {
     )
     .unwrap();
     assert_eq!(report["schema"], "mmcsim-report/1");
+    // The CSV's numbers are the report's, digit for digit.
+    let row = csv.lines().nth(1).unwrap();
+    let fields: Vec<&str> = row.split(',').collect();
+    let cols: Vec<&str> = header.split(',').collect();
+    let text = String::from_utf8(reference[&format!("cells/{}.json", fields[0])].clone()).unwrap();
+    for (name, key) in [("iops", "iops"), ("lat_p99_us", "p99"), ("jain", "jain")] {
+        let v = fields[cols.iter().position(|c| *c == name).unwrap()];
+        assert!(
+            text.contains(&format!("\"{key}\": {v},"))
+                || text.contains(&format!("\"{key}\": {v}\n")),
+            "{name} = {v} not in the report"
+        );
+    }
 
     // Shards 1/3..3/3 merged: the unsharded layout, byte for byte.
     let shards: Vec<_> = (1..=3).map(|i| dir.join(format!("shard{i}"))).collect();
