@@ -47,6 +47,9 @@ struct GridFile {
     trace_sets: Vec<Spanned<String>>,
 }
 
+/// A set variant: its overrides as written, and parsed.
+type Variant = (Vec<String>, Vec<(String, String)>);
+
 /// A parsed, checked grid: its cells in order.
 #[derive(Debug)]
 pub struct Grid {
@@ -205,7 +208,7 @@ impl Grid {
                 })
                 .collect()
         };
-        let sets: Vec<(Vec<String>, Vec<(String, String)>)> = match &g.sets {
+        let sets: Vec<Variant> = match &g.sets {
             None => vec![(Vec::new(), Vec::new())],
             Some(list) => {
                 if list.get_ref().is_empty() {
@@ -217,7 +220,7 @@ impl Grid {
                 let mut out = Vec::new();
                 for v in list.get_ref() {
                     let text: Vec<String> = v.iter().map(|s| s.get_ref().clone()).collect();
-                    if out.iter().any(|(t, _): &(Vec<String>, _)| *t == text) {
+                    if out.iter().any(|(t, _): &Variant| *t == text) {
                         let loc = v.first().map_or(list.span().start, |s| s.span().start);
                         bail!("{}: sets: the variant {text:?} is listed twice", at(loc));
                     }
