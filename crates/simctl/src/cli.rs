@@ -62,6 +62,44 @@ pub enum Command {
         #[command(flatten, next_help_heading = "Trace workload options")]
         replay: TraceArgs,
     },
+    /// Run every cell of a parameter grid (schedulers × workloads ×
+    /// devices × seeds × set variants) in parallel, into DIR/cells/*.json
+    /// and DIR/results.csv; an interrupted sweep resumes.
+    Sweep {
+        /// Grid file (TOML): schedulers, workloads, devices, seeds, sets.
+        grid: PathBuf,
+        /// Output directory.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Simulations run in parallel (default: one per core); the output
+        /// is identical whatever the number.
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
+        /// Run only shard I of N (cells whose index mod N is I-1); combine
+        /// shard directories with `simctl merge`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        /// Do not run: write Slurm batch scripts (a job array, one shard
+        /// per task, and a dependent merge job) and print the sbatch
+        /// commands.
+        #[arg(long)]
+        slurm: bool,
+        /// Array tasks (shards) of the --slurm job (default: the number of
+        /// cells, at most 16).
+        #[arg(long, value_name = "N", requires = "slurm")]
+        shards: Option<usize>,
+    },
+    /// Combine the output directories of `simctl sweep --shard` runs into
+    /// the layout of an unsharded sweep, refusing overlapping or missing
+    /// cells.
+    Merge {
+        /// Shard output directories.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Compare a report (or comparison) with a baseline; exit 1 when a
     /// metric regressed beyond its tolerance, 2 on unusable input.
     Check {

@@ -57,6 +57,36 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Sweep {
+            grid,
+            out,
+            jobs,
+            shard,
+            slurm,
+            shards,
+        } => {
+            let args = crate::sweep::SweepArgs {
+                grid,
+                out,
+                jobs,
+                shard: shard
+                    .as_deref()
+                    .map(crate::sweep::shard::Shard::parse)
+                    .transpose()?,
+                slurm,
+                shards,
+            };
+            crate::sweep::sweep(&args, registry)
+        }
+        Command::Merge { dirs, out } => {
+            let n = crate::sweep::merge::merge(&dirs, &out)?;
+            println!(
+                "merged {n} cells from {} directories into {}",
+                dirs.len(),
+                out.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Check {
             report,
             baseline,

@@ -14,6 +14,7 @@ mod compare;
 mod generate;
 mod output;
 mod plot;
+mod sweep;
 mod trace_cmd;
 
 pub use cli::Cli;

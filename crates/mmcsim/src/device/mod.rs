@@ -62,7 +62,7 @@ use nand::{Geometry, NandOp, NandTimelines};
 use oracle::VersionOracle;
 
 /// An eMMC device: the state of every pipeline stage plus its timelines.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Emmc {
     cfg: DeviceConfig,
     geo: Geometry,
@@ -258,3 +258,9 @@ impl Emmc {
 
 #[cfg(test)]
 mod tests;
+
+impl Clone for Box<dyn Mapping> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}

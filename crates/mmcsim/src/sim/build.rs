@@ -5,6 +5,7 @@
 use super::{mount, Simulation};
 use crate::block::{BlockLayer, BlockStage};
 use crate::config::Scenario;
+use crate::device::{Emmc, PreconditionSummary};
 use crate::driver::Driver;
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
@@ -16,8 +17,70 @@ use crate::types::{PAGE_BYTES, SECTORS_PER_PAGE};
 use crate::workload::jobs::Jobs;
 use crate::workload::replay::{self, Replay};
 
+/// A device built from a scenario's profile and preconditioned with its
+/// settings and seed, kept to start several simulations from (see
+/// [`Simulation::with_prepared_device`]): preconditioning dominates the
+/// start-up of a short run, and a sweep runs many cells on the same
+/// profile, fill and seed.
+///
+/// It holds its own copy of the device (a few bytes per logical page);
+/// each simulation started from it gets a clone.
+#[derive(Clone, Debug)]
+pub struct PreparedDevice {
+    key: String,
+    device: Emmc,
+    summary: PreconditionSummary,
+}
+
+impl PreparedDevice {
+    /// Builds the device `sc` describes and preconditions it, exactly as
+    /// [`Simulation::new`] would before laying out files.
+    pub fn new(sc: &Scenario) -> Result<PreparedDevice> {
+        let key = PreparedDevice::key(sc)?;
+        let mut device = Emmc::new(&sc.device_config()?)?;
+        let summary = device.precondition(&sc.precondition, sc.seed);
+        Ok(PreparedDevice {
+            key,
+            device,
+            summary,
+        })
+    }
+
+    /// What the preconditioned device depends on — the device profile
+    /// with its overrides, the `[precondition]` settings and the seed — as
+    /// a string: two scenarios with the same key can share one
+    /// [`PreparedDevice`].
+    pub fn key(sc: &Scenario) -> Result<String> {
+        serde_json::to_string(&(sc.device_config()?, &sc.precondition, sc.seed))
+            .map_err(|e| Error::config(format!("device key: {e}")))
+    }
+
+    /// What preconditioning did.
+    pub fn summary(&self) -> &PreconditionSummary {
+        &self.summary
+    }
+}
+
 /// Builds every stage of `sc`, the scheduler from `registry`.
 pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
+    build_on(sc, registry, None)
+}
+
+/// Builds every stage of `sc`; the device is a clone of `prepared` when
+/// given (which must have been prepared from a scenario with the same
+/// [`PreparedDevice::key`]), else built and preconditioned here.
+pub(super) fn build_on(
+    sc: Scenario,
+    registry: &Registry,
+    prepared: Option<&PreparedDevice>,
+) -> Result<Simulation> {
+    if let Some(p) = prepared {
+        if PreparedDevice::key(&sc)? != p.key {
+            return Err(Error::config(
+                "the prepared device was built from another device profile, precondition setting or seed than this scenario's",
+            ));
+        }
+    }
     let profile = sc.device_config()?;
     // The CPU every software layer runs on; the CMDQ driver ends requests
     // on the interrupt core.
@@ -63,7 +126,7 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
                 .collect();
             let files = Files::layout(&specs, capacity, &mut cache)?;
             // Unmeasured set-up: precondition, then write the files' data.
-            let precondition = device.precondition(&sc.precondition, sc.seed);
+            let precondition = precondition_or_clone(device, prepared, &sc);
             for (f, spec) in files.all().iter().zip(&sc.files) {
                 if spec.prewrite {
                     device.write_untimed(f.first_sector, f.pages * SECTORS_PER_PAGE);
@@ -73,7 +136,7 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
         }
         Some(fs) => {
             let ext4 = mount::mkfs_and_populate(&sc, fs, capacity, &mut cache)?;
-            let precondition = device.precondition(&sc.precondition, sc.seed);
+            let precondition = precondition_or_clone(device, prepared, &sc);
             let prewritten: Vec<u32> = sc
                 .files
                 .iter()
@@ -129,4 +192,19 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
         end: 0,
         sc,
     })
+}
+
+/// Preconditions `device` as `sc` says, or takes the state of `prepared`.
+fn precondition_or_clone(
+    device: &mut Emmc,
+    prepared: Option<&PreparedDevice>,
+    sc: &Scenario,
+) -> PreconditionSummary {
+    match prepared {
+        Some(p) => {
+            device.clone_from(&p.device);
+            p.summary.clone()
+        }
+        None => device.precondition(&sc.precondition, sc.seed),
+    }
 }

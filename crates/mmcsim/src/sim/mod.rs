@@ -24,6 +24,7 @@ mod report;
 mod wiring;
 
 pub use crate::workload::replay::{PreconditionTrace, TraceInfo};
+pub use build::PreparedDevice;
 pub use event::Event;
 pub use log::{LogRow, RequestLog, HEADER as LOG_HEADER};
 pub use report::{HostReport, Report};
@@ -85,6 +86,19 @@ impl Simulation {
     /// (so a researcher's own scheduler runs the same path).
     pub fn with_registry(sc: Scenario, registry: &Registry) -> Result<Simulation> {
         build::build(sc, registry)
+    }
+
+    /// Like [`Simulation::with_registry`], but the device is a clone of
+    /// `device` instead of one built and preconditioned here; the report
+    /// is byte-identical. `device` must come from [`PreparedDevice::new`]
+    /// on a scenario with the same [`PreparedDevice::key`] (same profile
+    /// and overrides, `[precondition]` and seed), else this is an error.
+    pub fn with_prepared_device(
+        sc: Scenario,
+        registry: &Registry,
+        device: &PreparedDevice,
+    ) -> Result<Simulation> {
+        build::build_on(sc, registry, Some(device))
     }
 
     /// Runs the workload to completion and returns the report.

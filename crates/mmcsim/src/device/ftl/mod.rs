@@ -128,9 +128,12 @@ pub struct Placement {
 ///
 /// Logical pages (LPNs) are 4 KiB; physical slots are 4 KiB units of the
 /// NAND array (see [`super::nand`] for their numbering).
-pub trait Mapping: std::fmt::Debug {
+pub trait Mapping: std::fmt::Debug + Send + Sync {
     /// The scheme this is.
     fn scheme(&self) -> MappingScheme;
+    /// A copy of the whole mapping state (to start several runs from one
+    /// preconditioned device).
+    fn clone_box(&self) -> Box<dyn Mapping>;
     /// Logical 4 KiB pages visible to the host (the user capacity).
     fn user_lpns(&self) -> u32;
     /// Physical slot holding `lpn`, if mapped.

@@ -68,6 +68,10 @@ impl PageMapping {
 }
 
 impl Mapping for PageMapping {
+    fn clone_box(&self) -> Box<dyn Mapping> {
+        Box::new(self.clone())
+    }
+
     fn scheme(&self) -> MappingScheme {
         MappingScheme::Page
     }

@@ -1,0 +1,157 @@
+//! `simctl sweep` and `simctl merge`: a parameter grid run on every core,
+//! sliced across machines, and put back together bit for bit.
+//!
+//! A grid file ([`grid`]) names schedulers, workloads, device profiles,
+//! seeds and `--set` variants; their cartesian product is the list of
+//! cells ([`cell`]), each with a stable id. `sweep` runs the cells in
+//! parallel, writes one report per cell and a tidy CSV ([`layout`]),
+//! skips cells a previous (interrupted) run finished, and reuses
+//! preconditioned devices across cells that share them ([`run`]).
+//! `--shard I/N` runs a deterministic slice ([`shard`]); `merge` combines
+//! shard directories into exactly the unsharded layout ([`merge`]);
+//! `--slurm` writes a job-array batch script for a cluster ([`slurm`]).
+//!
+//! Determinism: a cell's report depends only on the cell, and the CSV is
+//! rebuilt from the report files in cell order, so every output file is
+//! byte-identical whatever the number of workers, the sharding, or how
+//! often the sweep was interrupted.
+
+pub mod cell;
+pub mod grid;
+pub mod layout;
+pub mod merge;
+pub mod run;
+pub mod shard;
+pub mod slurm;
+
+use anyhow::{bail, Context, Result};
+use grid::Grid;
+use layout::Manifest;
+use mmcsim::sched::Registry;
+use shard::Shard;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// What `simctl sweep` was asked to do.
+#[derive(Debug)]
+pub struct SweepArgs {
+    /// The grid file.
+    pub grid: PathBuf,
+    /// The output directory.
+    pub out: PathBuf,
+    /// Worker threads (default: one per core).
+    pub jobs: Option<usize>,
+    /// Run only this slice of the cells.
+    pub shard: Option<Shard>,
+    /// Write Slurm batch scripts instead of running.
+    pub slurm: bool,
+    /// Array tasks of the Slurm job (default: min(cells, 16)).
+    pub shards: Option<usize>,
+}
+
+/// Runs `simctl sweep`. Exit code 1 when a cell failed (the others are
+/// kept).
+pub fn sweep(a: &SweepArgs, registry: &Registry) -> Result<ExitCode> {
+    let grid = Grid::load(&a.grid, registry)?;
+    if a.slurm {
+        if a.shard.is_some() {
+            bail!("--slurm writes a script that runs every shard; leave out --shard");
+        }
+        let n = a.shards.unwrap_or(grid.cells.len().min(16)).max(1);
+        let plan = slurm::write(&a.grid, &a.out, n, a.jobs, grid.cells.len())?;
+        print!("{plan}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.shards.is_some() {
+        bail!("--shards N sets the array size of --slurm; to run one slice here use --shard I/N");
+    }
+
+    let manifest = Manifest::new(grid.cells.iter().map(|c| c.record()).collect());
+    prepare_dir(&a.out, &manifest, a.shard)?;
+    let mine: Vec<&cell::Cell> = grid
+        .cells
+        .iter()
+        .filter(|c| a.shard.is_none_or(|s| s.owns(c.index)))
+        .collect();
+    let outcome = run::run_cells(&a.out, &mine, registry, a.jobs)?;
+    let records: Vec<&cell::CellRecord> = manifest
+        .cells
+        .iter()
+        .filter(|c| a.shard.is_none_or(|s| s.owns(c.index)))
+        .collect();
+    let rows = layout::write_results(&a.out, &records)?;
+
+    for (index, msg) in &outcome.failed {
+        eprintln!("error: {} failed: {msg}", grid.cells[*index].describe());
+    }
+    let scope = match a.shard {
+        Some(s) => format!("shard {s}: {} of {} cells", mine.len(), grid.cells.len()),
+        None => format!("{} cells", grid.cells.len()),
+    };
+    println!(
+        "sweep: {scope}; ran {}, skipped {} already finished, failed {}; {} preconditioned device(s) built; {} rows in {}",
+        outcome.ran,
+        outcome.skipped,
+        outcome.failed.len(),
+        outcome.devices_prepared,
+        rows,
+        layout::results_path(&a.out).display()
+    );
+    if outcome.failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "error: {} of {} cells failed; fix the cause and run the same command again to run only those",
+            outcome.failed.len(),
+            mine.len()
+        );
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// Creates `dir` for this sweep, or checks that it holds the same sweep
+/// (and shard) when resuming; removes temporaries a killed run left.
+fn prepare_dir(dir: &Path, manifest: &Manifest, shard: Option<Shard>) -> Result<()> {
+    std::fs::create_dir_all(layout::cells_dir(dir))
+        .with_context(|| format!("creating {}", layout::cells_dir(dir).display()))?;
+    match Manifest::read(dir)? {
+        Some(m) if m != *manifest => bail!(
+            "{} holds another sweep (its sweep.json lists other cells); use another --out or remove it",
+            dir.display()
+        ),
+        Some(_) => {}
+        None => layout::write_atomic(&layout::manifest_path(dir), manifest.to_text().as_bytes())?,
+    }
+    let had = layout::read_shard(dir)?;
+    match (had, shard) {
+        (Some(h), Some(s)) if h != s => bail!(
+            "{} holds shard {h}, not {s}; give each shard its own --out",
+            dir.display()
+        ),
+        (Some(h), None) => bail!(
+            "{} holds shard {h}; run the same --shard to resume it, or use another --out",
+            dir.display()
+        ),
+        (None, Some(s)) if has_cells(dir)? => bail!(
+            "{} holds an unsharded run; give shard {s} its own --out",
+            dir.display()
+        ),
+        (None, Some(s)) => layout::write_atomic(
+            &layout::shard_path(dir),
+            (serde_json::to_string_pretty(&s)? + "\n").as_bytes(),
+        )?,
+        _ => {}
+    }
+    layout::remove_stale_temporaries(dir)
+}
+
+/// True when `DIR/cells` holds a report file.
+fn has_cells(dir: &Path) -> Result<bool> {
+    let cells = layout::cells_dir(dir);
+    for e in std::fs::read_dir(&cells).with_context(|| format!("reading {}", cells.display()))? {
+        if e?.file_name().to_string_lossy().ends_with(".json") {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
