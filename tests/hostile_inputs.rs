@@ -140,7 +140,15 @@ fn replay_inspect_and_convert_from_a_fifo() {
     assert!(stderr(&o).contains("converted 3 records"));
     // Compact fit needs two passes: the spooled copy gives it both.
     let o = simctl_stdin(
-        &["replay", "/dev/stdin", "--fit", "compact", "--json", "-", "-q"],
+        &[
+            "replay",
+            "/dev/stdin",
+            "--fit",
+            "compact",
+            "--json",
+            "-",
+            "-q",
+        ],
         mqsim(),
     );
     assert_eq!(json(&o)["requests"]["count"], 3);
@@ -165,7 +173,14 @@ fn header_only_trace_is_an_error_unless_allowed() {
     let e = stderr(&o);
     assert!(e.contains("has no records"), "{e}");
     assert!(e.contains("--allow-empty"), "{e}");
-    let r = json(&simctl(&["replay", s(&t), "--allow-empty", "--json", "-", "-q"]));
+    let r = json(&simctl(&[
+        "replay",
+        s(&t),
+        "--allow-empty",
+        "--json",
+        "-",
+        "-q",
+    ]));
     assert_eq!(r["empty"], true);
     assert_eq!(r["requests"]["count"], 0);
     // A normal report has no `empty` key (reports stay as they were).
@@ -182,7 +197,14 @@ fn zero_requests_job_is_an_error_unless_allowed() {
     let e = stderr(&o);
     assert!(e.contains("job `j`: requests = 0"), "{e}");
     assert!(e.contains("--allow-empty"), "{e}");
-    let r = json(&simctl(&["run", s(&sc), "--allow-empty", "--json", "-", "-q"]));
+    let r = json(&simctl(&[
+        "run",
+        s(&sc),
+        "--allow-empty",
+        "--json",
+        "-",
+        "-q",
+    ]));
     assert_eq!(r["empty"], true);
 }
 
@@ -221,7 +243,10 @@ fn job_times_beyond_the_clock_are_located_errors() {
         let e = simctl_err(&["run", s(&sc)]);
         assert!(e.contains("t.toml"), "{e}");
         assert!(e.contains(&format!("in job `j`: {field}")), "{e}");
-        assert!(e.contains("exceeds the simulated clock's limit of 2^62 ns"), "{e}");
+        assert!(
+            e.contains("exceeds the simulated clock's limit of 2^62 ns"),
+            "{e}"
+        );
     }
     // Each think time fits, their sum does not: an error, not a wrap.
     let sc = job_scenario(&dir, "sum.toml", "requests = 3000\nthink_time_us = 4e12");
@@ -247,7 +272,10 @@ fn trace_times_beyond_the_clock_are_located_errors() {
     }
     let e = simctl_err(&["replay", "traces/sample.csv", "--speed", "1e-10"]);
     assert!(e.contains("trace.speed = 0.0000000001"), "{e}");
-    assert!(e.contains("expected a time scale from 0.000001 to 1000000"), "{e}");
+    assert!(
+        e.contains("expected a time scale from 0.000001 to 1000000"),
+        "{e}"
+    );
     // In range, but the scaled times pass the limit: located.
     let t = write(
         &dir,
@@ -381,9 +409,19 @@ fn a_failed_run_leaves_no_partial_outputs() {
         .collect();
     assert_eq!(left, vec!["late.csv".to_string()], "left behind: {left:?}");
     // A good run writes both (and no temporary file stays).
-    simctl_ok(&["replay", "traces/sample.csv", "--log", s(&log), "--json", s(&js), "-q"]);
+    simctl_ok(&[
+        "replay",
+        "traces/sample.csv",
+        "--log",
+        s(&log),
+        "--json",
+        s(&js),
+        "-q",
+    ]);
     assert!(std::fs::read_to_string(&log).unwrap().lines().count() > 1);
-    assert!(std::fs::read_to_string(&js).unwrap().contains("mmcsim-report/1"));
+    assert!(std::fs::read_to_string(&js)
+        .unwrap()
+        .contains("mmcsim-report/1"));
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
 }
 

@@ -116,7 +116,10 @@ fn refuse_overwriting_inputs(sc: &Scenario, a: &RunArgs, scenario: &[&Path]) -> 
     if let Some(p) = sc.device.get("profile").and_then(|v| v.as_str()) {
         inputs.push(("device profile".into(), sc.resolve(Path::new(p))));
     }
-    let outputs = [("--log", a.log.as_deref()), ("--json", a.sim.json.as_deref())];
+    let outputs = [
+        ("--log", a.log.as_deref()),
+        ("--json", a.sim.json.as_deref()),
+    ];
     for (flag, out) in outputs {
         let Some(out) = out.filter(|p| *p != Path::new("-")) else {
             continue;

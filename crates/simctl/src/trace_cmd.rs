@@ -103,10 +103,7 @@ pub fn inspect(path: &Path, opts: &OpenOptions) -> Result<Inspection> {
         Some(f) => format!("forced with --format {f}"),
         None => {
             let source = trace::common::Source::File(path.to_path_buf());
-            format!(
-                "detected: {}",
-                trace::detect::detect_explained(&source)?.1
-            )
+            format!("detected: {}", trace::detect::detect_explained(&source)?.1)
         }
     };
     let mut r = trace::open(path, opts)?;

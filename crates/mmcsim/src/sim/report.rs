@@ -140,7 +140,10 @@ impl Report {
             self.run.seed
         );
         if self.empty {
-            let _ = writeln!(s, "EMPTY RUN: no request completed (allowed by --allow-empty)");
+            let _ = writeln!(
+                s,
+                "EMPTY RUN: no request completed (allowed by --allow-empty)"
+            );
         }
         let _ = writeln!(
             s,

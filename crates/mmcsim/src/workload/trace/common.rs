@@ -182,8 +182,7 @@ impl Source {
 }
 
 /// Copies of non-seekable inputs (pipes, FIFOs, `/dev/stdin`), by path.
-static SPOOLED: std::sync::Mutex<Option<HashMap<PathBuf, Arc<File>>>> =
-    std::sync::Mutex::new(None);
+static SPOOLED: std::sync::Mutex<Option<HashMap<PathBuf, Arc<File>>>> = std::sync::Mutex::new(None);
 
 /// A non-seekable input (anything but a regular file: a pipe, a FIFO,
 /// `/dev/stdin`, a character device) can be read only once, but detection,

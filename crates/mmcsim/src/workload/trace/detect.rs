@@ -322,7 +322,10 @@ pub fn detect_explained(source: &Source) -> Result<(Format, String)> {
         });
     };
     if first.starts_with(b"fio version ") {
-        return Ok((Format::FioIolog, "the first line is a fio version line".into()));
+        return Ok((
+            Format::FioIolog,
+            "the first line is a fio version line".into(),
+        ));
     }
     if mmc {
         return Ok((
@@ -343,10 +346,16 @@ pub fn detect_explained(source: &Source) -> Result<(Format, String)> {
     let header = &h[..hn];
     let has = |n: &[u8]| header.contains(&n);
     if (has(b"proces") || has(b"process")) && has(b"rw_flag") {
-        return Ok((Format::Pixel6a, "a header with proces and rw_flag columns".into()));
+        return Ok((
+            Format::Pixel6a,
+            "a header with proces and rw_flag columns".into(),
+        ));
     }
     if has(b"op") && (has(b"time_s") || has(b"time_ms") || has(b"time_us") || has(b"time_ns")) {
-        return Ok((Format::Native, "a header with op and time_<unit> columns".into()));
+        return Ok((
+            Format::Native,
+            "a header with op and time_<unit> columns".into(),
+        ));
     }
     let mut f = [&[][..]; 8];
     let nf = split_ws(data, &mut f);
@@ -358,7 +367,11 @@ pub fn detect_explained(source: &Source) -> Result<(Format, String)> {
         && is_digits(f[4])
         && f[5].len() <= 2
     {
-        return Ok((Format::Blkparse, "the first record is a blkparse event line (major,minor cpu seq time pid action)".into()));
+        return Ok((
+            Format::Blkparse,
+            "the first record is a blkparse event line (major,minor cpu seq time pid action)"
+                .into(),
+        ));
     }
     let mut c = [&[][..]; 8];
     let nc = split_csv(data, &mut c);
@@ -366,7 +379,10 @@ pub fn detect_explained(source: &Source) -> Result<(Format, String)> {
         && is_digits(c[0])
         && (c[3].eq_ignore_ascii_case(b"read") || c[3].eq_ignore_ascii_case(b"write"))
     {
-        return Ok((Format::Msr, "the first record has 7 CSV fields with Read/Write".into()));
+        return Ok((
+            Format::Msr,
+            "the first record has 7 CSV fields with Read/Write".into(),
+        ));
     }
     if nc >= 5
         && is_digits(c[0])
@@ -375,7 +391,10 @@ pub fn detect_explained(source: &Source) -> Result<(Format, String)> {
         && matches!(c[3], b"R" | b"r" | b"W" | b"w")
         && is_decimal(c[4])
     {
-        return Ok((Format::Spc, "the first record is CSV ASU,LBA,size,R/W,time".into()));
+        return Ok((
+            Format::Spc,
+            "the first record is CSV ASU,LBA,size,R/W,time".into(),
+        ));
     }
     if nf == 5 && is_decimal(f[0]) && is_digits(f[1]) && is_digits(f[2]) && is_digits(f[3]) {
         // The first record alone decides (a malformed later line is then
