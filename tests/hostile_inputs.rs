@@ -472,3 +472,16 @@ fn one_process_burst_completes() {
     let r = report(&["replay", s(&t)], &dir);
     assert_eq!(r["requests"]["count"].as_u64(), Some(n as u64));
 }
+
+#[test]
+fn shuffled_orders_are_bounded_before_allocation() {
+    let dir = scratch("hostile_shuffled");
+    let sc = write(
+        &dir,
+        "sh.toml",
+        "name = \"t\"\n[[files]]\nname = \"f\"\nsize_mib = 16\n[[jobs]]\nname = \"j\"\nfile = \"f\"\nop = \"read\"\npattern = \"sequential\"\norder = \"shuffled\"\nrequest_bytes = 1\nthreads = 4\n",
+    );
+    let e = simctl_err(&["run", s(&sc)]);
+    assert!(e.contains("sh.toml: job `j`: order = \"shuffled\""), "{e}");
+    assert!(e.contains("at most 33554432"), "{e}");
+}

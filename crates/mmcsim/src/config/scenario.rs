@@ -72,6 +72,9 @@ pub const MIN_SPEED: f64 = 1e-6;
 pub const MAX_SPEED: f64 = 1e6;
 /// The most threads all jobs of a scenario may have together.
 pub const MAX_THREADS: u64 = 4096;
+/// The most offsets the shuffled jobs' threads may permute, per job (4
+/// bytes each).
+pub const MAX_SHUFFLED_SLOTS: u64 = 1 << 25;
 /// The most files a scenario may lay out.
 pub const MAX_FILES: usize = 4096;
 
@@ -566,6 +569,24 @@ impl Scenario {
                     j.name
                 ));
             }
+            if j.pattern != Pattern::Random && j.order == Order::Shuffled {
+                // Each thread keeps a permutation of its region's slots.
+                let step = match j.pattern {
+                    Pattern::Strided => j.stride_bytes.unwrap_or(j.request_bytes),
+                    _ => j.request_bytes,
+                };
+                let slots = match j.pattern {
+                    Pattern::Strided => (region - j.request_bytes) / step + 1,
+                    _ => region / step,
+                };
+                let total = slots.saturating_mul(u64::from(j.threads));
+                if total > MAX_SHUFFLED_SLOTS {
+                    return bad(format!(
+                        "job `{}`: order = \"shuffled\" over {slots} slots × {} threads = {total} offsets: at most {MAX_SHUFFLED_SLOTS} are supported (each thread keeps a permutation); use a smaller region or bigger requests/stride",
+                        j.name, j.threads
+                    ));
+                }
+            }
             if j.pattern == Pattern::Random && j.requests.is_none() && j.duration_ms.is_none() {
                 return bad(format!(
                     "job `{}`: a random job needs `requests` or `duration_ms`",
@@ -613,6 +634,11 @@ impl Scenario {
                     ));
                 }
                 if ns > limit {
+                    let v = if v >= 1e15 {
+                        format!("{v:e}")
+                    } else {
+                        v.to_string()
+                    };
                     return bad(format!(
                         "in job `{}`: {field} = {v} exceeds the simulated clock's limit of {}{}",
                         j.name,
