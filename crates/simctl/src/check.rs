@@ -98,9 +98,29 @@ fn reports(v: &Value, path: &Path) -> Result<BTreeMap<String, Value>, Unusable> 
             out.insert("-".to_string(), v.clone());
         }
         Some("mmcsim-compare/1") => {
-            for r in v["reports"].as_array().into_iter().flatten() {
-                let label = r["label"].as_str().unwrap_or("?").to_string();
-                out.insert(label, r["report"].clone());
+            let Some(list) = v.get("reports").and_then(Value::as_array) else {
+                return Err(Unusable(format!(
+                    "{}: field `reports`: missing or not an array; expected the list of reports of `simctl compare --json`",
+                    path.display()
+                )));
+            };
+            for (i, r) in list.iter().enumerate() {
+                let (Some(label), Some(report)) = (
+                    r.get("label").and_then(Value::as_str),
+                    r.get("report").filter(|r| r.is_object()),
+                ) else {
+                    return Err(Unusable(format!(
+                        "{}: reports[{i}]: expected an object with a `label` string and a `report` object",
+                        path.display()
+                    )));
+                };
+                out.insert(label.to_string(), report.clone());
+            }
+            if out.is_empty() {
+                return Err(Unusable(format!(
+                    "{}: the comparison has no reports: nothing to check against (an empty baseline never passes a check)",
+                    path.display()
+                )));
             }
         }
         other => {
@@ -171,7 +191,7 @@ pub fn check(
             None => metrics.push((m.clone(), direction_of(m).expect("validated"), *pct)),
         }
     }
-    let mut rows = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for (label, b) in &base {
         let n = now.get(label).ok_or_else(|| {
             Unusable(format!(
@@ -211,6 +231,12 @@ pub fn check(
                 ok,
             });
         }
+    }
+    if rows.is_empty() {
+        return Err(Unusable(format!(
+            "{}: no metric to check: an empty check never passes",
+            baseline.display()
+        )));
     }
     Ok(rows)
 }

@@ -305,6 +305,11 @@ pub struct RunArgs {
     /// Write one CSV row per device request to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Accept a run that completes no request (a trace without records, a
+    /// job with requests = 0): the report then says "empty": true. Without
+    /// it such a run is an error.
+    #[arg(long)]
+    pub allow_empty: bool,
     #[command(flatten)]
     pub sim: SimArgs,
 }

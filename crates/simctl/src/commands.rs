@@ -17,12 +17,12 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             let mut sets = replay.sets();
             sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
             let sc = Scenario::for_trace(&trace, &sets)?;
-            simulate(sc, &run, registry, out)
+            simulate(sc, &run, &[], registry, out)
         }
         Command::Run { scenario, run } => {
             let sets = overrides(&run.sim, run.scheduler.as_deref())?;
             let sc = Scenario::load(&scenario, &sets)?;
-            simulate(sc, &run, registry, out)
+            simulate(sc, &run, &[scenario.as_path()], registry, out)
         }
         Command::Compare {
             workload,
@@ -129,15 +129,88 @@ fn overrides(a: &SimArgs, scheduler: Option<&str>) -> Result<Vec<(String, String
     Ok(sets)
 }
 
-fn simulate(sc: Scenario, a: &RunArgs, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
+/// Refuses an output path that names one of the run's inputs (the trace,
+/// its preconditioning trace, the scenario, the device profile), before
+/// anything is written.
+fn refuse_overwriting_inputs(sc: &Scenario, a: &RunArgs, scenario: &[&Path]) -> Result<()> {
+    let mut inputs: Vec<(String, std::path::PathBuf)> = scenario
+        .iter()
+        .map(|p| ("scenario".to_string(), p.to_path_buf()))
+        .collect();
+    if let Some(t) = &sc.trace {
+        inputs.push(("trace".into(), sc.resolve(&t.path)));
+        if let Some(p) = &t.precondition {
+            inputs.push(("preconditioning trace".into(), sc.resolve(p)));
+        }
+    }
+    if let Some(p) = sc.device.get("profile").and_then(|v| v.as_str()) {
+        inputs.push(("device profile".into(), sc.resolve(Path::new(p))));
+    }
+    let outputs = [
+        ("--log", a.log.as_deref()),
+        ("--json", a.sim.json.as_deref()),
+    ];
+    for (flag, out) in outputs {
+        let Some(out) = out.filter(|p| *p != Path::new("-")) else {
+            continue;
+        };
+        let Ok(o) = std::fs::canonicalize(out) else {
+            continue;
+        };
+        for (what, input) in &inputs {
+            if std::fs::canonicalize(input).is_ok_and(|i| i == o) {
+                anyhow::bail!(
+                    "{flag} {}: this is the {what} the run reads; refusing to overwrite an input (choose another output file)",
+                    out.display()
+                );
+            }
+        }
+    }
+    if let (Some(l), Some(j)) = (&a.log, &a.sim.json) {
+        if l == j && l != Path::new("-") {
+            anyhow::bail!(
+                "--log and --json both name {}: choose two different files",
+                l.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn simulate(
+    sc: Scenario,
+    a: &RunArgs,
+    scenario: &[&Path],
+    registry: &Registry,
+    out: &mut Stdout,
+) -> Result<ExitCode> {
+    refuse_overwriting_inputs(&sc, a, scenario)?;
     let sim = Simulation::with_registry(sc, registry)?;
+    // The log is written to a temporary file beside its destination and
+    // renamed over it only when the run succeeds: a failed run leaves no
+    // partial log.
+    let mut log_tmp = None;
     let log: Option<Box<dyn Write>> = match &a.log {
-        Some(p) => Some(Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("--log {}", p.display()))?,
-        ))),
+        Some(p) => {
+            let tmp = temp_beside(p).with_context(|| format!("--log {}", p.display()))?;
+            let f = tmp
+                .as_file()
+                .try_clone()
+                .with_context(|| format!("--log {}", p.display()))?;
+            log_tmp = Some(tmp);
+            Some(Box::new(std::io::BufWriter::new(f)))
+        }
         None => None,
     };
-    let report = sim.run(RunOptions { log })?;
+    let report = sim.run(RunOptions {
+        log,
+        allow_empty: a.allow_empty,
+    })?;
+    if let (Some(tmp), Some(p)) = (log_tmp, &a.log) {
+        tmp.persist(p)
+            .map_err(|e| e.error)
+            .with_context(|| format!("writing --log {}", p.display()))?;
+    }
     if let Some(p) = &a.sim.json {
         write_out(p, &(report.to_json() + "\n"), out)?;
     }
@@ -169,8 +242,21 @@ fn trace(t: crate::cli::TraceCommand, out: &mut Stdout) -> Result<ExitCode> {
             let o = read.open_options();
             let n = match &output {
                 Some(p) => {
+                    if std::fs::canonicalize(p)
+                        .is_ok_and(|o| std::fs::canonicalize(&trace).is_ok_and(|i| i == o))
+                    {
+                        anyhow::bail!(
+                            "--output {}: this is the trace being converted; refusing to overwrite an input (choose another output file)",
+                            p.display()
+                        );
+                    }
+                    // Written beside the destination and renamed over it
+                    // on success: a failed conversion leaves nothing.
+                    let tmp =
+                        temp_beside(p).with_context(|| format!("--output {}", p.display()))?;
                     let mut f = std::io::BufWriter::new(
-                        std::fs::File::create(p)
+                        tmp.as_file()
+                            .try_clone()
                             .with_context(|| format!("--output {}", p.display()))?,
                     );
                     let writing = || format!("writing {}", p.display());
@@ -181,6 +267,8 @@ fn trace(t: crate::cli::TraceCommand, out: &mut Stdout) -> Result<ExitCode> {
                         other => other.into(),
                     })?;
                     f.flush().with_context(writing)?;
+                    drop(f);
+                    tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
                     n
                 }
                 None => {
@@ -243,7 +331,31 @@ fn write_out(p: &Path, text: &str, out: &mut Stdout) -> Result<()> {
         out.write_all(text.as_bytes())?;
         return Ok(());
     }
-    std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))
+    let writing = || format!("writing {}", p.display());
+    let mut tmp = temp_beside(p).with_context(writing)?;
+    tmp.write_all(text.as_bytes()).with_context(writing)?;
+    tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
+    Ok(())
+}
+
+/// A temporary file in the folder of `p` (so renaming it over `p` is
+/// atomic), deleted unless persisted.
+fn temp_beside(p: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = p.file_name().map_or_else(
+        || ".simctl".into(),
+        |n| format!(".{}.", n.to_string_lossy()),
+    );
+    let mut b = tempfile::Builder::new();
+    b.prefix(&name).suffix(".tmp");
+    // The mode a plain create would give (0666 less the umask), not the
+    // private 0600 of temporary files.
+    #[cfg(unix)]
+    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    b.tempfile_in(dir)
 }
 
 fn schedulers(registry: &Registry, hz: u32, json: bool, out: &mut Stdout) -> Result<ExitCode> {

@@ -62,6 +62,8 @@ pub struct Inspection {
     pub path: String,
     /// Detected (or forced) format.
     pub format: String,
+    /// Why that format: what detection saw, or that it was forced.
+    pub detection: String,
     /// Unit the timestamps were read in.
     pub time_unit: Option<String>,
     /// Records.
@@ -97,10 +99,18 @@ pub struct Inspection {
 
 /// `simctl trace inspect`.
 pub fn inspect(path: &Path, opts: &OpenOptions) -> Result<Inspection> {
+    let detection = match opts.format {
+        Some(f) => format!("forced with --format {f}"),
+        None => {
+            let source = trace::common::Source::File(path.to_path_buf());
+            format!("detected: {}", trace::detect::detect_explained(&source)?.1)
+        }
+    };
     let mut r = trace::open(path, opts)?;
     let mut i = Inspection {
         path: path.display().to_string(),
         format: r.format_name().to_string(),
+        detection,
         time_unit: r.time_unit().map(|u| u.name().to_string()),
         min_sector: u64::MAX,
         ..Inspection::default()
@@ -200,6 +210,7 @@ pub fn inspection_table(i: &Inspection) -> String {
         i.format,
         i.time_unit.as_deref().unwrap_or("-")
     );
+    let _ = writeln!(s, "format {}", i.detection);
     let _ = writeln!(
         s,
         "requests {} over {:.3} s (first timestamp {} ns)",

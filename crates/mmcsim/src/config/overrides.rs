@@ -79,7 +79,20 @@ pub fn apply_set(root: &mut Value, key: &str, value: &str) -> Result<()> {
             if parts.len() != 1 {
                 return Err(Error::config("--set `seed`: takes no sub-key"));
             }
-            (parts.clone(), literal(value))
+            // A seed is any u64; TOML integers stop at 2^63 - 1, so a
+            // larger seed travels as its decimal text.
+            let v = match value.trim_matches('"').parse::<u64>() {
+                Ok(n) => match i64::try_from(n) {
+                    Ok(i) => Value::Integer(i),
+                    Err(_) => Value::String(n.to_string()),
+                },
+                Err(_) => {
+                    return Err(Error::config(format!(
+                        "--set seed={value}: expected an unsigned integer 0..=18446744073709551615"
+                    )))
+                }
+            };
+            (parts.clone(), v)
         }
         _ => {
             if parts.len() < 2 {

@@ -30,7 +30,7 @@ pub struct Scenario {
     #[serde(default)]
     pub description: String,
     /// Seed of every random stream of the run.
-    #[serde(default = "default_seed")]
+    #[serde(default = "default_seed", deserialize_with = "seed_u64")]
     pub seed: u64,
     /// `profile` (a path relative to the scenario file, or `generic`) plus
     /// tables that override the profile's sections.
@@ -75,6 +75,38 @@ pub struct Scenario {
     /// Folder relative paths are resolved against (the scenario's folder).
     #[serde(skip)]
     pub base_dir: PathBuf,
+}
+
+/// The slowest trace replay time scale (`trace.speed`).
+pub const MIN_SPEED: f64 = 1e-6;
+/// The fastest trace replay time scale (`trace.speed`).
+pub const MAX_SPEED: f64 = 1e6;
+/// The most threads all jobs of a scenario may have together.
+pub const MAX_THREADS: u64 = 4096;
+/// The most offsets the shuffled jobs' threads may permute, per job (4
+/// bytes each).
+pub const MAX_SHUFFLED_SLOTS: u64 = 1 << 25;
+/// The most files a scenario may lay out.
+pub const MAX_FILES: usize = 4096;
+
+/// A seed: a TOML integer ≥ 0, or (for seeds of 2^63 and more, which TOML
+/// integers cannot hold) its decimal text.
+fn seed_u64<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Seed {
+        Int(i64),
+        Text(String),
+    }
+    let bad = |found: String| {
+        serde::de::Error::custom(format!(
+            "seed = {found}: expected an unsigned integer 0..=18446744073709551615"
+        ))
+    };
+    match Seed::deserialize(d)? {
+        Seed::Int(i) => u64::try_from(i).map_err(|_| bad(i.to_string())),
+        Seed::Text(t) => t.trim().parse().map_err(|_| bad(format!("{t:?}"))),
+    }
 }
 
 fn default_seed() -> u64 {
@@ -282,12 +314,24 @@ impl Scenario {
             }
         }
         if let Some(t) = &self.trace {
-            if !(t.speed.is_finite() && t.speed > 0.0) {
+            if !(t.speed.is_finite() && (MIN_SPEED..=MAX_SPEED).contains(&t.speed)) {
                 return bad(format!(
-                    "trace.speed = {}: expected a positive number",
+                    "trace.speed = {}: expected a time scale from {MIN_SPEED} to {MAX_SPEED}",
                     t.speed
                 ));
             }
+        }
+        if self.files.len() > MAX_FILES {
+            return bad(format!(
+                "{} files: at most {MAX_FILES} are supported",
+                self.files.len()
+            ));
+        }
+        let threads: u64 = self.jobs.iter().map(|j| u64::from(j.threads)).sum();
+        if threads > MAX_THREADS {
+            return bad(format!(
+                "the jobs have {threads} threads in all: at most {MAX_THREADS} are supported (each costs its own statistics)"
+            ));
         }
         let mut names = std::collections::BTreeSet::new();
         for f in &self.files {
@@ -337,6 +381,24 @@ impl Scenario {
                     j.name
                 ));
             }
+            if j.pattern != Pattern::Random && j.order == Order::Shuffled {
+                // Each thread keeps a permutation of its region's slots.
+                let step = match j.pattern {
+                    Pattern::Strided => j.stride_bytes.unwrap_or(j.request_bytes),
+                    _ => j.request_bytes,
+                };
+                let slots = match j.pattern {
+                    Pattern::Strided => (region - j.request_bytes) / step + 1,
+                    _ => region / step,
+                };
+                let total = slots.saturating_mul(u64::from(j.threads));
+                if total > MAX_SHUFFLED_SLOTS {
+                    return bad(format!(
+                        "job `{}`: order = \"shuffled\" over {slots} slots × {} threads = {total} offsets: at most {MAX_SHUFFLED_SLOTS} are supported (each thread keeps a permutation); use a smaller region or bigger requests/stride",
+                        j.name, j.threads
+                    ));
+                }
+            }
             if j.pattern == Pattern::Random && j.requests.is_none() && j.duration_ms.is_none() {
                 return bad(format!(
                     "job `{}`: a random job needs `requests` or `duration_ms`",
@@ -365,6 +427,41 @@ impl Scenario {
             }
             if !(j.think_time_us.is_finite() && j.think_time_us >= 0.0) {
                 return bad(format!("job `{}`: think_time_us must be ≥ 0", j.name));
+            }
+            let limit = crate::engine::MAX_SIM_NS as f64;
+            let times = [
+                ("think_time_us", j.think_time_us, j.think_time_us * 1e3),
+                ("start_ms", j.start_ms, j.start_ms * 1e6),
+                (
+                    "duration_ms",
+                    j.duration_ms.unwrap_or(0.0),
+                    (j.start_ms + j.duration_ms.unwrap_or(0.0)) * 1e6,
+                ),
+            ];
+            for (field, v, ns) in times {
+                if !(v.is_finite() && v >= 0.0) {
+                    return bad(format!(
+                        "in job `{}`: {field} = {v}: expected a finite time ≥ 0",
+                        j.name
+                    ));
+                }
+                if ns > limit {
+                    let v = if v >= 1e15 {
+                        format!("{v:e}")
+                    } else {
+                        v.to_string()
+                    };
+                    return bad(format!(
+                        "in job `{}`: {field} = {v} exceeds the simulated clock's limit of {}{}",
+                        j.name,
+                        crate::engine::MAX_SIM_TEXT,
+                        if field == "duration_ms" {
+                            " (counted from start_ms)"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
             }
         }
         Ok(())

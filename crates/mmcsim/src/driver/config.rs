@@ -64,6 +64,16 @@ impl DriverConfig {
             }
         };
         if !cmdq {
+            if let Some(t) = self.cmdq_depth {
+                return Err(format!(
+                    "driver.cmdq_depth = {t}: the run uses the legacy driver ({}), which has no command queue; remove cmdq_depth, or use a CMDQ profile (e.g. configs/devices/generic-emmc51-cmdq.toml) with driver.mode = \"cmdq\" or \"auto\"",
+                    if self.mode == DriverMode::Legacy {
+                        "driver.mode = \"legacy\""
+                    } else {
+                        "the device profile has no [cmdq] section"
+                    }
+                ));
+            }
             return Ok(None);
         }
         let max = card_depth.unwrap_or(2) - 1;

@@ -9,5 +9,5 @@ mod queue;
 mod rng;
 
 pub use mmcsim_elevator::Slab;
-pub use queue::EventQueue;
+pub use queue::{EventQueue, MAX_SIM_NS, MAX_SIM_TEXT};
 pub use rng::{component_rng, SimRng};

@@ -28,6 +28,18 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// The latest simulated time, ns: 2^62 ns, about 146 years. Every time
+/// that enters the simulation (scenario times, trace times after rebasing
+/// and speed scaling, think times) is checked against it where it is read,
+/// with an error naming the job, field or trace line; since the clock and
+/// each input are at most 2^62, one sum of the two cannot overflow a u64,
+/// and an event scheduled beyond the limit anyway stops the run with an
+/// error ([`EventQueue::overflow`]) instead of wrapping.
+pub const MAX_SIM_NS: Ns = 1 << 62;
+
+/// [`MAX_SIM_NS`] for messages.
+pub const MAX_SIM_TEXT: &str = "2^62 ns (about 146 years)";
+
 /// The simulation's event queue: events ordered by `(time, sequence number)`.
 ///
 /// The heap's storage grows to the high-water mark of pending events and is
@@ -36,6 +48,9 @@ pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     next_seq: u64,
     now: Ns,
+    /// The first time scheduled beyond [`MAX_SIM_NS`] (the event was
+    /// dropped).
+    overflow: Option<Ns>,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -51,6 +66,7 @@ impl<E> EventQueue<E> {
             heap: BinaryHeap::with_capacity(1024),
             next_seq: 0,
             now: 0,
+            overflow: None,
         }
     }
 
@@ -61,7 +77,13 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at absolute time `time` (ns). A time in the past is
     /// moved to now: the clock never runs backwards.
+    /// An event beyond [`MAX_SIM_NS`] is not queued: it is remembered for
+    /// [`EventQueue::overflow`], which the run loop checks.
     pub fn push(&mut self, time: Ns, event: E) {
+        if time > MAX_SIM_NS {
+            self.overflow.get_or_insert(time);
+            return;
+        }
         let time = time.max(self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -90,6 +112,12 @@ impl<E> EventQueue<E> {
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Ns> {
         self.heap.peek().map(|e| e.time)
+    }
+
+    /// The first time an event was scheduled at beyond [`MAX_SIM_NS`],
+    /// if any (that event was dropped: the run must stop with an error).
+    pub fn overflow(&self) -> Option<Ns> {
+        self.overflow
     }
 
     /// Number of pending events.

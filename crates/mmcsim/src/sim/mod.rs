@@ -50,6 +50,10 @@ use wiring::Up;
 pub struct RunOptions {
     /// Per-request CSV log destination.
     pub log: Option<Box<dyn std::io::Write>>,
+    /// Accept a run that completes no request (a trace without records, a
+    /// job with `requests = 0`): the report then says `"empty": true`.
+    /// Without it such a run is an error, never a silent empty report.
+    pub allow_empty: bool,
 }
 
 /// A configured simulation, ready to run: the stages, top to bottom, and
@@ -103,6 +107,14 @@ impl Simulation {
 
     /// Runs the workload to completion and returns the report.
     pub fn run(mut self, opts: RunOptions) -> Result<Report> {
+        if !opts.allow_empty {
+            if let Some(j) = self.sc.jobs.iter().find(|j| j.requests == Some(0)) {
+                return Err(Error::config(format!(
+                    "job `{}`: requests = 0: the job would issue nothing; give it at least 1 request, remove it, or allow an empty result (simctl: --allow-empty)",
+                    j.name
+                )));
+            }
+        }
         self.log = opts.log.map(RequestLog::new);
         self.jobs.start(&mut self.q);
         self.host.start(&mut self.q);
@@ -116,8 +128,23 @@ impl Simulation {
             if let Some(e) = self.error.take() {
                 return Err(e);
             }
+            if let Some(t) = self.q.overflow() {
+                return Err(Error::Workload(format!(
+                    "time overflows the simulated clock: at {now} ns an event was scheduled at {t} ns, beyond the limit of {} (check think times, start times, durations and trace times)",
+                    crate::engine::MAX_SIM_TEXT
+                )));
+            }
+        }
+        if let Some(t) = self.q.overflow() {
+            return Err(Error::Workload(format!(
+                "time overflows the simulated clock: an event was scheduled at {t} ns, beyond the limit of {}",
+                crate::engine::MAX_SIM_TEXT
+            )));
         }
         self.check_drained()?;
+        if !opts.allow_empty && self.collector.count() == 0 {
+            return Err(self.empty_run());
+        }
         if let Some(log) = self.log.take() {
             log.finish()
                 .map_err(|e| Error::Workload(format!("request log: {e}")))?;
@@ -182,6 +209,24 @@ impl Simulation {
             }
         }
         Ok(())
+    }
+
+    /// The error for a run that completed no request, saying why.
+    fn empty_run(&self) -> Error {
+        let why = match self.replay.as_ref().map(Replay::info) {
+            Some(t) if t.records == 0 => format!(
+                "the trace {} has no records (a header or comments only?)",
+                t.path
+            ),
+            Some(t) => format!(
+                "none of the {} records of the trace {} completed",
+                t.records, t.path
+            ),
+            None => "the jobs issued no request".to_string(),
+        };
+        Error::Workload(format!(
+            "the run completed no request: {why}; an empty result is an error unless allowed (simctl: --allow-empty, and the report then says \"empty\": true)"
+        ))
     }
 
     /// A run ends when no event is left; then nothing may still wait.

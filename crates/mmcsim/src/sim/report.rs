@@ -54,6 +54,11 @@ pub struct Report {
     pub mmcsim_version: &'static str,
     /// What ran.
     pub run: RunInfo,
+    /// True when the run completed no request and the caller allowed it
+    /// ([`super::RunOptions::allow_empty`]); absent from the JSON
+    /// otherwise (a run that completes nothing is an error by default).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub empty: bool,
     /// Workload-level results (flattened: `requests`, `throughput`,
     /// `latency_us`, `read`, `write`, `threads`, `fairness`, ...).
     #[serde(flatten)]
@@ -102,6 +107,7 @@ pub(super) fn build(sim: &Simulation) -> Report {
             trace: sc.trace.as_ref().map(|t| t.path.display().to_string()),
             seed: sc.seed,
         },
+        empty: sim.collector.count() == 0,
         workload: sim.collector.summarize(),
         device: sim.driver.device().stats(),
         block: sim.block.layer.stats(),
@@ -154,6 +160,12 @@ impl Report {
             self.scheduler.hz,
             self.run.seed
         );
+        if self.empty {
+            let _ = writeln!(
+                s,
+                "EMPTY RUN: no request completed (allowed by --allow-empty)"
+            );
+        }
         let _ = writeln!(
             s,
             "calls {} (R {} / W {} / D {} / F {} / fsync {}) in {:.3} s simulated",

@@ -94,7 +94,13 @@ impl Jobs {
             for t in 0..job.threads {
                 let mut rng = component_rng(seed, &format!("job{ji}.thread{t}"));
                 let gen = OffsetGen::new(job, file_bytes, &mut rng);
-                let remaining = job.requests.unwrap_or(gen.slots());
+                // Without `requests`, a job with a duration runs until it
+                // ends; one without makes one pass over its region.
+                let remaining = match (job.requests, job.duration_ms) {
+                    (Some(n), _) => n,
+                    (None, Some(_)) => u64::MAX,
+                    (None, None) => gen.slots(),
+                };
                 let pid = job.pid.unwrap_or(1000 + 100 * ji as u32) + t;
                 let id = host.add_task(Task::new(pid, job.ioprio()));
                 let fd = host.open_untimed(id, &path, flags).map_err(Error::config)?;

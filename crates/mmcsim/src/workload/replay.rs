@@ -27,6 +27,9 @@ use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
+/// The most distinct processes (pids) a replayed trace may have.
+pub const MAX_TRACE_PROCESSES: usize = 4096;
+
 /// Sectors per compaction region (1 MiB).
 const REGION_SECTORS: u64 = 2048;
 
@@ -57,8 +60,57 @@ struct Scan {
     end_sector: u64,
     /// Line of the record that addresses it.
     end_line: u64,
-    /// Touched regions, ascending (only for `fit = "compact"`).
-    regions: Vec<u64>,
+    /// Touched regions (only for `fit = "compact"`).
+    regions: Regions,
+}
+
+/// Touched 1 MiB regions as disjoint runs of consecutive regions, so the
+/// memory is proportional to the runs (at most one per record), not to
+/// the address span or the number of regions a large request covers.
+#[derive(Clone, Debug, Default)]
+struct Regions {
+    /// Run start → one past its last region.
+    runs: BTreeMap<u64, u64>,
+}
+
+impl Regions {
+    /// Marks regions `a..b` touched.
+    fn add(&mut self, mut a: u64, mut b: u64) {
+        if let Some((&s, &e)) = self.runs.range(..=a).next_back() {
+            if e >= a {
+                a = s;
+                b = b.max(e);
+                self.runs.remove(&s);
+            }
+        }
+        while let Some((&s, &e)) = self.runs.range(a..).next() {
+            if s > b {
+                break;
+            }
+            b = b.max(e);
+            self.runs.remove(&s);
+        }
+        self.runs.insert(a, b);
+    }
+
+    /// Touched regions in all.
+    fn count(&self) -> u64 {
+        self.runs.iter().map(|(s, e)| e - s).sum()
+    }
+
+    /// The runs with the rank of their first region among all touched
+    /// regions, ascending.
+    fn ranked(&self) -> Vec<(u64, u64, u64)> {
+        let mut rank = 0;
+        self.runs
+            .iter()
+            .map(|(&s, &e)| {
+                let r = (s, e, rank);
+                rank += e - s;
+                r
+            })
+            .collect()
+    }
 }
 
 fn scan(path: &Path, spec: &TraceSpec) -> Result<Scan> {
@@ -68,9 +120,8 @@ fn scan(path: &Path, spec: &TraceSpec) -> Result<Scan> {
         first_ns: None,
         end_sector: 0,
         end_line: 0,
-        regions: Vec::new(),
+        regions: Regions::default(),
     };
-    let mut touched = std::collections::BTreeSet::new();
     while let Some(r) = reader.next_record() {
         let r = r?;
         s.records += 1;
@@ -83,13 +134,10 @@ fn scan(path: &Path, spec: &TraceSpec) -> Result<Scan> {
             }
             if spec.fit == FitMode::Compact {
                 let last = end.saturating_sub(1) / REGION_SECTORS;
-                for g in r.sector / REGION_SECTORS..=last {
-                    touched.insert(g);
-                }
+                s.regions.add(r.sector / REGION_SECTORS, last + 1);
             }
         }
     }
-    s.regions = touched.into_iter().collect();
     Ok(s)
 }
 
@@ -98,7 +146,8 @@ fn scan(path: &Path, spec: &TraceSpec) -> Result<Scan> {
 struct Fit {
     mode: FitMode,
     capacity: u64,
-    regions: Vec<u64>,
+    /// Touched runs `(first region, one past the last, rank of the first)`.
+    regions: Vec<(u64, u64, u64)>,
 }
 
 impl Fit {
@@ -116,11 +165,10 @@ impl Fit {
             }
             FitMode::Compact => {
                 let g = sector / REGION_SECTORS;
-                let rank = self
-                    .regions
-                    .binary_search(&g)
-                    .expect("every touched region was scanned") as u64;
-                rank * REGION_SECTORS + sector % REGION_SECTORS
+                let i = self.regions.partition_point(|&(s, _, _)| s <= g);
+                let (s, e, base) = self.regions[i - 1];
+                debug_assert!(g < e, "every touched region was scanned");
+                (base + g - s) * REGION_SECTORS + sector % REGION_SECTORS
             }
         }
     }
@@ -222,11 +270,12 @@ impl TraceFeed {
                 ),
             });
         }
-        if spec.fit == FitMode::Compact && s.regions.len() as u64 * REGION_SECTORS > capacity {
+        let regions = s.regions.count();
+        if spec.fit == FitMode::Compact && regions * REGION_SECTORS > capacity {
             return Err(Error::Workload(format!(
                 "{}: the trace touches {} MiB, more than the device's {} MiB even when compacted",
                 path.display(),
-                s.regions.len(),
+                regions,
                 capacity / 2048
             )));
         }
@@ -242,7 +291,7 @@ impl TraceFeed {
             highest_sector: s.end_sector,
             fit: spec.fit,
             remapped: 0,
-            regions: s.regions.len() as u64,
+            regions,
             unaligned: 0,
             recorded_latency_us: None,
             precondition: None,
@@ -256,7 +305,7 @@ impl TraceFeed {
             fit: Fit {
                 mode: spec.fit,
                 capacity,
-                regions: s.regions,
+                regions: s.regions.ranked(),
             },
             base_ns: s.first_ns.unwrap_or(0),
             info,
@@ -309,6 +358,37 @@ impl TraceFeed {
             }
             Some(r) => r?,
         };
+        let pid = r.pid.unwrap_or(0);
+        if self.procs.len() >= MAX_TRACE_PROCESSES && !self.procs.contains_key(&pid) {
+            return Err(Error::Parse {
+                path: self.reader.path().to_path_buf(),
+                line: r.line,
+                field: "pid".into(),
+                message: format!(
+                    "pid {pid} is the trace's {}th distinct process: at most {MAX_TRACE_PROCESSES} are replayed (each costs its own statistics)",
+                    MAX_TRACE_PROCESSES + 1
+                ),
+            });
+        }
+        let at = self.replay_time(r.time_ns);
+        if at > crate::engine::MAX_SIM_NS {
+            return Err(Error::Parse {
+                path: self.reader.path().to_path_buf(),
+                line: r.line,
+                field: "time".into(),
+                message: format!(
+                    "time overflows the simulated clock at line {}: {} ns after the first record{} is beyond the limit of {}",
+                    r.line,
+                    at,
+                    if self.spec.speed == 1.0 {
+                        String::new()
+                    } else {
+                        format!(" at speed {}", self.spec.speed)
+                    },
+                    crate::engine::MAX_SIM_TEXT
+                ),
+            });
+        }
         if let Some(d) = recorded_done(&r) {
             self.recorded.record(d.saturating_sub(r.time_ns));
         }

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -154,7 +154,10 @@ impl Source {
         };
         match self {
             Source::File(p) => {
-                let f = File::open(p).map_err(io)?;
+                let f: Box<dyn Read> = match spooled(p)? {
+                    Some(file) => Box::new(SpoolReader { file, pos: 0 }),
+                    None => Box::new(File::open(p).map_err(io)?),
+                };
                 let mut r = BufReader::with_capacity(1 << 16, f);
                 let gz = r.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
                 Ok(if gz {
@@ -175,6 +178,129 @@ impl Source {
                 })
             }
         }
+    }
+}
+
+/// Copies of non-seekable inputs (pipes, FIFOs, `/dev/stdin`), by path.
+static SPOOLED: std::sync::Mutex<Option<HashMap<PathBuf, Arc<File>>>> = std::sync::Mutex::new(None);
+
+/// A non-seekable input (anything but a regular file: a pipe, a FIFO,
+/// `/dev/stdin`, a character device) can be read only once, but detection,
+/// the device pre-scan, the replay's measuring pass and the replay itself
+/// each open the trace. So the first open of such a path copies all its
+/// bytes to an anonymous temporary file (deleted when the process ends),
+/// and every open of that path in this process reads the copy: every pass
+/// sees the same bytes. `None` for a regular file (or a path whose
+/// metadata cannot be read: opening it reports the error).
+fn spooled(p: &Path) -> Result<Option<Arc<File>>> {
+    let io = |source| Error::Io {
+        path: p.to_path_buf(),
+        source,
+    };
+    match std::fs::metadata(p) {
+        Ok(m) if !m.is_file() && !m.is_dir() => {}
+        _ => return Ok(None),
+    }
+    let mut cache = SPOOLED.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if let Some(f) = cache.get(p) {
+        return Ok(Some(Arc::clone(f)));
+    }
+    let mut input = File::open(p).map_err(io)?;
+    let mut copy = tempfile::tempfile().map_err(|e| Error::Io {
+        path: p.to_path_buf(),
+        source: std::io::Error::new(
+            e.kind(),
+            format!("copying the non-seekable input to a temporary file: {e}"),
+        ),
+    })?;
+    std::io::copy(&mut input, &mut copy).map_err(io)?;
+    let f = Arc::new(copy);
+    cache.insert(p.to_path_buf(), Arc::clone(&f));
+    Ok(Some(f))
+}
+
+/// Reads a spooled copy from the start, independently of other readers of
+/// the same copy (positioned reads; the shared file offset is not used).
+struct SpoolReader {
+    file: Arc<File>,
+    pos: u64,
+}
+
+impl Read for SpoolReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::read_at(&*self.file, buf, self.pos)?;
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_read(&*self.file, buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// The longest line a text trace reader accepts, in bytes (1 MiB, line
+/// break included): a longer line is an error naming it, so a binary file
+/// or a file without line breaks cannot take memory without bound.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What [`read_line_bounded`] read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineRead {
+    /// A line (with its line break, if any) was appended.
+    Line,
+    /// The input had ended.
+    Eof,
+    /// The line is longer than [`MAX_LINE_BYTES`] (the input is left
+    /// mid-line: stop reading).
+    TooLong,
+}
+
+/// Appends the next line of `input` to `buf`, reading at most
+/// [`MAX_LINE_BYTES`] of it.
+pub fn read_line_bounded<R: BufRead + ?Sized>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<LineRead> {
+    let start = buf.len();
+    loop {
+        let avail = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(if buf.len() == start {
+                LineRead::Eof
+            } else {
+                LineRead::Line
+            });
+        }
+        let room = MAX_LINE_BYTES + 1 - (buf.len() - start);
+        let (take, end) = match avail.iter().take(room).position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len().min(room), false),
+        };
+        buf.extend_from_slice(&avail[..take]);
+        input.consume(take);
+        if end {
+            return Ok(LineRead::Line);
+        }
+        if buf.len() - start > MAX_LINE_BYTES {
+            return Ok(LineRead::TooLong);
+        }
+    }
+}
+
+/// The error for line `line` of `path` being longer than
+/// [`MAX_LINE_BYTES`].
+pub fn line_too_long(path: &Path, line: u64) -> Error {
+    Error::Parse {
+        path: path.to_path_buf(),
+        line,
+        field: "line".into(),
+        message: format!(
+            "the line is longer than {MAX_LINE_BYTES} bytes (1 MiB), the limit of every text trace reader: not a trace line (a binary file, or a file without line breaks?)"
+        ),
     }
 }
 
@@ -218,23 +344,26 @@ impl Lines {
             return Ok(None);
         }
         self.buf.clear();
-        match self.input.read_until(b'\n', &mut self.buf) {
-            Ok(0) => {
+        match read_line_bounded(&mut *self.input, &mut self.buf) {
+            Ok(LineRead::Line) => {}
+            Ok(LineRead::Eof) => {
                 self.done = true;
-                Ok(None)
+                return Ok(None);
             }
-            Ok(_) => {
-                self.no += 1;
-                Ok(Some((self.no, self.buf.trim_ascii())))
+            Ok(LineRead::TooLong) => {
+                self.done = true;
+                return Err(line_too_long(&self.path, self.no + 1));
             }
             Err(source) => {
                 self.done = true;
-                Err(Error::Io {
+                return Err(Error::Io {
                     path: self.path.clone(),
                     source,
-                })
+                });
             }
         }
+        self.no += 1;
+        Ok(Some((self.no, self.buf.trim_ascii())))
     }
 }
 
@@ -770,6 +899,11 @@ pub struct Filtered {
     device: Option<u32>,
     rebase: bool,
     first: Option<Ns>,
+    /// Records kept.
+    kept: u64,
+    /// Device ids of records skipped (at most 65 kept, for the message).
+    others: std::collections::BTreeSet<u32>,
+    ended: bool,
 }
 
 impl Filtered {
@@ -781,22 +915,53 @@ impl Filtered {
             device,
             rebase,
             first: None,
+            kept: 0,
+            others: std::collections::BTreeSet::new(),
+            ended: false,
         }
+    }
+
+    /// At the end of the trace: the error for a chosen device with no
+    /// record, listing the device ids the trace has.
+    fn absent_device(&mut self) -> Option<Error> {
+        let want = self.device?;
+        if self.kept > 0 || self.others.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = self.others.iter().take(64).map(u32::to_string).collect();
+        Some(Error::Workload(format!(
+            "{}: no record is on device {want}: the trace has records on device{} {}{}; choose one of them with the device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
+            self.inner.path().display(),
+            if self.others.len() == 1 { "" } else { "s" },
+            list.join(", "),
+            if self.others.len() > 64 { ", ..." } else { "" }
+        )))
     }
 }
 
 impl TraceReader for Filtered {
     fn next_record(&mut self) -> Option<Result<TraceRecord>> {
+        if self.ended {
+            return None;
+        }
         loop {
-            let mut rec = match self.inner.next_record()? {
-                Ok(r) => r,
-                Err(e) => return Some(Err(e)),
+            let mut rec = match self.inner.next_record() {
+                Some(Ok(r)) => r,
+                Some(Err(e)) => return Some(Err(e)),
+                None => {
+                    self.ended = true;
+                    return self.absent_device().map(Err);
+                }
             };
             if let (Some(want), Some(dev)) = (self.device, rec.device) {
                 if want != dev {
+                    if self.others.len() <= 64 {
+                        self.others.insert(dev);
+                    }
                     continue;
                 }
             }
+            self.kept += 1;
             let first = *self.first.get_or_insert(rec.time_ns);
             if self.rebase {
                 rec.time_ns = rec.time_ns.saturating_sub(first);

@@ -264,6 +264,12 @@ fn is_decimal(t: &[u8]) -> bool {
 
 /// Detects the format of `source`.
 pub fn detect_source(source: &Source) -> Result<Format> {
+    detect_explained(source).map(|(f, _)| f)
+}
+
+/// Detects the format of `source` and says why it was chosen (for
+/// `simctl trace inspect`).
+pub fn detect_explained(source: &Source) -> Result<(Format, String)> {
     let path = source.path();
     let mut lines = Lines::new(source.open()?, path);
     let mut first: Option<Vec<u8>> = None;
@@ -316,13 +322,22 @@ pub fn detect_source(source: &Source) -> Result<Format> {
         });
     };
     if first.starts_with(b"fio version ") {
-        return Ok(Format::FioIolog);
+        return Ok((
+            Format::FioIolog,
+            "the first line is a fio version line".into(),
+        ));
     }
     if mmc {
-        return Ok(Format::MmcFtrace);
+        return Ok((
+            Format::MmcFtrace,
+            format!("ftrace text with MMC events within the first {n} lines"),
+        ));
     }
     if block {
-        return Ok(Format::BlockFtrace);
+        return Ok((
+            Format::BlockFtrace,
+            format!("ftrace text with block_rq_issue/complete events (no MMC events) in the first {n} lines"),
+        ));
     }
     let data = sample.first().map(Vec::as_slice).unwrap_or(&first);
     let lower = data.to_ascii_lowercase();
@@ -331,10 +346,16 @@ pub fn detect_source(source: &Source) -> Result<Format> {
     let header = &h[..hn];
     let has = |n: &[u8]| header.contains(&n);
     if (has(b"proces") || has(b"process")) && has(b"rw_flag") {
-        return Ok(Format::Pixel6a);
+        return Ok((
+            Format::Pixel6a,
+            "a header with proces and rw_flag columns".into(),
+        ));
     }
     if has(b"op") && (has(b"time_s") || has(b"time_ms") || has(b"time_us") || has(b"time_ns")) {
-        return Ok(Format::Native);
+        return Ok((
+            Format::Native,
+            "a header with op and time_<unit> columns".into(),
+        ));
     }
     let mut f = [&[][..]; 8];
     let nf = split_ws(data, &mut f);
@@ -346,7 +367,11 @@ pub fn detect_source(source: &Source) -> Result<Format> {
         && is_digits(f[4])
         && f[5].len() <= 2
     {
-        return Ok(Format::Blkparse);
+        return Ok((
+            Format::Blkparse,
+            "the first record is a blkparse event line (major,minor cpu seq time pid action)"
+                .into(),
+        ));
     }
     let mut c = [&[][..]; 8];
     let nc = split_csv(data, &mut c);
@@ -354,7 +379,10 @@ pub fn detect_source(source: &Source) -> Result<Format> {
         && is_digits(c[0])
         && (c[3].eq_ignore_ascii_case(b"read") || c[3].eq_ignore_ascii_case(b"write"))
     {
-        return Ok(Format::Msr);
+        return Ok((
+            Format::Msr,
+            "the first record has 7 CSV fields with Read/Write".into(),
+        ));
     }
     if nc >= 5
         && is_digits(c[0])
@@ -363,26 +391,48 @@ pub fn detect_source(source: &Source) -> Result<Format> {
         && matches!(c[3], b"R" | b"r" | b"W" | b"w")
         && is_decimal(c[4])
     {
-        return Ok(Format::Spc);
+        return Ok((
+            Format::Spc,
+            "the first record is CSV ASU,LBA,size,R/W,time".into(),
+        ));
     }
     if nf == 5 && is_decimal(f[0]) && is_digits(f[1]) && is_digits(f[2]) && is_digits(f[3]) {
-        let mut float = false;
-        let mut binary = true;
-        for l in &sample {
-            let mut g = [&[][..]; 5];
-            if split_ws(l, &mut g) == 5 {
-                float |= g[0].contains(&b'.');
-                binary &= g[4] == b"0" || g[4] == b"1";
-            }
-        }
+        // The first record alone decides (a malformed later line is then
+        // an error of the chosen format at its line, never a silent switch
+        // of the whole file to another format).
+        let float = f[0].contains(&b'.');
+        let binary = f[4] == b"0" || f[4] == b"1";
         let name = path.to_string_lossy().to_ascii_lowercase();
-        if float || !binary || name.contains("disksim") {
-            return Ok(Format::DiskSim);
+        let layout = "5 whitespace-separated fields (time device sector sectors type)";
+        if float || !binary {
+            return Ok((
+                Format::DiskSim,
+                format!(
+                    "the first record has {layout} with {}",
+                    if float {
+                        "a fractional time (DiskSim ms)"
+                    } else {
+                        "a type other than 0/1 (DiskSim hex flags)"
+                    }
+                ),
+            ));
+        }
+        if name.contains("disksim") {
+            return Ok((
+                Format::DiskSim,
+                format!("the first record has {layout} with an integer time and the file name mentions disksim"),
+            ));
         }
         if name.contains("ssdsim") || name.ends_with(".ascii") {
-            return Ok(Format::SsdSim);
+            return Ok((
+                Format::SsdSim,
+                format!("the first record has {layout} with an integer time and a 0/1 type, and the file name mentions ssdsim or ends in .ascii"),
+            ));
         }
-        return Ok(Format::MqSim);
+        return Ok((
+            Format::MqSim,
+            format!("the first record has {layout} with an integer time and a 0/1 type (MQSim, SSDSim and integer-timed DiskSim look alike: force --format if it is not MQSim)"),
+        ));
     }
     Err(Error::Parse {
         path: path.to_path_buf(),

@@ -31,7 +31,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{TraceReader, TraceRecord};
@@ -155,8 +155,13 @@ impl NativeCsvReader {
     fn read_next(&mut self) -> Result<bool> {
         loop {
             self.buf.clear();
-            let n = match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(n) => n,
+            let n = match super::common::read_line_bounded(&mut self.input, &mut self.buf) {
+                Ok(super::common::LineRead::Line) => 1,
+                Ok(super::common::LineRead::Eof) => 0,
+                Ok(super::common::LineRead::TooLong) => {
+                    self.done = true;
+                    return Err(super::common::line_too_long(&self.path, self.line_no + 1));
+                }
                 Err(source) => {
                     self.done = true;
                     return Err(Error::Io {
