@@ -13,7 +13,7 @@
 //! each to the stage that scheduled it, until none is left, then returns
 //! the [`Report`]. The core holds no stage's logic: each stage owns its
 //! state machine and its events ([`Event`] has one variant per stage), and
-//! completions climb back through [`wiring`]. Same scenario and seed ⇒ the
+//! completions climb back through `wiring.rs`. Same scenario and seed ⇒ the
 //! same report, byte for byte.
 
 mod build;
