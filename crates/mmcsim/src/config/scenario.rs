@@ -297,7 +297,7 @@ impl Scenario {
             return bad("no workload: add [[jobs]], [[scripts]] or a [trace]".into());
         }
         if let Some(fs) = &self.fs {
-            fs.validate().or_else(bad)?;
+            fs.validate().map_err(|e| e.to_string()).or_else(bad)?;
             if let Some(f) = self.files.iter().find(|f| f.offset_mib.is_some()) {
                 return bad(format!(
                     "file `{}`: offset_mib places raw extents; with [fs] the allocator places files (remove offset_mib)",

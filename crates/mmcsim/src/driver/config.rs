@@ -54,7 +54,16 @@ impl DriverConfig {
     /// Resolves the driver against the device's command queue depth
     /// (`None` = the card has no command queue): `Ok(None)` = legacy,
     /// `Ok(Some(tags))` = CMDQ with `tags` tags. Errors say what to change.
-    pub fn resolve(&self, card_depth: Option<u32>) -> Result<Option<u32>, String> {
+    pub fn resolve(
+        &self,
+        card_depth: Option<u32>,
+    ) -> Result<Option<u32>, crate::error::SettingError> {
+        self.resolve_text(card_depth)
+            .map_err(crate::error::SettingError::Rule)
+    }
+
+    /// The same check, its error as text.
+    fn resolve_text(&self, card_depth: Option<u32>) -> Result<Option<u32>, String> {
         let cmdq = match (self.mode, card_depth) {
             (DriverMode::Legacy, _) => false,
             (DriverMode::Auto, d) => d.is_some(),
@@ -105,7 +114,11 @@ mod tests {
             mode: DriverMode::Cmdq,
             ..Default::default()
         };
-        assert!(cmdq.resolve(None).unwrap_err().contains("[cmdq]"));
+        assert!(cmdq
+            .resolve(None)
+            .unwrap_err()
+            .to_string()
+            .contains("[cmdq]"));
         let d8 = DriverConfig {
             cmdq_depth: Some(8),
             ..cmdq.clone()
@@ -116,7 +129,11 @@ mod tests {
                 cmdq_depth: Some(bad),
                 ..cmdq.clone()
             };
-            assert!(c.resolve(Some(32)).unwrap_err().contains("1..=31"));
+            assert!(c
+                .resolve(Some(32))
+                .unwrap_err()
+                .to_string()
+                .contains("1..=31"));
         }
     }
 }

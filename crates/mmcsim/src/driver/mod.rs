@@ -140,7 +140,7 @@ impl Driver {
     pub fn new(cfg: &DriverConfig, profile: &DeviceConfig, cpu: SharedCpu) -> Result<Driver> {
         let tags = cfg
             .resolve(profile.cmdq.as_ref().map(|q| q.depth))
-            .map_err(Error::config)?;
+            .map_err(|e| Error::config(e.to_string()))?;
         let device = Emmc::new(profile)?;
         let hw = match tags {
             Some(tags) => Hw::Cmdq(CmdqDriver::new(tags)),

@@ -253,6 +253,17 @@ impl Host {
         t: u32,
         path: &str,
         flags: super::syscall::OpenFlags,
+    ) -> Result<Fd, crate::error::SettingError> {
+        self.open_untimed_text(t, path, flags)
+            .map_err(crate::error::SettingError::Rule)
+    }
+
+    /// The same, its error as text.
+    fn open_untimed_text(
+        &mut self,
+        t: u32,
+        path: &str,
+        flags: super::syscall::OpenFlags,
     ) -> Result<Fd, String> {
         let (node, mapping) = self
             .mount

@@ -137,7 +137,12 @@ impl OpenFlags {
     /// Parses `|`-separated flag names (`O_CREAT|O_TRUNC|O_SYNC`; the
     /// access mode `O_RDONLY`, `O_WRONLY`, `O_RDWR` is accepted and has no
     /// effect on the model).
-    pub fn parse(text: &str) -> Result<OpenFlags, String> {
+    pub fn parse(text: &str) -> Result<OpenFlags, crate::error::SettingError> {
+        Self::parse_text(text).map_err(crate::error::SettingError::Rule)
+    }
+
+    /// The same, its error as text.
+    fn parse_text(text: &str) -> Result<OpenFlags, String> {
         let mut f = OpenFlags::default();
         for name in text.split('|').map(str::trim).filter(|s| !s.is_empty()) {
             match name.to_ascii_uppercase().as_str() {

@@ -240,7 +240,7 @@ impl HostConfig {
                 i.hispeed_freq_mhz
             ));
         }
-        i.parse_target_loads()?;
+        i.parse_target_loads().map_err(|e| e.to_string())?;
         Ok(())
     }
 

@@ -87,7 +87,7 @@ pub(super) fn build_on(
     let cmdq = sc
         .driver
         .resolve(profile.cmdq.as_ref().map(|q| q.depth))
-        .map_err(Error::config)?
+        .map_err(|e| Error::config(e.to_string()))?
         .is_some();
     let cpu = SharedCpu::new(Cpu::new(&sc.host, &sc.scheduler.name, cmdq));
     let platform = Platform::new(cpu.clone());

@@ -39,7 +39,8 @@ pub(super) fn mkfs_and_populate(
     let blocks = (end - first) / SECTORS_PER_PAGE;
     // Timestamps have the resolution of one kernel tick (HZ).
     let tick = NS_PER_S / sc.scheduler.hz as u64;
-    let mut ext4 = Ext4::mkfs(fs, first, blocks, tick, cache).map_err(Error::config)?;
+    let mut ext4 =
+        Ext4::mkfs(fs, first, blocks, tick, cache).map_err(|e| Error::config(e.to_string()))?;
     for f in &sc.files {
         let comps = path_components(&f.name);
         let bad = |e: crate::host::fs::ext4::Errno| {

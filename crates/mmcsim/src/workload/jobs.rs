@@ -103,7 +103,9 @@ impl Jobs {
                 };
                 let pid = job.pid.unwrap_or(1000 + 100 * ji as u32) + t;
                 let id = host.add_task(Task::new(pid, job.ioprio()));
-                let fd = host.open_untimed(id, &path, flags).map_err(Error::config)?;
+                let fd = host
+                    .open_untimed(id, &path, flags)
+                    .map_err(|e| Error::config(e.to_string()))?;
                 collector.add_thread(id, &job.name, pid);
                 threads.push(JobThread {
                     fd,

@@ -26,7 +26,12 @@ fn num<T: std::str::FromStr>(s: Option<&str>, what: &str) -> std::result::Result
 }
 
 /// Parses one script line.
-pub fn parse_step(line: &str) -> std::result::Result<ScriptStep, String> {
+pub fn parse_step(line: &str) -> Result<ScriptStep, crate::error::SettingError> {
+    parse_step_text(line).map_err(crate::error::SettingError::Rule)
+}
+
+/// The same, its error as text.
+fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
     let mut w = line.split_whitespace();
     let op = w.next().ok_or("empty call")?.to_ascii_lowercase();
     let fd = CURRENT_FD;
@@ -40,7 +45,7 @@ pub fn parse_step(line: &str) -> std::result::Result<ScriptStep, String> {
     let sc = match op.as_str() {
         "open" => Syscall::Open {
             path: path(w.next())?,
-            flags: OpenFlags::parse(w.next().unwrap_or(""))?,
+            flags: OpenFlags::parse(w.next().unwrap_or("")).map_err(|e| e.to_string())?,
         },
         "creat" => Syscall::Open {
             path: path(w.next())?,

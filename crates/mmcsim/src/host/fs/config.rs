@@ -142,7 +142,13 @@ fn bool_or_int<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 impl FsConfig {
     /// Checks the values that serde cannot: the commit interval and the
     /// inode density.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::error::SettingError> {
+        self.validate_text()
+            .map_err(crate::error::SettingError::Rule)
+    }
+
+    /// The same check, its error as text.
+    fn validate_text(&self) -> Result<(), String> {
         if self.commit_s == 0 || self.commit_s > 3600 {
             return Err(format!(
                 "fs.commit_s = {}: expected 1..=3600 seconds",

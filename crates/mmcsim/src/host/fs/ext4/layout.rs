@@ -88,7 +88,17 @@ impl Layout {
     /// The layout of a file system of `blocks` 4 KiB blocks with one inode
     /// per `bytes_per_inode` and a journal of `journal_blocks` (0 = no
     /// journal). Errors when the partition is too small to hold it.
-    pub fn new(blocks: u64, bytes_per_inode: u64, journal_blocks: u64) -> Result<Layout, String> {
+    pub fn new(
+        blocks: u64,
+        bytes_per_inode: u64,
+        journal_blocks: u64,
+    ) -> Result<Layout, crate::error::SettingError> {
+        Self::new_text(blocks, bytes_per_inode, journal_blocks)
+            .map_err(crate::error::SettingError::Rule)
+    }
+
+    /// The same, its error as text.
+    fn new_text(blocks: u64, bytes_per_inode: u64, journal_blocks: u64) -> Result<Layout, String> {
         let ngroups = blocks.div_ceil(BLOCKS_PER_GROUP);
         let inodes_per_block = BLOCK_BYTES / INODE_BYTES;
         // Inodes per group from the density, rounded up to whole

@@ -117,6 +117,18 @@ impl Ext4 {
         blocks: u64,
         tick_ns: Ns,
         cache: &mut PageCache,
+    ) -> Result<Ext4, crate::error::SettingError> {
+        Self::mkfs_text(cfg, part_sector, blocks, tick_ns, cache)
+            .map_err(crate::error::SettingError::Rule)
+    }
+
+    /// The same, its error as text.
+    fn mkfs_text(
+        cfg: &FsConfig,
+        part_sector: u64,
+        blocks: u64,
+        tick_ns: Ns,
+        cache: &mut PageCache,
     ) -> Result<Ext4, String> {
         let jblocks = match cfg.journal {
             JournalSwitch::Off => 0,
@@ -124,7 +136,8 @@ impl Ext4 {
                 .journal_blocks
                 .map_or_else(|| layout::default_journal_blocks(blocks), u64::from),
         };
-        let layout = Layout::new(blocks, cfg.bytes_per_inode as u64, jblocks)?;
+        let layout =
+            Layout::new(blocks, cfg.bytes_per_inode as u64, jblocks).map_err(|e| e.to_string())?;
         let bitmaps = Bitmaps::mkfs(&layout);
         let bdev = cache.add_file(blocks);
         let journal = (jblocks > 0).then(|| Journal::new(layout.journal_first, jblocks));
