@@ -272,18 +272,18 @@ mod tests {
         Grid::parse(text, &root.join("grid.toml"), &mmcsim::sched::builtin())
     }
 
-    #[test]
-    fn the_product_is_ordered_and_ids_are_stable() {
-        let g = grid(
-            r#"
+    /// 2 schedulers × 2 workloads × 1 device × 2 seeds × 2 set variants.
+    const SIXTEEN: &str = r#"
 schedulers = ["deadline", "cfq:slice_idle=0"]
 workloads = ["configs/scenarios/rand16-128m.toml", "traces/sample.csv"]
 devices = ["configs/devices/generic-emmc.toml"]
 seeds = [1, 2]
 sets = [[], ["queue.read_ahead_kb=0"]]
-"#,
-        )
-        .unwrap();
+"#;
+
+    #[test]
+    fn the_product_is_ordered_and_ids_are_stable() {
+        let g = grid(SIXTEEN).unwrap();
         assert_eq!(g.cells.len(), 16);
         let c = &g.cells[5];
         assert_eq!(c.index, 5);
@@ -292,16 +292,7 @@ sets = [[], ["queue.read_ahead_kb=0"]]
         assert_eq!(c.scheduler.label, "deadline");
         assert_eq!(c.seed, Some(2));
         assert!(c.id.starts_with("0005-"), "{}", c.id);
-        let again = grid(
-            r#"
-schedulers = ["deadline", "cfq:slice_idle=0"]
-workloads = ["configs/scenarios/rand16-128m.toml", "traces/sample.csv"]
-devices = ["configs/devices/generic-emmc.toml"]
-seeds = [1, 2]
-sets = [[], ["queue.read_ahead_kb=0"]]
-"#,
-        )
-        .unwrap();
+        let again = grid(SIXTEEN).unwrap();
         let ids: Vec<_> = g.cells.iter().map(|c| &c.id).collect();
         let ids2: Vec<_> = again.cells.iter().map(|c| &c.id).collect();
         assert_eq!(ids, ids2);

@@ -250,12 +250,21 @@ impl Ext4 {
         self.inodes.get_mut(&ino).expect("live inode")
     }
 
+    /// The inode of entry `name` in directory `dir` (`ENOTDIR` when `dir`
+    /// is no directory, `ENOENT` when it has no such entry).
+    fn entry(&self, dir: u32, name: &str) -> Result<u32, Errno> {
+        self.dirs
+            .get(&dir)
+            .ok_or(Errno::NotDir)?
+            .lookup(name)
+            .ok_or(Errno::NoEnt)
+    }
+
     /// Looks up an absolute path; returns the inode.
     pub fn lookup(&self, path: &[&str]) -> Result<u32, Errno> {
         let mut ino = ROOT_INO;
         for name in path {
-            let d = self.dirs.get(&ino).ok_or(Errno::NotDir)?;
-            ino = d.lookup(name).ok_or(Errno::NoEnt)?;
+            ino = self.entry(ino, name)?;
         }
         Ok(ino)
     }
@@ -792,12 +801,7 @@ impl Ext4 {
         cache: &mut PageCache,
         now: Ns,
     ) -> Result<(), Errno> {
-        let ino = self
-            .dirs
-            .get(&dir)
-            .ok_or(Errno::NotDir)?
-            .lookup(name)
-            .ok_or(Errno::NoEnt)?;
+        let ino = self.entry(dir, name)?;
         if self.dirs.get(&ino).is_some_and(|d| !d.is_empty()) {
             return Err(Errno::NotEmpty);
         }
@@ -877,12 +881,7 @@ impl Ext4 {
         cache: &mut PageCache,
         now: Ns,
     ) -> Result<(), Errno> {
-        let ino = self
-            .dirs
-            .get(&from_dir)
-            .ok_or(Errno::NotDir)?
-            .lookup(from)
-            .ok_or(Errno::NoEnt)?;
+        let ino = self.entry(from_dir, from)?;
         if !self.dirs.contains_key(&to_dir) {
             return Err(Errno::NotDir);
         }
