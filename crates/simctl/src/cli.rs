@@ -310,6 +310,15 @@ pub struct RunArgs {
     /// it such a run is an error.
     #[arg(long)]
     pub allow_empty: bool,
+    /// Write the device state right after preconditioning to FILE (a
+    /// compact versioned binary file), for --load-state.
+    #[arg(long, value_name = "FILE", conflicts_with = "load_state")]
+    pub save_state: Option<PathBuf>,
+    /// Start from a device state saved with --save-state instead of
+    /// preconditioning (same device profile, [precondition] and seed; the
+    /// report is the same byte for byte).
+    #[arg(long, value_name = "FILE")]
+    pub load_state: Option<PathBuf>,
     #[command(flatten)]
     pub sim: SimArgs,
 }

@@ -5,7 +5,7 @@ use crate::output::Stdout;
 use anyhow::{Context, Result};
 use mmcsim::config::{parse_set, Scenario};
 use mmcsim::sched::{Registry, SchedParams};
-use mmcsim::sim::{RunOptions, Simulation};
+use mmcsim::sim::{PreparedDevice, RunOptions, Simulation};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -146,9 +146,13 @@ fn refuse_overwriting_inputs(sc: &Scenario, a: &RunArgs, scenario: &[&Path]) -> 
     if let Some(p) = sc.device.get("profile").and_then(|v| v.as_str()) {
         inputs.push(("device profile".into(), sc.resolve(Path::new(p))));
     }
+    if let Some(p) = &a.load_state {
+        inputs.push(("device state".into(), p.clone()));
+    }
     let outputs = [
         ("--log", a.log.as_deref()),
         ("--json", a.sim.json.as_deref()),
+        ("--save-state", a.save_state.as_deref()),
     ];
     for (flag, out) in outputs {
         let Some(out) = out.filter(|p| *p != Path::new("-")) else {
@@ -185,7 +189,17 @@ fn simulate(
     out: &mut Stdout,
 ) -> Result<ExitCode> {
     refuse_overwriting_inputs(&sc, a, scenario)?;
-    let sim = Simulation::with_registry(sc, registry)?;
+    let sim = if let Some(p) = &a.load_state {
+        let bytes = std::fs::read(p).with_context(|| format!("--load-state {}", p.display()))?;
+        let device = PreparedDevice::load_state(&sc, &bytes, p)?;
+        Simulation::with_prepared_device(sc, registry, &device)?
+    } else if let Some(p) = &a.save_state {
+        let device = PreparedDevice::new(&sc)?;
+        write_atomic(p, &device.save_state()?).context("--save-state")?;
+        Simulation::with_prepared_device(sc, registry, &device)?
+    } else {
+        Simulation::with_registry(sc, registry)?
+    };
     // The log is written to a temporary file beside its destination and
     // renamed over it only when the run succeeds: a failed run leaves no
     // partial log.
@@ -331,9 +345,15 @@ fn write_out(p: &Path, text: &str, out: &mut Stdout) -> Result<()> {
         out.write_all(text.as_bytes())?;
         return Ok(());
     }
+    write_atomic(p, text.as_bytes())
+}
+
+/// Writes `bytes` to the file `p` atomically: into a temporary file beside
+/// it, renamed over it once complete (a failure leaves nothing).
+fn write_atomic(p: &Path, bytes: &[u8]) -> Result<()> {
     let writing = || format!("writing {}", p.display());
     let mut tmp = temp_beside(p).with_context(writing)?;
-    tmp.write_all(text.as_bytes()).with_context(writing)?;
+    tmp.write_all(bytes).with_context(writing)?;
     tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
     Ok(())
 }

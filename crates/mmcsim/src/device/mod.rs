@@ -31,6 +31,8 @@
 //!   counted separately in the statistics.
 //! * Untimed paths ([`Emmc::precondition`], [`Emmc::write_untimed`],
 //!   [`Emmc::trim_untimed`]) run the same FTL code and drop the NAND timing.
+//! * [`Emmc::save_state`] / [`Emmc::load_state`] write and restore a
+//!   preconditioned device as a compact versioned file ([`state`]).
 //! * [`Emmc::check_integrity`] proves, with a per-LPN version oracle, that
 //!   every LPN reads its newest data and every valid slot is mapped once.
 
@@ -43,6 +45,7 @@ pub mod host_interface;
 pub mod nand;
 mod oracle;
 mod precondition;
+mod state;
 mod stats;
 
 pub use cache::ENTRIES_PER_MAP_PAGE;
@@ -50,6 +53,7 @@ pub use config::{CmdqConfig, DeviceConfig, Precondition};
 pub use error::DeviceError;
 pub use host_interface::{DeviceCommand, MmcCommand};
 pub use precondition::PreconditionSummary;
+pub use state::{StateError, FORMAT_VERSION as STATE_FORMAT_VERSION};
 pub use stats::{DeviceStats, EraseCountStats};
 
 use crate::error::Result;
@@ -190,6 +194,30 @@ impl Emmc {
     /// Unmeasured, untimed: sequential fill to a fraction then random overwrites until GC is in steady state (window WAF stable) or max_overwrite_factor; resets timelines and stats afterwards.
     pub fn precondition(&mut self, p: &Precondition, seed: u64) -> PreconditionSummary {
         precondition::run(self, p, seed)
+    }
+
+    /// The saved state of this freshly preconditioned device (see
+    /// [`state`]): `summary` is what its preconditioning did and `key`
+    /// what the state depends on (profile, overrides, `[precondition]`,
+    /// seed), stored as a hash that loading checks.
+    pub fn save_state(
+        &self,
+        summary: &PreconditionSummary,
+        key: &str,
+    ) -> Result<Vec<u8>, StateError> {
+        state::save(self, summary, key)
+    }
+
+    /// Replaces preconditioning: restores a state [`Emmc::save_state`]
+    /// wrote into this freshly built device, after checking its format
+    /// version, geometry, `key` hash, length and checksum (and, once
+    /// restored, the FTL's integrity); returns the preconditioning summary.
+    pub fn load_state(
+        &mut self,
+        bytes: &[u8],
+        key: &str,
+    ) -> Result<PreconditionSummary, StateError> {
+        state::load(self, bytes, key)
     }
 
     /// Unmeasured, untimed sequential write of a sector range (lays out a file's data before a run).

@@ -59,6 +59,36 @@ impl PreparedDevice {
     pub fn summary(&self) -> &PreconditionSummary {
         &self.summary
     }
+
+    /// The device state as a compact versioned file (`simctl --save-state`),
+    /// loadable with [`PreparedDevice::load_state`] by a scenario with the
+    /// same key.
+    pub fn save_state(&self) -> Result<Vec<u8>> {
+        self.device
+            .save_state(&self.summary, &self.key)
+            .map_err(|e| Error::config(format!("saving the device state: {e}")))
+    }
+
+    /// The device `sc` describes, in the state saved in `bytes` (read from
+    /// `path`, named in errors) instead of preconditioned: a state of
+    /// another geometry, profile, `[precondition]` or seed, or a truncated
+    /// or corrupted file, is an error naming the file and what is wrong.
+    pub fn load_state(
+        sc: &Scenario,
+        bytes: &[u8],
+        path: &std::path::Path,
+    ) -> Result<PreparedDevice> {
+        let key = PreparedDevice::key(sc)?;
+        let mut device = Emmc::new(&sc.device_config()?)?;
+        let summary = device
+            .load_state(bytes, &key)
+            .map_err(|e| Error::config(format!("{}: device state: {e}", path.display())))?;
+        Ok(PreparedDevice {
+            key,
+            device,
+            summary,
+        })
+    }
 }
 
 /// Builds every stage of `sc`, the scheduler from `registry`.

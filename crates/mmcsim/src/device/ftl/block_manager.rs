@@ -29,6 +29,7 @@
 
 use super::{BlockState, FtlStats, UNMAPPED};
 use crate::device::nand::{Geometry, NandArray, NandOp};
+use crate::device::state::{StateError, StateReader, StateWriter};
 
 /// An ordered set of `(u32, u32)` keys of fixed capacity: one sorted vector
 /// whose capacity is reserved when it is built (and kept by `clone`), so
@@ -430,6 +431,125 @@ impl BlockManager {
         self.state[sb as usize] = BlockState::Free;
         let key = self.free_key(sb);
         self.free[die as usize].insert(key);
+    }
+
+    /// Appends what a saved device state needs of the block manager: per
+    /// block the program position and erase count, per stripe its state and
+    /// clocks, the write points and the clock (the slot records, valid
+    /// counts and ordered sets follow from them and the L2P table).
+    pub(super) fn save_state(&self, w: &mut StateWriter) {
+        let (next, erases) = (0..self.geo.blocks())
+            .map(|b| (self.nand.programmed_pages(b), self.nand.erase_count(b)))
+            .unzip::<u32, u32, Vec<u32>, Vec<u32>>();
+        w.u32s(&next);
+        w.u32s(&erases);
+        let states: Vec<u32> = self.state.iter().map(|&s| state_code(s)).collect();
+        w.u32s(&states);
+        w.u64s(&self.filled_at);
+        w.u64s(&self.modified_at);
+        let points: Vec<u32> = self
+            .points
+            .iter()
+            .flat_map(|p| p.iter().flat_map(|wp| [wp.stripe, wp.page]))
+            .collect();
+        w.u32s(&points);
+        w.u64(self.clock);
+    }
+
+    /// Restores a state written by [`BlockManager::save_state`] into this
+    /// freshly built (erased) manager, rebuilding the slot records from the
+    /// L2P table `l2p` (`expected` gives the version stored with each valid
+    /// slot), the valid counts and the ordered free and victim sets.
+    pub(super) fn load_state(
+        &mut self,
+        r: &mut StateReader<'_>,
+        l2p: &[u32],
+        expected: &[u32],
+    ) -> Result<(), StateError> {
+        let g = self.geo;
+        {
+            let (next, erases) = self.nand.state_mut();
+            r.u32s_into("the block program positions", next)?;
+            if let Some(b) = next.iter().position(|&p| p > g.pages_per_block) {
+                return Err(StateError(format!(
+                    "block {b} has {} pages programmed, more than {}: the file is corrupted",
+                    next[b], g.pages_per_block
+                )));
+            }
+            r.u32s_into("the erase counts", erases)?;
+        }
+        let mut codes = vec![0u32; self.state.len()];
+        r.u32s_into("the stripe states", &mut codes)?;
+        for (sb, &c) in codes.iter().enumerate() {
+            self.state[sb] = match c {
+                0 => BlockState::Free,
+                1 => BlockState::Open,
+                2 => BlockState::Full,
+                _ => {
+                    return Err(StateError(format!(
+                        "stripe {sb} has state code {c} (a saved state has free, open or full stripes only): the file is corrupted"
+                    )))
+                }
+            };
+        }
+        r.u64s_into("the stripe fill clocks", &mut self.filled_at)?;
+        r.u64s_into("the stripe modification clocks", &mut self.modified_at)?;
+        let mut points = vec![0u32; self.points.len() * STREAMS * 2];
+        r.u32s_into("the write points", &mut points)?;
+        let stripes = g.dies() * g.blocks_per_plane;
+        for (d, p) in self.points.iter_mut().enumerate() {
+            for (s, wp) in p.iter_mut().enumerate() {
+                let k = (d * STREAMS + s) * 2;
+                let (stripe, page) = (points[k], points[k + 1]);
+                let none = stripe == UNMAPPED && page == g.pages_per_block;
+                if !none && (stripe >= stripes || page > g.pages_per_block) {
+                    return Err(StateError(format!(
+                        "write point {s} of die {d} is at stripe {stripe} page {page}, outside the array: the file is corrupted"
+                    )));
+                }
+                *wp = WritePoint { stripe, page };
+            }
+        }
+        self.clock = r.u64("the FTL clock")?;
+        for (lpn, &slot) in l2p.iter().enumerate() {
+            if slot == UNMAPPED {
+                continue;
+            }
+            if slot >= g.slots() || self.p2l[slot as usize] != UNMAPPED {
+                return Err(StateError(format!(
+                    "LPN {lpn} maps to slot {slot}, outside the array or already mapped: the file is corrupted"
+                )));
+            }
+            self.p2l[slot as usize] = lpn as u32;
+            self.slot_version[slot as usize] = expected[lpn];
+            let sb = self.block_stripe(g.slot_block(slot));
+            self.valid[sb as usize] += 1;
+        }
+        for set in self.free.iter_mut().chain(self.full.iter_mut()) {
+            while set.pop_last().is_some() {}
+        }
+        for sb in 0..stripes {
+            let die = self.stripe_die(sb) as usize;
+            match self.state[sb as usize] {
+                BlockState::Free => {
+                    let key = self.free_key(sb);
+                    self.free[die].insert(key);
+                }
+                BlockState::Full => self.full[die].insert((self.valid[sb as usize], sb)),
+                BlockState::Open | BlockState::Collecting => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A stripe state as stored in a saved device state.
+fn state_code(s: BlockState) -> u32 {
+    match s {
+        BlockState::Free => 0,
+        BlockState::Open => 1,
+        BlockState::Full => 2,
+        BlockState::Collecting => 3,
     }
 }
 

@@ -39,6 +39,7 @@ pub use integrity::IntegrityError;
 pub use page::PageMapping;
 
 use super::nand::NandOp;
+use super::state::{StateError, StateReader, StateWriter};
 use serde::{Deserialize, Serialize};
 
 /// "No mapping" marker in the L2P and P2L tables.
@@ -156,6 +157,23 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     /// version the host wrote (0 = never written or trimmed) and `pending`
     /// the `(lpn, version)` entries still in the write buffer, oldest first.
     fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError>;
+    /// Appends the mapping's state to a saved device state (taken right
+    /// after preconditioning: no write pending, counters reset). A scheme
+    /// without saved-state support keeps this default, an error saying so.
+    fn save_state(&self, _out: &mut StateWriter) -> Result<(), StateError> {
+        Err(StateError::unsupported(self.scheme()))
+    }
+    /// Restores the state [`Mapping::save_state`] wrote into this freshly
+    /// built mapping of the same geometry; `expected` holds the version
+    /// oracle's newest version of every LPN (the version stored with each
+    /// valid slot). The default refuses, as for saving.
+    fn load_state(
+        &mut self,
+        _input: &mut StateReader<'_>,
+        _expected: &[u32],
+    ) -> Result<(), StateError> {
+        Err(StateError::unsupported(self.scheme()))
+    }
 }
 
 /// Logical pages left to the host by `slots` physical slots with a fraction

@@ -20,6 +20,7 @@ use super::wear_leveling::StaticWearLeveling;
 use super::{FtlStats, Mapping, MappingScheme, Placement};
 use crate::device::config::{FtlConfig, GcConfig, WearLevelingConfig};
 use crate::device::nand::{Geometry, NandOp};
+use crate::device::state::{StateError, StateReader, StateWriter};
 
 /// The page-level mapping FTL: L2P table, block manager, garbage collector
 /// and static wear-leveling hook.
@@ -142,6 +143,27 @@ impl Mapping for PageMapping {
 
     fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError> {
         integrity::check(&self.table, &self.blocks, pending, expected)
+    }
+
+    fn save_state(&self, w: &mut StateWriter) -> Result<(), StateError> {
+        w.u32s(self.table.entries());
+        self.blocks.save_state(w);
+        w.u32(self.next_die);
+        Ok(())
+    }
+
+    fn load_state(&mut self, r: &mut StateReader<'_>, expected: &[u32]) -> Result<(), StateError> {
+        r.u32s_into("the L2P table", self.table.entries_mut())?;
+        self.blocks.load_state(r, self.table.entries(), expected)?;
+        self.next_die = r.u32("the next host die")?;
+        if self.next_die >= self.blocks.geometry().dies() {
+            return Err(StateError(format!(
+                "the next host die is {}, beyond the array: the file is corrupted",
+                self.next_die
+            )));
+        }
+        self.stats = FtlStats::default();
+        Ok(())
     }
 }
 

@@ -49,6 +49,16 @@ impl PageTable {
         (old != UNMAPPED).then_some(old)
     }
 
+    /// Every entry, by LPN ([`UNMAPPED`] = none): a saved device state.
+    pub fn entries(&self) -> &[u32] {
+        &self.l2p
+    }
+
+    /// Every entry, to restore a saved device state.
+    pub(super) fn entries_mut(&mut self) -> &mut [u32] {
+        &mut self.l2p
+    }
+
     /// Number of mapped LPNs (a scan: for checks, not the hot path).
     pub fn mapped(&self) -> u64 {
         self.l2p.iter().filter(|&&s| s != UNMAPPED).count() as u64
