@@ -191,7 +191,7 @@ fn tick(v: f64) -> String {
         format!("{v:.0}")
     } else if a >= 10.0 {
         format!("{v:.1}")
-    } else if a >= 0.1 {
+    } else if a >= 0.001 {
         format!("{v:.3}")
     } else {
         format!("{v:.2e}")

@@ -120,6 +120,7 @@ impl XyPanel {
             .build_cartesian_2d(x, y)?;
         chart
             .configure_mesh()
+            .x_labels(if self.log_x { 6 } else { 10 })
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
             .x_label_formatter(&|v| tick(*v))
