@@ -103,7 +103,7 @@ fn per_thread_bars_from_a_report_and_scheduler_bars_from_a_comparison() {
     let out = tmp.join("cmp.svg");
     plot(&[&cmp], "bars", &out);
     let s = svg(&out);
-    assert!(s.contains("Jain's fairness index") && s.contains("deadline"));
+    assert!(s.contains("Jain&apos;s fairness index") && s.contains("deadline"));
     // Jain's axis hugs the values instead of starting at zero.
     assert!(s.contains("(axis from "), "Jain's axis starts at zero");
 }

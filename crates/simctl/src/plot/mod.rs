@@ -182,18 +182,42 @@ impl Figure {
     }
 }
 
-/// A number with about four significant digits, for axis labels.
+/// An axis label: whole numbers from 1000 up, otherwise at most three
+/// decimals without trailing zeros, scientific below 0.001.
 fn tick(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()
     } else if a >= 1000.0 {
         format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
     } else if a >= 0.001 {
-        format!("{v:.3}")
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{v:.2e}")
+        format!("{v:.1e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_short_and_exact_enough() {
+        let t: Vec<String> = [0.0, 8.0, 0.05, 0.125, 16.5, 4500.0, 0.0001]
+            .into_iter()
+            .map(tick)
+            .collect();
+        assert_eq!(t, ["0", "8", "0.05", "0.125", "16.5", "4500", "1.0e-4"]);
+    }
+
+    #[test]
+    fn a_figure_leaves_out_empty_panels_and_refuses_to_be_empty() {
+        let bars = |v: f64| Panel::Bars(BarPanel::amounts("t", "IOPS", vec![("a".into(), v)]));
+        let f = Figure::new("f", vec![bars(1.0), bars(0.0)]).unwrap();
+        assert_eq!(f.panels.len(), 1);
+        assert_eq!(f.omitted, ["panel `t` left out: no data"]);
+        let e = Figure::new("f", vec![bars(f64::NAN)]).unwrap_err();
+        assert!(e.to_string().contains("nothing to plot"), "{e}");
     }
 }
