@@ -114,6 +114,27 @@ pub enum Command {
         #[arg(long = "tolerance", value_name = "METRIC=PCT")]
         tolerances: Vec<String>,
     },
+    /// Regenerate the seed papers' findings on each profile: a figure
+    /// (PNG, SVG), its data (CSV) and a PASS/FAIL verdict per finding, and
+    /// DIR/index.html; exit 0 when all pass, 1 when one fails, 2 on
+    /// unusable input.
+    Reproduce(ReproduceArgs),
+    /// Draw a figure from reports, comparisons or request logs: latency
+    /// CDFs, per-thread bars, throughput and queue depth over time, the
+    /// address-difference scatter.
+    Plot {
+        /// Inputs: JSON reports (`--json` of run, replay, sweep cells), a
+        /// comparison (`compare --json`) or request logs (`run --log`);
+        /// recognised by content.
+        #[arg(required = true, value_name = "FILE")]
+        inputs: Vec<PathBuf>,
+        /// What to draw.
+        #[arg(long, value_enum)]
+        kind: crate::plot::inputs::Kind,
+        /// Output file; `.png` or `.svg` picks the format.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
     /// Trace tools: list formats, inspect a trace, convert it to CSV.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -139,6 +160,34 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+}
+
+/// Options of `simctl reproduce`.
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    /// Findings to reproduce, by number (`3`) or name (`finding-3`);
+    /// default: all.
+    #[arg(value_name = "FINDING")]
+    pub findings: Vec<String>,
+    /// A phone: a phone file, or a name in CONFIGS/phones/ (`generic`: the
+    /// scenarios as written). Repeatable; default: every bundled phone and
+    /// generic.
+    #[arg(long = "phone", value_name = "NAME|FILE")]
+    pub phones: Vec<String>,
+    /// Override a setting in every run (as `simctl run --set`), applied
+    /// after the profile and the finding's own settings. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Output directory.
+    #[arg(long, value_name = "DIR", default_value = "reproduce")]
+    pub out: PathBuf,
+    /// Simulations run in parallel (default: one per core); the outputs
+    /// are identical whatever the number.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// The folder of scenarios/, devices/, hosts/ and phones/.
+    #[arg(long, value_name = "DIR", default_value = "configs")]
+    pub configs: PathBuf,
 }
 
 /// `simctl trace` subcommands.

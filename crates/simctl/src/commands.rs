@@ -50,7 +50,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
                 write_out(p, &(serde_json::to_string_pretty(&c)? + "\n"), out)?;
             }
             if let Some(prefix) = &plot {
-                crate::plot::write(&c, prefix)?;
+                crate::compare::figure(&c)?.write_both(prefix)?;
             }
             if !sim.quiet && sim.json.as_deref() != Some(Path::new("-")) {
                 write!(out, "{}", crate::compare::table(&c))?;
@@ -92,6 +92,19 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             baseline,
             tolerances,
         } => check(&report, &baseline, &tolerances, out),
+        Command::Reproduce(a) => crate::reproduce::reproduce(&a, registry, out),
+        Command::Plot { inputs, kind, out } => {
+            let inputs = inputs
+                .iter()
+                .map(|p| crate::plot::inputs::load(p))
+                .collect::<Result<Vec<_>>>()?;
+            let figure = crate::plot::inputs::figure(kind, &inputs)?;
+            for o in &figure.omitted {
+                eprintln!("note: {o}");
+            }
+            figure.write(&out)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Trace(t) => trace(t, out),
         Command::Schedulers { hz, json } => schedulers(registry, hz, json, out),
         Command::Completions { shell } => {
@@ -195,7 +208,7 @@ fn simulate(
         Simulation::with_prepared_device(sc, registry, &device)?
     } else if let Some(p) = &a.save_state {
         let device = PreparedDevice::new(&sc)?;
-        write_atomic(p, &device.save_state()?).context("--save-state")?;
+        crate::output::write_atomic(p, &device.save_state()?).context("--save-state")?;
         Simulation::with_prepared_device(sc, registry, &device)?
     } else {
         Simulation::with_registry(sc, registry)?
@@ -345,37 +358,12 @@ fn write_out(p: &Path, text: &str, out: &mut Stdout) -> Result<()> {
         out.write_all(text.as_bytes())?;
         return Ok(());
     }
-    write_atomic(p, text.as_bytes())
+    crate::output::write_atomic(p, text.as_bytes())
 }
 
-/// Writes `bytes` to the file `p` atomically: into a temporary file beside
-/// it, renamed over it once complete (a failure leaves nothing).
-fn write_atomic(p: &Path, bytes: &[u8]) -> Result<()> {
-    let writing = || format!("writing {}", p.display());
-    let mut tmp = temp_beside(p).with_context(writing)?;
-    tmp.write_all(bytes).with_context(writing)?;
-    tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
-    Ok(())
-}
-
-/// A temporary file in the folder of `p` (so renaming it over `p` is
-/// atomic), deleted unless persisted.
+/// A temporary file in the folder of `p`, deleted unless persisted.
 fn temp_beside(p: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = p.file_name().map_or_else(
-        || ".simctl".into(),
-        |n| format!(".{}.", n.to_string_lossy()),
-    );
-    let mut b = tempfile::Builder::new();
-    b.prefix(&name).suffix(".tmp");
-    // The mode a plain create would give (0666 less the umask), not the
-    // private 0600 of temporary files.
-    #[cfg(unix)]
-    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    b.tempfile_in(dir)
+    crate::output::temp_beside(p, ".tmp")
 }
 
 fn schedulers(registry: &Registry, hz: u32, json: bool, out: &mut Stdout) -> Result<ExitCode> {

@@ -14,6 +14,7 @@ mod compare;
 mod generate;
 mod output;
 mod plot;
+mod reproduce;
 mod sweep;
 mod trace_cmd;
 
