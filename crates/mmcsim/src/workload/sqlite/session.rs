@@ -144,6 +144,8 @@ pub struct Session {
     fds: [Fd; 4],
     /// File of the call in progress, and whether it opens or closes it.
     last: Option<(SqlFile, bool, bool)>,
+    /// The call in progress is a `mkdir` (EEXIST is expected).
+    last_mkdir: bool,
     running: Option<Running>,
     /// Counters.
     pub stats: SessionStats,
@@ -167,6 +169,7 @@ impl Session {
             next: 0,
             fds: [UNBOUND_FD; 4],
             last: None,
+            last_mkdir: false,
             running: None,
             stats: SessionStats::default(),
         }
@@ -241,7 +244,7 @@ impl Session {
     /// one; `None` when the statement is complete.
     pub fn next_call(&mut self, ret: Option<i64>) -> Option<Syscall> {
         if let (Some((file, opened, closed)), Some(ret)) = (self.last.take(), ret) {
-            if ret < 0 {
+            if ret < 0 && !self.last_mkdir {
                 self.stats.failed_calls += 1;
             } else if opened {
                 self.fds[file.index()] = ret as Fd;
@@ -299,6 +302,7 @@ impl Session {
             _ => {}
         }
         self.last = Some((file, opened, closed));
+        self.last_mkdir = matches!(call, Syscall::Mkdir { .. });
         Some(call)
     }
 
