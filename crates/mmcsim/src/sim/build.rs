@@ -192,7 +192,8 @@ pub(super) fn build_on(
     let mut collector = Collector::new();
     let flusher = Jobs::buffered_writes(&sc.jobs, &sc.scripts);
     let mut host = Host::new(cpu, cache, mount, sc.writeback, flusher, max_bio_sectors);
-    let jobs = Jobs::build(&sc.jobs, &sc.scripts, sc.seed, &mut host, &mut collector)?;
+    let mut jobs = Jobs::build(&sc.jobs, &sc.scripts, sc.seed, &mut host, &mut collector)?;
+    add_programs(&sc, &mut jobs, &mut host, &mut collector);
     // The flusher takes the thread index after the synthetic threads, and
     // traced processes follow.
     let replay = match &sc.trace {
@@ -236,5 +237,24 @@ fn precondition_or_clone(
             p.summary.clone()
         }
         None => device.precondition(&sc.precondition, sc.seed),
+    }
+}
+
+/// Adds the SQLite jobs and the AndroBench suite of `sc` to `jobs` (their
+/// threads follow the job and script threads).
+fn add_programs(sc: &Scenario, jobs: &mut Jobs, host: &mut Host, collector: &mut Collector) {
+    use crate::engine::component_rng;
+    use crate::workload::androbench::Suite;
+    use crate::workload::program::Program;
+    use crate::workload::sqlite::job::SqliteJob;
+    for (i, j) in sc.sqlite_jobs.iter().enumerate() {
+        let mut rng = component_rng(sc.seed, &format!("sqlite_job{i}"));
+        let job = SqliteJob::new(j, &sc.sqlite, &mut rng);
+        jobs.add_program(Program::Sqlite(Box::new(job)), host, collector);
+    }
+    if let Some(a) = &sc.androbench {
+        let settings = a.settings(&sc.sqlite).expect("validated with the scenario");
+        let suite = Suite::new(settings, &sc.sqlite, sc.seed);
+        jobs.add_program(Program::Androbench(Box::new(suite)), host, collector);
     }
 }

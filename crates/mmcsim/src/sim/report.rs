@@ -89,6 +89,14 @@ pub struct Report {
     /// FUA writes, allocations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fs: Option<crate::host::fs::FsReport>,
+    /// SQLite (when the scenario has SQLite jobs or AndroBench): settings,
+    /// per-transaction block writes, flushes and syncs by operation, and
+    /// per-file call counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sqlite: Option<crate::workload::sqlite::report::SqliteReport>,
+    /// AndroBench's result screen (when the scenario runs the suite).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub androbench: Option<crate::workload::androbench::AndrobenchReport>,
 }
 
 pub(super) fn build(sim: &Simulation) -> Report {
@@ -136,6 +144,8 @@ pub(super) fn build(sim: &Simulation) -> Report {
         precondition: sim.precondition.clone(),
         trace: sim.replay.as_ref().map(|t| t.info()),
         fs: sim.host.fs_report(),
+        sqlite: crate::workload::program::sqlite_report(sim.jobs.programs(), &sc.sqlite),
+        androbench: crate::workload::program::androbench_report(sim.jobs.programs()),
     }
 }
 
@@ -233,6 +243,9 @@ impl Report {
             w.threads.len(),
             w.fairness.jain
         );
+        if let Some(a) = &self.androbench {
+            s.push_str(&a.screen());
+        }
         let d = &self.device;
         let _ = writeln!(
             s,
