@@ -74,7 +74,7 @@ impl Emmc {
         if first == end {
             return self.hi.xfer(t, self.hi.data_ns(cmd.sectors as u64));
         }
-        let t_map = self.map.lookup(&mut self.tl, t, first, end, false);
+        let t_map = self.translate(t, first, end, false);
         let stream = self
             .rbuf
             .note_read(cmd.sector, cmd.sector + cmd.sectors as u64);
@@ -84,7 +84,7 @@ impl Emmc {
             let ready = if self.wbuf.holds(lpn) {
                 self.c.write_buffer_read_hits += 1;
                 t_map
-            } else if let Some(slot) = self.ftl.lookup(lpn) {
+            } else if let (Some(slot), t_map) = self.resolve(lpn, t_map) {
                 let page = self.geo.slot_page_id(slot);
                 match self.rbuf.find(page) {
                     Some(r) => {
@@ -109,11 +109,30 @@ impl Emmc {
             bus_t = self.hi.xfer(bus_t.max(ready), d);
         }
         self.c.host_slots_read += (end - first) as u64;
-        self.map.issue_prefetch(&mut self.tl);
+        if !self.ftl.owns_translation() {
+            self.map.issue_prefetch(&mut self.tl);
+        }
         if stream && self.cfg.read_buffer.prefetch_kib > 0 {
             self.prefetch_after(t_map, end);
         }
         bus_t
+    }
+
+    /// Translation of LPNs `[first, end)` from `t`: through the map-page
+    /// cache (`dirty` for writes and discards; a write or discard also
+    /// issues the cache's forward prefetch at once), or free when the
+    /// mapping scheme keeps its own translation state in SRAM
+    /// ([`super::ftl::Mapping::owns_translation`]). Returns when the
+    /// translation is known, ns.
+    fn translate(&mut self, t: Ns, first: u32, end: u32, dirty: bool) -> Ns {
+        if self.ftl.owns_translation() {
+            return t;
+        }
+        let t_map = self.map.lookup(&mut self.tl, t, first, end, dirty);
+        if dirty {
+            self.map.issue_prefetch(&mut self.tl);
+        }
+        t_map
     }
 
     /// Senses the NAND pages holding the LPNs after a forward stream into the
@@ -125,7 +144,7 @@ impl Emmc {
         let mut budget = self.rbuf.capacity().saturating_sub(1);
         let page_bytes = self.geo.page_bytes();
         for lpn in from..to {
-            if budget == 0 || !self.map.holds_entry_of(lpn) {
+            if budget == 0 || !(self.ftl.owns_translation() || self.map.holds_entry_of(lpn)) {
                 break;
             }
             if self.wbuf.holds(lpn) {
@@ -155,8 +174,7 @@ impl Emmc {
         if first == end {
             return self.hi.xfer(t, self.hi.data_ns(cmd.sectors as u64));
         }
-        let t_map = self.map.lookup(&mut self.tl, t, first, end, true);
-        self.map.issue_prefetch(&mut self.tl);
+        let t_map = self.translate(t, first, end, true);
         let mut bus_t = t_map;
         for lpn in first..end {
             bus_t = self.wbuf.wait_for_space(bus_t);
@@ -184,12 +202,40 @@ impl Emmc {
         if first == end {
             return t;
         }
-        let t_map = self.map.lookup(&mut self.tl, t, first, end, true);
-        self.map.issue_prefetch(&mut self.tl);
+        let t_map = self.translate(t, first, end, true);
+        let mut done = t_map;
         for lpn in first..end {
-            self.trim_lpn(lpn);
+            self.wbuf.discard(lpn);
+            self.ops.clear();
+            self.ftl.discard(lpn, &mut self.ops);
+            self.oracle.trim(lpn);
+            done = self.apply_serial(done);
         }
-        t_map
+        done
+    }
+
+    /// The slot of `lpn` for a host read from `t` (the mapping scheme's own
+    /// translation work, if any, timed first) and when it is known, ns.
+    fn resolve(&mut self, lpn: u32, t: Ns) -> (Option<u32>, Ns) {
+        if !self.ftl.owns_translation() {
+            return (self.ftl.lookup(lpn), t);
+        }
+        self.ops.clear();
+        let slot = self.ftl.translate(lpn, &mut self.ops);
+        (slot, self.apply_serial(t))
+    }
+
+    /// Times `self.ops` one after another from `t` (each waits for the one
+    /// before: translation work a command depends on); returns the end, ns.
+    fn apply_serial(&mut self, mut t: Ns) -> Ns {
+        let ppb = self.geo.pages_per_block;
+        for op in &self.ops {
+            t = self.tl.apply(t, op);
+            if let NandOp::Erase { blk, .. } = *op {
+                self.rbuf.invalidate_range(blk * ppb, ppb);
+            }
+        }
+        t
     }
 
     fn flush(&mut self, t0: Ns, seq: &Sequence) -> Ns {

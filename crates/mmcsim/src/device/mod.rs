@@ -54,13 +54,13 @@ pub use error::DeviceError;
 pub use host_interface::{DeviceCommand, MmcCommand};
 pub use precondition::PreconditionSummary;
 pub use state::{StateError, FORMAT_VERSION as STATE_FORMAT_VERSION};
-pub use stats::{DeviceStats, EraseCountStats};
+pub use stats::{DeviceStats, EraseCountStats, MergeStats};
 
 use crate::error::Result;
 use crate::types::{us_to_ns, Ns, SECTORS_PER_PAGE};
 use cache::{MapCache, ReadBuffer, WriteBuffer};
 use firmware::Counters;
-use ftl::{Mapping, MappingScheme, PageMapping};
+use ftl::{DftlMapping, HybridMapping, Mapping, MappingScheme, PageMapping};
 use host_interface::HostInterface;
 use nand::{Geometry, NandOp, NandTimelines};
 use oracle::VersionOracle;
@@ -103,8 +103,15 @@ impl Emmc {
             MappingScheme::Page => {
                 Box::new(PageMapping::new(geo, &cfg.ftl, &cfg.gc, &cfg.wear_leveling))
             }
-            // Rejected by validation with the list of modelled schemes.
-            MappingScheme::Hybrid | MappingScheme::Dftl => unreachable!("validated profile"),
+            MappingScheme::Hybrid => Box::new(HybridMapping::new(
+                geo,
+                &cfg.ftl,
+                &cfg.gc,
+                &cfg.wear_leveling,
+            )),
+            MappingScheme::Dftl => {
+                Box::new(DftlMapping::new(geo, &cfg.ftl, &cfg.gc, &cfg.wear_leveling))
+            }
         };
         let lpns = ftl.user_lpns();
         Ok(Emmc {

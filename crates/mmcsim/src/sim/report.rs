@@ -259,6 +259,19 @@ impl Report {
             d.erase_count.mean,
             d.erase_count.max
         );
+        if let Some(m) = &d.merges {
+            let _ = writeln!(
+                s,
+                "hybrid merges: switch {} | partial {} | full {}",
+                m.switch, m.partial, m.full
+            );
+        }
+        if let Some(b) = d.bkops_runs {
+            let _ = writeln!(s, "BKOPS (background GC) victims: {b}");
+        }
+        if let Some(h) = d.hpi_interrupts {
+            let _ = writeln!(s, "HPI interrupts: {h}");
+        }
         s
     }
 }

@@ -93,6 +93,19 @@ pub enum IntegrityError {
         /// Valid slots.
         valid: u64,
     },
+    /// The mapping as the controller sees it (cached entry or translation
+    /// page on flash) differs from where the data is.
+    #[error(
+        "lpn {lpn}: translation says slot {view}, data is in slot {truth} (u32::MAX = unmapped)"
+    )]
+    Translation {
+        /// Logical page.
+        lpn: u32,
+        /// Slot the cached mapping table or the translation page names.
+        view: u32,
+        /// Slot holding the newest data.
+        truth: u32,
+    },
     /// Free pools and free stripes differ in number.
     #[error("{pooled} stripes in free pools, {free} free stripes")]
     FreePools {

@@ -43,8 +43,20 @@ impl PageMapping {
         gc: &GcConfig,
         wl: &WearLevelingConfig,
     ) -> PageMapping {
+        let lpns = super::user_lpns(geo.slots(), ftl.over_provisioning);
+        Self::with_lpns(geo, lpns, gc, wl)
+    }
+
+    /// An empty FTL mapping `lpns` logical pages (DFTL adds its translation
+    /// pages to the host's).
+    pub(super) fn with_lpns(
+        geo: Geometry,
+        lpns: u32,
+        gc: &GcConfig,
+        wl: &WearLevelingConfig,
+    ) -> PageMapping {
         PageMapping {
-            table: PageTable::new(super::user_lpns(geo.slots(), ftl.over_provisioning)),
+            table: PageTable::new(lpns),
             blocks: BlockManager::new(geo, wl.dynamic),
             gc: GarbageCollector::new(
                 gc.policy,
@@ -60,6 +72,17 @@ impl PageMapping {
             next_die: 0,
             stats: FtlStats::default(),
         }
+    }
+
+    /// Makes GC and wear leveling record the LPNs they move (for a scheme
+    /// that must persist their new translations: DFTL).
+    pub(super) fn record_moves(&mut self) {
+        self.gc.record_moves();
+    }
+
+    /// Moves the LPNs recorded since the last call into `out`.
+    pub(super) fn take_moves(&mut self, out: &mut Vec<u32>) {
+        self.gc.take_moves(out);
     }
 
     /// The block manager (erase counts, free pools, valid counts).
@@ -179,11 +202,14 @@ mod tests {
             &FtlConfig {
                 mapping: MappingScheme::Page,
                 over_provisioning: 0.3,
+                hybrid: None,
+                dftl: None,
             },
             &GcConfig {
                 policy,
                 start_below_free_blocks_per_die: 4,
                 stop_at_free_blocks_per_die: 6,
+                background: false,
             },
             &WearLevelingConfig {
                 dynamic: true,
