@@ -89,6 +89,11 @@ pub struct Report {
     /// FUA writes, allocations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fs: Option<crate::host::fs::FsReport>,
+    /// What the per-command integrity check cost (only with
+    /// [`super::RunOptions::check_integrity`]; absent from the JSON
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<crate::device::IntegrityStats>,
 }
 
 pub(super) fn build(sim: &Simulation) -> Report {
@@ -136,6 +141,7 @@ pub(super) fn build(sim: &Simulation) -> Report {
         precondition: sim.precondition.clone(),
         trace: sim.replay.as_ref().map(|t| t.info()),
         fs: sim.host.fs_report(),
+        integrity: sim.integrity,
     }
 }
 
@@ -246,6 +252,13 @@ impl Report {
             d.erase_count.mean,
             d.erase_count.max
         );
+        if let Some(i) = &self.integrity {
+            let _ = writeln!(
+                s,
+                "integrity: checked after each of {} device commands ({} logical + {} physical pages, {} full checks), {} violations",
+                i.checked_commands, i.checked_pages, i.checked_slots, i.full_checks, i.violations
+            );
+        }
         s
     }
 }

@@ -30,12 +30,16 @@
 pub mod block_manager;
 pub mod gc;
 mod integrity;
+pub mod integrity_journal;
 mod page;
 pub mod page_table;
 pub mod wear_leveling;
 
 pub use gc::VictimPolicy;
+#[cfg(test)]
+pub(crate) use integrity::Corruption;
 pub use integrity::IntegrityError;
+pub use integrity_journal::{MapChange, MapJournal};
 pub use page::PageMapping;
 
 use super::nand::NandOp;
@@ -156,6 +160,28 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     /// version the host wrote (0 = never written or trimmed) and `pending`
     /// the `(lpn, version)` entries still in the write buffer, oldest first.
     fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError>;
+    /// The journal in which this mapping reports every translation change
+    /// (for the incremental integrity check, `--check-integrity`); `None`
+    /// when the scheme does not report them, and the check then refuses to
+    /// run on it. A scheme that returns one must also implement
+    /// [`Mapping::slot_record`].
+    fn journal(&mut self) -> Option<&mut MapJournal> {
+        None
+    }
+    /// The `(lpn, version)` record of the valid data programmed in physical
+    /// `slot` (`slot` < the array's slots), or `None` when the slot holds
+    /// no valid data (free, erased, padding or invalidated).
+    fn slot_record(&self, slot: u32) -> Option<(u32, u32)> {
+        let _ = slot;
+        None
+    }
+    /// Test-only hook: damages the mapping state as `c` says; false when
+    /// the scheme has no such hook.
+    #[cfg(test)]
+    fn corrupt(&mut self, c: Corruption) -> bool {
+        let _ = c;
+        false
+    }
 }
 
 /// Logical pages left to the host by `slots` physical slots with a fraction
