@@ -368,6 +368,13 @@ pub struct RunArgs {
     /// report is the same byte for byte).
     #[arg(long, value_name = "FILE")]
     pub load_state: Option<PathBuf>,
+    /// Check the FTL after every device command: each logical page maps to
+    /// its newest version and each valid physical page is mapped exactly
+    /// once (cost per command proportional to the pages it touched). The
+    /// first violation stops the run with an error; the report gains an
+    /// "integrity" section.
+    #[arg(long)]
+    pub check_integrity: bool,
     #[command(flatten)]
     pub sim: SimArgs,
 }

@@ -232,6 +232,7 @@ fn simulate(
     let report = sim.run(RunOptions {
         log,
         allow_empty: a.allow_empty,
+        check_integrity: a.check_integrity,
     })?;
     if let (Some(tmp), Some(p)) = (log_tmp, &a.log) {
         tmp.persist(p)

@@ -260,8 +260,7 @@ impl Emmc {
     /// starting at `t`, with any foreground GC first; returns the end.
     fn program_pending(&mut self, t: Ns) -> Ns {
         self.wbuf.take_pending(&mut self.stripe_tmp, Some(t));
-        self.ops.clear();
-        self.ftl.write(&self.stripe_tmp, &mut self.ops);
+        self.write_stripe();
         let mut end = t;
         let ppb = self.geo.pages_per_block;
         for op in &self.ops {
@@ -274,11 +273,20 @@ impl Emmc {
         end
     }
 
+    /// Hands the taken stripe page (`stripe_tmp`) to the FTL, its NAND work
+    /// into `ops`, and notes it for the integrity check if that runs.
+    fn write_stripe(&mut self) {
+        self.ops.clear();
+        self.ftl.write(&self.stripe_tmp, &mut self.ops);
+        if let Some(c) = self.integrity.as_deref_mut() {
+            c.note_program(&self.stripe_tmp, &self.ops, &self.geo);
+        }
+    }
+
     /// Untimed program of the pending entries (padding a partial stripe).
     pub(super) fn program_pending_untimed(&mut self) {
         self.wbuf.take_pending(&mut self.stripe_tmp, None);
-        self.ops.clear();
-        self.ftl.write(&self.stripe_tmp, &mut self.ops);
+        self.write_stripe();
         let ppb = self.geo.pages_per_block;
         for op in &self.ops {
             if let NandOp::Erase { blk, .. } = *op {

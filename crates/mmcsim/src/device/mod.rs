@@ -34,7 +34,9 @@
 //! * [`Emmc::save_state`] / [`Emmc::load_state`] write and restore a
 //!   preconditioned device as a compact versioned file ([`state`]).
 //! * [`Emmc::check_integrity`] proves, with a per-LPN version oracle, that
-//!   every LPN reads its newest data and every valid slot is mapped once.
+//!   every LPN reads its newest data and every valid slot is mapped once;
+//!   [`Emmc::start_integrity_check`] makes [`Emmc::execute`] prove it after
+//!   every command for what the command touched (`--check-integrity`).
 
 pub mod cache;
 pub mod config;
@@ -42,6 +44,7 @@ mod error;
 mod firmware;
 pub mod ftl;
 pub mod host_interface;
+mod integrity_check;
 pub mod nand;
 mod oracle;
 mod precondition;
@@ -52,6 +55,7 @@ pub use cache::ENTRIES_PER_MAP_PAGE;
 pub use config::{CmdqConfig, DeviceConfig, Precondition};
 pub use error::DeviceError;
 pub use host_interface::{DeviceCommand, MmcCommand};
+pub use integrity_check::{CheckPoint, IntegrityStats, Violation};
 pub use precondition::PreconditionSummary;
 pub use state::{StateError, FORMAT_VERSION as STATE_FORMAT_VERSION};
 pub use stats::{DeviceStats, EraseCountStats, MergeStats};
@@ -91,6 +95,8 @@ pub struct Emmc {
     /// Scratch: the stripe page being programmed.
     stripe_tmp: Vec<(u32, u32)>,
     oracle: VersionOracle,
+    /// The per-command integrity check, when running.
+    integrity: Option<Box<integrity_check::IntegrityChecker>>,
     c: Counters,
 }
 
@@ -133,6 +139,7 @@ impl Emmc {
             ops: Vec::with_capacity(4096),
             stripe_tmp: Vec::with_capacity(geo.stripe_slots() as usize),
             oracle: VersionOracle::new(lpns),
+            integrity: None,
             c: Counters::default(),
             ftl,
             cfg: cfg.clone(),
@@ -173,6 +180,7 @@ impl Emmc {
         self.wbuf.retire(t0);
         self.tl.forget_before(t0);
         let end = self.run_command(t0, cmd, &seq);
+        self.check_after_command(start, cmd);
         if seq.queued() {
             self.hi.end_queued();
             end

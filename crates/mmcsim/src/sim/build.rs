@@ -221,6 +221,7 @@ pub(super) fn build_on(
         bios: Vec::with_capacity(64),
         error: None,
         end: 0,
+        integrity: None,
         sc,
     })
 }

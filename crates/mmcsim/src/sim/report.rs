@@ -97,6 +97,11 @@ pub struct Report {
     /// AndroBench's result screen (when the scenario runs the suite).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub androbench: Option<crate::workload::androbench::AndrobenchReport>,
+    /// What the per-command integrity check cost (only with
+    /// [`super::RunOptions::check_integrity`]; absent from the JSON
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<crate::device::IntegrityStats>,
 }
 
 pub(super) fn build(sim: &Simulation) -> Report {
@@ -146,6 +151,7 @@ pub(super) fn build(sim: &Simulation) -> Report {
         fs: sim.host.fs_report(),
         sqlite: crate::workload::program::sqlite_report(sim.jobs.programs(), &sc.sqlite),
         androbench: crate::workload::program::androbench_report(sim.jobs.programs()),
+        integrity: sim.integrity,
     }
 }
 
@@ -271,6 +277,13 @@ impl Report {
         }
         if let Some(h) = d.hpi_interrupts {
             let _ = writeln!(s, "HPI interrupts: {h}");
+        }
+        if let Some(i) = &self.integrity {
+            let _ = writeln!(
+                s,
+                "integrity: checked after each of {} device commands ({} logical + {} physical pages, {} full checks), {} violations",
+                i.checked_commands, i.checked_pages, i.checked_slots, i.full_checks, i.violations
+            );
         }
         s
     }

@@ -132,7 +132,7 @@ pub fn run(sc: Scenario, spec: &RunSpec, profile: &str, registry: &Registry) -> 
     let buf = Rc::new(RefCell::new(Vec::new()));
     let opts = RunOptions {
         log: log.then(|| Box::new(Shared(buf.clone())) as Box<dyn Write>),
-        allow_empty: false,
+        ..RunOptions::default()
     };
     let report = Simulation::with_registry(sc, registry)
         .and_then(|s| s.run(opts))

@@ -34,6 +34,7 @@ mod dftl;
 pub mod gc;
 pub mod hybrid;
 mod integrity;
+pub mod integrity_journal;
 mod page;
 pub mod page_table;
 pub mod wear_leveling;
@@ -41,7 +42,10 @@ pub mod wear_leveling;
 pub use dftl::DftlMapping;
 pub use gc::VictimPolicy;
 pub use hybrid::HybridMapping;
+#[cfg(test)]
+pub(crate) use integrity::Corruption;
 pub use integrity::IntegrityError;
+pub use integrity_journal::{MapChange, MapJournal};
 pub use page::PageMapping;
 
 use super::nand::NandOp;
@@ -217,6 +221,29 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
         _expected: &[u32],
     ) -> Result<(), StateError> {
         Err(StateError::unsupported(self.scheme()))
+    }
+
+    /// The journal in which this mapping reports every translation change
+    /// (for the incremental integrity check, `--check-integrity`); `None`
+    /// when the scheme does not report them, and the check then refuses to
+    /// run on it. A scheme that returns one must also implement
+    /// [`Mapping::slot_record`].
+    fn journal(&mut self) -> Option<&mut MapJournal> {
+        None
+    }
+    /// The `(lpn, version)` record of the valid data programmed in physical
+    /// `slot` (`slot` < the array's slots), or `None` when the slot holds
+    /// no valid data (free, erased, padding or invalidated).
+    fn slot_record(&self, slot: u32) -> Option<(u32, u32)> {
+        let _ = slot;
+        None
+    }
+    /// Test-only hook: damages the mapping state as `c` says; false when
+    /// the scheme has no such hook.
+    #[cfg(test)]
+    fn corrupt(&mut self, c: Corruption) -> bool {
+        let _ = c;
+        false
     }
 }
 

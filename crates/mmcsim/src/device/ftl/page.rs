@@ -15,6 +15,7 @@
 use super::block_manager::{BlockManager, Stream};
 use super::gc::GarbageCollector;
 use super::integrity::{self, IntegrityError};
+use super::integrity_journal::MapJournal;
 use super::page_table::PageTable;
 use super::wear_leveling::StaticWearLeveling;
 use super::{FtlStats, Mapping, MappingScheme, Placement};
@@ -187,6 +188,20 @@ impl Mapping for PageMapping {
         }
         self.stats = FtlStats::default();
         Ok(())
+    }
+
+    fn journal(&mut self) -> Option<&mut MapJournal> {
+        Some(self.table.journal_mut())
+    }
+
+    fn slot_record(&self, slot: u32) -> Option<(u32, u32)> {
+        integrity::slot_record(&self.blocks, slot)
+    }
+
+    #[cfg(test)]
+    fn corrupt(&mut self, c: integrity::Corruption) -> bool {
+        integrity::corrupt(&mut self.table, &mut self.blocks, c);
+        true
     }
 }
 
