@@ -276,6 +276,12 @@ impl TraceArgs {
 /// Options of every simulating command (`replay`, `run`, `compare`).
 #[derive(Debug, Args)]
 pub struct SimArgs {
+    /// Phone profile: NAME (configs/phones/NAME.toml, found from the
+    /// current directory up) or FILE. Replaces the scenario's device
+    /// profile, host profile and scheduler; --device, --scheduler and
+    /// --set still apply on top.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub phone: Option<String>,
     /// Device profile TOML (default: the scenario's, or the built-in
     /// generic eMMC).
     #[arg(long, value_name = "FILE")]
