@@ -78,6 +78,26 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             };
             crate::sweep::sweep(&args, registry)
         }
+        Command::Calibrate {
+            profile,
+            targets,
+            params,
+            max_iters,
+            out: dest,
+            jobs,
+        } => {
+            let args = crate::calibrate::CalibrateArgs {
+                profile,
+                targets,
+                params,
+                max_iters,
+                out: dest,
+                jobs,
+            };
+            let table = crate::calibrate::calibrate(&args, registry)?;
+            write!(out, "{table}")?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Merge { dirs, out } => {
             let n = crate::sweep::merge::merge(&dirs, &out)?;
             println!(

@@ -245,6 +245,11 @@ pub struct CalibrationConfig {
     /// mapping cache and read buffer.
     #[serde(default)]
     pub reverse_seek_penalty_us: f64,
+    /// How the profile's values were fitted (`[calibration.record]`,
+    /// written by `simctl calibrate`): kept with the profile, never read by
+    /// the simulation.
+    #[serde(default, skip_serializing)]
+    pub record: Option<toml::Value>,
 }
 
 /// How a scenario prepares the device before measuring (unmeasured, untimed).
