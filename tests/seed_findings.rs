@@ -76,7 +76,10 @@ fn with_16_threads_in_128_mib_the_sourced_map_cache_holds_the_region_and_order_b
         dl["throughput"]["iops"].as_f64().unwrap(),
         noop["throughput"]["iops"].as_f64().unwrap(),
     );
-    assert!((d - n).abs() < 0.01 * n, "deadline {d:.0} vs noop {n:.0} IOPS");
+    assert!(
+        (d - n).abs() < 0.01 * n,
+        "deadline {d:.0} vs noop {n:.0} IOPS"
+    );
     for r in [&dl, &noop] {
         let h = r["device"]["map_cache_hit_rate"].as_f64().unwrap();
         assert!(h > 0.99, "map-cache hit rate {h}");

@@ -15,9 +15,9 @@
 //! * Flush: on a volatile buffer, programs the pending entries (padding the
 //!   stripe page) and waits for every program in flight.
 
+use super::cache::Stream;
 use super::host_interface::{DeviceCommand, Sequence};
 use super::nand::{Geometry, NandOp};
-use super::cache::Stream;
 use super::Emmc;
 use crate::types::{Ns, Op, SECTORS_PER_PAGE};
 
@@ -120,7 +120,9 @@ impl Emmc {
                 let to = end.saturating_add(n).min(self.ftl.user_lpns());
                 self.prefetch(t_map, end..to);
             }
-            Some(Stream::Descending) => self.prefetch(t_map, (first.saturating_sub(n)..first).rev()),
+            Some(Stream::Descending) => {
+                self.prefetch(t_map, (first.saturating_sub(n)..first).rev())
+            }
         }
         bus_t
     }

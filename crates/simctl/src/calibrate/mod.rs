@@ -62,8 +62,8 @@ struct Profile {
 fn load_profile(path: &Path) -> Result<Profile> {
     let src = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("profile {src}"))?;
-    let table: toml::Table =
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{src}: {}", e.to_string().trim_end()))?;
+    let table: toml::Table = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{src}: {}", e.to_string().trim_end()))?;
     let is_phone = table.get("device").is_some_and(toml::Value::is_str)
         && table.get("host").is_some_and(toml::Value::is_str);
     if is_phone {
@@ -91,7 +91,9 @@ fn load_profile(path: &Path) -> Result<Profile> {
 pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
     let profile = load_profile(&args.profile)?;
     if args.params.is_empty() {
-        bail!("no --param: name at least one free parameter, e.g. --param device.nand.t_r_us=40:120");
+        bail!(
+            "no --param: name at least one free parameter, e.g. --param device.nand.t_r_us=40:120"
+        );
     }
     if args.max_iters == 0 {
         bail!("--max-iters 0: expected at least 1 iteration");

@@ -145,7 +145,9 @@ impl<'a> Problem<'a> {
                 "target `{}` ({}{})",
                 t.name,
                 t.scenario_text,
-                scheduler.map(|s| format!(", scheduler {s}")).unwrap_or_default()
+                scheduler
+                    .map(|s| format!(", scheduler {s}"))
+                    .unwrap_or_default()
             )
         };
         let sc = Scenario::load(&t.scenario, &sets).with_context(at)?;

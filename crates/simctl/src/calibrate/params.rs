@@ -32,7 +32,7 @@ impl Param {
         let bad = |m: String| anyhow::anyhow!("--param {arg}: {m}");
         let Some((key, bounds)) = arg.split_once('=') else {
             return Err(bad(
-                "expected KEY=LOW:HIGH, e.g. device.nand.t_r_us=40:120".into(),
+                "expected KEY=LOW:HIGH, e.g. device.nand.t_r_us=40:120".into()
             ));
         };
         let key = key.trim();
@@ -48,7 +48,11 @@ impl Param {
         let (lower, upper) = match bounds.split_once(':') {
             Some((a, b)) => match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
                 (Ok(a), Ok(b)) => (a, b),
-                _ => return Err(bad(format!("bounds `{bounds}`: expected two numbers LOW:HIGH"))),
+                _ => {
+                    return Err(bad(format!(
+                        "bounds `{bounds}`: expected two numbers LOW:HIGH"
+                    )))
+                }
             },
             None => return Err(bad(format!("bounds `{bounds}`: expected LOW:HIGH"))),
         };
@@ -150,7 +154,10 @@ mod tests {
     #[test]
     fn parses_bounds_and_maps_log_coordinates_both_ways() {
         let p = Param::parse("device.nand.t_r_us=25:225", &profile(), "p").unwrap();
-        assert_eq!((p.lower, p.upper, p.start, p.integer), (25.0, 225.0, 75.0, false));
+        assert_eq!(
+            (p.lower, p.upper, p.start, p.integer),
+            (25.0, 225.0, 75.0, false)
+        );
         assert!((p.to_unit(75.0) - 0.5).abs() < 1e-12);
         assert_eq!(p.from_unit(0.5), 75.0);
         assert_eq!(p.from_unit(-3.0), 25.0);

@@ -123,7 +123,13 @@ pub fn table(fit: &Fit, out: &Path) -> String {
         fit.evaluations,
         fit.iterations
     );
-    let kw = fit.params.iter().map(|p| p.key.len()).max().unwrap_or(0).max(9);
+    let kw = fit
+        .params
+        .iter()
+        .map(|p| p.key.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
     let _ = writeln!(
         s,
         "{:<kw$} {:>10} {:>10} {:>10} {:>10}",
@@ -147,7 +153,14 @@ pub fn table(fit: &Fit, out: &Path) -> String {
             None => n.clone(),
         }
     };
-    let tw = fit.best.rows.iter().map(|r| label(r).len()).max().unwrap_or(0).max(6);
+    let tw = fit
+        .best
+        .rows
+        .iter()
+        .map(|r| label(r).len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
     let mw = fit
         .targets
         .targets

@@ -133,10 +133,7 @@ pub fn load(path: &Path, known_schedulers: &[&str]) -> Result<Targets> {
                 }
                 Measured::Band(*lo, *hi)
             }
-            (None, Some(b)) => bail!(
-                "{at}: band has {} numbers: expected [low, high]",
-                b.len()
-            ),
+            (None, Some(b)) => bail!("{at}: band has {} numbers: expected [low, high]", b.len()),
             (Some(_), Some(_)) => bail!("{at}: give either value or band, not both"),
             (None, None) => bail!("{at}: no measurement: add value = X or band = [LOW, HIGH]"),
         };
@@ -254,7 +251,10 @@ mod tests {
         assert_eq!(metric(&r, "a.b.0"), Ok(1.5));
         assert_eq!(metric(&r, "a.b.1.c"), Ok(2.0));
         let e = metric(&r, "a.x").unwrap_err();
-        assert!(e.contains("`x` not found in `a`") && e.contains("keys there: b"), "{e}");
+        assert!(
+            e.contains("`x` not found in `a`") && e.contains("keys there: b"),
+            "{e}"
+        );
         assert!(metric(&r, "s").unwrap_err().contains("string"));
     }
 }
