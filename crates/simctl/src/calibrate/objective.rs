@@ -82,7 +82,7 @@ impl<'a> Problem<'a> {
         self.params
             .iter()
             .zip(u)
-            .map(|(p, &u)| p.from_unit(u))
+            .map(|(p, &u)| p.at_unit(u))
             .collect()
     }
 

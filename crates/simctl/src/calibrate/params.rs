@@ -116,7 +116,7 @@ impl Param {
 
     /// The value at search coordinate `u` (clamped to the bounds), rounded
     /// as it will be written.
-    pub fn from_unit(&self, u: f64) -> f64 {
+    pub fn at_unit(&self, u: f64) -> f64 {
         let x = self.lower * (self.upper / self.lower).powf(u.clamp(0.0, 1.0));
         self.quantize(x)
     }
@@ -159,12 +159,12 @@ mod tests {
             (25.0, 225.0, 75.0, false)
         );
         assert!((p.to_unit(75.0) - 0.5).abs() < 1e-12);
-        assert_eq!(p.from_unit(0.5), 75.0);
-        assert_eq!(p.from_unit(-3.0), 25.0);
+        assert_eq!(p.at_unit(0.5), 75.0);
+        assert_eq!(p.at_unit(-3.0), 25.0);
         assert_eq!(p.quantize(71.23456), 71.23);
         let i = Param::parse("device.nand.pages_per_block=64:512", &profile(), "p").unwrap();
         assert!(i.integer);
-        assert_eq!(i.text(i.from_unit(0.4)), "147");
+        assert_eq!(i.text(i.at_unit(0.4)), "147");
     }
 
     #[test]
