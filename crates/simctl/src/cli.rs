@@ -89,6 +89,36 @@ pub enum Command {
         #[arg(long, value_name = "N", requires = "slurm")]
         shards: Option<usize>,
     },
+    /// Fit device-profile parameters to measurements: Nelder–Mead over
+    /// log-scaled bounded parameters, each evaluation running every target
+    /// scenario in parallel; writes the calibrated profile (comments kept)
+    /// with a [calibration.record] table, and prints the fit.
+    Calibrate {
+        /// Device profile (configs/devices/*.toml) or phone
+        /// (configs/phones/*.toml: its device profile is fitted, its host
+        /// and scheduler are used for the runs).
+        profile: PathBuf,
+        /// Targets file (TOML): [[targets]] with scenario, metric (JSON
+        /// path in the report, e.g. throughput.iops), value or band,
+        /// optional weight and schedulers.
+        #[arg(long, value_name = "FILE")]
+        targets: PathBuf,
+        /// A free parameter and its bounds, KEY=LOW:HIGH with KEY a
+        /// device profile key as for --set (e.g.
+        /// device.nand.t_r_us=40:120). Repeatable.
+        #[arg(long = "param", value_name = "KEY=LOW:HIGH", required = true)]
+        params: Vec<String>,
+        /// Nelder–Mead iterations at most.
+        #[arg(long, value_name = "N", default_value_t = 30)]
+        max_iters: u64,
+        /// Where to write the calibrated device profile.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Simulations run in parallel (default: one per core); the output
+        /// is identical whatever the number.
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
+    },
     /// Combine the output directories of `simctl sweep --shard` runs into
     /// the layout of an unsharded sweep, refusing overlapping or missing
     /// cells.
@@ -325,6 +355,12 @@ impl TraceArgs {
 /// Options of every simulating command (`replay`, `run`, `compare`).
 #[derive(Debug, Args)]
 pub struct SimArgs {
+    /// Phone profile: NAME (configs/phones/NAME.toml, found from the
+    /// current directory up) or FILE. Replaces the scenario's device
+    /// profile, host profile and scheduler; --device, --scheduler and
+    /// --set still apply on top.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub phone: Option<String>,
     /// Device profile TOML (default: the scenario's, or the built-in
     /// generic eMMC).
     #[arg(long, value_name = "FILE")]

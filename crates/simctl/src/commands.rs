@@ -78,6 +78,26 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             };
             crate::sweep::sweep(&args, registry)
         }
+        Command::Calibrate {
+            profile,
+            targets,
+            params,
+            max_iters,
+            out: dest,
+            jobs,
+        } => {
+            let args = crate::calibrate::CalibrateArgs {
+                profile,
+                targets,
+                params,
+                max_iters,
+                out: dest,
+                jobs,
+            };
+            let table = crate::calibrate::calibrate(&args, registry)?;
+            write!(out, "{table}")?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Merge { dirs, out } => {
             let n = crate::sweep::merge::merge(&dirs, &out)?;
             println!(
@@ -121,9 +141,15 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
     }
 }
 
-/// `--set` values plus the shorthand flags, in the order they apply.
-fn overrides(a: &SimArgs, scheduler: Option<&str>) -> Result<Vec<(String, String)>> {
+/// `--set` values plus the shorthand flags, in the order they apply:
+/// `--phone` first (it replaces the scenario's profile choices), then
+/// `--device`, `--scheduler`, `--seed` and every `--set`.
+pub(crate) fn overrides(a: &SimArgs, scheduler: Option<&str>) -> Result<Vec<(String, String)>> {
     let mut sets = Vec::new();
+    if let Some(p) = &a.phone {
+        let here = std::env::current_dir().context("--phone: the current directory")?;
+        sets.extend(mmcsim::config::Phone::find(p, &here)?.sets());
+    }
     if let Some(d) = &a.device {
         // Device paths on the command line are relative to the current
         // directory, not to the scenario file.

@@ -5,6 +5,7 @@
 //! their sources are documented in the profile files, not here; this module
 //! only says what each field means and which range is accepted.
 
+pub use super::cache::Direction;
 use super::ftl::{self, MappingScheme, VictimPolicy};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -289,8 +290,13 @@ impl WearLevelingConfig {
 pub struct MapCacheConfig {
     /// Map pages cached (each 4 KiB = 1,024 4-byte entries = 4 MiB of LBA).
     pub entries: u32,
-    /// Extra map pages loaded after the missed one on a forward access.
+    /// Extra map pages loaded after a missed one, next in the access's
+    /// direction, when `prefetch_direction` follows that direction.
     pub prefetch_map_pages: u32,
+    /// Access directions the map-page prefetch follows: `"forward"`
+    /// (ascending accesses only), `"both"` or `"none"` (default forward).
+    #[serde(default)]
+    pub prefetch_direction: Direction,
 }
 
 /// Controller read buffer.
@@ -299,8 +305,13 @@ pub struct MapCacheConfig {
 pub struct ReadBufferConfig {
     /// NAND pages (of `page_kib`) the buffer holds.
     pub pages: u32,
-    /// Data prefetched ahead of a detected forward stream, in KiB (0 = off).
+    /// Data prefetched ahead of a detected stream the buffer follows, in
+    /// KiB (0 = off).
     pub prefetch_kib: u32,
+    /// Streams the read buffer follows: `"forward"` (ascending only),
+    /// `"both"` (ascending and descending) or `"none"` (default forward).
+    #[serde(default)]
+    pub stream_direction: Direction,
 }
 
 /// Controller write buffer.
@@ -323,6 +334,11 @@ pub struct CalibrationConfig {
     /// mapping cache and read buffer.
     #[serde(default)]
     pub reverse_seek_penalty_us: f64,
+    /// How the profile's values were fitted (`[calibration.record]`,
+    /// written by `simctl calibrate`): kept with the profile, never read by
+    /// the simulation.
+    #[serde(default, skip_serializing)]
+    pub record: Option<toml::Value>,
 }
 
 /// How a scenario prepares the device before measuring (unmeasured, untimed).

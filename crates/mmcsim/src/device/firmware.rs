@@ -4,8 +4,9 @@
 //!
 //! * Read: mapping-cache lookup, then per LPN the write buffer, the read
 //!   buffer or a NAND sense; each 4 KiB goes out on the bus as soon as it is
-//!   ready. A read continuing a forward stream prefetches the following
-//!   NAND pages into the read buffer in the background.
+//!   ready. A read continuing a stream the read buffer follows
+//!   (`[read_buffer] stream_direction`) prefetches the NAND pages next in
+//!   the stream's direction into the read buffer in the background.
 //! * Write: mapping-cache lookup (dirty), then per LPN write-buffer space
 //!   and the transfer; a full stripe page is programmed in the background
 //!   (with any foreground GC first). A FUA write on a volatile buffer waits
@@ -14,6 +15,7 @@
 //! * Flush: on a volatile buffer, programs the pending entries (padding the
 //!   stripe page) and waits for every program in flight.
 
+use super::cache::Stream;
 use super::host_interface::{DeviceCommand, Sequence};
 use super::nand::{Geometry, NandOp};
 use super::Emmc;
@@ -112,8 +114,17 @@ impl Emmc {
         if !self.ftl.owns_translation() {
             self.map.issue_prefetch(&mut self.tl);
         }
-        if stream && self.cfg.read_buffer.prefetch_kib > 0 {
-            self.prefetch_after(t_map, end);
+        let n = self.cfg.read_buffer.prefetch_kib / 4;
+        match stream {
+            _ if n == 0 => {}
+            None => {}
+            Some(Stream::Ascending) => {
+                let to = end.saturating_add(n).min(self.ftl.user_lpns());
+                self.prefetch(t_map, end..to);
+            }
+            Some(Stream::Descending) => {
+                self.prefetch(t_map, (first.saturating_sub(n)..first).rev())
+            }
         }
         bus_t
     }
@@ -135,15 +146,14 @@ impl Emmc {
         t_map
     }
 
-    /// Senses the NAND pages holding the LPNs after a forward stream into the
-    /// read buffer, in the background (at most `pages - 1` new pages so the
-    /// demand data stays). Stops at a map page that is not cached.
-    fn prefetch_after(&mut self, t: Ns, from: u32) {
-        let n = self.cfg.read_buffer.prefetch_kib / 4;
-        let to = from.saturating_add(n).min(self.ftl.user_lpns());
+    /// Senses the NAND pages holding `lpns` (next in a stream's direction)
+    /// into the read buffer, in the background (at most `pages - 1` new
+    /// pages so the demand data stays). Stops at a map page that is not
+    /// cached.
+    fn prefetch(&mut self, t: Ns, lpns: impl Iterator<Item = u32>) {
         let mut budget = self.rbuf.capacity().saturating_sub(1);
         let page_bytes = self.geo.page_bytes();
-        for lpn in from..to {
+        for lpn in lpns {
             if budget == 0 || !(self.ftl.owns_translation() || self.map.holds_entry_of(lpn)) {
                 break;
             }

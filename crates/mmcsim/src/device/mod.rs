@@ -26,7 +26,9 @@
 //!   LPN inside the device; sectors beyond [`Emmc::capacity_sectors`] are
 //!   ignored by the FTL (the driver never issues them).
 //! * Increasing addresses are cheaper than decreasing ones only through the
-//!   mechanisms (map-cache forward prefetch, read-buffer stream prefetch);
+//!   mechanisms (map-cache prefetch, read-buffer stream prefetch, each
+//!   following the directions its profile names: `[map_cache]
+//!   prefetch_direction`, `[read_buffer] stream_direction`);
 //!   the optional `reverse_seek_penalty_us` calibration knob (default 0) is
 //!   counted separately in the statistics.
 //! * Untimed paths ([`Emmc::precondition`], [`Emmc::write_untimed`],
@@ -129,11 +131,12 @@ impl Emmc {
             map: MapCache::new(
                 cfg.map_cache.entries,
                 cfg.map_cache.prefetch_map_pages,
+                cfg.map_cache.prefetch_direction,
                 lpns,
                 geo.stripe_slots(),
                 geo.dies(),
             ),
-            rbuf: ReadBuffer::new(cfg.read_buffer.pages),
+            rbuf: ReadBuffer::new(cfg.read_buffer.pages, cfg.read_buffer.stream_direction),
             wbuf: WriteBuffer::new(cfg.write_buffer.size_kib / 4, geo.stripe_slots(), lpns),
             tl: NandTimelines::new(&cfg.nand),
             ops: Vec::with_capacity(4096),
