@@ -103,18 +103,29 @@ fn androids_mount_options_beat_the_conservative_ones() {
     let fast = run(
         "ab-mount-fast",
         V34,
-        &["fs.atime=noatime", "fs.journal_async_commit=true", "fs.delalloc=true"],
+        &[
+            "fs.atime=noatime",
+            "fs.journal_async_commit=true",
+            "fs.delalloc=true",
+        ],
     );
     let slow = run(
         "ab-mount-slow",
         V34,
-        &["fs.atime=strictatime", "fs.journal_async_commit=false", "fs.delalloc=false"],
+        &[
+            "fs.atime=strictatime",
+            "fs.journal_async_commit=false",
+            "fs.delalloc=false",
+        ],
     );
     show("noatime,journal_async_commit,delalloc    ", &fast);
     show("strictatime,sync commit,nodelalloc       ", &slow);
     let keys = ["seq_write_mb_s", "rand_write_iops", "sqlite_insert_tps"];
     let gain = geomean(&fast, &keys) / geomean(&slow, &keys) - 1.0;
-    println!("geometric mean (seq W, rand W, insert): {:+.1} %", gain * 100.0);
+    println!(
+        "geometric mean (seq W, rand W, insert): {:+.1} %",
+        gain * 100.0
+    );
     assert!((0.04..=0.20).contains(&gain), "gain {gain:.3}");
 }
 
@@ -144,7 +155,10 @@ fn per_insert(mode: &str) -> (f64, f64) {
     let t = &r["sqlite"]["per_transaction"]["insert"];
     let bw = t["block_writes"].as_f64().unwrap();
     let fl = t["flushes"].as_f64().unwrap();
-    println!("{mode}: {bw:.2} block writes, {fl:.2} flushes, {} syncs per insert", t["syncs"]);
+    println!(
+        "{mode}: {bw:.2} block writes, {fl:.2} flushes, {} syncs per insert",
+        t["syncs"]
+    );
     (bw, fl)
 }
 
@@ -212,7 +226,13 @@ fn v41_runs_eight_threads_and_stops_at_the_first_finisher() {
     );
     show("4.1 (8 MiB files)", &r);
     let threads = r["threads"].as_array().unwrap();
-    assert!(threads.iter().filter(|t| t["name"].as_str().unwrap().starts_with("androbench")).count() == 8);
+    assert!(
+        threads
+            .iter()
+            .filter(|t| t["name"].as_str().unwrap().starts_with("androbench"))
+            .count()
+            == 8
+    );
     for k in WRITES.iter().chain(&["seq_read_mb_s", "rand_read_iops"]) {
         assert!(metric(&r, k) > 0.0, "{k}");
     }
@@ -225,11 +245,17 @@ fn v41_runs_eight_threads_and_stops_at_the_first_finisher() {
 #[test]
 fn bad_androbench_settings_are_located_errors() {
     let e = simctl_err(&["run", V34, "--set", "androbench.version=5.0"]);
-    assert!(e.contains("androbench.version") && e.contains("\"3.4\" or \"4.1\""), "{e}");
+    assert!(
+        e.contains("androbench.version") && e.contains("\"3.4\" or \"4.1\""),
+        "{e}"
+    );
     let e = simctl_err(&["run", V34, "--set", "androbench.thread=8"]);
     assert!(e.contains("thread") && e.contains("threads"), "{e}");
     let e = simctl_err(&["run", V34, "--set", "androbench.threads=8"]);
-    assert!(e.contains("androbench.threads = 8") && e.contains("single-threaded"), "{e}");
+    assert!(
+        e.contains("androbench.threads = 8") && e.contains("single-threaded"),
+        "{e}"
+    );
     let e = simctl_err(&["run", V41, "--set", "androbench.rand_ops=100000"]);
     assert!(e.contains("androbench.rand_ops = 100000"), "{e}");
     let e = simctl_err(&["run", V34, "--set", "androbench.seq_buffer_kib=3"]);

@@ -161,7 +161,10 @@ fn bad_sqlite_settings_are_located_errors() {
     let e = simctl_err(&["run", path, "--set", "sqlite.pagesize=4096"]);
     assert!(e.contains("pagesize") && e.contains("page_size"), "{e}");
     let e = simctl_err(&["run", path, "--set", "sqlite.page_size=3000"]);
-    assert!(e.contains("sqlite.page_size = 3000") && e.contains("power of two"), "{e}");
+    assert!(
+        e.contains("sqlite.page_size = 3000") && e.contains("power of two"),
+        "{e}"
+    );
     let e = simctl_err(&["run", path, "--set", "sqlite.journal_size_limit=-5"]);
     assert!(e.contains("journal_size_limit"), "{e}");
     // A job's row that would need overflow pages names the job and key.
@@ -171,7 +174,10 @@ fn bad_sqlite_settings_are_located_errors() {
     )
     .unwrap();
     let e = simctl_err(&["run", path]);
-    assert!(e.contains("sqlite job `big`") && e.contains("row_bytes = 9000"), "{e}");
+    assert!(
+        e.contains("sqlite job `big`") && e.contains("row_bytes = 9000"),
+        "{e}"
+    );
     // SQLite needs a file system.
     std::fs::write(
         &sc,
