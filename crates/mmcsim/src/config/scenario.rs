@@ -8,10 +8,10 @@ pub use crate::host::cost::HostConfig;
 pub use crate::host::fs::FsConfig;
 use crate::host::writeback::WritebackParams;
 pub use crate::workload::androbench::AndrobenchSpec;
-pub use crate::workload::sqlite::{SqliteConfig, SqliteJobSpec};
 pub use crate::workload::spec::{
     FitMode, JobOp, JobSpec, Order, Pattern, ReplayMode, SchedPolicy, ScriptSpec, TraceSpec,
 };
+pub use crate::workload::sqlite::{SqliteConfig, SqliteJobSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -374,9 +374,7 @@ impl Collector {
     /// counted in 4 KiB blocks written and cache flushes.
     pub fn device_request(&mut self, op: crate::types::Op, sectors: u32) {
         match op {
-            crate::types::Op::Write => {
-                self.device_blocks_written += u64::from(sectors).div_ceil(8)
-            }
+            crate::types::Op::Write => self.device_blocks_written += u64::from(sectors).div_ceil(8),
             crate::types::Op::Flush => self.device_flushes += 1,
             _ => {}
         }

@@ -7,8 +7,8 @@
 
 use super::program::{Action, Program};
 use super::script::{self, ScriptStep, CURRENT_FD};
-use super::sqlite::session::IoMark;
 use super::spec::{JobOp, JobSpec, ScriptSpec};
+use super::sqlite::session::IoMark;
 use super::synthetic::OffsetGen;
 use crate::engine::{component_rng, EventQueue, SimRng};
 use crate::error::{Error, Result};
@@ -226,13 +226,7 @@ impl Jobs {
     }
 
     /// A program's thread `t` takes its next action.
-    fn program_issue<E: JobEvents>(
-        &mut self,
-        now: Ns,
-        t: u32,
-        host: &mut Host,
-        b: &mut Below<E>,
-    ) {
+    fn program_issue<E: JobEvents>(&mut self, now: Ns, t: u32, host: &mut Host, b: &mut Below<E>) {
         let k = t as usize - self.threads.len();
         let (p, local, in_call) = self.prog_threads[k];
         let ret = in_call.then(|| host.retval(t));

@@ -125,27 +125,38 @@ impl AndrobenchSpec {
             rand_buffer_kib: self.rand_buffer_kib.unwrap_or(4),
             rand_ops: 0,
             threads: self.threads.unwrap_or(if v4 { 8 } else { 1 }),
-            sqlite_transactions: self.sqlite_transactions.unwrap_or(if v4 { 1024 } else { 300 }),
+            sqlite_transactions: self
+                .sqlite_transactions
+                .unwrap_or(if v4 { 1024 } else { 300 }),
             repetitions: self.repetitions.unwrap_or(3),
             row_bytes: self.row_bytes.unwrap_or(100),
         };
-        let bad = |k: &str, v: String, want: &str| {
-            Err(format!("androbench.{k} = {v}: expected {want}"))
-        };
+        let bad =
+            |k: &str, v: String, want: &str| Err(format!("androbench.{k} = {v}: expected {want}"));
         if s.file_mib == 0 || s.file_mib > 4096 {
             return bad("file_mib", s.file_mib.to_string(), "1..=4096 MiB");
         }
         if s.write_file_mib == 0 || s.write_file_mib > 4096 {
-            return bad("write_file_mib", s.write_file_mib.to_string(), "1..=4096 MiB");
+            return bad(
+                "write_file_mib",
+                s.write_file_mib.to_string(),
+                "1..=4096 MiB",
+            );
         }
-        if s.seq_buffer_kib == 0 || s.seq_buffer_kib % 4 != 0 || s.seq_buffer_kib > s.file_mib * 1024 {
+        if s.seq_buffer_kib == 0
+            || s.seq_buffer_kib % 4 != 0
+            || s.seq_buffer_kib > s.file_mib * 1024
+        {
             return bad(
                 "seq_buffer_kib",
                 s.seq_buffer_kib.to_string(),
                 "a multiple of 4 KiB no larger than the file",
             );
         }
-        if s.rand_buffer_kib == 0 || s.rand_buffer_kib % 4 != 0 || s.rand_buffer_kib > s.write_file_mib.min(s.file_mib) * 1024 {
+        if s.rand_buffer_kib == 0
+            || s.rand_buffer_kib % 4 != 0
+            || s.rand_buffer_kib > s.write_file_mib.min(s.file_mib) * 1024
+        {
             return bad(
                 "rand_buffer_kib",
                 s.rand_buffer_kib.to_string(),
@@ -156,7 +167,11 @@ impl AndrobenchSpec {
             return bad(
                 "threads",
                 s.threads.to_string(),
-                if v4 { "1..=32" } else { "1 (3.4 is single-threaded)" },
+                if v4 {
+                    "1..=32"
+                } else {
+                    "1 (3.4 is single-threaded)"
+                },
             );
         }
         if s.sqlite_transactions == 0 {
@@ -167,7 +182,11 @@ impl AndrobenchSpec {
         }
         let max = super::sqlite::btree::max_local_payload(sqlite.page_size);
         if s.row_bytes == 0 || s.row_bytes > max {
-            return bad("row_bytes", s.row_bytes.to_string(), &format!("1..={max} bytes"));
+            return bad(
+                "row_bytes",
+                s.row_bytes.to_string(),
+                &format!("1..={max} bytes"),
+            );
         }
         let slots = s.file_mib * 1024 / s.rand_buffer_kib;
         let rand_ops = if v4 {
@@ -397,7 +416,11 @@ impl Suite {
         };
         if action == Action::Idle {
             self.threads[local as usize].idle = true;
-            let n = if p.kind.is_sqlite() { 1 } else { p.threads as usize };
+            let n = if p.kind.is_sqlite() {
+                1
+            } else {
+                p.threads as usize
+            };
             if self.threads[..n].iter().all(|t| t.idle) {
                 self.enter_phase(self.phase + 1, now);
             }

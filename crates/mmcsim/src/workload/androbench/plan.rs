@@ -263,7 +263,11 @@ pub fn calls(s: &Settings, kind: Kind, t: u32, rng: &mut SimRng) -> Vec<Scripted
         (Kind::RandRead, false) | (Kind::RandWrite, false) => {
             let write = kind == Kind::RandWrite;
             let (path, flags, size) = if write {
-                (v3_file("rand_write.dat"), create(true), s.write_file_mib * MIB)
+                (
+                    v3_file("rand_write.dat"),
+                    create(true),
+                    s.write_file_mib * MIB,
+                )
             } else {
                 (v3_file("read.dat"), direct(false), file)
             };
@@ -288,7 +292,10 @@ pub fn calls(s: &Settings, kind: Kind, t: u32, rng: &mut SimRng) -> Vec<Scripted
         (Kind::RandRead, true) | (Kind::RandWrite, true) => {
             let write = kind == Kind::RandWrite;
             v.push(open(v4_file(t), direct(write)));
-            for slot in shuffled(file / rnd, rng).into_iter().take(s.rand_ops as usize) {
+            for slot in shuffled(file / rnd, rng)
+                .into_iter()
+                .take(s.rand_ops as usize)
+            {
                 let offset = slot * rnd;
                 let call = if write {
                     Syscall::Pwrite {

@@ -28,9 +28,10 @@ pub struct SqliteJob {
 impl SqliteJob {
     /// The thread of job `spec` (index `i`), keys shuffled with `rng`.
     pub fn new(spec: &SqliteJobSpec, cfg: &SqliteConfig, rng: &mut SimRng) -> SqliteJob {
-        let path = spec.path.clone().unwrap_or_else(|| {
-            format!("/data/data/{0}/databases/{0}.db", spec.name)
-        });
+        let path = spec
+            .path
+            .clone()
+            .unwrap_or_else(|| format!("/data/data/{0}/databases/{0}.db", spec.name));
         let prefill = spec.prefill();
         let mut keys: Vec<u64> = (1..=prefill).collect();
         for i in (1..keys.len()).rev() {

@@ -232,7 +232,11 @@ impl Pager {
             }
             seen.push(p);
             match self.wal_pages.get(&p) {
-                Some(&f) if wal => out.push(self.pread(SqlFile::Wal, self.frame_offset(f) + WAL_FRAME_HEADER_BYTES, self.ps())),
+                Some(&f) if wal => out.push(self.pread(
+                    SqlFile::Wal,
+                    self.frame_offset(f) + WAL_FRAME_HEADER_BYTES,
+                    self.ps(),
+                )),
                 _ => out.push(self.pread(SqlFile::Db, u64::from(p - 1) * self.ps(), self.ps())),
             }
         }
@@ -331,7 +335,13 @@ impl Pager {
                 return;
             }
             JournalMode::Truncate => {
-                out.push(call(j, Syscall::Ftruncate { fd: UNBOUND_FD, len: 0 }));
+                out.push(call(
+                    j,
+                    Syscall::Ftruncate {
+                        fd: UNBOUND_FD,
+                        len: 0,
+                    },
+                ));
                 self.journal_bytes = 0;
             }
             _ => {
@@ -416,7 +426,11 @@ impl Pager {
         }
         let frames: Vec<(Pgno, u64)> = self.wal_pages.iter().map(|(&p, &f)| (p, f)).collect();
         for (p, f) in frames {
-            out.push(self.pread(SqlFile::Wal, self.frame_offset(f) + WAL_FRAME_HEADER_BYTES, ps));
+            out.push(self.pread(
+                SqlFile::Wal,
+                self.frame_offset(f) + WAL_FRAME_HEADER_BYTES,
+                ps,
+            ));
             out.push(self.pwrite(SqlFile::Db, u64::from(p - 1) * ps, ps));
         }
         out.push(call(
@@ -508,6 +522,8 @@ mod tests {
             p.transaction(&[], &[3, 4], 5, &mut out);
         }
         assert_eq!(p.checkpoints, 1);
-        assert!(out.iter().any(|s| s.file == SqlFile::Db && matches!(s.call, Syscall::Pwrite { .. })));
+        assert!(out
+            .iter()
+            .any(|s| s.file == SqlFile::Db && matches!(s.call, Syscall::Pwrite { .. })));
     }
 }

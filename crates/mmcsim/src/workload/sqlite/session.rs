@@ -219,8 +219,12 @@ impl Session {
             },
         };
         let before = self.pager.checkpoints;
-        self.pager
-            .transaction(&touch.read, &touch.write, self.table.pages(), &mut self.steps);
+        self.pager.transaction(
+            &touch.read,
+            &touch.write,
+            self.table.pages(),
+            &mut self.steps,
+        );
         self.stats.checkpoints += self.pager.checkpoints - before;
         self.running = Some(Running {
             stmt,
@@ -338,7 +342,11 @@ mod tests {
         let mut calls = Vec::new();
         let mut ret = None;
         while let Some(c) = s.next_call(ret) {
-            ret = Some(if matches!(c, Syscall::Open { .. }) { 3 } else { 0 });
+            ret = Some(if matches!(c, Syscall::Open { .. }) {
+                3
+            } else {
+                0
+            });
             calls.push(c);
         }
         s.end(1_000, IoMark::default());
@@ -357,7 +365,9 @@ mod tests {
                 measured: true,
             },
         );
-        assert!(calls.iter().all(|c| !matches!(c, Syscall::Pwrite { fd: 0, .. })));
+        assert!(calls
+            .iter()
+            .all(|c| !matches!(c, Syscall::Pwrite { fd: 0, .. })));
         let j = &s.stats.files[SqlFile::Journal.index()];
         // Header + nRec + 3 records × 3 writes (page 1, leaf, sequence).
         assert_eq!(j.writes, 11);
