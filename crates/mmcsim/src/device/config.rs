@@ -241,12 +241,6 @@ pub struct GcConfig {
     pub start_below_free_blocks_per_die: u32,
     /// A GC session stops once the die has at least this many free blocks.
     pub stop_at_free_blocks_per_die: u32,
-    /// Background GC (eMMC 4.41 BKOPS): the card reports BKOPS_STATUS and,
-    /// when the host starts background operations in an idle gap, collects
-    /// victims until the gap ends (see `[bkops]`). Default false: GC runs
-    /// only in the foreground.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub background: bool,
 }
 
 /// Wear leveling.
