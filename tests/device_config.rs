@@ -60,19 +60,27 @@ fn over_provisioning_below_what_gc_needs_is_a_located_error_naming_the_minimum()
 }
 
 #[test]
-fn mapping_schemes_not_modelled_are_rejected_naming_the_modelled_one() {
+fn every_mapping_scheme_runs_and_unknown_schemes_list_the_choices() {
+    let tmp = scratch("device-config-mappings");
     for scheme in ["hybrid", "dftl"] {
         let set = format!("device.ftl.mapping={scheme}");
-        let err = simctl_err(&["run", READS, "--set", &set]);
-        assert!(
-            err.contains("[ftl] mapping")
-                && err.contains(&format!("\"{scheme}\" is not modelled yet"))
-                && err.contains("\"page\""),
-            "{err}"
-        );
+        let a = run(READS, &[&set]);
+        let r = report(&refs(&a), &tmp);
+        assert_eq!(r["device_profile"]["ftl"]["mapping"], scheme);
+        assert_eq!(r["device"]["merges"].is_object(), scheme == "hybrid");
     }
     let err = simctl_err(&["run", READS, "--set", "device.ftl.mapping=block"]);
     assert!(err.contains("page") && err.contains("dftl"), "{err}");
+    let err = simctl_err(&[
+        "run",
+        READS,
+        "--set",
+        "device.ftl.hybrid.random_log_blocks=4",
+    ]);
+    assert!(
+        err.contains("[ftl.hybrid]") && err.contains("mapping = \"hybrid\""),
+        "{err}"
+    );
 }
 
 #[test]

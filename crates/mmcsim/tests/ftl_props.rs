@@ -119,6 +119,21 @@ fn lean() -> Emmc {
     Emmc::new(&cfg).unwrap()
 }
 
+/// Executes `steps` back to back, checking time order and integrity after
+/// each; `label` names the mapping in a failure.
+fn run_checked(d: &mut Emmc, steps: &[Step], label: &str) -> Result<(), TestCaseError> {
+    let mut now = 0;
+    for (i, s) in steps.iter().enumerate() {
+        let end = d.execute(now, &command(s));
+        prop_assert!(end >= now, "time went backwards at step {}", i);
+        now = end;
+        if let Err(e) = d.check_integrity() {
+            return Err(TestCaseError::fail(format!("{label} step {i} {s:?}: {e}")));
+        }
+    }
+    Ok(())
+}
+
 fn tiny() -> Emmc {
     Emmc::new(&DeviceConfig::from_toml_str(TINY, "tiny").unwrap()).unwrap()
 }
@@ -142,15 +157,7 @@ proptest! {
             d.precondition(&Precondition { fill_fraction: 0.9, steady_state: true, max_overwrite_factor: 3.0 }, 1);
             prop_assert!(d.check_integrity().is_ok());
         }
-        let mut now = 0;
-        for (i, s) in steps.iter().enumerate() {
-            let end = d.execute(now, &command(s));
-            prop_assert!(end >= now, "time went backwards at step {}", i);
-            now = end;
-            if let Err(e) = d.check_integrity() {
-                return Err(TestCaseError::fail(format!("step {i} {s:?}: {e}")));
-            }
-        }
+        run_checked(&mut d, &steps, "page")?;
         let st = d.stats();
         // Below 1 is possible: buffered data may be trimmed before programming.
         prop_assert!(st.waf.is_finite() && st.waf >= 0.0, "waf {}", st.waf);
@@ -249,14 +256,6 @@ proptest! {
                 return Err(TestCaseError::fail(format!("{scheme} after preconditioning: {e}")));
             }
         }
-        let mut now = 0;
-        for (i, s) in steps.iter().enumerate() {
-            let end = d.execute(now, &command(s));
-            prop_assert!(end >= now, "time went backwards at step {}", i);
-            now = end;
-            if let Err(e) = d.check_integrity() {
-                return Err(TestCaseError::fail(format!("{scheme} step {i} {s:?}: {e}")));
-            }
-        }
+        run_checked(&mut d, &steps, scheme)?;
     }
 }

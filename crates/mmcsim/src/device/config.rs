@@ -178,7 +178,7 @@ pub struct HybridConfig {
     /// Random (fully-associative) log blocks open at once, in superblocks;
     /// with the one sequential log block they are the card's open log
     /// blocks. Default 7 (8 open in all: the upper end of "hybrid, 4–8
-    /// open" for a Nexus 7 2012-like part, emmc-parameters.md §7 [est]).
+    /// open" for a Nexus 7 2012-like part, emmc-parameters.md §7 \[est\]).
     #[serde(default = "default_random_log_blocks")]
     pub random_log_blocks: u32,
     /// Sequential log blocks, in superblocks: FAST keeps exactly one (Lee
@@ -213,7 +213,7 @@ pub struct DftlConfig {
     /// Entries (4 bytes each) the cached mapping table holds, LRU. Default
     /// 8192 = 32 KiB of SRAM: the same SRAM as the generic profile's 8
     /// cached map pages (emmc-parameters.md §3 "mapping cache 8–64
-    /// entries" of 4 KiB map pages; "tens to a few hundred KB" of SRAM) [est].
+    /// entries" of 4 KiB map pages; "tens to a few hundred KB" of SRAM) \[est\].
     #[serde(default = "default_cmt_entries")]
     pub cmt_entries: u32,
 }
@@ -242,12 +242,6 @@ pub struct GcConfig {
     pub start_below_free_blocks_per_die: u32,
     /// A GC session stops once the die has at least this many free blocks.
     pub stop_at_free_blocks_per_die: u32,
-    /// Background GC (eMMC 4.41 BKOPS): the card reports BKOPS_STATUS and,
-    /// when the host starts background operations in an idle gap, collects
-    /// victims until the gap ends (see `[bkops]`). Default false: GC runs
-    /// only in the foreground.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub background: bool,
 }
 
 /// Wear leveling.

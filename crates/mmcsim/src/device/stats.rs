@@ -95,14 +95,6 @@ pub struct DeviceStats {
     /// Hybrid mapping merges; absent for the other mapping schemes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merges: Option<MergeStats>,
-    /// Victims collected by background GC (BKOPS) in idle gaps (also in
-    /// `gc_runs`); absent unless `[gc] background = true`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bkops_runs: Option<u64>,
-    /// Long operations (a write's programs or BKOPS) interrupted by HPI for
-    /// a read; absent unless `[features] hpi = true`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hpi_interrupts: Option<u64>,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -165,7 +157,5 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
             partial: f.merges_partial,
             full: f.merges_full,
         }),
-        bkops_runs: d.cfg.gc.background.then_some(f.bkops_runs),
-        hpi_interrupts: None,
     }
 }

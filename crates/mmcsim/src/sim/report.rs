@@ -272,12 +272,6 @@ impl Report {
                 m.switch, m.partial, m.full
             );
         }
-        if let Some(b) = d.bkops_runs {
-            let _ = writeln!(s, "BKOPS (background GC) victims: {b}");
-        }
-        if let Some(h) = d.hpi_interrupts {
-            let _ = writeln!(s, "HPI interrupts: {h}");
-        }
         if let Some(i) = &self.integrity {
             let _ = writeln!(
                 s,

@@ -135,9 +135,6 @@ pub struct FtlStats {
     pub translation_reads: u64,
     /// DFTL: translation pages programmed (dirty entries written back).
     pub translation_writes: u64,
-    /// Background (BKOPS / idle) GC victims collected; also counted in
-    /// `gc_runs`.
-    pub bkops_runs: u64,
 }
 
 /// Where one stripe-page write went and what it cost besides its own

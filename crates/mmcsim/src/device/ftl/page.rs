@@ -224,7 +224,6 @@ mod tests {
                 policy,
                 start_below_free_blocks_per_die: 4,
                 stop_at_free_blocks_per_die: 6,
-                background: false,
             },
             &WearLevelingConfig {
                 dynamic: true,
