@@ -46,3 +46,14 @@ fn scheduler_names(runs: &[&super::runner::RunOutput]) -> Vec<String> {
         })
         .collect()
 }
+
+/// The value of scheduler `name` in `values` (one per run, in the order of
+/// `names`).
+fn of_scheduler(names: &[String], values: &[f64], name: &str) -> anyhow::Result<f64> {
+    use anyhow::Context;
+    names
+        .iter()
+        .position(|n| n == name)
+        .map(|i| values[i])
+        .with_context(|| format!("no run under `{name}`"))
+}
