@@ -2,7 +2,7 @@
 //! is above the previous one's is served faster than one below it (read
 //! buffer and mapping-cache prefetch run forward only).
 
-use super::{rand16_runs, scheduler_names};
+use super::{rand16_runs, run_under};
 use crate::plot::reqlog;
 use crate::plot::{BarPanel, Panel};
 use crate::reproduce::finding::{About, Finding, Measure, Quantity};
@@ -33,12 +33,7 @@ impl Finding for AddrDiff {
         rand16_runs(registry)
     }
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {
-        let names = scheduler_names(runs);
-        let run = names
-            .iter()
-            .position(|n| n == SCHEDULER)
-            .map(|i| runs[i])
-            .with_context(|| format!("no run under `{SCHEDULER}`"))?;
+        let run = run_under(runs, SCHEDULER)?;
         let rows = run
             .log
             .as_deref()

@@ -4,9 +4,9 @@
 //! ascending-sector batches, so deadline's throughput gain (finding 3) is
 //! not bought by starving the threads whose data lies at high sectors.
 
-use super::{of_scheduler, rand16_runs, scheduler_names};
+use super::{of_scheduler, per_scheduler, rand16_runs};
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, About, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::{Context, Result};
 use mmcsim::sched::Registry;
@@ -35,11 +35,7 @@ impl Finding for Fairness {
         rand16_runs(registry)
     }
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {
-        let names = scheduler_names(runs);
-        let jain = runs
-            .iter()
-            .map(|r| num(r, "fairness.jain"))
-            .collect::<Result<Vec<_>>>()?;
+        let (names, jain) = per_scheduler(runs, "fairness.jain")?;
         let of = |s: &str| of_scheduler(&names, &jain, s);
         let (d, n, c) = (of("deadline")?, of("noop")?, of("cfq")?);
         let mut csv = Vec::new();

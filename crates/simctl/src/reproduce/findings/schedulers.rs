@@ -1,7 +1,7 @@
 //! Finding 3: with 16 random readers in 128 MiB, deadline (ascending-sector
 //! batches) is ahead of cfq and noop in throughput.
 
-use super::{of_scheduler, rand16_runs, scheduler_names};
+use super::{of_scheduler, per_scheduler, rand16_runs};
 use crate::plot::{BarPanel, Panel};
 use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
@@ -33,11 +33,7 @@ impl Finding for Schedulers {
         rand16_runs(registry)
     }
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {
-        let names = scheduler_names(runs);
-        let iops = runs
-            .iter()
-            .map(|r| num(r, "throughput.iops"))
-            .collect::<Result<Vec<_>>>()?;
+        let (names, iops) = per_scheduler(runs, "throughput.iops")?;
         let of = |s: &str| of_scheduler(&names, &iops, s);
         let (d, c, n) = (of("deadline")?, of("cfq")?, of("noop")?);
         let mut csv = Vec::new();
