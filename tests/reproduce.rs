@@ -210,6 +210,10 @@ fn breaking_read_ahead_and_the_device_read_buffer_fails_finding_1() {
         "1",
         "--set",
         "queue.read_ahead_kb=0",
+        // The device keeps one NAND page (the least it allows) and
+        // prefetches nothing.
+        "--set",
+        "device.read_buffer.pages=1",
         "--set",
         "device.read_buffer.prefetch_kib=0",
         "--out",

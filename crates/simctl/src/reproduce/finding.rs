@@ -6,18 +6,25 @@ use crate::plot::Panel;
 use anyhow::Result;
 use mmcsim::sched::Registry;
 
+/// What a finding is, as the outputs name it.
+#[derive(Clone, Copy, Debug)]
+pub struct About {
+    /// Its number (`finding-N`).
+    pub number: u32,
+    /// A short title.
+    pub title: &'static str,
+    /// The paper (and figure) it comes from.
+    pub source: &'static str,
+    /// The paper's claim, as an ordering or a band.
+    pub claim: &'static str,
+    /// The columns of its CSV after `profile`.
+    pub csv_header: &'static [&'static str],
+}
+
 /// One published finding, reproduced on a profile.
 pub trait Finding: Sync {
-    /// Its number (`finding-N`).
-    fn number(&self) -> u32;
-    /// A short title.
-    fn title(&self) -> &'static str;
-    /// The paper (and figure) it comes from.
-    fn source(&self) -> &'static str;
-    /// The paper's claim, as an ordering or a band.
-    fn claim(&self) -> &'static str;
-    /// The columns of its CSV after `profile`.
-    fn csv_header(&self) -> &'static [&'static str];
+    /// Its number, title, source, claim and CSV columns.
+    fn about(&self) -> &'static About;
     /// The runs it needs on one profile (the profile's settings and the
     /// user's `--set` are added by the caller).
     fn runs(&self, registry: &Registry) -> Vec<RunSpec>;

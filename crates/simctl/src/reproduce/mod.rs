@@ -68,7 +68,7 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
             let runs: Vec<&RunOutput> = idx.iter().map(|&i| &outputs[i]).collect();
             let m = f
                 .measure(&runs)
-                .with_context(|| format!("finding-{} on {}", f.number(), p.name))?;
+                .with_context(|| format!("finding-{} on {}", f.about().number, p.name))?;
             measures.push((p, m, runs));
         }
         let s = write_finding(*f, &measures, &plan.user_sets, &a.out)?;
@@ -106,22 +106,25 @@ fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
         let n = want.strip_prefix("finding-").unwrap_or(want);
         let f = all
             .iter()
-            .find(|f| f.number().to_string() == n)
+            .find(|f| f.about().number.to_string() == n)
             .with_context(|| {
-                let known: Vec<String> = all.iter().map(|f| f.number().to_string()).collect();
+                let known: Vec<String> = all.iter().map(|f| f.about().number.to_string()).collect();
                 format!(
                     "unknown finding `{want}`; known: {} (or finding-N)",
                     known.join(", ")
                 )
             })?;
-        if !selected.iter().any(|s| s.number() == f.number()) {
+        if !selected
+            .iter()
+            .any(|s| s.about().number == f.about().number)
+        {
             selected.push(*f);
         }
     }
     if selected.is_empty() {
         selected = all;
     }
-    selected.sort_by_key(|f| f.number());
+    selected.sort_by_key(|f| f.about().number);
     let profiles =
         profile::resolve(&a.phones, &a.configs.join("phones")).map_err(anyhow::Error::msg)?;
     let user_sets = a
@@ -220,12 +223,12 @@ fn write_finding(
     user_sets: &[(String, String)],
     dir: &std::path::Path,
 ) -> Result<Section> {
-    let n = f.number();
+    let n = f.about().number;
     let many = measures.len() > 1;
     let mut panels = Vec::new();
     let mut csv = csv::Writer::from_writer(Vec::new());
     let mut header = vec!["profile"];
-    header.extend_from_slice(f.csv_header());
+    header.extend_from_slice(f.about().csv_header);
     csv.write_record(&header)?;
     let mut table = Vec::new();
     let mut runs = Vec::new();
@@ -272,16 +275,16 @@ fn write_finding(
             m.summary.clone()
         });
     }
-    let figure = crate::plot::Figure::new(format!("Finding {n}: {}", f.title()), panels)?;
+    let figure = crate::plot::Figure::new(format!("Finding {n}: {}", f.about().title), panels)?;
     let prefix = dir.join(format!("finding-{n}"));
     let svg = figure.write_both(&prefix)?;
     let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::output::write_atomic(&prefix.with_extension("csv"), &bytes)?;
     Ok(Section {
         number: n,
-        title: f.title(),
-        source: f.source(),
-        claim: f.claim(),
+        title: f.about().title,
+        source: f.about().source,
+        claim: f.about().claim,
         pass: measures.iter().all(|(_, m, _)| m.pass),
         measured: summaries.join("; "),
         table,

@@ -2,10 +2,10 @@
 //! is above the previous one's is served faster than one below it (read
 //! buffer and mapping-cache prefetch run forward only).
 
-use super::{rand16_runs, scheduler_names};
+use super::{rand16_runs, run_under};
 use crate::plot::reqlog;
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{Finding, Measure, Quantity};
+use crate::reproduce::finding::{About, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::{Context, Result};
 use mmcsim::sched::Registry;
@@ -17,32 +17,23 @@ pub struct AddrDiff;
 /// favours, whose ascending batches give both directions of difference.
 const SCHEDULER: &str = "deadline";
 
+const ABOUT: About = About {
+    number: 4,
+    title: "Address difference vs device response time",
+    source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 4 and 5",
+    claim: "requests whose address is above the previous request's (positive difference) are served faster than those below it",
+    csv_header: &["address_difference_sectors", "device_time_us"],
+};
+
 impl Finding for AddrDiff {
-    fn number(&self) -> u32 {
-        4
-    }
-    fn title(&self) -> &'static str {
-        "Address difference vs device response time"
-    }
-    fn source(&self) -> &'static str {
-        "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 4 and 5"
-    }
-    fn claim(&self) -> &'static str {
-        "requests whose address is above the previous request's (positive difference) are served faster than those below it"
-    }
-    fn csv_header(&self) -> &'static [&'static str] {
-        &["address_difference_sectors", "device_time_us"]
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
     fn runs(&self, registry: &Registry) -> Vec<RunSpec> {
         rand16_runs(registry)
     }
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {
-        let names = scheduler_names(runs);
-        let run = names
-            .iter()
-            .position(|n| n == SCHEDULER)
-            .map(|i| runs[i])
-            .with_context(|| format!("no run under `{SCHEDULER}`"))?;
+        let run = run_under(runs, SCHEDULER)?;
         let rows = run
             .log
             .as_deref()

@@ -4,9 +4,9 @@
 //! ascending-sector batches, so deadline's throughput gain (finding 3) is
 //! not bought by starving the threads whose data lies at high sectors.
 
-use super::{rand16_runs, scheduler_names};
+use super::{of_scheduler, per_scheduler, rand16_runs};
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, About, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::{Context, Result};
 use mmcsim::sched::Registry;
@@ -19,38 +19,24 @@ const MIN_JAIN: f64 = 0.99;
 /// ...and no further below noop than this.
 const MAX_GAP: f64 = 0.01;
 
+const ABOUT: About = About {
+    number: 5,
+    title: "Jain's fairness index over 16 threads, per scheduler",
+    source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 7; band from the deadline mechanism (io-schedulers.md §deadline: read_expire)",
+    claim: "deadline's throughput gain costs no fairness: its Jain index over the 16 threads is ≥ 0.99 and within 0.01 of noop's",
+    csv_header: &["scheduler", "jain", "min_thread_iops", "max_thread_iops"],
+};
+
 impl Finding for Fairness {
-    fn number(&self) -> u32 {
-        5
-    }
-    fn title(&self) -> &'static str {
-        "Jain's fairness index over 16 threads, per scheduler"
-    }
-    fn source(&self) -> &'static str {
-        "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 7; band from the deadline mechanism (io-schedulers.md §deadline: read_expire)"
-    }
-    fn claim(&self) -> &'static str {
-        "deadline's throughput gain costs no fairness: its Jain index over the 16 threads is ≥ 0.99 and within 0.01 of noop's"
-    }
-    fn csv_header(&self) -> &'static [&'static str] {
-        &["scheduler", "jain", "min_thread_iops", "max_thread_iops"]
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
     fn runs(&self, registry: &Registry) -> Vec<RunSpec> {
         rand16_runs(registry)
     }
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {
-        let names = scheduler_names(runs);
-        let jain = runs
-            .iter()
-            .map(|r| num(r, "fairness.jain"))
-            .collect::<Result<Vec<_>>>()?;
-        let of = |s: &str| -> Result<f64> {
-            let i = names
-                .iter()
-                .position(|n| n == s)
-                .with_context(|| format!("no run under `{s}`"))?;
-            Ok(jain[i])
-        };
+        let (names, jain) = per_scheduler(runs, "fairness.jain")?;
+        let of = |s: &str| of_scheduler(&names, &jain, s);
         let (d, n, c) = (of("deadline")?, of("noop")?, of("cfq")?);
         let mut csv = Vec::new();
         for ((name, r), j) in names.iter().zip(runs).zip(&jain) {

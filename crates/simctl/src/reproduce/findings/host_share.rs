@@ -4,7 +4,7 @@
 //! faster (the governor raises the clock) and the device response slower.
 
 use crate::plot::{BarPanel, Mark, Panel, Series, XyPanel};
-use crate::reproduce::finding::{cell, num, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -41,21 +41,12 @@ fn sync_app(bytes: u64, hogs: u32) -> RunSpec {
     )
 }
 
-impl Finding for HostShare {
-    fn number(&self) -> u32 {
-        6
-    }
-    fn title(&self) -> &'static str {
-        "Host software share by layer, and a CPU-bound process beside the app"
-    }
-    fn source(&self) -> &'static str {
-        "Galaxy S II study of host software overhead on Android storage (issue 9)"
-    }
-    fn claim(&self) -> &'static str {
-        "host software is ≥ 80 % of a 16 KiB O_SYNC write's latency and its share falls with size (4-64 KiB); one CPU-bound process makes app latency 10-25 % lower and device response time 3-10 % higher"
-    }
-    fn csv_header(&self) -> &'static [&'static str] {
-        &[
+const ABOUT: About = About {
+    number: 6,
+    title: "Host software share by layer, and a CPU-bound process beside the app",
+    source: "Galaxy S II study of host software overhead on Android storage (issue 9)",
+    claim: "host software is ≥ 80 % of a 16 KiB O_SYNC write's latency and its share falls with size (4-64 KiB); one CPU-bound process makes app latency 10-25 % lower and device response time 3-10 % higher",
+    csv_header: &[
             "request_bytes",
             "background_cpu_hogs",
             "write_latency_us",
@@ -69,7 +60,12 @@ impl Finding for HostShare {
             "device_response_us",
             "mean_freq_mhz",
             "ipis",
-        ]
+        ],
+};
+
+impl Finding for HostShare {
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
     fn runs(&self, _: &Registry) -> Vec<RunSpec> {
         let mut v: Vec<RunSpec> = SIZES.iter().map(|&b| sync_app(b, 0)).collect();

@@ -9,6 +9,7 @@ mod seq_rand;
 mod stride;
 
 use super::finding::Finding;
+use super::runner::RunOutput;
 
 /// Every finding, in number order.
 pub fn all() -> Vec<&'static dyn Finding> {
@@ -35,14 +36,38 @@ fn rand16_runs(registry: &mmcsim::sched::Registry) -> Vec<super::runner::RunSpec
         .collect()
 }
 
-/// The scheduler of each run, in order.
-fn scheduler_names(runs: &[&super::runner::RunOutput]) -> Vec<String> {
+/// The scheduler of a run.
+fn scheduler_of(r: &RunOutput) -> &str {
+    r.report["scheduler"]["name"].as_str().unwrap_or("?")
+}
+
+/// The scheduler of each run and the number at report `key` of each, in
+/// run order.
+fn per_scheduler(runs: &[&RunOutput], key: &str) -> anyhow::Result<(Vec<String>, Vec<f64>)> {
+    let names = runs.iter().map(|r| scheduler_of(r).to_string()).collect();
+    let values = runs
+        .iter()
+        .map(|r| super::finding::num(r, key))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok((names, values))
+}
+
+/// The run under scheduler `name`.
+fn run_under<'a>(runs: &[&'a RunOutput], name: &str) -> anyhow::Result<&'a RunOutput> {
+    use anyhow::Context;
     runs.iter()
-        .map(|r| {
-            r.report["scheduler"]["name"]
-                .as_str()
-                .unwrap_or("?")
-                .to_string()
-        })
-        .collect()
+        .find(|r| scheduler_of(r) == name)
+        .copied()
+        .with_context(|| format!("no run under `{name}`"))
+}
+
+/// The value of scheduler `name` in `values` (one per run, in the order of
+/// `names`).
+fn of_scheduler(names: &[String], values: &[f64], name: &str) -> anyhow::Result<f64> {
+    use anyhow::Context;
+    names
+        .iter()
+        .position(|n| n == name)
+        .map(|i| values[i])
+        .with_context(|| format!("no run under `{name}`"))
 }

@@ -1,54 +1,40 @@
 //! Finding 3: with 16 random readers in 128 MiB, deadline (ascending-sector
 //! batches) is ahead of cfq and noop in throughput.
 
-use super::{rand16_runs, scheduler_names};
+use super::{of_scheduler, per_scheduler, rand16_runs};
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use mmcsim::sched::Registry;
 
 /// 16 readers under every scheduler.
 pub struct Schedulers;
 
+const ABOUT: About = About {
+    number: 3,
+    title: "16 random readers in 128 MiB under every scheduler",
+    source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 3",
+    claim: "with 16 random readers, deadline's throughput is ahead of both cfq's and noop's",
+    csv_header: &[
+        "scheduler",
+        "iops",
+        "mean_latency_us",
+        "p99_latency_us",
+        "jain",
+    ],
+};
+
 impl Finding for Schedulers {
-    fn number(&self) -> u32 {
-        3
-    }
-    fn title(&self) -> &'static str {
-        "16 random readers in 128 MiB under every scheduler"
-    }
-    fn source(&self) -> &'static str {
-        "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 3"
-    }
-    fn claim(&self) -> &'static str {
-        "with 16 random readers, deadline's throughput is ahead of both cfq's and noop's"
-    }
-    fn csv_header(&self) -> &'static [&'static str] {
-        &[
-            "scheduler",
-            "iops",
-            "mean_latency_us",
-            "p99_latency_us",
-            "jain",
-        ]
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
     fn runs(&self, registry: &Registry) -> Vec<RunSpec> {
         rand16_runs(registry)
     }
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {
-        let names = scheduler_names(runs);
-        let iops = runs
-            .iter()
-            .map(|r| num(r, "throughput.iops"))
-            .collect::<Result<Vec<_>>>()?;
-        let of = |s: &str| -> Result<f64> {
-            let i = names
-                .iter()
-                .position(|n| n == s)
-                .with_context(|| format!("no run under `{s}`"))?;
-            Ok(iops[i])
-        };
+        let (names, iops) = per_scheduler(runs, "throughput.iops")?;
+        let of = |s: &str| of_scheduler(&names, &iops, s);
         let (d, c, n) = (of("deadline")?, of("cfq")?, of("noop")?);
         let mut csv = Vec::new();
         for (name, r) in names.iter().zip(runs) {

@@ -2,7 +2,7 @@
 //! the IOPS of random ones (read-ahead and the device's read buffer).
 
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -13,27 +13,23 @@ pub struct SeqRand;
 /// The published lower bound of sequential / random IOPS.
 const MIN_RATIO: f64 = 3.0;
 
+const ABOUT: About = About {
+    number: 1,
+    title: "Sequential vs random 4 KiB reads",
+    source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 1",
+    claim: "sequential 4 KiB reads reach ≥ 3× the IOPS of random 4 KiB reads",
+    csv_header: &[
+        "pattern",
+        "iops",
+        "mean_latency_us",
+        "page_cache_hits",
+        "device_read_buffer_hit_rate",
+    ],
+};
+
 impl Finding for SeqRand {
-    fn number(&self) -> u32 {
-        1
-    }
-    fn title(&self) -> &'static str {
-        "Sequential vs random 4 KiB reads"
-    }
-    fn source(&self) -> &'static str {
-        "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 1"
-    }
-    fn claim(&self) -> &'static str {
-        "sequential 4 KiB reads reach ≥ 3× the IOPS of random 4 KiB reads"
-    }
-    fn csv_header(&self) -> &'static [&'static str] {
-        &[
-            "pattern",
-            "iops",
-            "mean_latency_us",
-            "page_cache_hits",
-            "device_read_buffer_hit_rate",
-        ]
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
     fn runs(&self, _: &Registry) -> Vec<RunSpec> {
         vec![

@@ -3,7 +3,7 @@
 //! forward prefetch of map pages).
 
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -11,27 +11,23 @@ use mmcsim::sched::Registry;
 /// Sorted vs shuffled strided reads.
 pub struct Stride;
 
-impl Finding for Stride {
-    fn number(&self) -> u32 {
-        2
-    }
-    fn title(&self) -> &'static str {
-        "Sorted vs shuffled 1 MiB-strided 1-byte reads"
-    }
-    fn source(&self) -> &'static str {
-        "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 2"
-    }
-    fn claim(&self) -> &'static str {
-        "the same 1 MiB-strided 1-byte reads finish faster in ascending (sorted) order than shuffled"
-    }
-    fn csv_header(&self) -> &'static [&'static str] {
-        &[
+const ABOUT: About = About {
+    number: 2,
+    title: "Sorted vs shuffled 1 MiB-strided 1-byte reads",
+    source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 2",
+    claim: "the same 1 MiB-strided 1-byte reads finish faster in ascending (sorted) order than shuffled",
+    csv_header: &[
             "order",
             "reads",
             "simulated_time_s",
             "mean_latency_us",
             "device_map_cache_hit_rate",
-        ]
+        ],
+};
+
+impl Finding for Stride {
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
     fn runs(&self, _: &Registry) -> Vec<RunSpec> {
         vec![
