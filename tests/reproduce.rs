@@ -309,10 +309,11 @@ fn a_phone_file_is_applied_to_every_run_and_named_in_the_outputs() {
     std::fs::write(
         &phone,
         format!(
-            "name = \"cmdq-phone\"\ndescription = \"test phone\"\ndevice = \"{}\"\n",
+            "name = \"cmdq-phone\"\ndescription = \"test phone\"\ndevice = \"{}\"\nhost = \"{}\"\n[scheduler]\nname = \"mq-deadline\"\n",
             root()
                 .join("configs/devices/generic-emmc51-cmdq.toml")
-                .display()
+                .display(),
+            root().join("configs/hosts/snapdragon400.toml").display()
         ),
     )
     .unwrap();

@@ -1,25 +1,11 @@
 //! The profiles a finding runs on: the scenarios as written (the generic
-//! eMMC profile and their own hosts), or a phone from `configs/phones/`.
-//!
-//! A phone file is a scenario fragment: `name` and `description`, and the
-//! tables `device`, `host`, `scheduler`, `queue`, `driver`, `writeback` and
-//! `fs`, merged over each scenario (a phone's `device.profile` and
-//! `host.profile` paths are relative to the phone file). `device = "PATH"`,
-//! `host = "PATH"` and `scheduler = "NAME"` are short for
-//! `device.profile`, `host.profile` and `scheduler.name`.
+//! eMMC profile and their own hosts), or a phone from `configs/phones/`
+//! ([`mmcsim::config::Phone`]). A phone replaces each scenario's device
+//! profile, host profile and scheduler exactly as `--phone` does on `run`
+//! (its overrides come first; the finding's and the user's `--set` follow).
 
+use mmcsim::config::Phone;
 use std::path::{Path, PathBuf};
-
-/// Scenario sections a phone may set.
-const SECTIONS: [&str; 7] = [
-    "device",
-    "host",
-    "scheduler",
-    "queue",
-    "driver",
-    "writeback",
-    "fs",
-];
 
 /// One profile.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,8 +14,8 @@ pub struct Profile {
     pub name: String,
     /// The phone file, if any.
     pub source: Option<PathBuf>,
-    /// Tables merged over each scenario.
-    overlay: toml::Table,
+    /// The overrides that select the phone's profiles, applied first.
+    sets: Vec<(String, String)>,
 }
 
 impl Profile {
@@ -38,80 +24,23 @@ impl Profile {
         Profile {
             name: "generic".into(),
             source: None,
-            overlay: toml::Table::new(),
+            sets: Vec::new(),
         }
     }
 
     /// Loads a phone file.
     pub fn load(path: &Path) -> Result<Profile, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--phone {}: {e}", path.display()))?;
-        let doc: toml::Table =
-            toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let dir = path.parent().unwrap_or(Path::new(""));
-        let mut name = path
-            .file_stem()
-            .map_or_else(|| "phone".to_string(), |s| s.to_string_lossy().into());
-        let mut overlay = toml::Table::new();
-        for (k, v) in doc {
-            match (k.as_str(), v) {
-                ("name", toml::Value::String(s)) => name = s,
-                ("description", toml::Value::String(_)) => {}
-                ("device" | "host", toml::Value::String(p)) => {
-                    let mut t = toml::Table::new();
-                    t.insert("profile".into(), p.into());
-                    overlay.insert(k, toml::Value::Table(t));
-                }
-                ("scheduler", toml::Value::String(s)) => {
-                    let mut t = toml::Table::new();
-                    t.insert("name".into(), s.into());
-                    overlay.insert(k, toml::Value::Table(t));
-                }
-                (s, toml::Value::Table(t)) if SECTIONS.contains(&s) => {
-                    overlay.insert(k, toml::Value::Table(t));
-                }
-                (other, _) => {
-                    return Err(format!(
-                        "{}: key `{other}` cannot be applied to a scenario; a phone file has name, description and the tables {}",
-                        path.display(),
-                        SECTIONS.join(", ")
-                    ))
-                }
-            }
-        }
-        for section in ["device", "host"] {
-            if let Some(toml::Value::Table(t)) = overlay.get_mut(section) {
-                if let Some(toml::Value::String(p)) = t.get_mut("profile") {
-                    if p != "generic" && Path::new(p.as_str()).is_relative() {
-                        *p = std::path::absolute(dir.join(&*p))
-                            .map_err(|e| format!("{}: {section}.profile: {e}", path.display()))?
-                            .display()
-                            .to_string();
-                    }
-                }
-            }
-        }
+        let phone = Phone::load(path).map_err(|e| format!("--phone {}: {e}", path.display()))?;
         Ok(Profile {
-            name,
+            name: phone.name.clone(),
             source: Some(path.to_path_buf()),
-            overlay,
+            sets: phone.sets(),
         })
     }
 
-    /// `scenario` (a TOML document) with this profile merged over it.
-    pub fn apply(&self, scenario: &mut toml::Table) {
-        merge(scenario, &self.overlay);
-    }
-}
-
-fn merge(into: &mut toml::Table, from: &toml::Table) {
-    for (k, v) in from {
-        match (into.get_mut(k), v) {
-            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge(a, b),
-            _ => {
-                into.insert(k.clone(), v.clone());
-            }
-        }
+    /// The overrides that select this profile, to apply before any other.
+    pub fn sets(&self) -> &[(String, String)] {
+        &self.sets
     }
 }
 
@@ -176,31 +105,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_phone_file_merges_over_a_scenario_with_paths_from_its_folder() {
+    fn a_phone_selects_its_profiles_and_unknown_phones_are_named() {
         let dir = std::env::temp_dir().join(format!("mmcsim-phone-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("pocket.toml");
+        std::fs::create_dir_all(dir.join("devices")).unwrap();
+        std::fs::create_dir_all(dir.join("hosts")).unwrap();
+        std::fs::create_dir_all(dir.join("phones")).unwrap();
+        std::fs::write(dir.join("devices/x.toml"), "").unwrap();
+        std::fs::write(dir.join("hosts/h.toml"), "").unwrap();
+        let f = dir.join("phones/pocket.toml");
         std::fs::write(
             &f,
-            "name = \"pocket\"\ndevice = \"../devices/x.toml\"\nscheduler = \"cfq\"\n[queue]\nread_ahead_kb = 64\n",
+            "name = \"pocket\"\ndevice = \"../devices/x.toml\"\nhost = \"../hosts/h.toml\"\n[scheduler]\nname = \"cfq\"\n",
         )
         .unwrap();
         let p = Profile::load(&f).unwrap();
-        let mut sc: toml::Table =
-            toml::from_str("[device]\nprofile = \"a.toml\"\n[queue]\nnr_requests = 8\n").unwrap();
-        p.apply(&mut sc);
-        let dev = sc["device"]["profile"].as_str().unwrap();
-        assert!(
-            dev.ends_with("devices/x.toml") && Path::new(dev).is_absolute(),
-            "{dev}"
-        );
-        assert_eq!(sc["queue"]["nr_requests"].as_integer(), Some(8));
-        assert_eq!(sc["queue"]["read_ahead_kb"].as_integer(), Some(64));
-        assert_eq!(sc["scheduler"]["name"].as_str(), Some("cfq"));
-
+        assert_eq!(p.name, "pocket");
+        let dev = &p.sets().iter().find(|(k, _)| k == "device.profile").unwrap().1;
+        assert!(dev.ends_with("x.toml") && Path::new(dev).is_absolute(), "{dev}");
+        assert!(p.sets().contains(&("scheduler.name".to_string(), "cfq".to_string())));
         std::fs::write(&f, "jobs = 3\n").unwrap();
-        assert!(Profile::load(&f).unwrap_err().contains("key `jobs`"));
-        let e = resolve(&["nope".into()], &dir).unwrap_err();
+        assert!(Profile::load(&f).is_err());
+        let e = resolve(&["nope".into()], &dir.join("phones")).unwrap_err();
         assert!(e.contains("unknown phone") && e.contains("generic"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }

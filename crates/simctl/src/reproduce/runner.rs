@@ -82,7 +82,7 @@ pub fn scenario_path(configs: &Path, name: &str) -> PathBuf {
     configs.join("scenarios").join(name)
 }
 
-/// Loads and validates the scenario of `job` (profile merged, then the
+/// Loads and validates the scenario of `job` (the profile's overrides, then the
 /// spec's settings, then the user's).
 pub fn scenario(
     job: &Job,
@@ -97,14 +97,12 @@ pub fn scenario(
             path.display()
         )
     })?;
-    let mut doc: toml::Table =
-        toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
-    profiles[job.profile].apply(&mut doc);
-    let mut sets = job.spec.sets.clone();
+    let mut sets = profiles[job.profile].sets().to_vec();
+    sets.extend(job.spec.sets.iter().cloned());
     sets.extend(user_sets.iter().cloned());
     let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
     Ok(Scenario::from_toml(
-        &toml::to_string(&doc)?,
+        &text,
         &path.display().to_string(),
         base,
         &sets,
