@@ -427,3 +427,50 @@ fn trace_fua_and_preflush_flags_reach_the_device() {
     // the pre-flushed write waits for its flush
     assert!(rows[2].submit >= rows[1].complete);
 }
+
+#[test]
+fn an_fsyncs_wait_for_the_commit_is_split_along_the_commits_requests() {
+    // write + fsync: the call waits for its data write, then for the JBD2
+    // commit (body, flush, FUA commit block). Each of those requests is on
+    // the call's critical path, so their device time is `device`, not
+    // interrupt + wake-up, and the parts still add up to the latency.
+    let sc = scenario(
+        "",
+        "",
+        &[
+            "mkdir /data",
+            "creat /data/log",
+            "write 4096",
+            "fsync",
+            "close",
+        ],
+    );
+    let (r, rows) = run("ext4-fsync-split", &sc, &[]);
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    // device service of the four requests, from the log, µs
+    let service_us: f64 = rows
+        .iter()
+        .map(|row| (row.complete - row.submit) as f64 / 1000.0)
+        .sum();
+    let b = &r["breakdown_us"];
+    let part = |k: &str| b[k].as_f64().unwrap_or_else(|| panic!("{k} in {b}"));
+    let layers = [
+        "platform",
+        "syscall_fs",
+        "block_queue",
+        "driver",
+        "device",
+        "irq_wakeup",
+    ];
+    let sum: f64 = layers.iter().map(|k| part(k)).sum();
+    let total = part("total");
+    assert!((sum - total).abs() < 1e-6 * total, "{sum} vs {total}");
+    // means over the script's calls: the fsync carries the commit's waits
+    let calls = r["requests"]["count"].as_f64().unwrap();
+    let device_us = part("device") * calls;
+    assert!(
+        device_us >= 0.8 * service_us && device_us <= service_us,
+        "device {device_us} µs of {service_us} µs of request service: {b}"
+    );
+    assert!(part("irq_wakeup") < part("device"), "{b}");
+}

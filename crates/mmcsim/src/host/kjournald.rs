@@ -28,6 +28,7 @@ use super::page_cache::FileId;
 use super::stage::{Below, Host, HostEvent, HostEvents, Notify, JBD2_IO, PAGE_IO};
 use super::vfs::Mount;
 use crate::block::request::Bio;
+use crate::driver::DeviceTimes;
 use crate::types::{IoPrio, Ns, Op, NS_PER_S, SECTORS_PER_PAGE};
 
 /// Pid the journal thread's bios are charged to.
@@ -74,6 +75,9 @@ pub(super) struct Kjournald {
     bios: Vec<Bio>,
     /// Transaction whose `commit=` timer is armed.
     timer_tid: u64,
+    /// Device times of the latest page-writeback request that completed:
+    /// the critical request when it ends the commit's ordered-data wait.
+    pub last_data: Option<DeviceTimes>,
 }
 
 impl Host {
@@ -177,6 +181,7 @@ impl Host {
         };
         let j = fs.journal_mut().expect("commit with a journal");
         self.kj.plan = j.start_commit();
+        self.kj.last_data = None;
         let ordered: Vec<FileId> = j
             .committing()
             .expect("just started")
@@ -237,6 +242,9 @@ impl Host {
                     .all(|&m| cache.file_writeback_pages(m) == 0)
                 {
                     self.kj.ordered.clear();
+                    if let Some(times) = self.kj.last_data.take() {
+                        self.commit_waiters_waited(times, now);
+                    }
                     self.write_log(now, b);
                 }
             }
@@ -282,12 +290,33 @@ impl Host {
         self.jbd2_queue(now, bios, n, b);
     }
 
-    /// One of the journal thread's own bios completed.
-    pub(super) fn jbd2_bio_done<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
+    /// The calls waiting for a commit (fsync, O_SYNC) waited, from their
+    /// last attributed instant to `now`, along the commit step that just
+    /// ended on the request that ran at `times` (queue, driver, device,
+    /// completion): each step of a commit is on their critical path.
+    fn commit_waiters_waited(&mut self, times: DeviceTimes, now: Ns) {
+        for &(task, _) in &self.kj.waiters {
+            if let Some(c) = self.tasks.get(task as usize).and_then(|k| k.call) {
+                if let Some(call) = self.calls.get_mut(c) {
+                    call.waited(times, now);
+                }
+            }
+        }
+    }
+
+    /// One of the journal thread's own bios completed, on the request that
+    /// ran at `times`.
+    pub(super) fn jbd2_bio_done<E: HostEvents>(
+        &mut self,
+        now: Ns,
+        times: DeviceTimes,
+        b: &mut Below<E>,
+    ) {
         self.kj.pending -= 1;
         if self.kj.pending > 0 {
             return;
         }
+        self.commit_waiters_waited(times, now);
         let Mount::Ext4(fs) = &mut self.mount else {
             unreachable!("journal bios without ext4")
         };

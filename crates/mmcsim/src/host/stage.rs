@@ -782,7 +782,7 @@ impl Host {
         }
         let id = bio.owner & !PAGE_IO;
         if id == JBD2_IO {
-            self.jbd2_bio_done(now, b);
+            self.jbd2_bio_done(now, times, b);
             return;
         }
         let io = self.ios[id];
@@ -813,6 +813,7 @@ impl Host {
                 }
             }
         } else {
+            self.kj.last_data = Some(times);
             self.writeback_done(now, fid, first, pages, b);
         }
         match io.notify {
