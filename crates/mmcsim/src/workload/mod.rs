@@ -9,6 +9,7 @@
 //! time, without memory growing with trace length; every parse error names
 //! the file, the 1-based line and the field, and says what was expected.
 
+pub mod fio_job;
 pub mod jobs;
 pub mod replay;
 pub mod script;
