@@ -11,6 +11,7 @@ mod check;
 mod cli;
 mod commands;
 mod compare;
+mod csv_out;
 mod generate;
 mod output;
 mod plot;
