@@ -16,7 +16,7 @@ const HEADER: [&str; 7] = [
     "unit",
 ];
 
-fn rows(p: &Path) -> Vec<Vec<String>> {
+fn read_rows(p: &Path) -> Vec<Vec<String>> {
     let mut r = csv::Reader::from_path(p).unwrap();
     assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), HEADER);
     r.records()
@@ -24,15 +24,14 @@ fn rows(p: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The value at a dotted metric name: array elements by `name`, else by
-/// index.
+/// The value at a dotted metric name (array elements by index).
 fn lookup<'a>(mut v: &'a Value, metric: &str) -> &'a Value {
     for seg in metric.split('.') {
         v = match v {
-            Value::Array(items) => items
-                .iter()
-                .find(|x| x.get("name").and_then(Value::as_str) == Some(seg))
-                .or_else(|| seg.parse::<usize>().ok().and_then(|i| items.get(i)))
+            Value::Array(items) => seg
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| items.get(i))
                 .unwrap_or_else(|| panic!("{metric}: no element {seg}")),
             other => other
                 .get(seg)
@@ -71,7 +70,7 @@ fn run_csv_rows_hold_every_numeric_metric_of_the_json_report() {
         "-q",
     ]);
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let rows = rows(&csv);
+    let rows = read_rows(&csv);
     assert_eq!(rows.len(), numeric_leaves(&report));
     for r in &rows {
         assert_eq!(&r[..4], ["0", "sync-write-app", "cfq", "1"]);
@@ -82,7 +81,8 @@ fn run_csv_rows_hold_every_numeric_metric_of_the_json_report() {
     assert_eq!(unit(&rows, "write.mb_per_s"), "MB/s");
     assert_eq!(unit(&rows, "requests.bytes_written"), "bytes");
     assert_eq!(unit(&rows, "requests.writes"), "");
-    assert_eq!(unit(&rows, "scheduler.tunables.slice_idle.value"), "ms");
+    assert_eq!(unit(&rows, "threads.0.latency_us.mean"), "us");
+    assert_eq!(unit(&rows, "device.die_busy_ns.0"), "ns");
     let names: std::collections::BTreeSet<&str> = rows.iter().map(|r| r[4].as_str()).collect();
     assert_eq!(names.len(), rows.len(), "metric names repeat");
 }
@@ -105,7 +105,7 @@ fn compare_csv_has_one_run_per_entry_and_replay_csv_works() {
         "-q",
     ]);
     let c: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let rows = rows(&csv);
+    let rows = read_rows(&csv);
     for (i, label) in ["noop", "deadline:fifo_batch=1"].iter().enumerate() {
         let mine: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == i.to_string()).collect();
         let rep = &c["reports"][i]["report"];
@@ -123,8 +123,10 @@ fn compare_csv_has_one_run_per_entry_and_replay_csv_works() {
         rcsv.to_str().unwrap(),
         "-q",
     ]);
-    let r = rows(&rcsv);
-    assert!(r.iter().any(|x| x[4] == "requests.count" && x[1] == "traces/blkparse.txt"));
+    let r = read_rows(&rcsv);
+    assert!(r
+        .iter()
+        .any(|x| x[4] == "requests.count" && x[1] == "traces/blkparse.txt"));
 }
 
 fn dir_names(d: &Path) -> Vec<String> {
@@ -149,13 +151,25 @@ fn a_failed_run_leaves_no_csv_and_inputs_are_never_overwritten() {
         csv.to_str().unwrap(),
     ]);
     assert!(err.contains("requests = 0"), "{err}");
-    assert!(dir_names(&tmp).is_empty(), "left behind: {:?}", dir_names(&tmp));
+    assert!(
+        dir_names(&tmp).is_empty(),
+        "left behind: {:?}",
+        dir_names(&tmp)
+    );
 
     let scenario = tmp.join("s.toml");
     let text = "name = \"s\"\n[[files]]\nname = \"f\"\nsize_mib = 16\n[[jobs]]\nname = \"w\"\nfile = \"f\"\nop = \"write\"\npattern = \"sequential\"\nrequest_bytes = 4096\nrequests = 10\n";
     std::fs::write(&scenario, &text).unwrap();
-    let err = simctl_err(&["run", scenario.to_str().unwrap(), "--csv", scenario.to_str().unwrap()]);
-    assert!(err.contains("--csv") && err.contains("refusing to overwrite"), "{err}");
+    let err = simctl_err(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--csv",
+        scenario.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("--csv") && err.contains("refusing to overwrite"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&scenario).unwrap(), text);
 
     let same = tmp.join("x");

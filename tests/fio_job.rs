@@ -162,19 +162,28 @@ fn bad_job_files_give_errors_naming_file_line_key_and_expectation() {
             "[global]\nsize=1m\n[a]\nrw=read\nverify=md5\n",
             &[":5:", "key 'verify' is not modelled by mmcsim"],
         ),
-        ("[a]\nrw=read\nbs=4x\nsize=1m\n", &[":3:", "'bs'", "4x", "k/m/g"]),
+        (
+            "[a]\nrw=read\nbs=4x\nsize=1m\n",
+            &[":3:", "'bs'", "4x", "k/m/g"],
+        ),
         ("[a]\nrw=sideways\nsize=1m\n", &[":2:", "'rw'", "randread"]),
         ("[a]\nrw=randread:4\nsize=1m\n", &[":2:", "':N' suffix"]),
         ("[a]\nrw=read\n", &[":1:", "job `a`", "size"]),
         ("[a]\nsize=1m\niodepth=0\n", &[":3:", "'iodepth'", "1..="]),
-        ("[a]\nsize=1m\nioengine=mmap\n", &[":3:", "'ioengine'", "libaio"]),
+        (
+            "[a]\nsize=1m\nioengine=mmap\n",
+            &[":3:", "'ioengine'", "libaio"],
+        ),
         ("[a]\nsize=1m\nrandrepeat=0\n", &[":3:", "deterministic"]),
         ("[a]\nsize=10%\n", &[":2:", "percentage"]),
         ("[a]\nsize=1m\nruntime=5x\n", &[":3:", "'runtime'", "unit"]),
         ("[a]\nsize=1m\ntime_based\n", &[":1:", "runtime"]),
         ("rw=read\n[a]\n", &[":1:", "before any section"]),
         ("[global]\nsize=1m\n", &["no job section"]),
-        ("[a]\nsize=1m\n[b]\nstonewall\nsize=1m\n", &[":4:", "stonewall"]),
+        (
+            "[a]\nsize=1m\n[b]\nstonewall\nsize=1m\n",
+            &[":4:", "stonewall"],
+        ),
         (
             "[a]\nrw=rw\nbs=4k,8k\nsize=1m\n",
             &[":3:", "'bs'", "mixed job"],
@@ -188,7 +197,10 @@ fn bad_job_files_give_errors_naming_file_line_key_and_expectation() {
         let name = format!("bad{i}.fio");
         let p = write(&tmp, &name, text);
         let err = simctl_err(&["run", &p]);
-        assert!(err.contains(&name), "case {i}: error does not name the file: {err}");
+        assert!(
+            err.contains(&name),
+            "case {i}: error does not name the file: {err}"
+        );
         for w in *want {
             assert!(err.contains(w), "case {i}: `{w}` missing from: {err}");
         }
@@ -210,8 +222,14 @@ fn libaio_at_depth_8_beats_depth_1_and_queues_several_requests() {
     let shallow = report(&["run", f, "--set", "jobs.0.iodepth=1"], &tmp);
     let (d_iops, d_depth) = iops_and_depth(&deep);
     let (s_iops, s_depth) = iops_and_depth(&shallow);
-    assert!(d_iops > s_iops * 1.1, "depth 8 {d_iops} vs depth 1 {s_iops}");
-    assert!(d_depth > 1, "the block layer never held more than one request");
+    assert!(
+        d_iops > s_iops * 1.1,
+        "depth 8 {d_iops} vs depth 1 {s_iops}"
+    );
+    assert!(
+        d_depth > 1,
+        "the block layer never held more than one request"
+    );
     assert_eq!(s_depth, 1);
     assert_eq!(deep["requests"]["reads"], 16384);
 }
@@ -243,7 +261,15 @@ fn a_job_file_is_recognised_by_content_and_runs_under_compare() {
     let r = report(&["run", &p], &tmp);
     assert_eq!(r["run"]["name"], "job");
     assert_eq!(r["requests"]["reads"], 32);
-    let c = simctl_ok(&["compare", &p, "--schedulers", "noop,deadline", "-q", "--json", "-"]);
+    let c = simctl_ok(&[
+        "compare",
+        &p,
+        "--schedulers",
+        "noop,deadline",
+        "-q",
+        "--json",
+        "-",
+    ]);
     let c: serde_json::Value = serde_json::from_str(&c).unwrap();
     assert_eq!(c["reports"].as_array().unwrap().len(), 2);
 }
@@ -255,7 +281,10 @@ fn ramp_time_is_left_out_of_the_statistics() {
         format!("[j]\nrw=randread\nnorandommap\ndirect=1\nbs=4k\nsize=4m\nfilename=f\nruntime=300ms\ntime_based\n{ramp}\n")
     };
     let plain = report(&["run", &write(&tmp, "a.fio", &job(""))], &tmp);
-    let ramped = report(&["run", &write(&tmp, "b.fio", &job("ramp_time=300ms"))], &tmp);
+    let ramped = report(
+        &["run", &write(&tmp, "b.fio", &job("ramp_time=300ms"))],
+        &tmp,
+    );
     let (n0, n1) = (
         plain["requests"]["count"].as_u64().unwrap(),
         ramped["requests"]["count"].as_u64().unwrap(),

@@ -103,8 +103,8 @@ pub fn is_scenario(workload: &Path) -> bool {
         return true;
     }
     let mut head = Vec::new();
-    let read = std::fs::File::open(workload)
-        .and_then(|f| f.take(DETECT_BYTES).read_to_end(&mut head));
+    let read =
+        std::fs::File::open(workload).and_then(|f| f.take(DETECT_BYTES).read_to_end(&mut head));
     read.is_ok() && is_job_file(workload, &String::from_utf8_lossy(&head))
 }
 

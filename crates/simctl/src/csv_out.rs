@@ -6,13 +6,12 @@
 //! scheduler, or the compare entry as written, e.g. `cfq:slice_idle=0`),
 //! `seed`, `metric`, `value`, `unit`. A metric is a numeric leaf of the
 //! JSON report, its keys joined with dots (`latency_us.p99`,
-//! `device.waf`); an array element is named by its `name` when the names
-//! of its array are unique (`scheduler.tunables.fifo_batch.value`), else
-//! by its index (`threads.0.iops`). Values are written exactly as in the
-//! JSON report. Strings, booleans and nulls are not metrics and are left
-//! out. The unit comes from the key (`_us` → `us`, `mb_per_s` → `MB/s`,
-//! `iops` → `1/s`, ...; a tunable's from its `unit`), empty for counts and
-//! ratios without one.
+//! `device.waf`); an array element is named by its index
+//! (`threads.0.iops`). Values are written exactly as in the JSON report.
+//! Strings (scheduler tunables among them), booleans and nulls are not
+//! metrics and are left out. The unit comes from the key (`_us` → `us`,
+//! `mb_per_s` → `MB/s`, `iops` → `1/s`, ...), empty for counts and ratios
+//! without one.
 
 use anyhow::{Context, Result};
 use mmcsim::sim::Report;
@@ -47,45 +46,29 @@ pub fn metrics(report: &Report) -> Result<Vec<Metric>> {
     let v = serde_json::to_value(report).context("flattening the report")?;
     let mut out = Vec::new();
     let mut path = Vec::new();
-    walk(&v, &mut path, None, &mut out);
+    walk(&v, &mut path, &mut out);
     Ok(out)
 }
 
-/// Collects the numeric leaves under `v` at `path`; `sibling_unit` is the
-/// `unit` field of the object holding `v`, if any.
-fn walk(v: &Value, path: &mut Vec<String>, sibling_unit: Option<&str>, out: &mut Vec<Metric>) {
+/// Collects the numeric leaves under `v` at `path`.
+fn walk(v: &Value, path: &mut Vec<String>, out: &mut Vec<Metric>) {
     match v {
         Value::Number(n) => out.push(Metric {
             name: path.join("."),
             value: n.to_string(),
-            unit: unit_of(path, sibling_unit).to_string(),
+            unit: unit_of(path).to_string(),
         }),
         Value::Object(m) => {
-            let unit = m.get("unit").and_then(Value::as_str);
             for (k, x) in m {
                 path.push(k.clone());
-                walk(x, path, unit, out);
+                walk(x, path, out);
                 path.pop();
             }
         }
         Value::Array(items) => {
-            let names: Vec<Option<&str>> = items
-                .iter()
-                .map(|x| x.get("name").and_then(Value::as_str))
-                .collect();
-            let unique = names.iter().all(Option::is_some)
-                && names
-                    .iter()
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len()
-                    == names.len();
             for (i, x) in items.iter().enumerate() {
-                let key = match names[i] {
-                    Some(n) if unique => n.to_string(),
-                    _ => i.to_string(),
-                };
-                path.push(key);
-                walk(x, path, None, out);
+                path.push(i.to_string());
+                walk(x, path, out);
                 path.pop();
             }
         }
@@ -99,11 +82,8 @@ const STATS: &[&str] = &[
 ];
 
 /// The unit of the metric at `path`.
-fn unit_of<'a>(path: &'a [String], sibling_unit: Option<&'a str>) -> &'a str {
+fn unit_of(path: &[String]) -> &'static str {
     let leaf = path.last().map_or("", String::as_str);
-    if let (Some(u), "value" | "default") = (sibling_unit, leaf) {
-        return u;
-    }
     if let Some(u) = key_unit(leaf) {
         return u;
     }
@@ -192,16 +172,15 @@ mod tests {
 
     #[test]
     fn units_come_from_the_keys() {
-        assert_eq!(unit_of(&p("latency_us.p99"), None), "us");
-        assert_eq!(unit_of(&p("read.mb_per_s"), None), "MB/s");
-        assert_eq!(unit_of(&p("throughput.iops"), None), "1/s");
-        assert_eq!(unit_of(&p("breakdown_us.device"), None), "us");
-        assert_eq!(unit_of(&p("breakdown_us.host_share"), None), "fraction");
-        assert_eq!(unit_of(&p("device_response_us.requests"), None), "");
-        assert_eq!(unit_of(&p("requests.bytes_read"), None), "bytes");
-        assert_eq!(unit_of(&p("simulated_time_s"), None), "s");
-        assert_eq!(unit_of(&p("scheduler.tunables.x.value"), Some("ms")), "ms");
-        assert_eq!(unit_of(&p("device.waf"), None), "");
-        assert_eq!(unit_of(&p("device.die_busy_ns.1"), None), "ns");
+        assert_eq!(unit_of(&p("latency_us.p99")), "us");
+        assert_eq!(unit_of(&p("read.mb_per_s")), "MB/s");
+        assert_eq!(unit_of(&p("throughput.iops")), "1/s");
+        assert_eq!(unit_of(&p("breakdown_us.device")), "us");
+        assert_eq!(unit_of(&p("breakdown_us.host_share")), "fraction");
+        assert_eq!(unit_of(&p("device_response_us.requests")), "");
+        assert_eq!(unit_of(&p("requests.bytes_read")), "bytes");
+        assert_eq!(unit_of(&p("simulated_time_s")), "s");
+        assert_eq!(unit_of(&p("device.waf")), "");
+        assert_eq!(unit_of(&p("device.die_busy_ns.1")), "ns");
     }
 }

@@ -316,9 +316,11 @@ impl Collector {
 
     /// Records one finished call.
     pub fn record(&mut self, c: &CallRecord) {
-        if self.threads.get(c.thread as usize).is_some_and(|t| {
-            t.as_ref().is_some_and(|t| c.done < t.ramp_end)
-        }) {
+        if self
+            .threads
+            .get(c.thread as usize)
+            .is_some_and(|t| t.as_ref().is_some_and(|t| c.done < t.ramp_end))
+        {
             return;
         }
         let lat = c.done.saturating_sub(c.issue);

@@ -219,7 +219,9 @@ pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
             (false, None) => {
                 return Err(err(
                     line,
-                    format!("key '{key}' comes before any section: put it under [global] or a [job]"),
+                    format!(
+                        "key '{key}' comes before any section: put it under [global] or a [job]"
+                    ),
                 ))
             }
         }
@@ -265,7 +267,9 @@ pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
                 ))
             }
         };
-        let end = o.time_based.then(|| start_ms + o.ramp_ms + o.runtime_ms.unwrap_or(0.0));
+        let end = o
+            .time_based
+            .then(|| start_ms + o.ramp_ms + o.runtime_ms.unwrap_or(0.0));
         known_end = match (known_end, end) {
             (Some(k), Some(e)) => Some(k.max(e)),
             _ => None,
@@ -512,7 +516,10 @@ impl Options {
             }
             "bs" | "blocksize" => {
                 if v.contains(['-', ':']) {
-                    return Err("a block size range is not modelled; give one size (or read,write sizes)".into());
+                    return Err(
+                        "a block size range is not modelled; give one size (or read,write sizes)"
+                            .into(),
+                    );
                 }
                 let mut parts = v.split(',');
                 let r = parts.next().unwrap_or("");
@@ -537,9 +544,7 @@ impl Options {
             "filesize" => self.filesize = Some((positive(size(v)?)?, opt.line)),
             "offset" => self.offset = size(v)?,
             "numjobs" => self.numjobs = count(v, 1, MAX_NUMJOBS)? as u32,
-            "iodepth" => {
-                self.iodepth = count(v, 1, u64::from(super::spec::MAX_IODEPTH))? as u32
-            }
+            "iodepth" => self.iodepth = count(v, 1, u64::from(super::spec::MAX_IODEPTH))? as u32,
             "ioengine" => {
                 self.ioengine = match v {
                     "sync" => IoEngine::Sync,
@@ -557,7 +562,12 @@ impl Options {
                 self.sync = match v {
                     "1" | "sync" => true,
                     "0" | "none" => false,
-                    "dsync" => return Err("O_DSYNC jobs are not modelled; use sync=1 (O_SYNC) or fdatasync=N".into()),
+                    "dsync" => {
+                        return Err(
+                            "O_DSYNC jobs are not modelled; use sync=1 (O_SYNC) or fdatasync=N"
+                                .into(),
+                        )
+                    }
                     _ => return Err("expected 0, 1, none or sync".into()),
                 }
             }
@@ -573,7 +583,10 @@ impl Options {
             "thinktime" => self.thinktime_us = time_us(v, 1.0)?,
             "filename" => {
                 if v.contains(':') {
-                    return Err("several files per job (':'-separated) are not modelled; give one file".into());
+                    return Err(
+                        "several files per job (':'-separated) are not modelled; give one file"
+                            .into(),
+                    );
                 }
                 if v.is_empty() {
                     return Err("expected a file name".into());
@@ -587,10 +600,7 @@ impl Options {
                 self.directory = Some(v.trim_end_matches('/').to_string());
             }
             "randseed" => {
-                self.randseed = Some((
-                    int(v).ok_or("expected an unsigned integer seed")?,
-                    opt.line,
-                ))
+                self.randseed = Some((int(v).ok_or("expected an unsigned integer seed")?, opt.line))
             }
             "nice" => {
                 self.nice = v
@@ -644,18 +654,27 @@ impl Options {
                 ))
             }
         };
-        let io_size = match (self.size, self.filesize) {
-            (Some((n, _)), _) => n,
-            (None, Some((f, line))) => f.checked_sub(self.offset).filter(|&n| n > 0).ok_or_else(|| {
-                at(line, format!("key 'filesize' = {f}: leaves no I/O after offset {}", self.offset))
-            })?,
-            (None, None) => {
-                return Err(at(
+        let io_size =
+            match (self.size, self.filesize) {
+                (Some((n, _)), _) => n,
+                (None, Some((f, line))) => f
+                    .checked_sub(self.offset)
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| {
+                        at(
+                            line,
+                            format!(
+                                "key 'filesize' = {f}: leaves no I/O after offset {}",
+                                self.offset
+                            ),
+                        )
+                    })?,
+                (None, None) => return Err(at(
                     0,
-                    "neither size nor filesize is given: fio needs one to know how much I/O to do".into(),
-                ))
-            }
-        };
+                    "neither size nor filesize is given: fio needs one to know how much I/O to do"
+                        .into(),
+                )),
+            };
         let file_bytes = match self.filesize {
             Some((f, _)) => f,
             None => self.offset + io_size,
@@ -832,7 +851,9 @@ fn time_us(v: &str, default_us: f64) -> std::result::Result<f64, String> {
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
     let n: u64 = num.parse().map_err(|_| {
-        format!("expected a whole time with an optional unit (us, ms, s, m, h, d), e.g. 30s; got '{v}'")
+        format!(
+            "expected a whole time with an optional unit (us, ms, s, m, h, d), e.g. 30s; got '{v}'"
+        )
     })?;
     let unit = match suffix {
         "" => default_us,
