@@ -159,7 +159,7 @@ fn a_failed_run_leaves_no_csv_and_inputs_are_never_overwritten() {
 
     let scenario = tmp.join("s.toml");
     let text = "name = \"s\"\n[[files]]\nname = \"f\"\nsize_mib = 16\n[[jobs]]\nname = \"w\"\nfile = \"f\"\nop = \"write\"\npattern = \"sequential\"\nrequest_bytes = 4096\nrequests = 10\n";
-    std::fs::write(&scenario, &text).unwrap();
+    std::fs::write(&scenario, text).unwrap();
     let err = simctl_err(&[
         "run",
         scenario.to_str().unwrap(),
