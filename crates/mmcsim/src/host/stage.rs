@@ -138,8 +138,9 @@ pub struct Host {
     pub(super) max_bio_sectors: u32,
     /// The journal thread (ext4 with a journal).
     pub(super) kj: Kjournald,
-    /// Tasks asleep in `io_getevents`, waiting for an asynchronous I/O.
-    aio_sleepers: Vec<u32>,
+    /// Tasks in `io_getevents`: `(task, 0)` asleep, waiting for an
+    /// asynchronous I/O; `(task, t)` being woken, running from `t` ns.
+    aio_sleepers: Vec<(u32, Ns)>,
 }
 
 impl Host {
@@ -313,7 +314,13 @@ impl Host {
             HostEvent::FlusherTick => self.flusher_tick(now, workload_running, b),
             HostEvent::Jbd2Submit => self.jbd2_submit(now, b),
             HostEvent::CommitTimer(tid) => self.commit_timer(now, tid, b),
-            HostEvent::Reaped(t) => return Some(t),
+            HostEvent::Reaped(t) => {
+                // The thread runs as it reaps: it no longer sleeps in
+                // io_getevents (it may have gone to sleep after this
+                // completion arrived, before reaping it).
+                self.aio_sleepers.retain(|&(s, _)| s != t);
+                return Some(t);
+            }
         }
         None
     }
@@ -381,8 +388,8 @@ impl Host {
     /// Thread `t` waits in `io_getevents` for one of its asynchronous I/Os
     /// to complete: the next completion wakes it (remote wake-up cost).
     pub fn aio_getevents(&mut self, t: u32) {
-        if !self.aio_sleepers.contains(&t) {
-            self.aio_sleepers.push(t);
+        if !self.aio_sleepers.iter().any(|&(s, _)| s == t) {
+            self.aio_sleepers.push((t, 0));
         }
     }
 
@@ -390,12 +397,18 @@ impl Host {
     /// when asleep in `io_getevents`, reaps it; it is recorded.
     fn aio_complete<E: HostEvents>(&mut self, now: Ns, id: u32, b: &mut Below<E>) {
         let t = self.calls[id].thread;
-        let done = match self.aio_sleepers.iter().position(|&s| s == t) {
-            Some(i) => {
-                self.aio_sleepers.swap_remove(i);
+        let done = match self.aio_sleepers.iter().position(|&(s, _)| s == t) {
+            Some(i) if self.aio_sleepers[i].1 == 0 => {
                 let wake = now + self.cpu.with(|c| c.wake_thread(t, now));
+                self.aio_sleepers[i].1 = wake;
                 self.calls[id].charge(Layer::IrqWakeup, wake);
                 wake
+            }
+            // Its wake-up is under way: it reaps this one once running.
+            Some(i) => {
+                let running = self.aio_sleepers[i].1.max(now);
+                self.calls[id].charge(Layer::IrqWakeup, running);
+                running
             }
             None => now,
         };
