@@ -49,7 +49,78 @@ fn sorted_strided_reads_finish_faster_than_shuffled_ones() {
     );
 }
 
+/// With the sourced profile (36 map pages = 144 MiB of LBA, §3's midpoint)
+/// the 128 MiB region's 32 map pages all stay cached, so the dispatch
+/// order no longer changes the device's work: deadline and noop end within
+/// 1 % of each other. Measured when the "CHOSEN FOR SEED EFFECTS" values
+/// were replaced: deadline 4,238 IOPS, noop 4,240 IOPS, map-cache hit
+/// rate 0.997 / 0.996.
 #[test]
+fn with_16_threads_in_128_mib_the_sourced_map_cache_holds_the_region_and_order_barely_matters() {
+    let tmp = scratch("rand16_sourced");
+    let dl = run(
+        "configs/scenarios/rand16-128m.toml",
+        &["--scheduler", "deadline"],
+        &tmp,
+    );
+    let noop = run(
+        "configs/scenarios/rand16-128m.toml",
+        &["--scheduler", "noop"],
+        &tmp,
+    );
+    assert_eq!(dl["requests"]["count"], noop["requests"]["count"]);
+    assert_eq!(dl["threads"].as_array().unwrap().len(), 16);
+    let j = dl["fairness"]["jain"].as_f64().unwrap();
+    assert!(j > 0.0 && j <= 1.0);
+    let (d, n) = (
+        dl["throughput"]["iops"].as_f64().unwrap(),
+        noop["throughput"]["iops"].as_f64().unwrap(),
+    );
+    assert!(
+        (d - n).abs() < 0.01 * n,
+        "deadline {d:.0} vs noop {n:.0} IOPS"
+    );
+    for r in [&dl, &noop] {
+        let h = r["device"]["map_cache_hit_rate"].as_f64().unwrap();
+        assert!(h > 0.99, "map-cache hit rate {h}");
+    }
+}
+
+/// The mechanism behind the seed finding, as a what-if: with a map cache
+/// smaller than the region (8 entries, the low end of §3's 8–64, not the
+/// profile's value) deadline's ascending batches hit the map cache more
+/// than noop's arrival order and deadline serves more IOPS (3,719 vs 3,484
+/// when written).
+#[test]
+fn with_a_map_cache_smaller_than_the_region_deadline_beats_noop_through_map_cache_hits() {
+    let tmp = scratch("rand16_small_map");
+    let small = ["--set", "device.map_cache.entries=8"];
+    let mut a = vec!["--scheduler", "deadline"];
+    a.extend(small);
+    let dl = run("configs/scenarios/rand16-128m.toml", &a, &tmp);
+    let mut b = vec!["--scheduler", "noop"];
+    b.extend(small);
+    let noop = run("configs/scenarios/rand16-128m.toml", &b, &tmp);
+    let (d, n) = (
+        dl["throughput"]["iops"].as_f64().unwrap(),
+        noop["throughput"]["iops"].as_f64().unwrap(),
+    );
+    assert!(d > n, "deadline {d:.0} IOPS should beat noop {n:.0} IOPS");
+    let hit = |r: &serde_json::Value| r["device"]["map_cache_hit_rate"].as_f64().unwrap();
+    assert!(hit(&dl) > hit(&noop), "{} vs {}", hit(&dl), hit(&noop));
+}
+
+/// The seed papers' finding as first asserted (deadline ahead of noop, and
+/// ascending requests served faster than descending ones, on the generic
+/// profile). It held only with the map-cache values picked for it (8
+/// entries, 3-page prefetch); with the sourced values (36 entries, 1-page
+/// prefetch) the run gives deadline 4,238 vs noop 4,240 IOPS, and in
+/// deadline's request log 7,160 ascending requests average 243 µs of device
+/// time against 236 µs for 302 descending ones (noop: 254 µs up, 227 µs
+/// down, the same with both prefetchers off, so not a direction
+/// mechanism).
+#[test]
+#[ignore = "does not hold with sourced map-cache values: deadline 4238 vs noop 4240 IOPS; ascending 243 µs vs descending 236 µs"]
 fn with_16_threads_deadline_beats_noop_and_ascending_requests_are_served_faster() {
     let tmp = scratch("rand16");
     let log = tmp.join("deadline.csv");
@@ -67,43 +138,12 @@ fn with_16_threads_deadline_beats_noop_and_ascending_requests_are_served_faster(
         dl["throughput"]["iops"].as_f64().unwrap(),
         noop["throughput"]["iops"].as_f64().unwrap(),
     );
-    assert_eq!(dl["requests"]["count"], noop["requests"]["count"]);
-    assert_eq!(dl["threads"].as_array().unwrap().len(), 16);
     assert!(d > n, "deadline {d:.0} IOPS should beat noop {n:.0} IOPS");
-    let j = dl["fairness"]["jain"].as_f64().unwrap();
-    assert!(j > 0.0 && j <= 1.0);
-
-    // Address difference vs. device time, from the request log.
-    let text = std::fs::read_to_string(&log).unwrap();
-    let mut rows: Vec<(u64, u64, u64)> = text
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (
-                f[2].parse().unwrap(),
-                f[3].parse().unwrap(),
-                f[4].parse().unwrap(),
-            )
-        })
-        .collect();
-    rows.sort_by_key(|r| r.0); // dispatch order = device start order
-    let (mut up, mut nup, mut down, mut ndown) = (0u64, 0u64, 0u64, 0u64);
-    for w in rows.windows(2) {
-        let dev = w[1].1 - w[1].0;
-        if w[1].2 > w[0].2 {
-            up += dev;
-            nup += 1;
-        } else if w[1].2 < w[0].2 {
-            down += dev;
-            ndown += 1;
-        }
-    }
+    let (nup, mu, ndown, md) = direction_split(&log);
     assert!(
         nup > 50 && ndown > 10,
         "both directions occur: {nup} up, {ndown} down"
     );
-    let (mu, md) = (up as f64 / nup as f64, down as f64 / ndown as f64);
     assert!(
         mu < md,
         "ascending mean device time {mu:.0} ns vs descending {md:.0} ns"

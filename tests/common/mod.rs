@@ -62,3 +62,40 @@ pub fn simctl_err(args: &[&str]) -> String {
     assert!(!err.contains("panicked"), "simctl {args:?} panicked: {err}");
     err
 }
+
+/// Mean device time (ns) of requests whose start sector is above / below
+/// the previous request's, in device start order, from a `--log` CSV:
+/// `(up count, up mean, down count, down mean)`.
+pub fn direction_split(log: &std::path::Path) -> (u64, f64, u64, f64) {
+    let text = std::fs::read_to_string(log).unwrap();
+    let mut rows: Vec<(u64, u64, u64)> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+                f[4].parse().unwrap(),
+            )
+        })
+        .collect();
+    rows.sort_by_key(|r| r.0); // dispatch order = device start order
+    let (mut up, mut nup, mut down, mut ndown) = (0u64, 0u64, 0u64, 0u64);
+    for w in rows.windows(2) {
+        let dev = w[1].1 - w[1].0;
+        if w[1].2 > w[0].2 {
+            up += dev;
+            nup += 1;
+        } else if w[1].2 < w[0].2 {
+            down += dev;
+            ndown += 1;
+        }
+    }
+    (
+        nup,
+        up as f64 / nup.max(1) as f64,
+        ndown,
+        down as f64 / ndown.max(1) as f64,
+    )
+}

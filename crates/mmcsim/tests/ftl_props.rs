@@ -5,7 +5,10 @@
 //! conserved, pages are programmed in order (the NAND model panics
 //! otherwise), and dynamic wear leveling keeps erase counts together; and at
 //! the smallest over-provisioning the profile validation accepts, GC never
-//! runs out of victims.
+//! runs out of victims. The same command mixes run on the hybrid (FAST
+//! log-block) and DFTL mappings: every LPN still reads its newest version,
+//! and DFTL's translation (cached entry or translation page) always names
+//! the slot holding it.
 
 use mmcsim::device::host_interface::{legacy_commands, FLUSH_CACHE, WRITE_MULTIPLE_POLLED};
 use mmcsim::device::{DeviceCommand, DeviceConfig, Emmc, Precondition};
@@ -208,5 +211,52 @@ proptest! {
         }
         prop_assert!(d.stats().gc_runs > 0);
         prop_assert!(d.check_integrity().is_ok());
+    }
+}
+
+/// TINY with another mapping scheme: hybrid with 2 random log blocks (12
+/// superblocks, 7 logical blocks of 32 LPNs), or DFTL with an 8-entry
+/// cached mapping table.
+fn tiny_with(scheme: &str) -> Emmc {
+    let section = match scheme {
+        "hybrid" => "mapping = \"hybrid\"\nhybrid = { random_log_blocks = 2 }",
+        _ => "mapping = \"dftl\"\ndftl = { cmt_entries = 8 }",
+    };
+    let text = TINY.replace("mapping = \"page\"", section);
+    Emmc::new(&DeviceConfig::from_toml_str(&text, scheme).unwrap()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 128,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn hybrid_and_dftl_keep_integrity_under_any_command_mix(
+        steps in proptest::collection::vec(step(224), 1..400),
+        hybrid in any::<bool>(),
+        precondition in any::<bool>(),
+    ) {
+        let scheme = if hybrid { "hybrid" } else { "dftl" };
+        let mut d = tiny_with(scheme);
+        let lpns = (d.capacity_sectors() / 8) as u32;
+        prop_assert!(lpns >= 224, "{} lpns", lpns);
+        if precondition {
+            d.precondition(&Precondition { fill_fraction: 0.9, steady_state: true, max_overwrite_factor: 3.0 }, 1);
+            if let Err(e) = d.check_integrity() {
+                return Err(TestCaseError::fail(format!("{scheme} after preconditioning: {e}")));
+            }
+        }
+        let mut now = 0;
+        for (i, s) in steps.iter().enumerate() {
+            let end = d.execute(now, &command(s));
+            prop_assert!(end >= now, "time went backwards at step {}", i);
+            now = end;
+            if let Err(e) = d.check_integrity() {
+                return Err(TestCaseError::fail(format!("{scheme} step {i} {s:?}: {e}")));
+            }
+        }
     }
 }

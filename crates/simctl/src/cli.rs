@@ -92,6 +92,36 @@ pub enum Command {
         #[arg(long, value_name = "N", requires = "slurm")]
         shards: Option<usize>,
     },
+    /// Fit device-profile parameters to measurements: Nelder–Mead over
+    /// log-scaled bounded parameters, each evaluation running every target
+    /// scenario in parallel; writes the calibrated profile (comments kept)
+    /// with a [calibration.record] table, and prints the fit.
+    Calibrate {
+        /// Device profile (configs/devices/*.toml) or phone
+        /// (configs/phones/*.toml: its device profile is fitted, its host
+        /// and scheduler are used for the runs).
+        profile: PathBuf,
+        /// Targets file (TOML): [[targets]] with scenario, metric (JSON
+        /// path in the report, e.g. throughput.iops), value or band,
+        /// optional weight and schedulers.
+        #[arg(long, value_name = "FILE")]
+        targets: PathBuf,
+        /// A free parameter and its bounds, KEY=LOW:HIGH with KEY a
+        /// device profile key as for --set (e.g.
+        /// device.nand.t_r_us=40:120). Repeatable.
+        #[arg(long = "param", value_name = "KEY=LOW:HIGH", required = true)]
+        params: Vec<String>,
+        /// Nelder–Mead iterations at most.
+        #[arg(long, value_name = "N", default_value_t = 30)]
+        max_iters: u64,
+        /// Where to write the calibrated device profile.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Simulations run in parallel (default: one per core); the output
+        /// is identical whatever the number.
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
+    },
     /// Combine the output directories of `simctl sweep --shard` runs into
     /// the layout of an unsharded sweep, refusing overlapping or missing
     /// cells.
@@ -116,6 +146,27 @@ pub enum Command {
         /// Repeatable.
         #[arg(long = "tolerance", value_name = "METRIC=PCT")]
         tolerances: Vec<String>,
+    },
+    /// Regenerate the seed papers' findings on each profile: a figure
+    /// (PNG, SVG), its data (CSV) and a PASS/FAIL verdict per finding, and
+    /// DIR/index.html; exit 0 when all pass, 1 when one fails, 2 on
+    /// unusable input.
+    Reproduce(ReproduceArgs),
+    /// Draw a figure from reports, comparisons or request logs: latency
+    /// CDFs, per-thread bars, throughput and queue depth over time, the
+    /// address-difference scatter.
+    Plot {
+        /// Inputs: JSON reports (`--json` of run, replay, sweep cells), a
+        /// comparison (`compare --json`) or request logs (`run --log`);
+        /// recognised by content.
+        #[arg(required = true, value_name = "FILE")]
+        inputs: Vec<PathBuf>,
+        /// What to draw.
+        #[arg(long, value_enum)]
+        kind: crate::plot::inputs::Kind,
+        /// Output file; `.png` or `.svg` picks the format.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
     },
     /// Trace tools: list formats, inspect a trace, convert it to CSV.
     #[command(subcommand)]
@@ -142,6 +193,34 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+}
+
+/// Options of `simctl reproduce`.
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    /// Findings to reproduce, by number (`3`) or name (`finding-3`);
+    /// default: all.
+    #[arg(value_name = "FINDING")]
+    pub findings: Vec<String>,
+    /// A phone: a phone file, or a name in CONFIGS/phones/ (`generic`: the
+    /// scenarios as written). Repeatable; default: every bundled phone and
+    /// generic.
+    #[arg(long = "phone", value_name = "NAME|FILE")]
+    pub phones: Vec<String>,
+    /// Override a setting in every run (as `simctl run --set`), applied
+    /// after the profile and the finding's own settings. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Output directory.
+    #[arg(long, value_name = "DIR", default_value = "reproduce")]
+    pub out: PathBuf,
+    /// Simulations run in parallel (default: one per core); the outputs
+    /// are identical whatever the number.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// The folder of scenarios/, devices/, hosts/ and phones/.
+    #[arg(long, value_name = "DIR", default_value = "configs")]
+    pub configs: PathBuf,
 }
 
 /// `simctl trace` subcommands.
@@ -279,6 +358,12 @@ impl TraceArgs {
 /// Options of every simulating command (`replay`, `run`, `compare`).
 #[derive(Debug, Args)]
 pub struct SimArgs {
+    /// Phone profile: NAME (configs/phones/NAME.toml, found from the
+    /// current directory up) or FILE. Replaces the scenario's device
+    /// profile, host profile and scheduler; --device, --scheduler and
+    /// --set still apply on top.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub phone: Option<String>,
     /// Device profile TOML (default: the scenario's, or the built-in
     /// generic eMMC).
     #[arg(long, value_name = "FILE")]
@@ -318,6 +403,22 @@ pub struct RunArgs {
     /// it such a run is an error.
     #[arg(long)]
     pub allow_empty: bool,
+    /// Write the device state right after preconditioning to FILE (a
+    /// compact versioned binary file), for --load-state.
+    #[arg(long, value_name = "FILE", conflicts_with = "load_state")]
+    pub save_state: Option<PathBuf>,
+    /// Start from a device state saved with --save-state instead of
+    /// preconditioning (same device profile, [precondition] and seed; the
+    /// report is the same byte for byte).
+    #[arg(long, value_name = "FILE")]
+    pub load_state: Option<PathBuf>,
+    /// Check the FTL after every device command: each logical page maps to
+    /// its newest version and each valid physical page is mapped exactly
+    /// once (cost per command proportional to the pages it touched). The
+    /// first violation stops the run with an error; the report gains an
+    /// "integrity" section.
+    #[arg(long)]
+    pub check_integrity: bool,
     #[command(flatten)]
     pub sim: SimArgs,
 }

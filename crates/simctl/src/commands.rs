@@ -5,7 +5,7 @@ use crate::output::Stdout;
 use anyhow::{Context, Result};
 use mmcsim::config::{parse_set, Scenario};
 use mmcsim::sched::{Registry, SchedParams};
-use mmcsim::sim::{RunOptions, Simulation};
+use mmcsim::sim::{PreparedDevice, RunOptions, Simulation};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -67,7 +67,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
                 crate::csv_out::write(p, &runs, out)?;
             }
             if let Some(prefix) = &plot {
-                crate::plot::write(&c, prefix)?;
+                crate::compare::figure(&c)?.write_both(prefix)?;
             }
             if !sim.quiet && !to_stdout(&sim) {
                 write!(out, "{}", crate::compare::table(&c))?;
@@ -95,6 +95,26 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             };
             crate::sweep::sweep(&args, registry)
         }
+        Command::Calibrate {
+            profile,
+            targets,
+            params,
+            max_iters,
+            out: dest,
+            jobs,
+        } => {
+            let args = crate::calibrate::CalibrateArgs {
+                profile,
+                targets,
+                params,
+                max_iters,
+                out: dest,
+                jobs,
+            };
+            let table = crate::calibrate::calibrate(&args, registry)?;
+            write!(out, "{table}")?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Merge { dirs, out } => {
             let n = crate::sweep::merge::merge(&dirs, &out)?;
             println!(
@@ -109,6 +129,19 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             baseline,
             tolerances,
         } => check(&report, &baseline, &tolerances, out),
+        Command::Reproduce(a) => crate::reproduce::reproduce(&a, registry, out),
+        Command::Plot { inputs, kind, out } => {
+            let inputs = inputs
+                .iter()
+                .map(|p| crate::plot::inputs::load(p))
+                .collect::<Result<Vec<_>>>()?;
+            let figure = crate::plot::inputs::figure(kind, &inputs)?;
+            for o in &figure.omitted {
+                eprintln!("note: {o}");
+            }
+            figure.write(&out)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Trace(t) => trace(t, out),
         Command::Schedulers { hz, json } => schedulers(registry, hz, json, out),
         Command::Completions { shell } => {
@@ -125,9 +158,15 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
     }
 }
 
-/// `--set` values plus the shorthand flags, in the order they apply.
-fn overrides(a: &SimArgs, scheduler: Option<&str>) -> Result<Vec<(String, String)>> {
+/// `--set` values plus the shorthand flags, in the order they apply:
+/// `--phone` first (it replaces the scenario's profile choices), then
+/// `--device`, `--scheduler`, `--seed` and every `--set`.
+pub(crate) fn overrides(a: &SimArgs, scheduler: Option<&str>) -> Result<Vec<(String, String)>> {
     let mut sets = Vec::new();
+    if let Some(p) = &a.phone {
+        let here = std::env::current_dir().context("--phone: the current directory")?;
+        sets.extend(mmcsim::config::Phone::find(p, &here)?.sets());
+    }
     if let Some(d) = &a.device {
         // Device paths on the command line are relative to the current
         // directory, not to the scenario file.
@@ -163,10 +202,14 @@ fn refuse_overwriting_inputs(sc: &Scenario, a: &RunArgs, scenario: &[&Path]) -> 
     if let Some(p) = sc.device.get("profile").and_then(|v| v.as_str()) {
         inputs.push(("device profile".into(), sc.resolve(Path::new(p))));
     }
+    if let Some(p) = &a.load_state {
+        inputs.push(("device state".into(), p.clone()));
+    }
     let outputs = [
         ("--log", a.log.as_deref()),
         ("--json", a.sim.json.as_deref()),
         ("--csv", a.sim.csv.as_deref()),
+        ("--save-state", a.save_state.as_deref()),
     ];
     for (flag, out) in outputs {
         if let Some(out) = out {
@@ -255,7 +298,17 @@ fn simulate(
     out: &mut Stdout,
 ) -> Result<ExitCode> {
     refuse_overwriting_inputs(&sc, a, scenario)?;
-    let sim = Simulation::with_registry(sc, registry)?;
+    let sim = if let Some(p) = &a.load_state {
+        let bytes = std::fs::read(p).with_context(|| format!("--load-state {}", p.display()))?;
+        let device = PreparedDevice::load_state(&sc, &bytes, p)?;
+        Simulation::with_prepared_device(sc, registry, &device)?
+    } else if let Some(p) = &a.save_state {
+        let device = PreparedDevice::new(&sc)?;
+        crate::output::write_atomic(p, &device.save_state()?).context("--save-state")?;
+        Simulation::with_prepared_device(sc, registry, &device)?
+    } else {
+        Simulation::with_registry(sc, registry)?
+    };
     // The log is written to a temporary file beside its destination and
     // renamed over it only when the run succeeds: a failed run leaves no
     // partial log.
@@ -275,6 +328,7 @@ fn simulate(
     let report = sim.run(RunOptions {
         log,
         allow_empty: a.allow_empty,
+        check_integrity: a.check_integrity,
     })?;
     if let (Some(tmp), Some(p)) = (log_tmp, &a.log) {
         tmp.persist(p)
@@ -404,31 +458,12 @@ fn write_out(p: &Path, text: &str, out: &mut Stdout) -> Result<()> {
         out.write_all(text.as_bytes())?;
         return Ok(());
     }
-    let writing = || format!("writing {}", p.display());
-    let mut tmp = temp_beside(p).with_context(writing)?;
-    tmp.write_all(text.as_bytes()).with_context(writing)?;
-    tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
-    Ok(())
+    crate::output::write_atomic(p, text.as_bytes())
 }
 
-/// A temporary file in the folder of `p` (so renaming it over `p` is
-/// atomic), deleted unless persisted.
-pub(crate) fn temp_beside(p: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = p.file_name().map_or_else(
-        || ".simctl".into(),
-        |n| format!(".{}.", n.to_string_lossy()),
-    );
-    let mut b = tempfile::Builder::new();
-    b.prefix(&name).suffix(".tmp");
-    // The mode a plain create would give (0666 less the umask), not the
-    // private 0600 of temporary files.
-    #[cfg(unix)]
-    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    b.tempfile_in(dir)
+/// A temporary file in the folder of `p`, deleted unless persisted.
+fn temp_beside(p: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    crate::output::temp_beside(p, ".tmp")
 }
 
 fn schedulers(registry: &Registry, hz: u32, json: bool, out: &mut Stdout) -> Result<ExitCode> {

@@ -137,19 +137,7 @@ pub fn run(
         .map(|e| scenario_for(e).with_context(|| format!("scheduler entry `{}`", e.label)))
         .collect::<Result<Vec<_>>>()?;
 
-    let bar = if std::io::stderr().is_terminal() {
-        let b = ProgressBar::new(entries.len() as u64);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
-            )
-            .expect("valid template"),
-        );
-        b.set_message("simulating");
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = progress_bar(entries.len() as u64);
     let work = |(e, sc): (&Entry, Scenario)| -> Result<Outcome> {
         let report = Simulation::with_registry(sc, registry)
             .and_then(|s| s.run(RunOptions::default()))
@@ -161,14 +149,7 @@ pub fn run(
         })
     };
     let pairs: Vec<(&Entry, Scenario)> = entries.iter().zip(scenarios).collect();
-    let results: Vec<Result<Outcome>> = match jobs {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build()
-            .context("starting worker threads")?
-            .install(|| pairs.into_par_iter().map(work).collect()),
-        None => pairs.into_par_iter().map(work).collect(),
-    };
+    let results = parallel(pairs, jobs, work)?;
     bar.finish_and_clear();
     let reports = results.into_iter().collect::<Result<Vec<_>>>()?;
     Ok(Comparison {
@@ -176,6 +157,51 @@ pub fn run(
         workload: workload.display().to_string(),
         reports,
     })
+}
+
+/// A progress bar of `len` simulations on standard error when it is a
+/// terminal; hidden otherwise (CI logs stay clean).
+pub(crate) fn progress_bar(len: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(len);
+    b.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("valid template"),
+    );
+    b.set_message("simulating");
+    b
+}
+
+/// `work` over `items` in parallel (on `jobs` threads, default one per
+/// core), results in the order of `items` whatever the scheduling.
+pub(crate) fn parallel<T: Send, R: Send>(
+    items: Vec<T>,
+    jobs: Option<usize>,
+    work: impl Fn(T) -> R + Sync + Send,
+) -> Result<Vec<R>> {
+    Ok(match jobs {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .context("starting worker threads")?
+            .install(|| items.into_par_iter().map(&work).collect()),
+        None => items.into_par_iter().map(work).collect(),
+    })
+}
+
+/// The bar charts of a comparison: one panel per metric, one bar per
+/// entry.
+pub fn figure(c: &Comparison) -> Result<crate::plot::Figure> {
+    let values = c
+        .reports
+        .iter()
+        .map(|o| Ok((o.label.clone(), serde_json::to_value(&o.report)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let entries: Vec<(String, &serde_json::Value)> =
+        values.iter().map(|(l, v)| (l.clone(), v)).collect();
+    crate::plot::inputs::scheduler_bars(&format!("mmcsim: {}", c.workload), &entries)
 }
 
 /// The side-by-side table.

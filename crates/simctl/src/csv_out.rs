@@ -155,11 +155,7 @@ pub fn write(p: &Path, runs: &[(&str, &Report)], out: &mut dyn Write) -> Result<
         out.write_all(&buf)?;
         return Ok(());
     }
-    let writing = || format!("writing --csv {}", p.display());
-    let mut tmp = crate::commands::temp_beside(p).with_context(writing)?;
-    tmp.write_all(&buf).with_context(writing)?;
-    tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
-    Ok(())
+    crate::output::write_atomic(p, &buf).with_context(|| format!("--csv {}", p.display()))
 }
 
 #[cfg(test)]

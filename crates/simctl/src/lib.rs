@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+mod calibrate;
 mod check;
 mod cli;
 mod commands;
@@ -15,6 +16,7 @@ mod csv_out;
 mod generate;
 mod output;
 mod plot;
+mod reproduce;
 mod sweep;
 mod trace_cmd;
 

@@ -7,12 +7,15 @@
 //! `queue.<attr>` (e.g. `queue.read_ahead_kb`), `iosched.<tunable>`
 //! (e.g. `iosched.fifo_batch`), `scheduler.<key>`, `device.<section>.<key>`,
 //! `host.<key>`, `writeback.<key>`, `fs.<key>`, `precondition.<key>` and
-//! `seed`.
+//! `seed`. A [`Phone`] (`configs/phones/*.toml`) is a set of such
+//! overrides choosing a device profile, a host profile and a scheduler.
 
 mod overrides;
+mod phone;
 mod scenario;
 
 pub use overrides::{apply_set, parse_set};
+pub use phone::{Phone, PHONES_DIR};
 pub use scenario::{
     FileSpec, FitMode, FsConfig, HostConfig, JobOp, JobSpec, Order, Pattern, ReplayMode, Scenario,
     SchedPolicy, SchedulerSpec, ScriptSpec, TraceSpec,

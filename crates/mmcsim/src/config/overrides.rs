@@ -45,6 +45,8 @@ const SECTIONS: &[&str] = &[
     "trace",
     "seed",
     "jobs",
+    "sqlite",
+    "androbench",
 ];
 
 /// Applies one override to the scenario tree `root`.

@@ -7,9 +7,11 @@ use crate::error::{Error, Result};
 pub use crate::host::cost::HostConfig;
 pub use crate::host::fs::FsConfig;
 use crate::host::writeback::WritebackParams;
+pub use crate::workload::androbench::AndrobenchSpec;
 pub use crate::workload::spec::{
     FitMode, JobOp, JobSpec, Order, Pattern, ReplayMode, SchedPolicy, ScriptSpec, TraceSpec,
 };
+pub use crate::workload::sqlite::{SqliteConfig, SqliteJobSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -72,6 +74,16 @@ pub struct Scenario {
     /// A trace to replay instead of (or beside) jobs.
     #[serde(default)]
     pub trace: Option<TraceSpec>,
+    /// How SQLite opens the databases of `[[sqlite_jobs]]` and of the
+    /// AndroBench suite (`[sqlite]`: journal mode, synchronous, page size).
+    #[serde(default, skip_serializing_if = "is_default_sqlite")]
+    pub sqlite: SqliteConfig,
+    /// SQLite jobs: threads running SQL statements on their database.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sqlite_jobs: Vec<SqliteJobSpec>,
+    /// The AndroBench suite (`[androbench]`, needs `[fs]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub androbench: Option<AndrobenchSpec>,
     /// Folder relative paths are resolved against (the scenario's folder).
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -107,6 +119,10 @@ fn seed_u64<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u64, 
         Seed::Int(i) => u64::try_from(i).map_err(|_| bad(i.to_string())),
         Seed::Text(t) => t.trim().parse().map_err(|_| bad(format!("{t:?}"))),
     }
+}
+
+fn is_default_sqlite(c: &SqliteConfig) -> bool {
+    *c == SqliteConfig::default()
 }
 
 fn default_seed() -> u64 {
@@ -293,9 +309,18 @@ impl Scenario {
             .map_err(|e| Error::setting(source, e))?;
         self.writeback.validate()?;
         self.precondition.validate(source)?;
-        if self.jobs.is_empty() && self.scripts.is_empty() && self.trace.is_none() {
-            return bad("no workload: add [[jobs]], [[scripts]] or a [trace]".into());
+        if self.jobs.is_empty()
+            && self.scripts.is_empty()
+            && self.trace.is_none()
+            && self.sqlite_jobs.is_empty()
+            && self.androbench.is_none()
+        {
+            return bad(
+                "no workload: add [[jobs]], [[scripts]], [[sqlite_jobs]], [androbench] or a [trace]"
+                    .into(),
+            );
         }
+        self.validate_sqlite(source)?;
         if let Some(fs) = &self.fs {
             fs.validate().map_err(|e| e.to_string()).or_else(bad)?;
             if let Some(f) = self.files.iter().find(|f| f.offset_mib.is_some()) {
@@ -462,6 +487,38 @@ impl Scenario {
                         }
                     ));
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Scenario {
+    /// Checks `[sqlite]`, `[[sqlite_jobs]]` and `[androbench]`.
+    fn validate_sqlite(&self, source: &str) -> Result<()> {
+        let bad = |m: String| Err(Error::config(format!("{source}: {m}")));
+        self.sqlite
+            .validate()
+            .map_err(|e| Error::setting(source, e))?;
+        let uses = !self.sqlite_jobs.is_empty() || self.androbench.is_some();
+        if uses && self.fs.is_none() {
+            return bad(
+                "[[sqlite_jobs]] and [androbench] run on a file system: add [fs] with type = \"ext4\""
+                    .into(),
+            );
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for j in &self.sqlite_jobs {
+            if let Err(e) = j.validate(&self.sqlite) {
+                return bad(e);
+            }
+            if !names.insert(j.name.as_str()) {
+                return bad(format!("sqlite job `{}` is defined twice", j.name));
+            }
+        }
+        if let Some(a) = &self.androbench {
+            if let Err(e) = a.settings(&self.sqlite) {
+                return bad(e);
             }
         }
         Ok(())

@@ -5,6 +5,7 @@
 //! their sources are documented in the profile files, not here; this module
 //! only says what each field means and which range is accepted.
 
+pub use super::cache::Direction;
 use super::ftl::{self, MappingScheme, VictimPolicy};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -138,12 +139,95 @@ pub struct NandConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
-    /// Mapping scheme: `"page"` (page-level, 4 KiB units) is modelled;
-    /// `"hybrid"` and `"dftl"` are recognised and rejected.
+    /// Mapping scheme: `"page"` (page-level, 4 KiB units), `"hybrid"`
+    /// (FAST-style log-block mapping, `[ftl.hybrid]`) or `"dftl"`
+    /// (demand-cached page mapping, `[ftl.dftl]`).
     pub mapping: MappingScheme,
     /// Fraction of raw capacity hidden from the host (0 ≤ op < 0.5), at
     /// least what garbage collection needs (see [`DeviceConfig::validate`]).
     pub over_provisioning: f64,
+    /// Parameters of the hybrid log-block mapping (only with `mapping =
+    /// "hybrid"`; absent = the defaults of [`HybridConfig`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<HybridConfig>,
+    /// Parameters of the demand-cached page mapping (only with `mapping =
+    /// "dftl"`; absent = the defaults of [`DftlConfig`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dftl: Option<DftlConfig>,
+}
+
+impl FtlConfig {
+    /// The hybrid parameters in effect (the section or its defaults).
+    pub fn hybrid(&self) -> HybridConfig {
+        self.hybrid.clone().unwrap_or_default()
+    }
+    /// The DFTL parameters in effect (the section or its defaults).
+    pub fn dftl(&self) -> DftlConfig {
+        self.dftl.clone().unwrap_or_default()
+    }
+}
+
+/// Hybrid log-block mapping in the FAST style (`[ftl.hybrid]`): data blocks
+/// mapped per logical block, one sequential log block and a pool of
+/// fully-associative random log blocks. The mapping unit is a *superblock*:
+/// block `b` of every plane of every die, so a logical block is
+/// `dies × planes × pages_per_block × page_kib` of LBA space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HybridConfig {
+    /// Random (fully-associative) log blocks open at once, in superblocks;
+    /// with the one sequential log block they are the card's open log
+    /// blocks. Default 7 (8 open in all: the upper end of "hybrid, 4–8
+    /// open" for a Nexus 7 2012-like part, emmc-parameters.md §7 [est]).
+    #[serde(default = "default_random_log_blocks")]
+    pub random_log_blocks: u32,
+    /// Sequential log blocks, in superblocks: FAST keeps exactly one (Lee
+    /// et al., ACM TECS 2007); only 1 is accepted.
+    #[serde(default = "default_sequential_log_blocks")]
+    pub sequential_log_blocks: u32,
+}
+
+fn default_random_log_blocks() -> u32 {
+    7
+}
+fn default_sequential_log_blocks() -> u32 {
+    1
+}
+
+impl Default for HybridConfig {
+    fn default() -> Self {
+        HybridConfig {
+            random_log_blocks: default_random_log_blocks(),
+            sequential_log_blocks: default_sequential_log_blocks(),
+        }
+    }
+}
+
+/// Demand-cached page mapping, DFTL style (`[ftl.dftl]`; Gupta, Kim and
+/// Urgaonkar, ASPLOS 2009): the page-level table lives in translation pages
+/// on NAND, located by a global translation directory in SRAM; a cached
+/// mapping table (CMT) holds recently used entries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DftlConfig {
+    /// Entries (4 bytes each) the cached mapping table holds, LRU. Default
+    /// 8192 = 32 KiB of SRAM: the same SRAM as the generic profile's 8
+    /// cached map pages (emmc-parameters.md §3 "mapping cache 8–64
+    /// entries" of 4 KiB map pages; "tens to a few hundred KB" of SRAM) [est].
+    #[serde(default = "default_cmt_entries")]
+    pub cmt_entries: u32,
+}
+
+fn default_cmt_entries() -> u32 {
+    8192
+}
+
+impl Default for DftlConfig {
+    fn default() -> Self {
+        DftlConfig {
+            cmt_entries: default_cmt_entries(),
+        }
+    }
 }
 
 /// Garbage collection. Thresholds count blocks; GC works on stripes (one
@@ -158,6 +242,12 @@ pub struct GcConfig {
     pub start_below_free_blocks_per_die: u32,
     /// A GC session stops once the die has at least this many free blocks.
     pub stop_at_free_blocks_per_die: u32,
+    /// Background GC (eMMC 4.41 BKOPS): the card reports BKOPS_STATUS and,
+    /// when the host starts background operations in an idle gap, collects
+    /// victims until the gap ends (see `[bkops]`). Default false: GC runs
+    /// only in the foreground.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub background: bool,
 }
 
 /// Wear leveling.
@@ -200,8 +290,13 @@ impl WearLevelingConfig {
 pub struct MapCacheConfig {
     /// Map pages cached (each 4 KiB = 1,024 4-byte entries = 4 MiB of LBA).
     pub entries: u32,
-    /// Extra map pages loaded after the missed one on a forward access.
+    /// Extra map pages loaded after a missed one, next in the access's
+    /// direction, when `prefetch_direction` follows that direction.
     pub prefetch_map_pages: u32,
+    /// Access directions the map-page prefetch follows: `"forward"`
+    /// (ascending accesses only), `"both"` or `"none"` (default forward).
+    #[serde(default)]
+    pub prefetch_direction: Direction,
 }
 
 /// Controller read buffer.
@@ -210,8 +305,13 @@ pub struct MapCacheConfig {
 pub struct ReadBufferConfig {
     /// NAND pages (of `page_kib`) the buffer holds.
     pub pages: u32,
-    /// Data prefetched ahead of a detected forward stream, in KiB (0 = off).
+    /// Data prefetched ahead of a detected stream the buffer follows, in
+    /// KiB (0 = off).
     pub prefetch_kib: u32,
+    /// Streams the read buffer follows: `"forward"` (ascending only),
+    /// `"both"` (ascending and descending) or `"none"` (default forward).
+    #[serde(default)]
+    pub stream_direction: Direction,
 }
 
 /// Controller write buffer.
@@ -234,6 +334,11 @@ pub struct CalibrationConfig {
     /// mapping cache and read buffer.
     #[serde(default)]
     pub reverse_seek_penalty_us: f64,
+    /// How the profile's values were fitted (`[calibration.record]`,
+    /// written by `simctl calibrate`): kept with the profile, never read by
+    /// the simulation.
+    #[serde(default, skip_serializing)]
+    pub record: Option<toml::Value>,
 }
 
 /// How a scenario prepares the device before measuring (unmeasured, untimed).
@@ -408,15 +513,6 @@ impl DeviceConfig {
                 format!("{}: expected 0 < MT/s <= 10000", n.channel_mt_per_s),
             );
         }
-        if !self.ftl.mapping.is_modelled() {
-            return err(
-                "[ftl] mapping",
-                format!(
-                    "\"{}\" is not modelled yet; the modelled scheme is \"page\" (page-level mapping)",
-                    self.ftl.mapping.name()
-                ),
-            );
-        }
         let op = self.ftl.over_provisioning;
         if !(0.0..0.5).contains(&op) {
             return err(
@@ -445,10 +541,13 @@ impl DeviceConfig {
                 ),
             );
         }
+        self.check_mapping_sections(src)?;
         let blocks_per_die = (n.blocks_per_plane * p) as f64;
         let spare = (blocks_per_die * op).floor() as u32;
         let need = g.stop_at_free_blocks_per_die + 2 * p + 1;
-        if spare < need {
+        if self.ftl.mapping == MappingScheme::Hybrid {
+            // Merges, not page-level GC, reclaim space: checked above.
+        } else if spare < need {
             return err(
                 "[ftl] over_provisioning",
                 format!(
@@ -456,7 +555,9 @@ impl DeviceConfig {
                 ),
             );
         }
-        self.check_victims_exist(src)?;
+        if self.ftl.mapping != MappingScheme::Hybrid {
+            self.check_victims_exist(src)?;
+        }
         let wl = &self.wear_leveling;
         if let Some(t) = wl.static_threshold_erases {
             if !wl.static_wl {
@@ -526,6 +627,72 @@ impl DeviceConfig {
             );
         }
         Ok(())
+    }
+
+    /// Checks the `[ftl.hybrid]` / `[ftl.dftl]` sections: only with their
+    /// scheme, in range, and (hybrid) enough spare superblocks for the log
+    /// blocks and a merge.
+    fn check_mapping_sections(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let f = &self.ftl;
+        if f.hybrid.is_some() && f.mapping != MappingScheme::Hybrid {
+            return err(
+                "[ftl.hybrid]",
+                format!(
+                    "has no effect with mapping = \"{}\": remove it or use mapping = \"hybrid\"",
+                    f.mapping.name()
+                ),
+            );
+        }
+        if f.dftl.is_some() && f.mapping != MappingScheme::Dftl {
+            return err(
+                "[ftl.dftl]",
+                format!(
+                    "has no effect with mapping = \"{}\": remove it or use mapping = \"dftl\"",
+                    f.mapping.name()
+                ),
+            );
+        }
+        match f.mapping {
+            MappingScheme::Page => Ok(()),
+            MappingScheme::Hybrid => {
+                let h = f.hybrid();
+                if h.sequential_log_blocks != 1 {
+                    return err(
+                        "[ftl.hybrid] sequential_log_blocks",
+                        format!(
+                            "{}: the FAST scheme keeps exactly 1 sequential log block",
+                            h.sequential_log_blocks
+                        ),
+                    );
+                }
+                let units = self.nand.blocks_per_plane;
+                let lbns = ftl::hybrid::logical_blocks(units, f.over_provisioning);
+                let need = h.random_log_blocks + h.sequential_log_blocks + 1;
+                if h.random_log_blocks == 0 || units - lbns < need {
+                    return err(
+                        "[ftl.hybrid] random_log_blocks",
+                        format!(
+                            "{}: expected at least 1, and the {} spare superblocks (blocks_per_plane {units} − {lbns} logical blocks at over_provisioning {}) must hold the random and sequential log blocks plus 1 merge target = {need}: lower random_log_blocks or raise over_provisioning",
+                            h.random_log_blocks,
+                            units - lbns,
+                            f.over_provisioning
+                        ),
+                    );
+                }
+                Ok(())
+            }
+            MappingScheme::Dftl => {
+                let c = f.dftl().cmt_entries;
+                if c == 0 || c > 1 << 24 {
+                    return err(
+                        "[ftl.dftl] cmt_entries",
+                        format!("{c}: expected 1..=16777216 entries"),
+                    );
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Checks that over-provisioning leaves garbage collection a victim

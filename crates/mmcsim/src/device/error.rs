@@ -8,6 +8,7 @@
 
 use super::ftl::IntegrityError;
 use super::host_interface::CommandError;
+use super::integrity_check::Violation;
 
 /// A device-model error.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -15,6 +16,13 @@ pub enum DeviceError {
     /// The FTL disagrees with the version oracle or its own accounting.
     #[error("FTL integrity: {0}")]
     Integrity(#[from] IntegrityError),
+    /// The per-command integrity check failed (`--check-integrity`).
+    #[error("FTL {0}")]
+    Violation(#[from] Violation),
+    /// The mapping scheme does not report its translation changes, so the
+    /// per-command integrity check cannot run on it.
+    #[error("--check-integrity: the {0} mapping does not report its translation changes (Mapping::journal), so it cannot be checked per command")]
+    IntegrityUnsupported(&'static str),
     /// The driver sent a command sequence that does not fit its request.
     #[error("MMC command: {0}")]
     Command(#[from] CommandError),

@@ -4,8 +4,9 @@
 //!
 //! * Read: mapping-cache lookup, then per LPN the write buffer, the read
 //!   buffer or a NAND sense; each 4 KiB goes out on the bus as soon as it is
-//!   ready. A read continuing a forward stream prefetches the following
-//!   NAND pages into the read buffer in the background.
+//!   ready. A read continuing a stream the read buffer follows
+//!   (`[read_buffer] stream_direction`) prefetches the NAND pages next in
+//!   the stream's direction into the read buffer in the background.
 //! * Write: mapping-cache lookup (dirty), then per LPN write-buffer space
 //!   and the transfer; a full stripe page is programmed in the background
 //!   (with any foreground GC first). A FUA write on a volatile buffer waits
@@ -14,6 +15,7 @@
 //! * Flush: on a volatile buffer, programs the pending entries (padding the
 //!   stripe page) and waits for every program in flight.
 
+use super::cache::Stream;
 use super::host_interface::{DeviceCommand, Sequence};
 use super::nand::{Geometry, NandOp};
 use super::Emmc;
@@ -74,7 +76,7 @@ impl Emmc {
         if first == end {
             return self.hi.xfer(t, self.hi.data_ns(cmd.sectors as u64));
         }
-        let t_map = self.map.lookup(&mut self.tl, t, first, end, false);
+        let t_map = self.translate(t, first, end, false);
         let stream = self
             .rbuf
             .note_read(cmd.sector, cmd.sector + cmd.sectors as u64);
@@ -84,7 +86,7 @@ impl Emmc {
             let ready = if self.wbuf.holds(lpn) {
                 self.c.write_buffer_read_hits += 1;
                 t_map
-            } else if let Some(slot) = self.ftl.lookup(lpn) {
+            } else if let (Some(slot), t_map) = self.resolve(lpn, t_map) {
                 let page = self.geo.slot_page_id(slot);
                 match self.rbuf.find(page) {
                     Some(r) => {
@@ -109,23 +111,50 @@ impl Emmc {
             bus_t = self.hi.xfer(bus_t.max(ready), d);
         }
         self.c.host_slots_read += (end - first) as u64;
-        self.map.issue_prefetch(&mut self.tl);
-        if stream && self.cfg.read_buffer.prefetch_kib > 0 {
-            self.prefetch_after(t_map, end);
+        if !self.ftl.owns_translation() {
+            self.map.issue_prefetch(&mut self.tl);
+        }
+        let n = self.cfg.read_buffer.prefetch_kib / 4;
+        match stream {
+            _ if n == 0 => {}
+            None => {}
+            Some(Stream::Ascending) => {
+                let to = end.saturating_add(n).min(self.ftl.user_lpns());
+                self.prefetch(t_map, end..to);
+            }
+            Some(Stream::Descending) => {
+                self.prefetch(t_map, (first.saturating_sub(n)..first).rev())
+            }
         }
         bus_t
     }
 
-    /// Senses the NAND pages holding the LPNs after a forward stream into the
-    /// read buffer, in the background (at most `pages - 1` new pages so the
-    /// demand data stays). Stops at a map page that is not cached.
-    fn prefetch_after(&mut self, t: Ns, from: u32) {
-        let n = self.cfg.read_buffer.prefetch_kib / 4;
-        let to = from.saturating_add(n).min(self.ftl.user_lpns());
+    /// Translation of LPNs `[first, end)` from `t`: through the map-page
+    /// cache (`dirty` for writes and discards; a write or discard also
+    /// issues the cache's forward prefetch at once), or free when the
+    /// mapping scheme keeps its own translation state in SRAM
+    /// ([`super::ftl::Mapping::owns_translation`]). Returns when the
+    /// translation is known, ns.
+    fn translate(&mut self, t: Ns, first: u32, end: u32, dirty: bool) -> Ns {
+        if self.ftl.owns_translation() {
+            return t;
+        }
+        let t_map = self.map.lookup(&mut self.tl, t, first, end, dirty);
+        if dirty {
+            self.map.issue_prefetch(&mut self.tl);
+        }
+        t_map
+    }
+
+    /// Senses the NAND pages holding `lpns` (next in a stream's direction)
+    /// into the read buffer, in the background (at most `pages - 1` new
+    /// pages so the demand data stays). Stops at a map page that is not
+    /// cached.
+    fn prefetch(&mut self, t: Ns, lpns: impl Iterator<Item = u32>) {
         let mut budget = self.rbuf.capacity().saturating_sub(1);
         let page_bytes = self.geo.page_bytes();
-        for lpn in from..to {
-            if budget == 0 || !self.map.holds_entry_of(lpn) {
+        for lpn in lpns {
+            if budget == 0 || !(self.ftl.owns_translation() || self.map.holds_entry_of(lpn)) {
                 break;
             }
             if self.wbuf.holds(lpn) {
@@ -155,8 +184,7 @@ impl Emmc {
         if first == end {
             return self.hi.xfer(t, self.hi.data_ns(cmd.sectors as u64));
         }
-        let t_map = self.map.lookup(&mut self.tl, t, first, end, true);
-        self.map.issue_prefetch(&mut self.tl);
+        let t_map = self.translate(t, first, end, true);
         let mut bus_t = t_map;
         for lpn in first..end {
             bus_t = self.wbuf.wait_for_space(bus_t);
@@ -184,12 +212,40 @@ impl Emmc {
         if first == end {
             return t;
         }
-        let t_map = self.map.lookup(&mut self.tl, t, first, end, true);
-        self.map.issue_prefetch(&mut self.tl);
+        let t_map = self.translate(t, first, end, true);
+        let mut done = t_map;
         for lpn in first..end {
-            self.trim_lpn(lpn);
+            self.wbuf.discard(lpn);
+            self.ops.clear();
+            self.ftl.discard(lpn, &mut self.ops);
+            self.oracle.trim(lpn);
+            done = self.apply_serial(done);
         }
-        t_map
+        done
+    }
+
+    /// The slot of `lpn` for a host read from `t` (the mapping scheme's own
+    /// translation work, if any, timed first) and when it is known, ns.
+    fn resolve(&mut self, lpn: u32, t: Ns) -> (Option<u32>, Ns) {
+        if !self.ftl.owns_translation() {
+            return (self.ftl.lookup(lpn), t);
+        }
+        self.ops.clear();
+        let slot = self.ftl.translate(lpn, &mut self.ops);
+        (slot, self.apply_serial(t))
+    }
+
+    /// Times `self.ops` one after another from `t` (each waits for the one
+    /// before: translation work a command depends on); returns the end, ns.
+    fn apply_serial(&mut self, mut t: Ns) -> Ns {
+        let ppb = self.geo.pages_per_block;
+        for op in &self.ops {
+            t = self.tl.apply(t, op);
+            if let NandOp::Erase { blk, .. } = *op {
+                self.rbuf.invalidate_range(blk * ppb, ppb);
+            }
+        }
+        t
     }
 
     fn flush(&mut self, t0: Ns, seq: &Sequence) -> Ns {
@@ -214,8 +270,7 @@ impl Emmc {
     /// starting at `t`, with any foreground GC first; returns the end.
     fn program_pending(&mut self, t: Ns) -> Ns {
         self.wbuf.take_pending(&mut self.stripe_tmp, Some(t));
-        self.ops.clear();
-        self.ftl.write(&self.stripe_tmp, &mut self.ops);
+        self.write_stripe();
         let mut end = t;
         let ppb = self.geo.pages_per_block;
         for op in &self.ops {
@@ -228,11 +283,20 @@ impl Emmc {
         end
     }
 
+    /// Hands the taken stripe page (`stripe_tmp`) to the FTL, its NAND work
+    /// into `ops`, and notes it for the integrity check if that runs.
+    fn write_stripe(&mut self) {
+        self.ops.clear();
+        self.ftl.write(&self.stripe_tmp, &mut self.ops);
+        if let Some(c) = self.integrity.as_deref_mut() {
+            c.note_program(&self.stripe_tmp, &self.ops, &self.geo);
+        }
+    }
+
     /// Untimed program of the pending entries (padding a partial stripe).
     pub(super) fn program_pending_untimed(&mut self) {
         self.wbuf.take_pending(&mut self.stripe_tmp, None);
-        self.ops.clear();
-        self.ftl.write(&self.stripe_tmp, &mut self.ops);
+        self.write_stripe();
         let ppb = self.geo.pages_per_block;
         for op in &self.ops {
             if let NandOp::Erase { blk, .. } = *op {

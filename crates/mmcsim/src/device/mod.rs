@@ -26,13 +26,19 @@
 //!   LPN inside the device; sectors beyond [`Emmc::capacity_sectors`] are
 //!   ignored by the FTL (the driver never issues them).
 //! * Increasing addresses are cheaper than decreasing ones only through the
-//!   mechanisms (map-cache forward prefetch, read-buffer stream prefetch);
+//!   mechanisms (map-cache prefetch, read-buffer stream prefetch, each
+//!   following the directions its profile names: `[map_cache]
+//!   prefetch_direction`, `[read_buffer] stream_direction`);
 //!   the optional `reverse_seek_penalty_us` calibration knob (default 0) is
 //!   counted separately in the statistics.
 //! * Untimed paths ([`Emmc::precondition`], [`Emmc::write_untimed`],
 //!   [`Emmc::trim_untimed`]) run the same FTL code and drop the NAND timing.
+//! * [`Emmc::save_state`] / [`Emmc::load_state`] write and restore a
+//!   preconditioned device as a compact versioned file ([`state`]).
 //! * [`Emmc::check_integrity`] proves, with a per-LPN version oracle, that
-//!   every LPN reads its newest data and every valid slot is mapped once.
+//!   every LPN reads its newest data and every valid slot is mapped once;
+//!   [`Emmc::start_integrity_check`] makes [`Emmc::execute`] prove it after
+//!   every command for what the command touched (`--check-integrity`).
 
 pub mod cache;
 pub mod config;
@@ -40,23 +46,27 @@ mod error;
 mod firmware;
 pub mod ftl;
 pub mod host_interface;
+mod integrity_check;
 pub mod nand;
 mod oracle;
 mod precondition;
+mod state;
 mod stats;
 
 pub use cache::ENTRIES_PER_MAP_PAGE;
 pub use config::{CmdqConfig, DeviceConfig, Precondition};
 pub use error::DeviceError;
 pub use host_interface::{DeviceCommand, MmcCommand};
+pub use integrity_check::{CheckPoint, IntegrityStats, Violation};
 pub use precondition::PreconditionSummary;
-pub use stats::{DeviceStats, EraseCountStats};
+pub use state::{StateError, FORMAT_VERSION as STATE_FORMAT_VERSION};
+pub use stats::{DeviceStats, EraseCountStats, MergeStats};
 
 use crate::error::Result;
 use crate::types::{us_to_ns, Ns, SECTORS_PER_PAGE};
 use cache::{MapCache, ReadBuffer, WriteBuffer};
 use firmware::Counters;
-use ftl::{Mapping, MappingScheme, PageMapping};
+use ftl::{DftlMapping, HybridMapping, Mapping, MappingScheme, PageMapping};
 use host_interface::HostInterface;
 use nand::{Geometry, NandOp, NandTimelines};
 use oracle::VersionOracle;
@@ -87,6 +97,8 @@ pub struct Emmc {
     /// Scratch: the stripe page being programmed.
     stripe_tmp: Vec<(u32, u32)>,
     oracle: VersionOracle,
+    /// The per-command integrity check, when running.
+    integrity: Option<Box<integrity_check::IntegrityChecker>>,
     c: Counters,
 }
 
@@ -99,8 +111,15 @@ impl Emmc {
             MappingScheme::Page => {
                 Box::new(PageMapping::new(geo, &cfg.ftl, &cfg.gc, &cfg.wear_leveling))
             }
-            // Rejected by validation with the list of modelled schemes.
-            MappingScheme::Hybrid | MappingScheme::Dftl => unreachable!("validated profile"),
+            MappingScheme::Hybrid => Box::new(HybridMapping::new(
+                geo,
+                &cfg.ftl,
+                &cfg.gc,
+                &cfg.wear_leveling,
+            )),
+            MappingScheme::Dftl => {
+                Box::new(DftlMapping::new(geo, &cfg.ftl, &cfg.gc, &cfg.wear_leveling))
+            }
         };
         let lpns = ftl.user_lpns();
         Ok(Emmc {
@@ -112,16 +131,18 @@ impl Emmc {
             map: MapCache::new(
                 cfg.map_cache.entries,
                 cfg.map_cache.prefetch_map_pages,
+                cfg.map_cache.prefetch_direction,
                 lpns,
                 geo.stripe_slots(),
                 geo.dies(),
             ),
-            rbuf: ReadBuffer::new(cfg.read_buffer.pages),
+            rbuf: ReadBuffer::new(cfg.read_buffer.pages, cfg.read_buffer.stream_direction),
             wbuf: WriteBuffer::new(cfg.write_buffer.size_kib / 4, geo.stripe_slots(), lpns),
             tl: NandTimelines::new(&cfg.nand),
             ops: Vec::with_capacity(4096),
             stripe_tmp: Vec::with_capacity(geo.stripe_slots() as usize),
             oracle: VersionOracle::new(lpns),
+            integrity: None,
             c: Counters::default(),
             ftl,
             cfg: cfg.clone(),
@@ -162,6 +183,7 @@ impl Emmc {
         self.wbuf.retire(t0);
         self.tl.forget_before(t0);
         let end = self.run_command(t0, cmd, &seq);
+        self.check_after_command(start, cmd);
         if seq.queued() {
             self.hi.end_queued();
             end
@@ -190,6 +212,30 @@ impl Emmc {
     /// Unmeasured, untimed: sequential fill to a fraction then random overwrites until GC is in steady state (window WAF stable) or max_overwrite_factor; resets timelines and stats afterwards.
     pub fn precondition(&mut self, p: &Precondition, seed: u64) -> PreconditionSummary {
         precondition::run(self, p, seed)
+    }
+
+    /// The saved state of this freshly preconditioned device (see
+    /// [`state`]): `summary` is what its preconditioning did and `key`
+    /// what the state depends on (profile, overrides, `[precondition]`,
+    /// seed), stored as a hash that loading checks.
+    pub fn save_state(
+        &self,
+        summary: &PreconditionSummary,
+        key: &str,
+    ) -> Result<Vec<u8>, StateError> {
+        state::save(self, summary, key)
+    }
+
+    /// Replaces preconditioning: restores a state [`Emmc::save_state`]
+    /// wrote into this freshly built device, after checking its format
+    /// version, geometry, `key` hash, length and checksum (and, once
+    /// restored, the FTL's integrity); returns the preconditioning summary.
+    pub fn load_state(
+        &mut self,
+        bytes: &[u8],
+        key: &str,
+    ) -> Result<PreconditionSummary, StateError> {
+        state::load(self, bytes, key)
     }
 
     /// Unmeasured, untimed sequential write of a sector range (lays out a file's data before a run).

@@ -189,6 +189,11 @@ impl NandArray {
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_count
     }
+    /// Per block: pages programmed since the last erase, and the erase
+    /// count (saved device state).
+    pub(crate) fn state_mut(&mut self) -> (&mut [u32], &mut [u32]) {
+        (&mut self.next_page, &mut self.erase_count)
+    }
 }
 
 /// A NAND operation emitted by the FTL, timed by [`NandTimelines`].

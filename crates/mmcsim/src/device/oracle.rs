@@ -38,4 +38,20 @@ impl VersionOracle {
     pub fn expected(&self) -> &[u32] {
         &self.expected
     }
+
+    /// The version the next write gets (saved device state).
+    pub fn next_version(&self) -> u32 {
+        self.next
+    }
+
+    /// Restores a saved oracle: the next version, and the expected versions
+    /// filled in by `fill` (saved device state).
+    pub fn restore<E>(
+        &mut self,
+        next: u32,
+        fill: impl FnOnce(&mut [u32]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.next = next;
+        fill(&mut self.expected)
+    }
 }

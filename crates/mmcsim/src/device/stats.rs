@@ -1,5 +1,6 @@
 //! The device's statistics snapshot, as it appears in the report.
 
+use super::ftl::MappingScheme;
 use super::Emmc;
 use serde::Serialize;
 
@@ -16,6 +17,17 @@ pub struct EraseCountStats {
     pub stddev: f64,
 }
 
+/// Merges of the hybrid log-block mapping (see [`super::ftl::HybridMapping`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MergeStats {
+    /// Switch merges: a complete sequential log block became the data block.
+    pub switch: u64,
+    /// Partial merges: the rest of a sequential log block copied in.
+    pub partial: u64,
+    /// Full merges: a logical block's valid pages copied to a new block.
+    pub full: u64,
+}
+
 /// Device counters since the last [`Emmc::reset_stats`] (erase counts are
 /// lifetime values). Slots are 4 KiB units.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -29,7 +41,8 @@ pub struct DeviceStats {
     pub gc_pages_moved: u64,
     /// Fraction of mapped-LPN reads found in the read buffer (0..1).
     pub read_buffer_hit_rate: f64,
-    /// Fraction of map-page lookups found in the mapping cache (0..1).
+    /// Fraction of map-page lookups found in the mapping cache (0..1); with
+    /// DFTL, of entry lookups found in the cached mapping table.
     pub map_cache_hit_rate: f64,
     /// Erase counts over all blocks.
     pub erase_count: EraseCountStats,
@@ -55,13 +68,15 @@ pub struct DeviceStats {
     pub nand_programs: u64,
     /// Block erases.
     pub nand_erases: u64,
-    /// Map-page lookups that hit.
+    /// Map-page lookups that hit (DFTL: cached-mapping-table hits).
     pub map_cache_hits: u64,
-    /// Map-page lookups that missed.
+    /// Map-page lookups that missed (DFTL: cached-mapping-table misses).
     pub map_cache_misses: u64,
-    /// Map pages read from NAND (misses plus forward prefetch).
+    /// Map pages read from NAND (misses plus forward prefetch; DFTL:
+    /// translation pages read).
     pub map_pages_loaded: u64,
-    /// Dirty map pages programmed back on eviction.
+    /// Dirty map pages programmed back on eviction (DFTL: translation pages
+    /// written back).
     pub map_pages_written_back: u64,
     /// Read-buffer hits.
     pub read_buffer_hits: u64,
@@ -77,6 +92,17 @@ pub struct DeviceStats {
     pub reverse_seek_penalties: u64,
     /// Busy time of each die, in ns.
     pub die_busy_ns: Vec<u64>,
+    /// Hybrid mapping merges; absent for the other mapping schemes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merges: Option<MergeStats>,
+    /// Victims collected by background GC (BKOPS) in idle gaps (also in
+    /// `gc_runs`); absent unless `[gc] background = true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bkops_runs: Option<u64>,
+    /// Long operations (a write's programs or BKOPS) interrupted by HPI for
+    /// a read; absent unless `[features] hpi = true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpi_interrupts: Option<u64>,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -93,13 +119,15 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
     let ec = d.ftl.erase_counts();
     let n = ec.len().max(1) as f64;
     let mean = ec.iter().map(|&e| e as f64).sum::<f64>() / n;
+    // The DFTL's cached mapping table stands in for the map-page cache.
+    let (map_hits, map_misses) = (d.map.hits() + f.cmt_hits, d.map.misses() + f.cmt_misses);
     let var = ec.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / n;
     DeviceStats {
         waf: ratio(f.programmed_slots, d.c.host_slots_written),
         gc_runs: f.gc_runs,
         gc_pages_moved: f.gc_slots_moved,
         read_buffer_hit_rate: ratio(rb_hits, rb_hits + rb_misses),
-        map_cache_hit_rate: ratio(d.map.hits(), d.map.hits() + d.map.misses()),
+        map_cache_hit_rate: ratio(map_hits, map_hits + map_misses),
         erase_count: EraseCountStats {
             min: ec.iter().copied().min().unwrap_or(0),
             mean,
@@ -113,17 +141,18 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         nand_reads: d.c.data_nand_reads
             + d.map.nand_reads()
             + d.c.prefetch_nand_reads
-            + f.nand_reads,
+            + f.nand_reads
+            + f.translation_reads,
         data_nand_reads: d.c.data_nand_reads,
-        map_nand_reads: d.map.nand_reads(),
+        map_nand_reads: d.map.nand_reads() + f.translation_reads,
         prefetched_pages: prefetched,
         gc_nand_reads: f.nand_reads,
         nand_programs: f.nand_programs + d.map.writebacks(),
         nand_erases: f.nand_erases,
-        map_cache_hits: d.map.hits(),
-        map_cache_misses: d.map.misses(),
-        map_pages_loaded: d.map.pages_loaded(),
-        map_pages_written_back: d.map.writebacks(),
+        map_cache_hits: map_hits,
+        map_cache_misses: map_misses,
+        map_pages_loaded: d.map.pages_loaded() + f.translation_reads,
+        map_pages_written_back: d.map.writebacks() + f.translation_writes,
         read_buffer_hits: rb_hits,
         read_buffer_misses: rb_misses,
         write_buffer_read_hits: d.c.write_buffer_read_hits,
@@ -131,5 +160,12 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         write_buffer_stalls: d.wbuf.stalls(),
         reverse_seek_penalties: d.c.reverse_penalties,
         die_busy_ns: d.tl.die_busy().to_vec(),
+        merges: (d.ftl.scheme() == MappingScheme::Hybrid).then_some(MergeStats {
+            switch: f.merges_switch,
+            partial: f.merges_partial,
+            full: f.merges_full,
+        }),
+        bkops_runs: d.cfg.gc.background.then_some(f.bkops_runs),
+        hpi_interrupts: None,
     }
 }

@@ -102,12 +102,31 @@ fn profile_choices_are_typed_and_serialise_as_their_names() {
     assert!(serde_json::to_string(&on)
         .unwrap()
         .contains(r#""static":true"#));
-    let bad = GENERIC.replace(r#"mapping = "page""#, r#"mapping = "dftl""#);
-    let e = DeviceConfig::from_toml_str(&bad, "x.toml")
+    for scheme in ["hybrid", "dftl"] {
+        let t = GENERIC.replace(r#"mapping = "page""#, &format!("mapping = \"{scheme}\""));
+        let c = DeviceConfig::from_toml_str(&t, "x.toml").unwrap();
+        assert_eq!(c.ftl.mapping.name(), scheme);
+        // A section for another scheme is a located error.
+        let other = if scheme == "dftl" { "hybrid" } else { "dftl" };
+        let t = t.replace("[gc]", &format!("[ftl.{other}]\n\n[gc]"));
+        let e = DeviceConfig::from_toml_str(&t, "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("x.toml: [ftl.{other}]")) && e.contains("has no effect"),
+            "{e}"
+        );
+    }
+    // 1024 superblocks at 7 % OP leave 72 spare: 80 random log blocks do not fit.
+    let t = GENERIC.replace(
+        r#"mapping = "page""#,
+        "mapping = \"hybrid\"\nhybrid = { random_log_blocks = 80 }",
+    );
+    let e = DeviceConfig::from_toml_str(&t, "x.toml")
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("[ftl] mapping") && e.contains("not modelled"),
+        e.contains("[ftl.hybrid] random_log_blocks: 80") && e.contains("72 spare superblocks"),
         "{e}"
     );
     let text = include_str!("../../../../configs/devices/generic-emmc51-cmdq.toml");

@@ -59,6 +59,36 @@ impl PreparedDevice {
     pub fn summary(&self) -> &PreconditionSummary {
         &self.summary
     }
+
+    /// The device state as a compact versioned file (`simctl --save-state`),
+    /// loadable with [`PreparedDevice::load_state`] by a scenario with the
+    /// same key.
+    pub fn save_state(&self) -> Result<Vec<u8>> {
+        self.device
+            .save_state(&self.summary, &self.key)
+            .map_err(|e| Error::config(format!("saving the device state: {e}")))
+    }
+
+    /// The device `sc` describes, in the state saved in `bytes` (read from
+    /// `path`, named in errors) instead of preconditioned: a state of
+    /// another geometry, profile, `[precondition]` or seed, or a truncated
+    /// or corrupted file, is an error naming the file and what is wrong.
+    pub fn load_state(
+        sc: &Scenario,
+        bytes: &[u8],
+        path: &std::path::Path,
+    ) -> Result<PreparedDevice> {
+        let key = PreparedDevice::key(sc)?;
+        let mut device = Emmc::new(&sc.device_config()?)?;
+        let summary = device
+            .load_state(bytes, &key)
+            .map_err(|e| Error::config(format!("{}: device state: {e}", path.display())))?;
+        Ok(PreparedDevice {
+            key,
+            device,
+            summary,
+        })
+    }
 }
 
 /// Builds every stage of `sc`, the scheduler from `registry`.
@@ -162,7 +192,8 @@ pub(super) fn build_on(
     let mut collector = Collector::new();
     let flusher = Jobs::buffered_writes(&sc.jobs, &sc.scripts);
     let mut host = Host::new(cpu, cache, mount, sc.writeback, flusher, max_bio_sectors);
-    let jobs = Jobs::build(&sc.jobs, &sc.scripts, sc.seed, &mut host, &mut collector)?;
+    let mut jobs = Jobs::build(&sc.jobs, &sc.scripts, sc.seed, &mut host, &mut collector)?;
+    add_programs(&sc, &mut jobs, &mut host, &mut collector);
     // The flusher takes the thread index after the synthetic threads, and
     // traced processes follow.
     let replay = match &sc.trace {
@@ -190,6 +221,7 @@ pub(super) fn build_on(
         bios: Vec::with_capacity(64),
         error: None,
         end: 0,
+        integrity: None,
         sc,
     })
 }
@@ -206,5 +238,24 @@ fn precondition_or_clone(
             p.summary.clone()
         }
         None => device.precondition(&sc.precondition, sc.seed),
+    }
+}
+
+/// Adds the SQLite jobs and the AndroBench suite of `sc` to `jobs` (their
+/// threads follow the job and script threads).
+fn add_programs(sc: &Scenario, jobs: &mut Jobs, host: &mut Host, collector: &mut Collector) {
+    use crate::engine::component_rng;
+    use crate::workload::androbench::Suite;
+    use crate::workload::program::Program;
+    use crate::workload::sqlite::job::SqliteJob;
+    for (i, j) in sc.sqlite_jobs.iter().enumerate() {
+        let mut rng = component_rng(sc.seed, &format!("sqlite_job{i}"));
+        let job = SqliteJob::new(j, &sc.sqlite, &mut rng);
+        jobs.add_program(Program::Sqlite(Box::new(job)), host, collector);
+    }
+    if let Some(a) = &sc.androbench {
+        let settings = a.settings(&sc.sqlite).expect("validated with the scenario");
+        let suite = Suite::new(settings, &sc.sqlite, sc.seed);
+        jobs.add_program(Program::Androbench(Box::new(suite)), host, collector);
     }
 }

@@ -32,7 +32,7 @@ pub use report::{HostReport, Report};
 use crate::block::request::Bio;
 use crate::block::BlockStage;
 use crate::config::Scenario;
-use crate::device::PreconditionSummary;
+use crate::device::{IntegrityStats, PreconditionSummary};
 use crate::driver::Driver;
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
@@ -54,6 +54,12 @@ pub struct RunOptions {
     /// job with `requests = 0`): the report then says `"empty": true`.
     /// Without it such a run is an error, never a silent empty report.
     pub allow_empty: bool,
+    /// Check the FTL against the integrity oracle after every device
+    /// command (cost proportional to what each command touched; see
+    /// [`crate::device::Emmc::start_integrity_check`]): the first violation
+    /// stops the run with an error, and the report gains an `integrity`
+    /// section, its other numbers unchanged.
+    pub check_integrity: bool,
 }
 
 /// A configured simulation, ready to run: the stages, top to bottom, and
@@ -78,6 +84,8 @@ pub struct Simulation {
     error: Option<Error>,
     /// Time of the last event handled, ns.
     end: Ns,
+    /// What the per-command integrity check cost, when it ran.
+    integrity: Option<IntegrityStats>,
 }
 
 impl Simulation {
@@ -116,6 +124,9 @@ impl Simulation {
             }
         }
         self.log = opts.log.map(RequestLog::new);
+        if opts.check_integrity {
+            self.driver.device_mut().start_integrity_check()?;
+        }
         self.jobs.start(&mut self.q);
         self.host.start(&mut self.q);
         self.platform.start(&mut self.q);
@@ -127,6 +138,9 @@ impl Simulation {
             self.handle(now, ev)?;
             if let Some(e) = self.error.take() {
                 return Err(e);
+            }
+            if let Some(v) = self.driver.device_mut().take_integrity_violation() {
+                return Err(crate::device::DeviceError::from(v).into());
             }
             if let Some(t) = self.q.overflow() {
                 return Err(Error::Workload(format!(
@@ -142,6 +156,7 @@ impl Simulation {
             )));
         }
         self.check_drained()?;
+        self.integrity = self.driver.device_mut().finish_integrity_check(self.end)?;
         if !opts.allow_empty && self.collector.count() == 0 {
             return Err(self.empty_run());
         }

@@ -89,6 +89,19 @@ pub struct Report {
     /// FUA writes, allocations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fs: Option<crate::host::fs::FsReport>,
+    /// SQLite (when the scenario has SQLite jobs or AndroBench): settings,
+    /// per-transaction block writes, flushes and syncs by operation, and
+    /// per-file call counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sqlite: Option<crate::workload::sqlite::report::SqliteReport>,
+    /// AndroBench's result screen (when the scenario runs the suite).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub androbench: Option<crate::workload::androbench::AndrobenchReport>,
+    /// What the per-command integrity check cost (only with
+    /// [`super::RunOptions::check_integrity`]; absent from the JSON
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<crate::device::IntegrityStats>,
 }
 
 pub(super) fn build(sim: &Simulation) -> Report {
@@ -136,6 +149,9 @@ pub(super) fn build(sim: &Simulation) -> Report {
         precondition: sim.precondition.clone(),
         trace: sim.replay.as_ref().map(|t| t.info()),
         fs: sim.host.fs_report(),
+        sqlite: crate::workload::program::sqlite_report(sim.jobs.programs(), &sc.sqlite),
+        androbench: crate::workload::program::androbench_report(sim.jobs.programs()),
+        integrity: sim.integrity,
     }
 }
 
@@ -233,6 +249,9 @@ impl Report {
             w.threads.len(),
             w.fairness.jain
         );
+        if let Some(a) = &self.androbench {
+            s.push_str(&a.screen());
+        }
         let d = &self.device;
         let _ = writeln!(
             s,
@@ -246,6 +265,26 @@ impl Report {
             d.erase_count.mean,
             d.erase_count.max
         );
+        if let Some(m) = &d.merges {
+            let _ = writeln!(
+                s,
+                "hybrid merges: switch {} | partial {} | full {}",
+                m.switch, m.partial, m.full
+            );
+        }
+        if let Some(b) = d.bkops_runs {
+            let _ = writeln!(s, "BKOPS (background GC) victims: {b}");
+        }
+        if let Some(h) = d.hpi_interrupts {
+            let _ = writeln!(s, "HPI interrupts: {h}");
+        }
+        if let Some(i) = &self.integrity {
+            let _ = writeln!(
+                s,
+                "integrity: checked after each of {} device commands ({} logical + {} physical pages, {} full checks), {} violations",
+                i.checked_commands, i.checked_pages, i.checked_slots, i.full_checks, i.violations
+            );
+        }
         s
     }
 }

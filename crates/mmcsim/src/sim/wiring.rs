@@ -62,6 +62,8 @@ impl RequestQueue<Event> for Up<'_> {
             });
         }
         self.collector.request_done(now.saturating_sub(times.fetch));
+        let r = self.block.layer.request(rq);
+        self.collector.device_request(r.op, r.sectors);
         let mut bios = std::mem::take(self.bios);
         bios.clear();
         self.block.complete(now, rq, &mut bios);

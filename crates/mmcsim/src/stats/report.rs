@@ -200,6 +200,10 @@ pub struct Collector {
     sum: [u128; 6],
     d2c_sum: u128,
     d2c_count: u64,
+    /// 4 KiB blocks of the write requests the device completed.
+    device_blocks_written: u64,
+    /// Cache flushes the device completed.
+    device_flushes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -284,6 +288,8 @@ impl Collector {
             sum: [0; 6],
             d2c_sum: 0,
             d2c_count: 0,
+            device_blocks_written: 0,
+            device_flushes: 0,
         }
     }
 
@@ -381,6 +387,21 @@ impl Collector {
     pub fn request_done(&mut self, d2c: Ns) {
         self.d2c_sum += d2c as u128;
         self.d2c_count += 1;
+    }
+
+    /// A device request of `op` over `sectors` 512-byte sectors ended:
+    /// counted in 4 KiB blocks written and cache flushes.
+    pub fn device_request(&mut self, op: crate::types::Op, sectors: u32) {
+        match op {
+            crate::types::Op::Write => self.device_blocks_written += u64::from(sectors).div_ceil(8),
+            crate::types::Op::Flush => self.device_flushes += 1,
+            _ => {}
+        }
+    }
+
+    /// (4 KiB blocks written, cache flushes) the device completed so far.
+    pub fn device_io(&self) -> (u64, u64) {
+        (self.device_blocks_written, self.device_flushes)
     }
 
     /// Calls recorded so far.

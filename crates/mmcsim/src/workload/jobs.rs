@@ -11,8 +11,10 @@
 //! reads); a sequential one keeps one position per direction, as fio does.
 //! Scripted threads issue their list of system calls in order instead.
 
+use super::program::{Action, Program};
 use super::script::{self, ScriptStep, CURRENT_FD};
 use super::spec::{JobOp, JobSpec, Order, Pattern, ScriptSpec};
+use super::sqlite::session::IoMark;
 use super::synthetic::OffsetGen;
 use crate::engine::{component_rng, EventQueue, SimRng};
 use crate::error::{Error, Result};
@@ -85,6 +87,16 @@ struct JobThread {
 pub struct Jobs {
     threads: Vec<JobThread>,
     active: u32,
+    /// Programs (SQLite jobs, AndroBench); their threads follow the job
+    /// and script threads.
+    programs: Vec<Program>,
+    /// Per program thread (index − `threads.len()`): its program, its
+    /// index there, and whether a call of it is in progress.
+    prog_threads: Vec<(usize, u32, bool)>,
+    /// First thread index of each program.
+    prog_first: Vec<u32>,
+    /// Scratch list of threads a program released.
+    ready: Vec<u32>,
 }
 
 impl Jobs {
@@ -207,7 +219,33 @@ impl Jobs {
             });
         }
         let active = threads.len() as u32;
-        Ok(Jobs { threads, active })
+        Ok(Jobs {
+            threads,
+            active,
+            programs: Vec::new(),
+            prog_threads: Vec::new(),
+            prog_first: Vec::new(),
+            ready: Vec::new(),
+        })
+    }
+
+    /// Adds `program`, creating its threads' tasks in `host` (after every
+    /// job and script thread) and registering them with `collector`.
+    pub fn add_program(&mut self, program: Program, host: &mut Host, collector: &mut Collector) {
+        let p = self.programs.len();
+        self.prog_first
+            .push(self.threads.len() as u32 + self.prog_threads.len() as u32);
+        for (local, (name, pid)) in program.threads(p).into_iter().enumerate() {
+            let id = host.add_task(Task::new(pid, IoPrio::NORM));
+            collector.add_thread(id, &name, pid);
+            self.prog_threads.push((p, local as u32, false));
+        }
+        self.programs.push(program);
+    }
+
+    /// The programs (for their reports).
+    pub fn programs(&self) -> &[Program] {
+        &self.programs
     }
 
     /// True when some job writes through the page cache (so the writeback
@@ -217,15 +255,49 @@ impl Jobs {
     }
 
     /// Schedules every thread's first call.
-    pub fn start<E: JobEvents>(&self, q: &mut EventQueue<E>) {
+    pub fn start<E: JobEvents>(&mut self, q: &mut EventQueue<E>) {
         for (t, th) in self.threads.iter().enumerate() {
             q.at(th.start_ns, JobEvent::Issue(t as u32));
+        }
+        for (p, prog) in self.programs.iter_mut().enumerate() {
+            self.ready.clear();
+            let at = prog.start(&mut self.ready);
+            for &l in &self.ready {
+                q.at(at, JobEvent::Issue(self.prog_first[p] + l));
+            }
         }
     }
 
     /// True while a thread may still issue a call.
     pub fn running(&self) -> bool {
-        self.active > 0
+        self.active > 0 || self.programs.iter().any(|p| !p.finished())
+    }
+
+    /// A program's thread `t` takes its next action.
+    fn program_issue<E: JobEvents>(&mut self, now: Ns, t: u32, host: &mut Host, b: &mut Below<E>) {
+        let k = t as usize - self.threads.len();
+        let (p, local, in_call) = self.prog_threads[k];
+        let ret = in_call.then(|| host.retval(t));
+        let (block_writes, flushes) = b.collector.device_io();
+        let io = IoMark {
+            block_writes,
+            flushes,
+        };
+        self.prog_threads[k].2 = false;
+        match self.programs[p].next(now, local, ret, io) {
+            Action::Call(sc) => {
+                self.prog_threads[k].2 = true;
+                host.syscall(now, t, sc, b);
+            }
+            Action::Sleep(ns) => b.q.at(now + ns, JobEvent::Issue(t)),
+            Action::Idle => {
+                self.ready.clear();
+                self.programs[p].ready(&mut self.ready);
+                for &l in &self.ready {
+                    b.q.at(now, JobEvent::Issue(self.prog_first[p] + l));
+                }
+            }
+        }
     }
 
     /// Handles a jobs event: thread `t` issues its next system call to
@@ -238,6 +310,9 @@ impl Jobs {
         b: &mut Below<E>,
     ) {
         let JobEvent::Issue(t) = ev;
+        if t as usize >= self.threads.len() {
+            return self.program_issue(now, t, host, b);
+        }
         let th = &mut self.threads[t as usize];
         if th.finished {
             return;
@@ -335,6 +410,10 @@ impl Jobs {
     /// Thread `t`'s call returned at `now`: its next one follows after its
     /// think time.
     pub fn returned<E: JobEvents>(&mut self, now: Ns, t: u32, host: &Host, q: &mut EventQueue<E>) {
+        if t as usize >= self.threads.len() {
+            q.at(now, JobEvent::Issue(t));
+            return;
+        }
         let th = &mut self.threads[t as usize];
         if let Some(s) = th.script.as_mut() {
             let ret = host.retval(t);

@@ -2,17 +2,21 @@
 //!
 //! Synthetic jobs ([`jobs`]) and scripted threads ([`script`]) are
 //! application threads issuing system calls
-//! to the host; trace replay ([`replay`]) issues block-level records below
+//! to the host, as are the threads of programs ([`program`]): SQLite jobs
+//! ([`sqlite`]) and the AndroBench suite ([`androbench`]); trace replay ([`replay`]) issues block-level records below
 //! the file system, straight to the block stage.
 //!
 //! Contract: trace readers ([`trace`]) stream records in time order, one at a
 //! time, without memory growing with trace length; every parse error names
 //! the file, the 1-based line and the field, and says what was expected.
 
+pub mod androbench;
 pub mod fio_job;
 pub mod jobs;
+pub mod program;
 pub mod replay;
 pub mod script;
 pub mod spec;
+pub mod sqlite;
 pub mod synthetic;
 pub mod trace;

@@ -6,10 +6,13 @@
 //! the block stage, and its completion comes back through
 //! [`Replay::bio_done`].
 //!
-//! Before replay one streaming pre-pass measures the trace: its first
-//! timestamp (the replay is rebased to start at zero), its highest sector
-//! (a trace from a bigger device is refused unless `fit` says how to map
-//! it), and, for `fit = "compact"`, the touched 1 MiB regions.
+//! The trace is read once, lazily, as the replay needs its records: the
+//! first record's timestamp rebases the replay to start at zero, a record
+//! addressing beyond the device is refused at its line unless `fit` says
+//! how to map it (`wrap` maps each record on its own), and the record count
+//! and highest sector are counted on the way. Only `fit = "compact"` reads
+//! the trace twice: packing the touched 1 MiB regions densely needs all of
+//! them before the first record is mapped.
 
 use super::spec::{FitMode, ReplayMode, TraceSpec};
 use crate::block::request::Bio;
@@ -50,18 +53,6 @@ pub(crate) fn open_reader(path: &Path, spec: &TraceSpec) -> Result<Box<dyn Trace
 /// The recorded completion time of a record, where its format has one.
 fn recorded_done(r: &TraceRecord) -> Option<Ns> {
     r.done_ns
-}
-
-/// What the pre-pass learned about a trace.
-struct Scan {
-    records: u64,
-    first_ns: Option<Ns>,
-    /// One past the highest sector addressed.
-    end_sector: u64,
-    /// Line of the record that addresses it.
-    end_line: u64,
-    /// Touched regions (only for `fit = "compact"`).
-    regions: Regions,
 }
 
 /// Touched 1 MiB regions as disjoint runs of consecutive regions, so the
@@ -113,32 +104,19 @@ impl Regions {
     }
 }
 
-fn scan(path: &Path, spec: &TraceSpec) -> Result<Scan> {
+/// The touched 1 MiB regions of a trace (the measuring pass of
+/// `fit = "compact"`, the only fit that needs one).
+fn scan_regions(path: &Path, spec: &TraceSpec) -> Result<Regions> {
     let mut reader = open_reader(path, spec)?;
-    let mut s = Scan {
-        records: 0,
-        first_ns: None,
-        end_sector: 0,
-        end_line: 0,
-        regions: Regions::default(),
-    };
+    let mut regions = Regions::default();
     while let Some(r) = reader.next_record() {
         let r = r?;
-        s.records += 1;
-        s.first_ns.get_or_insert(r.time_ns);
         if r.op != Op::Flush {
-            let end = r.sector + r.sectors as u64;
-            if end > s.end_sector {
-                s.end_sector = end;
-                s.end_line = r.line;
-            }
-            if spec.fit == FitMode::Compact {
-                let last = end.saturating_sub(1) / REGION_SECTORS;
-                s.regions.add(r.sector / REGION_SECTORS, last + 1);
-            }
+            let last = (r.sector + r.sectors as u64).saturating_sub(1) / REGION_SECTORS;
+            regions.add(r.sector / REGION_SECTORS, last + 1);
         }
     }
-    Ok(s)
+    Ok(regions)
 }
 
 /// How sectors of the trace land on the device.
@@ -240,7 +218,8 @@ struct TraceFeed {
     eof: bool,
     capacity: u64,
     fit: Fit,
-    base_ns: Ns,
+    /// The first record's timestamp (replay time 0), once it is read.
+    base_ns: Option<Ns>,
     info: TraceInfo,
     recorded: LatencyHistogram,
     /// pid → process (thread index, closed-loop queue).
@@ -251,34 +230,26 @@ struct TraceFeed {
 }
 
 impl TraceFeed {
-    /// Opens and scans the trace of `spec` (path resolved by the caller),
-    /// refusing records beyond `capacity` sectors unless a fit is chosen;
-    /// traced processes get thread indices from `thread_base` on.
+    /// Opens the trace of `spec` (path resolved by the caller) for
+    /// records within `capacity` sectors (unless a fit is chosen); traced
+    /// processes get thread indices from `thread_base` on. Only a compact
+    /// fit reads the trace here (its touched regions); otherwise nothing is
+    /// read before the first record is needed.
     fn open(path: &Path, spec: &TraceSpec, capacity: u64, thread_base: u32) -> Result<TraceFeed> {
-        let s = scan(path, spec)?;
-        if s.end_sector > capacity && spec.fit == FitMode::Error {
-            return Err(Error::Parse {
-                path: path.to_path_buf(),
-                line: s.end_line,
-                field: "sector".into(),
-                message: format!(
-                    "the trace addresses sectors up to {} ({:.1} GiB; the highest, on this line) but the modelled device's capacity is {} sectors ({:.1} GiB); use a bigger device profile (--device), or map the trace with --fit wrap (sector modulo capacity) or --fit compact (touched 1 MiB regions packed densely)",
-                    s.end_sector - 1,
-                    s.end_sector as f64 / 2048.0 / 1024.0,
-                    capacity,
-                    capacity as f64 / 2048.0 / 1024.0
-                ),
-            });
-        }
-        let regions = s.regions.count();
-        if spec.fit == FitMode::Compact && regions * REGION_SECTORS > capacity {
-            return Err(Error::Workload(format!(
-                "{}: the trace touches {} MiB, more than the device's {} MiB even when compacted",
-                path.display(),
-                regions,
-                capacity / 2048
-            )));
-        }
+        let regions = if spec.fit == FitMode::Compact {
+            let r = scan_regions(path, spec)?;
+            if r.count() * REGION_SECTORS > capacity {
+                return Err(Error::Workload(format!(
+                    "{}: the trace touches {} MiB, more than the device's {} MiB even when compacted",
+                    path.display(),
+                    r.count(),
+                    capacity / 2048
+                )));
+            }
+            r
+        } else {
+            Regions::default()
+        };
         let reader = open_reader(path, spec)?;
         let info = TraceInfo {
             path: spec.path.display().to_string(),
@@ -286,12 +257,12 @@ impl TraceFeed {
             time_unit: reader.time_unit().map(|u| u.name().to_string()),
             mode: spec.mode,
             speed: spec.speed,
-            records: s.records,
-            rebased_from_ns: s.first_ns.unwrap_or(0),
-            highest_sector: s.end_sector,
+            records: 0,
+            rebased_from_ns: 0,
+            highest_sector: 0,
             fit: spec.fit,
             remapped: 0,
-            regions,
+            regions: regions.count(),
             unaligned: 0,
             recorded_latency_us: None,
             precondition: None,
@@ -305,9 +276,9 @@ impl TraceFeed {
             fit: Fit {
                 mode: spec.fit,
                 capacity,
-                regions: s.regions.ranked(),
+                regions: regions.ranked(),
             },
-            base_ns: s.first_ns.unwrap_or(0),
+            base_ns: None,
             info,
             recorded: LatencyHistogram::new(),
             procs: BTreeMap::new(),
@@ -338,7 +309,7 @@ impl TraceFeed {
 
     /// Replay time of a recorded timestamp: rebased to zero and scaled.
     fn replay_time(&self, t: Ns) -> Ns {
-        let t = t.saturating_sub(self.base_ns);
+        let t = t.saturating_sub(self.base_ns.unwrap_or(0));
         if self.spec.speed == 1.0 {
             t
         } else {
@@ -358,6 +329,11 @@ impl TraceFeed {
             }
             Some(r) => r?,
         };
+        self.info.records += 1;
+        if self.base_ns.is_none() {
+            self.base_ns = Some(r.time_ns);
+            self.info.rebased_from_ns = r.time_ns;
+        }
         let pid = r.pid.unwrap_or(0);
         if self.procs.len() >= MAX_TRACE_PROCESSES && !self.procs.contains_key(&pid) {
             return Err(Error::Parse {
@@ -393,6 +369,22 @@ impl TraceFeed {
             self.recorded.record(d.saturating_sub(r.time_ns));
         }
         if r.op != Op::Flush {
+            let end = r.sector + r.sectors as u64;
+            self.info.highest_sector = self.info.highest_sector.max(end);
+            if end > self.capacity && self.spec.fit == FitMode::Error {
+                return Err(Error::Parse {
+                    path: self.reader.path().to_path_buf(),
+                    line: r.line,
+                    field: "sector".into(),
+                    message: format!(
+                        "the trace addresses sector {} ({:.1} GiB) on this line but the modelled device's capacity is {} sectors ({:.1} GiB); use a bigger device profile (--device), or map the trace with --fit wrap (sector modulo capacity) or --fit compact (touched 1 MiB regions packed densely)",
+                        end - 1,
+                        end as f64 / 2048.0 / 1024.0,
+                        self.capacity,
+                        self.capacity as f64 / 2048.0 / 1024.0
+                    ),
+                });
+            }
             let mapped = self.fit.map(r.sector, r.sectors);
             if mapped != r.sector {
                 self.info.remapped += 1;
@@ -508,7 +500,7 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// Opens and scans the trace of `spec` (path resolved by the caller),
+    /// Opens the trace of `spec` (path resolved by the caller),
     /// refusing records beyond `capacity` sectors unless a fit is chosen;
     /// traced processes get thread indices from `thread_base` on; bios are
     /// at most `max_bio_sectors`.

@@ -319,7 +319,8 @@ pub enum ReplayMode {
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum FitMode {
-    /// Refuse the trace, naming the highest sector found.
+    /// Refuse the trace at the first record beyond the device, naming its
+    /// line and sector.
     #[default]
     Error,
     /// Map sectors modulo the capacity.

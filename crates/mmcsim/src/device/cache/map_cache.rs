@@ -7,15 +7,19 @@
 //! nothing; a miss reads the map page from NAND (one sense + 4 KiB out on
 //! the die holding it) and the command waits for that read only; a dirty
 //! page evicted to make room is programmed back in the background. On a
-//! forward access (first LPN above the previous command's) the next
-//! `prefetch_map_pages` map pages are loaded too, after the command's own
-//! NAND reads ([`MapCache::issue_prefetch`]).
+//! miss of an access whose direction `[map_cache] prefetch_direction`
+//! follows (ascending: first LPN above the previous command's; descending:
+//! below it) the next `prefetch_map_pages` map pages in that direction are
+//! loaded too, after the command's own NAND reads
+//! ([`MapCache::issue_prefetch`]). The first access after a reset counts
+//! as ascending.
 //!
 //! Layout on NAND: consecutive map pages are kept in *translation pages* of
 //! one multi-plane stripe page (planes × page_kib / 4 map pages), spread
 //! round-robin over the dies, so map pages of one translation page are
 //! sensed together. Entries are few (tens): a linear scan is cheapest.
 
+use super::{Direction, Stream};
 use crate::device::nand::NandTimelines;
 use crate::types::Ns;
 
@@ -33,12 +37,14 @@ pub struct MapCache {
     per_sense: u32,
     /// Dies the translation pages are spread over.
     dies: u32,
-    /// Map pages loaded after a forward miss.
+    /// Map pages loaded after a miss the prefetcher follows.
     prefetch: u32,
+    /// Which access directions the prefetcher follows.
+    direction: Direction,
     /// Deferred map prefetch: `(die, translation page, bytes, own map page
     /// ready, die free mark)`.
     deferred: Vec<(u32, u32, u32, Ns, Option<Ns>)>,
-    /// First LPN of the previous lookup (forward-access detection).
+    /// First LPN of the previous lookup (direction detection).
     last_lpn: Option<u32>,
     nand_reads: u64,
     pages_loaded: u64,
@@ -48,15 +54,23 @@ pub struct MapCache {
 impl MapCache {
     /// An empty cache of `entries` map pages for `lpns` logical pages, with
     /// translation pages of `per_sense` map pages over `dies` dies, loading
-    /// `prefetch` more map pages after a forward miss (at most
-    /// `entries − 1`).
-    pub fn new(entries: u32, prefetch: u32, lpns: u32, per_sense: u32, dies: u32) -> MapCache {
+    /// `prefetch` more map pages (at most `entries − 1`) after a miss whose
+    /// direction `direction` follows.
+    pub fn new(
+        entries: u32,
+        prefetch: u32,
+        direction: Direction,
+        lpns: u32,
+        per_sense: u32,
+        dies: u32,
+    ) -> MapCache {
         MapCache {
             lru: MapLru::new(entries),
             pages: lpns.div_ceil(ENTRIES_PER_MAP_PAGE),
             per_sense,
             dies,
             prefetch: prefetch.min(entries - 1),
+            direction,
             deferred: Vec::with_capacity(8),
             last_lpn: None,
             nand_reads: 0,
@@ -90,7 +104,13 @@ impl MapCache {
         end: u32,
         dirty: bool,
     ) -> Ns {
-        let forward = self.last_lpn.is_none_or(|p| first > p);
+        let stream = match self.last_lpn {
+            None => Some(Stream::Ascending),
+            Some(p) if first > p => Some(Stream::Ascending),
+            Some(p) if first < p => Some(Stream::Descending),
+            Some(_) => None,
+        }
+        .filter(|s| self.direction.follows(*s));
         self.last_lpn = Some(first);
         let mut ready = t;
         for m in Self::map_page(first)..=Self::map_page(end - 1) {
@@ -99,33 +119,36 @@ impl MapCache {
                 self.write_back(tl, t, ev);
             }
             if !a.hit {
-                ready = ready.max(self.load(tl, t, m, forward));
+                ready = ready.max(self.load(tl, t, m, stream));
             }
         }
         ready
     }
 
     /// Reads map page `m` from NAND (sense + 4 KiB out); the command waits
-    /// only for this. On a forward access the next `prefetch` map pages are
-    /// loaded too: those in the same translation page were sensed together
+    /// only for this. On a followed `stream` the next `prefetch` map pages
+    /// in its direction are loaded too: those in the same translation page were sensed together
     /// with `m` and only need their data-out; those in the next translation
     /// page need one more sense. The controller serves the host first: the
     /// extra transfers are deferred to [`Self::issue_prefetch`] (and the die
     /// is sensed again if the data read used it in between).
-    fn load(&mut self, tl: &mut NandTimelines, t: Ns, m: u32, forward: bool) -> Ns {
+    fn load(&mut self, tl: &mut NandTimelines, t: Ns, m: u32, stream: Option<Stream>) -> Ns {
         let die = self.die_of(m);
         let (_, own) = tl.read(t, die, 4096);
         self.nand_reads += 1;
         self.pages_loaded += 1;
-        if !forward {
+        let Some(stream) = stream else {
             return own;
-        }
+        };
         let group = m / self.per_sense;
         for k in 1..=self.prefetch {
-            let mm = m + k;
-            if mm >= self.pages {
+            let next = match stream {
+                Stream::Ascending => m.checked_add(k).filter(|&mm| mm < self.pages),
+                Stream::Descending => m.checked_sub(k),
+            };
+            let Some(mm) = next else {
                 break;
-            }
+            };
             if self.lru.contains(mm) {
                 continue;
             }

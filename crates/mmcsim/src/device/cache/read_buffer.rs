@@ -1,37 +1,48 @@
 //! Controller read buffer: the last N NAND pages sensed (demand or prefetch),
-//! each with the time its data is in SRAM, and forward-stream detection.
+//! each with the time its data is in SRAM, and stream detection.
 //!
 //! Contract: the buffer only remembers pages and when they are ready; the
 //! firmware senses on a miss, inserts what it sensed, and asks
-//! [`ReadBuffer::note_read`] whether to prefetch. Entries are never stale:
+//! [`ReadBuffer::note_read`] whether to prefetch, and in which direction.
+//! Entries are never stale:
 //! the firmware drops the pages of every erased block.
 //!
-//! A 4 KiB read inside a page already buffered hits in either direction;
-//! a forward sequential stream (a read starting where the previous read
-//! ended) makes the controller sense the next pages ahead, so ascending
-//! streams hit at page boundaries too while descending ones miss there.
+//! A 4 KiB read inside a page already buffered hits in either direction.
+//! An ascending stream is a read starting where the previous one ended; a
+//! descending stream is a read ending where the previous one started.
+//! `[read_buffer] stream_direction` names the streams the controller
+//! follows by sensing the next pages in the stream's direction: with
+//! `"forward"` (§6 item 2 of the parameter reference) ascending streams
+//! hit at page boundaries too while descending ones miss there.
 //! Entries are keyed by global NAND page id and dropped when their block is
 //! erased. Capacity is small (tens of pages): linear scan, FIFO replacement.
+
+use super::{Direction, Stream};
 
 /// Buffered NAND pages.
 #[derive(Clone, Debug)]
 pub struct ReadBuffer {
     capacity: usize,
+    /// Which streams the controller prefetches for.
+    direction: Direction,
     /// `(page_id, ready_at_ns)`, oldest first.
     entries: std::collections::VecDeque<(u32, u64)>,
-    last_end_sector: Option<u64>,
+    /// `(start, end)` sectors of the previous read.
+    last: Option<(u64, u64)>,
     hits: u64,
     misses: u64,
     prefetched: u64,
 }
 
 impl ReadBuffer {
-    /// An empty buffer of `pages` NAND pages.
-    pub fn new(pages: u32) -> ReadBuffer {
+    /// An empty buffer of `pages` NAND pages, prefetching for the streams
+    /// `direction` follows.
+    pub fn new(pages: u32, direction: Direction) -> ReadBuffer {
         ReadBuffer {
             capacity: pages.max(1) as usize,
+            direction,
             entries: std::collections::VecDeque::with_capacity(pages as usize + 1),
-            last_end_sector: None,
+            last: None,
             hits: 0,
             misses: 0,
             prefetched: 0,
@@ -56,12 +67,18 @@ impl ReadBuffer {
     pub fn invalidate_range(&mut self, first: u32, n: u32) {
         self.entries.retain(|e| e.0 < first || e.0 >= first + n);
     }
-    /// Notes a read of `sector..end`; returns true when it continues a
-    /// forward stream (starts where the previous read ended).
-    pub fn note_read(&mut self, sector: u64, end: u64) -> bool {
-        let stream = self.last_end_sector == Some(sector);
-        self.last_end_sector = Some(end);
-        stream
+    /// Notes a read of `sector..end`; returns the stream it continues when
+    /// the controller prefetches for that stream: ascending (it starts
+    /// where the previous read ended) or descending (it ends where the
+    /// previous read started).
+    pub fn note_read(&mut self, sector: u64, end: u64) -> Option<Stream> {
+        let stream = match self.last {
+            Some((_, e)) if e == sector => Some(Stream::Ascending),
+            Some((s, _)) if s == end => Some(Stream::Descending),
+            _ => None,
+        };
+        self.last = Some((sector, end));
+        stream.filter(|s| self.direction.follows(*s))
     }
     /// Counts a demand lookup.
     pub fn count(&mut self, hit: bool) {
@@ -82,7 +99,7 @@ impl ReadBuffer {
     /// Empties the buffer and forgets the stream.
     pub fn clear(&mut self) {
         self.entries.clear();
-        self.last_end_sector = None;
+        self.last = None;
     }
     /// `(hits, misses, prefetched pages)` since the last reset.
     pub fn counters(&self) -> (u64, u64, u64) {
@@ -102,7 +119,7 @@ mod tests {
 
     #[test]
     fn fifo_replacement_and_stream_detection() {
-        let mut b = ReadBuffer::new(2);
+        let mut b = ReadBuffer::new(2, Direction::Forward);
         b.insert(10, 5);
         b.insert(11, 6);
         b.insert(12, 7);
@@ -110,8 +127,20 @@ mod tests {
         assert_eq!(b.find(12), Some(7));
         b.invalidate_range(12, 1);
         assert_eq!(b.find(12), None);
-        assert!(!b.note_read(0, 8));
-        assert!(b.note_read(8, 16));
-        assert!(!b.note_read(0, 8));
+        assert_eq!(b.note_read(0, 8), None);
+        assert_eq!(b.note_read(8, 16), Some(Stream::Ascending));
+        // Descending: ends where the previous read started; not followed.
+        assert_eq!(b.note_read(0, 8), None);
+    }
+
+    #[test]
+    fn both_directions_follow_descending_streams_and_none_follows_nothing() {
+        let mut b = ReadBuffer::new(2, Direction::Both);
+        b.note_read(16, 24);
+        assert_eq!(b.note_read(8, 16), Some(Stream::Descending));
+        assert_eq!(b.note_read(16, 24), Some(Stream::Ascending));
+        let mut n = ReadBuffer::new(2, Direction::None);
+        n.note_read(0, 8);
+        assert_eq!(n.note_read(8, 16), None);
     }
 }

@@ -22,10 +22,102 @@
 //! * Every slot's out-of-band record holds the LPN and oracle version written
 //!   with it (the physical-to-logical map); invalidating a slot clears its
 //!   LPN, so "valid" = "has an LPN".
+//! * The ordered sets are [`SortedSet`]s: sorted vectors with room for
+//!   every stripe of the die reserved up front, so the hot path never
+//!   allocates; a stripe whose valid count drops moves a few places in its
+//!   set instead of being removed and reinserted.
 
 use super::{BlockState, FtlStats, UNMAPPED};
 use crate::device::nand::{Geometry, NandArray, NandOp};
-use std::collections::BTreeSet;
+use crate::device::state::{StateError, StateReader, StateWriter};
+
+/// An ordered set of `(u32, u32)` keys of fixed capacity: one sorted vector
+/// whose capacity is reserved when it is built (and kept by `clone`), so
+/// inserting, removing and re-keying never allocate. Lookups are binary
+/// searches; an insert or removal shifts the keys after it.
+#[derive(Debug)]
+pub struct SortedSet {
+    keys: Vec<(u32, u32)>,
+    capacity: usize,
+}
+
+impl Clone for SortedSet {
+    fn clone(&self) -> Self {
+        let mut keys = Vec::with_capacity(self.capacity.max(self.keys.len()));
+        keys.extend_from_slice(&self.keys);
+        SortedSet {
+            keys,
+            capacity: self.capacity,
+        }
+    }
+}
+
+impl SortedSet {
+    /// An empty set with room for `capacity` keys.
+    pub fn with_capacity(capacity: usize) -> SortedSet {
+        SortedSet {
+            keys: Vec::with_capacity(capacity),
+            capacity,
+        }
+    }
+    /// Keys in the set.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+    /// True when the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+    /// True when `k` is in the set.
+    pub fn contains(&self, k: &(u32, u32)) -> bool {
+        self.keys.binary_search(k).is_ok()
+    }
+    /// Adds `k` (which must not be in the set).
+    pub fn insert(&mut self, k: (u32, u32)) {
+        debug_assert!(self.keys.len() < self.capacity, "SortedSet over capacity");
+        let i = self.keys.partition_point(|&x| x < k);
+        debug_assert_ne!(self.keys.get(i), Some(&k), "key already in the set");
+        self.keys.insert(i, k);
+    }
+    /// Removes `k`; false when it was not in the set.
+    pub fn remove(&mut self, k: &(u32, u32)) -> bool {
+        match self.keys.binary_search(k) {
+            Ok(i) => {
+                self.keys.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+    /// Replaces key `old` (which must be in the set) by `new`, shifting
+    /// only the keys between them.
+    pub fn rekey(&mut self, old: (u32, u32), new: (u32, u32)) {
+        let Ok(i) = self.keys.binary_search(&old) else {
+            panic!("mmcsim device: simulator bug: key {old:?} is not in the ordered set");
+        };
+        if new < old {
+            let p = self.keys[..i].partition_point(|&x| x < new);
+            self.keys[p..=i].rotate_right(1);
+            self.keys[p] = new;
+        } else {
+            let p = i + 1 + self.keys[i + 1..].partition_point(|&x| x < new);
+            self.keys[i..p].rotate_left(1);
+            self.keys[p - 1] = new;
+        }
+    }
+    /// Removes and returns the smallest key.
+    pub fn pop_first(&mut self) -> Option<(u32, u32)> {
+        (!self.keys.is_empty()).then(|| self.keys.remove(0))
+    }
+    /// Removes and returns the largest key.
+    pub fn pop_last(&mut self) -> Option<(u32, u32)> {
+        self.keys.pop()
+    }
+    /// The keys, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.keys.iter().copied()
+    }
+}
 
 /// Which write point of a die a program goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,9 +164,9 @@ pub struct BlockManager {
     pub(super) valid: Vec<u32>,
     pub(super) state: Vec<BlockState>,
     /// Per die: free stripes keyed by wear `(erase_count, stripe)`.
-    pub(super) free: Vec<BTreeSet<(u32, u32)>>,
+    pub(super) free: Vec<SortedSet>,
     /// Per die: full stripes keyed by `(valid, stripe)`.
-    pub(super) full: Vec<BTreeSet<(u32, u32)>>,
+    pub(super) full: Vec<SortedSet>,
     /// Per die: one write point per [`Stream`].
     points: Vec<[WritePoint; STREAMS]>,
     dynamic_wl: bool,
@@ -92,7 +184,8 @@ impl BlockManager {
         let dies = geo.dies() as usize;
         let stripes = geo.dies() * geo.blocks_per_plane;
         let slots = geo.slots() as usize;
-        let mut free = vec![BTreeSet::new(); dies];
+        let per_die = geo.blocks_per_plane as usize;
+        let mut free = vec![SortedSet::with_capacity(per_die); dies];
         for sb in 0..stripes {
             free[(sb / geo.blocks_per_plane) as usize].insert((0, sb));
         }
@@ -108,7 +201,7 @@ impl BlockManager {
             valid: vec![0; stripes as usize],
             state: vec![BlockState::Free; stripes as usize],
             free,
-            full: vec![BTreeSet::new(); dies],
+            full: vec![SortedSet::with_capacity(per_die); dies],
             points: vec![[none; STREAMS]; dies],
             dynamic_wl,
             clock: 0,
@@ -191,7 +284,7 @@ impl BlockManager {
     }
     /// Full stripes of `die` as `(valid, stripe)`, fewest valid first.
     pub fn full_stripes(&self, die: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.full[die as usize].iter().copied()
+        self.full[die as usize].iter()
     }
     /// Open stripe of either write point of `die` (for checks).
     pub(super) fn is_write_point(&self, die: u32, sb: u32) -> bool {
@@ -304,9 +397,9 @@ impl BlockManager {
         self.modified_at[b] = self.clock;
         if self.state[b] == BlockState::Full {
             let set = &mut self.full[(sb / self.geo.blocks_per_plane) as usize];
-            set.remove(&(self.valid[b], sb));
-            self.valid[b] -= 1;
-            set.insert((self.valid[b], sb));
+            let v = self.valid[b];
+            set.rekey((v, sb), (v - 1, sb));
+            self.valid[b] = v - 1;
         } else {
             self.valid[b] -= 1;
         }
@@ -339,6 +432,125 @@ impl BlockManager {
         let key = self.free_key(sb);
         self.free[die as usize].insert(key);
     }
+
+    /// Appends what a saved device state needs of the block manager: per
+    /// block the program position and erase count, per stripe its state and
+    /// clocks, the write points and the clock (the slot records, valid
+    /// counts and ordered sets follow from them and the L2P table).
+    pub(super) fn save_state(&self, w: &mut StateWriter) {
+        let (next, erases) = (0..self.geo.blocks())
+            .map(|b| (self.nand.programmed_pages(b), self.nand.erase_count(b)))
+            .unzip::<u32, u32, Vec<u32>, Vec<u32>>();
+        w.u32s(&next);
+        w.u32s(&erases);
+        let states: Vec<u32> = self.state.iter().map(|&s| state_code(s)).collect();
+        w.u32s(&states);
+        w.u64s(&self.filled_at);
+        w.u64s(&self.modified_at);
+        let points: Vec<u32> = self
+            .points
+            .iter()
+            .flat_map(|p| p.iter().flat_map(|wp| [wp.stripe, wp.page]))
+            .collect();
+        w.u32s(&points);
+        w.u64(self.clock);
+    }
+
+    /// Restores a state written by [`BlockManager::save_state`] into this
+    /// freshly built (erased) manager, rebuilding the slot records from the
+    /// L2P table `l2p` (`expected` gives the version stored with each valid
+    /// slot), the valid counts and the ordered free and victim sets.
+    pub(super) fn load_state(
+        &mut self,
+        r: &mut StateReader<'_>,
+        l2p: &[u32],
+        expected: &[u32],
+    ) -> Result<(), StateError> {
+        let g = self.geo;
+        {
+            let (next, erases) = self.nand.state_mut();
+            r.u32s_into("the block program positions", next)?;
+            if let Some(b) = next.iter().position(|&p| p > g.pages_per_block) {
+                return Err(StateError(format!(
+                    "block {b} has {} pages programmed, more than {}: the file is corrupted",
+                    next[b], g.pages_per_block
+                )));
+            }
+            r.u32s_into("the erase counts", erases)?;
+        }
+        let mut codes = vec![0u32; self.state.len()];
+        r.u32s_into("the stripe states", &mut codes)?;
+        for (sb, &c) in codes.iter().enumerate() {
+            self.state[sb] = match c {
+                0 => BlockState::Free,
+                1 => BlockState::Open,
+                2 => BlockState::Full,
+                _ => {
+                    return Err(StateError(format!(
+                        "stripe {sb} has state code {c} (a saved state has free, open or full stripes only): the file is corrupted"
+                    )))
+                }
+            };
+        }
+        r.u64s_into("the stripe fill clocks", &mut self.filled_at)?;
+        r.u64s_into("the stripe modification clocks", &mut self.modified_at)?;
+        let mut points = vec![0u32; self.points.len() * STREAMS * 2];
+        r.u32s_into("the write points", &mut points)?;
+        let stripes = g.dies() * g.blocks_per_plane;
+        for (d, p) in self.points.iter_mut().enumerate() {
+            for (s, wp) in p.iter_mut().enumerate() {
+                let k = (d * STREAMS + s) * 2;
+                let (stripe, page) = (points[k], points[k + 1]);
+                let none = stripe == UNMAPPED && page == g.pages_per_block;
+                if !none && (stripe >= stripes || page > g.pages_per_block) {
+                    return Err(StateError(format!(
+                        "write point {s} of die {d} is at stripe {stripe} page {page}, outside the array: the file is corrupted"
+                    )));
+                }
+                *wp = WritePoint { stripe, page };
+            }
+        }
+        self.clock = r.u64("the FTL clock")?;
+        for (lpn, &slot) in l2p.iter().enumerate() {
+            if slot == UNMAPPED {
+                continue;
+            }
+            if slot >= g.slots() || self.p2l[slot as usize] != UNMAPPED {
+                return Err(StateError(format!(
+                    "LPN {lpn} maps to slot {slot}, outside the array or already mapped: the file is corrupted"
+                )));
+            }
+            self.p2l[slot as usize] = lpn as u32;
+            self.slot_version[slot as usize] = expected[lpn];
+            let sb = self.block_stripe(g.slot_block(slot));
+            self.valid[sb as usize] += 1;
+        }
+        for set in self.free.iter_mut().chain(self.full.iter_mut()) {
+            while set.pop_last().is_some() {}
+        }
+        for sb in 0..stripes {
+            let die = self.stripe_die(sb) as usize;
+            match self.state[sb as usize] {
+                BlockState::Free => {
+                    let key = self.free_key(sb);
+                    self.free[die].insert(key);
+                }
+                BlockState::Full => self.full[die].insert((self.valid[sb as usize], sb)),
+                BlockState::Open | BlockState::Collecting => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A stripe state as stored in a saved device state.
+fn state_code(s: BlockState) -> u32 {
+    match s {
+        BlockState::Free => 0,
+        BlockState::Open => 1,
+        BlockState::Full => 2,
+        BlockState::Collecting => 3,
+    }
 }
 
 #[cfg(test)]
@@ -361,6 +573,41 @@ pub(super) mod tests {
             t_bers_us: 3500.0,
             channel_mt_per_s: 200.0,
         })
+    }
+
+    /// The sorted set agrees with a `BTreeSet` under random inserts,
+    /// removals, re-keys and pops, and never grows past its capacity.
+    #[test]
+    fn sorted_set_matches_a_btree_set() {
+        use std::collections::BTreeSet;
+        let mut s = SortedSet::with_capacity(64);
+        let mut m = BTreeSet::new();
+        let mut x: u64 = 99;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let k = ((x % 8) as u32, ((x >> 8) % 64) as u32);
+            let present = m.iter().find(|e: &&(u32, u32)| e.1 == k.1).copied();
+            match (x >> 20) % 5 {
+                0 | 1 => {
+                    if let Some(old) = present {
+                        s.rekey(old, (k.0, old.1));
+                        m.remove(&old);
+                        m.insert((k.0, old.1));
+                    } else {
+                        s.insert(k);
+                        m.insert(k);
+                    }
+                }
+                2 => assert_eq!(s.remove(&k), m.remove(&k)),
+                3 => assert_eq!(s.pop_first(), m.pop_first()),
+                _ => assert_eq!(s.pop_last(), m.pop_last()),
+            }
+            assert!(s.iter().eq(m.iter().copied()));
+            assert_eq!(s.contains(&k), m.contains(&k));
+            assert!(s.clone().keys.capacity() >= 64);
+        }
     }
 
     #[test]

@@ -67,6 +67,8 @@ pub struct GarbageCollector {
     stop: u32,
     /// Valid slots read from a victim, waiting for a full stripe page.
     stage: Vec<(u32, u32)>,
+    /// LPNs moved since last taken, when recording (DFTL).
+    moved: Option<Vec<u32>>,
 }
 
 impl GarbageCollector {
@@ -78,6 +80,20 @@ impl GarbageCollector {
             start,
             stop,
             stage: Vec::with_capacity(stripe_slots as usize),
+            moved: None,
+        }
+    }
+
+    /// Starts recording the LPNs GC and wear leveling move.
+    pub fn record_moves(&mut self) {
+        self.moved.get_or_insert_with(|| Vec::with_capacity(4096));
+    }
+
+    /// Appends the LPNs moved since the last call to `out` and forgets
+    /// them.
+    pub fn take_moves(&mut self, out: &mut Vec<u32>) {
+        if let Some(m) = &mut self.moved {
+            out.append(m);
         }
     }
 
@@ -229,6 +245,9 @@ impl GarbageCollector {
             }
         };
         table.write(blocks, die, stream, &self.stage, stats, ops);
+        if let Some(m) = &mut self.moved {
+            m.extend(self.stage.iter().map(|&(lpn, _)| lpn));
+        }
         self.stage.clear();
     }
 }

@@ -4,11 +4,22 @@
 //! is mapped exactly once, that valid + invalid + free slots add up per
 //! stripe and in total, that stripe states, free pools and victim
 //! candidates agree, and that no slot above a block's program point holds
-//! data.
+//! data. [`slot_record`] and the [`IntegrityError`] variants after
+//! `FreePools` serve the incremental check of every device command
+//! (`crate::device::Emmc::start_integrity_check`).
 
 use super::block_manager::BlockManager;
 use super::page_table::PageTable;
-use super::BlockState;
+use super::{BlockState, UNMAPPED};
+
+/// A physical slot for messages: its number, or `unmapped`.
+fn slot_text(slot: u32) -> String {
+    if slot == UNMAPPED {
+        "unmapped".to_string()
+    } else {
+        format!("slot {slot}")
+    }
+}
 
 /// A broken FTL invariant: a simulator bug, never a user error.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -93,6 +104,19 @@ pub enum IntegrityError {
         /// Valid slots.
         valid: u64,
     },
+    /// The mapping as the controller sees it (cached entry or translation
+    /// page on flash) differs from where the data is.
+    #[error(
+        "lpn {lpn}: translation says slot {view}, data is in slot {truth} (u32::MAX = unmapped)"
+    )]
+    Translation {
+        /// Logical page.
+        lpn: u32,
+        /// Slot the cached mapping table or the translation page names.
+        view: u32,
+        /// Slot holding the newest data.
+        truth: u32,
+    },
     /// Free pools and free stripes differ in number.
     #[error("{pooled} stripes in free pools, {free} free stripes")]
     FreePools {
@@ -101,6 +125,109 @@ pub enum IntegrityError {
         /// Stripes in state free.
         free: usize,
     },
+    /// An LPN's translation differs from the one the FTL last reported in
+    /// its journal: a change was made without being reported.
+    #[error("lpn {lpn} is mapped to {} but the FTL last reported {} for it", slot_text(*mapped), slot_text(*reported))]
+    Unreported {
+        /// Logical page.
+        lpn: u32,
+        /// Its slot in the table ([`UNMAPPED`] = none).
+        mapped: u32,
+        /// Its slot as last reported ([`UNMAPPED`] = none).
+        reported: u32,
+    },
+    /// An LPN maps to a slot that holds no valid data.
+    #[error(
+        "lpn {lpn} maps to slot {slot}, which holds no valid data (expected the lpn's newest data)"
+    )]
+    Unbacked {
+        /// Logical page.
+        lpn: u32,
+        /// Its mapped slot.
+        slot: u32,
+    },
+    /// A slot was reported as the new home of an LPN while another LPN
+    /// still mapped to it.
+    #[error("slot {slot} reported as the new home of lpn {lpn} while lpn {holder} still maps to it (expected a slot mapped by no lpn)")]
+    DoubleMapped {
+        /// Physical slot.
+        slot: u32,
+        /// The LPN it was given to.
+        lpn: u32,
+        /// The LPN still mapped to it.
+        holder: u32,
+    },
+    /// A valid slot's record names another LPN than the one mapped to it.
+    #[error("slot {slot} holds lpn {holds} but lpn {mapped_by} is mapped to it")]
+    SlotOwner {
+        /// Physical slot.
+        slot: u32,
+        /// The LPN its record names.
+        holds: u32,
+        /// The LPN mapped to it, as reported.
+        mapped_by: u32,
+    },
+    /// A reported LPN or slot lies outside the device.
+    #[error("reported {what} {value} is out of range (the device has {limit})")]
+    OutOfRange {
+        /// `lpn` or `slot`.
+        what: &'static str,
+        /// The number reported.
+        value: u32,
+        /// How many there are.
+        limit: u32,
+    },
+}
+
+/// The `(lpn, version)` record of the valid data in `slot`: its
+/// physical-to-logical entry and stored version, provided the slot lies
+/// below its block's program point (`None` otherwise, or when invalid).
+pub(super) fn slot_record(blocks: &BlockManager, slot: u32) -> Option<(u32, u32)> {
+    let g = blocks.geometry();
+    let lpn = blocks.owner(slot)?;
+    let programmed = blocks.nand.programmed_pages(g.slot_block(slot));
+    (g.slot_page(slot) < programmed).then(|| (lpn, blocks.slot_version(slot)))
+}
+
+/// A test-only damage to a page-level FTL's state.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Corruption {
+    /// Points `lpn` at `slot`, in the journal when `reported`, else
+    /// silently; the previous slot keeps its record.
+    L2p {
+        /// Logical page.
+        lpn: u32,
+        /// The wrong slot.
+        slot: u32,
+        /// Whether the change goes through the journal.
+        reported: bool,
+    },
+    /// Overwrites the version recorded with the data in `slot`.
+    Version {
+        /// Physical slot.
+        slot: u32,
+        /// The wrong version.
+        version: u32,
+    },
+}
+
+/// Applies `c` to `table` and `blocks` (test-only).
+#[cfg(test)]
+pub(super) fn corrupt(table: &mut PageTable, blocks: &mut BlockManager, c: Corruption) {
+    match c {
+        Corruption::L2p {
+            lpn,
+            slot,
+            reported,
+        } => {
+            let was = table.journal_mut().is_recording();
+            table.journal_mut().set_recording(was && reported);
+            table.update(lpn, slot);
+            table.journal_mut().set_recording(was);
+        }
+        Corruption::Version { slot, version } => blocks.slot_version[slot as usize] = version,
+    }
 }
 
 /// Checks `table` and `blocks` against the oracle: `expected[lpn]` is the

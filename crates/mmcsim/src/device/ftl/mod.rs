@@ -14,10 +14,12 @@
 //! unit:
 //! * [`Mapping`] — the address-mapping scheme the controller talks to:
 //!   lookup, write, trim, user capacity. Built: [`PageMapping`]
-//!   (page-level, 4 KiB units; [`MappingScheme::Page`]). A hybrid log-block
-//!   or a demand-based (DFTL) scheme plugs in as another implementation;
-//!   each write reports where its data went and how much reclaim work (GC or
-//!   merges) it ran first ([`Placement`]).
+//!   (page-level, 4 KiB units; [`MappingScheme::Page`]), [`HybridMapping`]
+//!   (FAST-style log blocks with switch / partial / full merges;
+//!   [`MappingScheme::Hybrid`]) and [`DftlMapping`] (demand-cached page
+//!   mapping; [`MappingScheme::Dftl`]). Each write reports where its data
+//!   went and how much reclaim work (GC or merges) it ran first
+//!   ([`Placement`]).
 //! * [`page_table`] — the page-level L2P table.
 //! * [`block_manager`] — erase blocks in stripes: per-die free pools, the
 //!   host and GC write points, allocation (dynamic wear leveling: the
@@ -28,17 +30,26 @@
 //!   GC session.
 
 pub mod block_manager;
+mod dftl;
 pub mod gc;
+pub mod hybrid;
 mod integrity;
+pub mod integrity_journal;
 mod page;
 pub mod page_table;
 pub mod wear_leveling;
 
+pub use dftl::DftlMapping;
 pub use gc::VictimPolicy;
+pub use hybrid::HybridMapping;
+#[cfg(test)]
+pub(crate) use integrity::Corruption;
 pub use integrity::IntegrityError;
+pub use integrity_journal::{MapChange, MapJournal};
 pub use page::PageMapping;
 
 use super::nand::NandOp;
+use super::state::{StateError, StateReader, StateWriter};
 use serde::{Deserialize, Serialize};
 
 /// "No mapping" marker in the L2P and P2L tables.
@@ -50,11 +61,12 @@ pub const UNMAPPED: u32 = u32::MAX;
 pub enum MappingScheme {
     /// Page-level mapping: any 4 KiB logical page in any 4 KiB slot.
     Page,
-    /// Hybrid log-block mapping (block-mapped data blocks plus a few
-    /// page-mapped log blocks, merged when they run out). Not modelled yet.
+    /// Hybrid log-block mapping, FAST style (block-mapped data blocks plus
+    /// a sequential and a few page-mapped random log blocks, merged when
+    /// they run out): [`HybridMapping`].
     Hybrid,
     /// Demand-based page-level mapping (DFTL: the L2P table on flash, a
-    /// cached mapping table in SRAM). Not modelled yet.
+    /// cached mapping table in SRAM): [`DftlMapping`].
     Dftl,
 }
 
@@ -66,11 +78,6 @@ impl MappingScheme {
             MappingScheme::Hybrid => "hybrid",
             MappingScheme::Dftl => "dftl",
         }
-    }
-
-    /// True when the simulator has an implementation of this scheme.
-    pub fn is_modelled(self) -> bool {
-        matches!(self, MappingScheme::Page)
     }
 }
 
@@ -95,7 +102,8 @@ pub struct FtlStats {
     pub programmed_slots: u64,
     /// Slots programmed as padding (partial stripe pages).
     pub padding_slots: u64,
-    /// Victim blocks collected by garbage collection.
+    /// Victim blocks collected by garbage collection (hybrid mapping: merges
+    /// of every kind).
     pub gc_runs: u64,
     /// Valid slots moved by garbage collection.
     pub gc_slots_moved: u64,
@@ -109,6 +117,27 @@ pub struct FtlStats {
     pub nand_programs: u64,
     /// Block erases (multi-plane erases of a stripe count once).
     pub nand_erases: u64,
+    /// Hybrid mapping: switch merges (a complete sequential log block
+    /// becomes the data block; only the old data block is erased).
+    pub merges_switch: u64,
+    /// Hybrid mapping: partial merges (the rest of a sequential log block
+    /// copied in, then it becomes the data block).
+    pub merges_partial: u64,
+    /// Hybrid mapping: full merges (every valid page of a logical block
+    /// copied into a new block; the old data and log blocks erased).
+    pub merges_full: u64,
+    /// DFTL: mapping lookups found in the cached mapping table.
+    pub cmt_hits: u64,
+    /// DFTL: mapping lookups that missed the cached mapping table.
+    pub cmt_misses: u64,
+    /// DFTL: translation pages read from NAND (misses and read-modify-write
+    /// of a write-back).
+    pub translation_reads: u64,
+    /// DFTL: translation pages programmed (dirty entries written back).
+    pub translation_writes: u64,
+    /// Background (BKOPS / idle) GC victims collected; also counted in
+    /// `gc_runs`.
+    pub bkops_runs: u64,
 }
 
 /// Where one stripe-page write went and what it cost besides its own
@@ -138,6 +167,26 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     fn user_lpns(&self) -> u32;
     /// Physical slot holding `lpn`, if mapped.
     fn lookup(&self, lpn: u32) -> Option<u32>;
+    /// True when the scheme keeps its own translation state (block map and
+    /// log page maps in SRAM, or a cached mapping table) so the device's
+    /// map-page cache is not consulted. Default false: the page mapping's
+    /// table is cached in map pages by the controller.
+    fn owns_translation(&self) -> bool {
+        false
+    }
+    /// The slot holding `lpn` as the controller resolves it for a host
+    /// read, appending the NAND work that costs (a DFTL translation-page
+    /// read on a miss); default: [`Mapping::lookup`], free.
+    fn translate(&mut self, lpn: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let _ = ops;
+        self.lookup(lpn)
+    }
+    /// A host discard of `lpn`, appending the NAND work it costs; default:
+    /// [`Mapping::trim`], free.
+    fn discard(&mut self, lpn: u32, ops: &mut Vec<NandOp>) {
+        let _ = ops;
+        self.trim(lpn);
+    }
     /// Writes one stripe page of host data (`entries` = `(lpn, version)`, at
     /// most a stripe page; the rest is padding), reclaiming space first if
     /// needed; the NAND operations are appended to `ops`.
@@ -156,6 +205,46 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     /// version the host wrote (0 = never written or trimmed) and `pending`
     /// the `(lpn, version)` entries still in the write buffer, oldest first.
     fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError>;
+    /// Appends the mapping's state to a saved device state (taken right
+    /// after preconditioning: no write pending, counters reset). A scheme
+    /// without saved-state support keeps this default, an error saying so.
+    fn save_state(&self, _out: &mut StateWriter) -> Result<(), StateError> {
+        Err(StateError::unsupported(self.scheme()))
+    }
+    /// Restores the state [`Mapping::save_state`] wrote into this freshly
+    /// built mapping of the same geometry; `expected` holds the version
+    /// oracle's newest version of every LPN (the version stored with each
+    /// valid slot). The default refuses, as for saving.
+    fn load_state(
+        &mut self,
+        _input: &mut StateReader<'_>,
+        _expected: &[u32],
+    ) -> Result<(), StateError> {
+        Err(StateError::unsupported(self.scheme()))
+    }
+
+    /// The journal in which this mapping reports every translation change
+    /// (for the incremental integrity check, `--check-integrity`); `None`
+    /// when the scheme does not report them, and the check then refuses to
+    /// run on it. A scheme that returns one must also implement
+    /// [`Mapping::slot_record`].
+    fn journal(&mut self) -> Option<&mut MapJournal> {
+        None
+    }
+    /// The `(lpn, version)` record of the valid data programmed in physical
+    /// `slot` (`slot` < the array's slots), or `None` when the slot holds
+    /// no valid data (free, erased, padding or invalidated).
+    fn slot_record(&self, slot: u32) -> Option<(u32, u32)> {
+        let _ = slot;
+        None
+    }
+    /// Test-only hook: damages the mapping state as `c` says; false when
+    /// the scheme has no such hook.
+    #[cfg(test)]
+    fn corrupt(&mut self, c: Corruption) -> bool {
+        let _ = c;
+        false
+    }
 }
 
 /// Logical pages left to the host by `slots` physical slots with a fraction

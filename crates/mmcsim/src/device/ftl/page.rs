@@ -15,11 +15,13 @@
 use super::block_manager::{BlockManager, Stream};
 use super::gc::GarbageCollector;
 use super::integrity::{self, IntegrityError};
+use super::integrity_journal::MapJournal;
 use super::page_table::PageTable;
 use super::wear_leveling::StaticWearLeveling;
 use super::{FtlStats, Mapping, MappingScheme, Placement};
 use crate::device::config::{FtlConfig, GcConfig, WearLevelingConfig};
 use crate::device::nand::{Geometry, NandOp};
+use crate::device::state::{StateError, StateReader, StateWriter};
 
 /// The page-level mapping FTL: L2P table, block manager, garbage collector
 /// and static wear-leveling hook.
@@ -42,8 +44,20 @@ impl PageMapping {
         gc: &GcConfig,
         wl: &WearLevelingConfig,
     ) -> PageMapping {
+        let lpns = super::user_lpns(geo.slots(), ftl.over_provisioning);
+        Self::with_lpns(geo, lpns, gc, wl)
+    }
+
+    /// An empty FTL mapping `lpns` logical pages (DFTL adds its translation
+    /// pages to the host's).
+    pub(super) fn with_lpns(
+        geo: Geometry,
+        lpns: u32,
+        gc: &GcConfig,
+        wl: &WearLevelingConfig,
+    ) -> PageMapping {
         PageMapping {
-            table: PageTable::new(super::user_lpns(geo.slots(), ftl.over_provisioning)),
+            table: PageTable::new(lpns),
             blocks: BlockManager::new(geo, wl.dynamic),
             gc: GarbageCollector::new(
                 gc.policy,
@@ -59,6 +73,17 @@ impl PageMapping {
             next_die: 0,
             stats: FtlStats::default(),
         }
+    }
+
+    /// Makes GC and wear leveling record the LPNs they move (for a scheme
+    /// that must persist their new translations: DFTL).
+    pub(super) fn record_moves(&mut self) {
+        self.gc.record_moves();
+    }
+
+    /// Moves the LPNs recorded since the last call into `out`.
+    pub(super) fn take_moves(&mut self, out: &mut Vec<u32>) {
+        self.gc.take_moves(out);
     }
 
     /// The block manager (erase counts, free pools, valid counts).
@@ -143,6 +168,41 @@ impl Mapping for PageMapping {
     fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError> {
         integrity::check(&self.table, &self.blocks, pending, expected)
     }
+
+    fn save_state(&self, w: &mut StateWriter) -> Result<(), StateError> {
+        w.u32s(self.table.entries());
+        self.blocks.save_state(w);
+        w.u32(self.next_die);
+        Ok(())
+    }
+
+    fn load_state(&mut self, r: &mut StateReader<'_>, expected: &[u32]) -> Result<(), StateError> {
+        r.u32s_into("the L2P table", self.table.entries_mut())?;
+        self.blocks.load_state(r, self.table.entries(), expected)?;
+        self.next_die = r.u32("the next host die")?;
+        if self.next_die >= self.blocks.geometry().dies() {
+            return Err(StateError(format!(
+                "the next host die is {}, beyond the array: the file is corrupted",
+                self.next_die
+            )));
+        }
+        self.stats = FtlStats::default();
+        Ok(())
+    }
+
+    fn journal(&mut self) -> Option<&mut MapJournal> {
+        Some(self.table.journal_mut())
+    }
+
+    fn slot_record(&self, slot: u32) -> Option<(u32, u32)> {
+        integrity::slot_record(&self.blocks, slot)
+    }
+
+    #[cfg(test)]
+    fn corrupt(&mut self, c: integrity::Corruption) -> bool {
+        integrity::corrupt(&mut self.table, &mut self.blocks, c);
+        true
+    }
 }
 
 #[cfg(test)]
@@ -157,11 +217,14 @@ mod tests {
             &FtlConfig {
                 mapping: MappingScheme::Page,
                 over_provisioning: 0.3,
+                hybrid: None,
+                dftl: None,
             },
             &GcConfig {
                 policy,
                 start_below_free_blocks_per_die: 4,
                 stop_at_free_blocks_per_die: 6,
+                background: false,
             },
             &WearLevelingConfig {
                 dynamic: true,

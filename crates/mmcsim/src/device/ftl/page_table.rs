@@ -4,9 +4,11 @@
 //! Contract: the table only records translations. Placing data is the
 //! block manager's job; [`PageTable::write`] joins the two — program a
 //! stripe page at a write point, then point each LPN at its new slot and
-//! invalidate the slot it replaces.
+//! invalidate the slot it replaces. Every change is also offered to the
+//! table's [`MapJournal`] (recorded only while the integrity check runs).
 
 use super::block_manager::{BlockManager, Stream, StripePage};
+use super::integrity_journal::{MapChange, MapJournal};
 use super::{FtlStats, UNMAPPED};
 use crate::device::nand::NandOp;
 
@@ -14,6 +16,7 @@ use crate::device::nand::NandOp;
 #[derive(Clone, Debug)]
 pub struct PageTable {
     l2p: Vec<u32>,
+    journal: MapJournal,
 }
 
 impl PageTable {
@@ -21,6 +24,7 @@ impl PageTable {
     pub fn new(lpns: u32) -> PageTable {
         PageTable {
             l2p: vec![UNMAPPED; lpns as usize],
+            journal: MapJournal::default(),
         }
     }
 
@@ -39,14 +43,31 @@ impl PageTable {
 
     /// Maps `lpn` to `slot`; returns the slot it replaces, if any.
     pub fn update(&mut self, lpn: u32, slot: u32) -> Option<u32> {
+        self.journal.record(MapChange::Map { lpn, slot });
         let old = std::mem::replace(&mut self.l2p[lpn as usize], slot);
         (old != UNMAPPED).then_some(old)
     }
 
     /// Unmaps `lpn`; returns the slot it had, if any.
     pub fn trim(&mut self, lpn: u32) -> Option<u32> {
+        self.journal.record(MapChange::Unmap { lpn });
         let old = std::mem::replace(&mut self.l2p[lpn as usize], UNMAPPED);
         (old != UNMAPPED).then_some(old)
+    }
+
+    /// Every entry, by LPN ([`UNMAPPED`] = none): a saved device state.
+    pub fn entries(&self) -> &[u32] {
+        &self.l2p
+    }
+
+    /// Every entry, to restore a saved device state.
+    pub(super) fn entries_mut(&mut self) -> &mut [u32] {
+        &mut self.l2p
+    }
+
+    /// The journal of translation changes (for the integrity check).
+    pub fn journal_mut(&mut self) -> &mut MapJournal {
+        &mut self.journal
     }
 
     /// Number of mapped LPNs (a scan: for checks, not the hot path).

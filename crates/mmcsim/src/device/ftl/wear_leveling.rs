@@ -39,6 +39,12 @@ impl StaticWearLeveling {
         }
     }
 
+    /// The spread threshold in erases, `None` when static wear leveling is
+    /// off.
+    pub fn threshold(&self) -> Option<u32> {
+        self.threshold
+    }
+
     /// The hook: the full stripe of `die` whose cold data should move now,
     /// if any (the least-worn full stripe, ties to the lowest number, when
     /// the spread exceeds the threshold).

@@ -127,7 +127,8 @@ impl clap::ValueEnum for TimeUnit {
 }
 
 /// Where a trace's bytes come from: a file, or bytes in memory (tests,
-/// fuzzing). Either can be opened several times (device pre-scan).
+/// fuzzing). Either can be opened several times (format detection reads
+/// the head; a compact fit measures the regions before the replay).
 #[derive(Clone, Debug)]
 pub enum Source {
     /// A file on disk.
@@ -185,9 +186,9 @@ impl Source {
 static SPOOLED: std::sync::Mutex<Option<HashMap<PathBuf, Arc<File>>>> = std::sync::Mutex::new(None);
 
 /// A non-seekable input (anything but a regular file: a pipe, a FIFO,
-/// `/dev/stdin`, a character device) can be read only once, but detection,
-/// the device pre-scan, the replay's measuring pass and the replay itself
-/// each open the trace. So the first open of such a path copies all its
+/// `/dev/stdin`, a character device) can be read only once, but format
+/// detection (the head), the measuring pass of a compact fit and the
+/// replay itself each open the trace. So the first open of such a path copies all its
 /// bytes to an anonymous temporary file (deleted when the process ends),
 /// and every open of that path in this process reads the copy: every pass
 /// sees the same bytes. `None` for a regular file (or a path whose
@@ -903,6 +904,8 @@ pub struct Filtered {
     kept: u64,
     /// Device ids of records skipped (at most 65 kept, for the message).
     others: std::collections::BTreeSet<u32>,
+    /// Refuse a second device id: `(first id seen, its line)`, once seen.
+    single: Option<Option<(u32, u64)>>,
     ended: bool,
 }
 
@@ -917,8 +920,16 @@ impl Filtered {
             first: None,
             kept: 0,
             others: std::collections::BTreeSet::new(),
+            single: None,
             ended: false,
         }
+    }
+
+    /// Makes a record on a second device id an error (at its line, naming
+    /// both ids): a multi-device trace needs a device chosen or all
+    /// allowed, and this is found while reading, without a pass of its own.
+    pub fn refuse_second_device(&mut self) {
+        self.single = Some(None);
     }
 
     /// At the end of the trace: the error for a chosen device with no
@@ -959,6 +970,25 @@ impl TraceReader for Filtered {
                         self.others.insert(dev);
                     }
                     continue;
+                }
+            }
+            if let (Some(seen), Some(dev)) = (self.single.as_mut(), rec.device) {
+                match *seen {
+                    None => *seen = Some((dev, rec.line)),
+                    Some((first, line)) if first != dev => {
+                        self.ended = true;
+                        return Some(Err(Error::Parse {
+                            path: self.inner.path().to_path_buf(),
+                            line: rec.line,
+                            field: "device".into(),
+                            message: format!(
+                                "the trace has records on 2 devices ({}, {}) or more: device {dev} on this line, device {first} on line {line}; choose one with a device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
+                                first.min(dev),
+                                first.max(dev)
+                            ),
+                        }));
+                    }
+                    Some(_) => {}
                 }
             }
             self.kept += 1;

@@ -12,7 +12,6 @@
 //! integer-timed DiskSim are indistinguishable by content: force the format
 //! ([`OpenOptions::format`]) when the name does not tell.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -231,7 +230,8 @@ pub struct OpenOptions {
     pub device_id: Option<u32>,
     /// Read every device of a multi-device trace. Without it (and without
     /// `device_id`), a trace with records on more than one device is refused
-    /// with an error listing the ids, found by a first streaming pass.
+    /// at the first record of a second device (an error naming its line and
+    /// both ids; the trace is not read twice to find them all).
     pub all_devices: bool,
     /// Subtract the first record's time from every time (the subtracted
     /// value stays available as [`TraceReader::first_time_ns`]).
@@ -471,28 +471,10 @@ pub fn open_source(source: &Source, opts: &OpenOptions) -> Result<Box<dyn TraceR
         Some(f) => f,
         None => detect_source(source)?,
     };
-    if opts.device_id.is_none() && !opts.all_devices {
-        // First streaming pass: collect the device ids.
-        let mut r = format.open_source(source, opts.time_unit)?;
-        let mut devices = BTreeSet::new();
-        while let Some(rec) = r.next_record() {
-            if let Ok(rec) = rec {
-                if let Some(d) = rec.device {
-                    devices.insert(d);
-                }
-            }
-        }
-        if devices.len() > 1 {
-            let list: Vec<String> = devices.iter().take(64).map(u32::to_string).collect();
-            return Err(Error::Workload(format!(
-                "{}: the trace has records on {} devices ({}{}): choose one with a device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
-                source.path().display(),
-                devices.len(),
-                list.join(", "),
-                if devices.len() > 64 { ", ..." } else { "" }
-            )));
-        }
-    }
     let r = format.open_source(source, opts.time_unit)?;
-    Ok(Box::new(Filtered::new(r, opts.device_id, opts.rebase)))
+    let mut f = Filtered::new(r, opts.device_id, opts.rebase);
+    if opts.device_id.is_none() && !opts.all_devices {
+        f.refuse_second_device();
+    }
+    Ok(Box::new(f))
 }

@@ -1,0 +1,183 @@
+//! Phone profiles (`configs/phones/*.toml`): a device profile, a host
+//! profile and the stock kernel's I/O scheduler, chosen together.
+//!
+//! A phone file names its device and host profiles by paths relative to
+//! itself, and a `[scheduler]` table (`name`, optional `hz`). Applying a
+//! phone to a scenario ([`Phone::sets`]) is a list of overrides that
+//! *replace* the scenario's profile choices — `device.profile`,
+//! `host.profile`, `scheduler.name` and (if given) `scheduler.hz` — while
+//! the scenario's other `[device]`, `[host]` and `[scheduler]` keys still
+//! apply over the phone's profiles. Overrides given after them (`--device`,
+//! `--scheduler`, `--set`) win.
+
+use crate::error::{Error, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Folder, relative to a project root, where phones are found by name.
+pub const PHONES_DIR: &str = "configs/phones";
+
+/// A phone: device profile, host profile and default scheduler.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phone {
+    /// Short name, e.g. `motog-2013`.
+    pub name: String,
+    /// What the phone is (SoC, eMMC, kernel).
+    pub description: String,
+    /// The phone file.
+    pub source: PathBuf,
+    /// Device profile (absolute path).
+    pub device: PathBuf,
+    /// Host profile (absolute path).
+    pub host: PathBuf,
+    /// Stock kernel's default scheduler, by kernel name.
+    pub scheduler: String,
+    /// Stock kernel's tick rate, Hz, when the file names it.
+    pub hz: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PhoneFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    device: PathBuf,
+    host: PathBuf,
+    scheduler: PhoneScheduler,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PhoneScheduler {
+    name: String,
+    #[serde(default)]
+    hz: Option<u32>,
+}
+
+impl Phone {
+    /// Loads a phone file; its device and host profiles must exist.
+    pub fn load(path: &Path) -> Result<Phone> {
+        let src = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let f: PhoneFile = toml::from_str(&text)
+            .map_err(|e| Error::config(format!("{src}: {}", e.to_string().trim_end())))?;
+        // Profiles are resolved to absolute paths: the overrides land in a
+        // scenario that resolves relative paths against its own folder.
+        let abs = std::path::absolute(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let dir = abs.parent().unwrap_or(Path::new(""));
+        let resolve = |key: &str, p: &Path| -> Result<PathBuf> {
+            let full = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                dir.join(p)
+            };
+            if !full.is_file() {
+                return Err(Error::config(format!(
+                    "{src}: {key} = \"{}\": no such file ({})",
+                    p.display(),
+                    full.display()
+                )));
+            }
+            Ok(full)
+        };
+        let device = resolve("device", &f.device)?;
+        let host = resolve("host", &f.host)?;
+        if f.scheduler.name.trim().is_empty() {
+            return Err(Error::config(format!(
+                "{src}: scheduler.name is empty: name the stock kernel's default scheduler, e.g. \"cfq\""
+            )));
+        }
+        if let Some(hz) = f.scheduler.hz {
+            if hz == 0 || hz > 10_000 {
+                return Err(Error::config(format!(
+                    "{src}: scheduler.hz = {hz}: expected 1..=10000 ticks per second"
+                )));
+            }
+        }
+        Ok(Phone {
+            name: f.name,
+            description: f.description,
+            source: path.to_path_buf(),
+            device,
+            host,
+            scheduler: f.scheduler.name,
+            hz: f.scheduler.hz,
+        })
+    }
+
+    /// Finds a phone by `NAME` (`configs/phones/NAME.toml` in `from` or the
+    /// nearest of its parents that has one) or loads `FILE` (anything with
+    /// a path separator or a `.toml` suffix).
+    pub fn find(name_or_file: &str, from: &Path) -> Result<Phone> {
+        let looks_like_file = name_or_file.contains(std::path::MAIN_SEPARATOR)
+            || name_or_file.contains('/')
+            || name_or_file.ends_with(".toml");
+        if looks_like_file {
+            return Phone::load(Path::new(name_or_file));
+        }
+        for dir in from.ancestors() {
+            let p = dir.join(PHONES_DIR).join(format!("{name_or_file}.toml"));
+            if p.is_file() {
+                return Phone::load(&p);
+            }
+        }
+        let known = from
+            .ancestors()
+            .map(|d| d.join(PHONES_DIR))
+            .find(|d| d.is_dir())
+            .map(|d| known_phones(&d))
+            .unwrap_or_default();
+        Err(Error::config(format!(
+            "--phone {name_or_file}: no {PHONES_DIR}/{name_or_file}.toml in {} or its parents ({}); give a phone file's path instead",
+            from.display(),
+            if known.is_empty() {
+                "no phones found".to_string()
+            } else {
+                format!("phones: {}", known.join(", "))
+            }
+        )))
+    }
+
+    /// The overrides that select this phone's device profile, host profile
+    /// and scheduler (`device.profile`, `host.profile`, `scheduler.name`,
+    /// `scheduler.hz`), to apply before any other override.
+    pub fn sets(&self) -> Vec<(String, String)> {
+        let mut s = vec![
+            (
+                "device.profile".to_string(),
+                self.device.display().to_string(),
+            ),
+            ("host.profile".to_string(), self.host.display().to_string()),
+            ("scheduler.name".to_string(), self.scheduler.clone()),
+        ];
+        if let Some(hz) = self.hz {
+            s.push(("scheduler.hz".to_string(), hz.to_string()));
+        }
+        s
+    }
+}
+
+/// Names of the phone files in `dir`, sorted.
+fn known_phones(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let p = e.path();
+                    (p.extension().is_some_and(|x| x == "toml"))
+                        .then(|| p.file_stem()?.to_str().map(str::to_string))
+                        .flatten()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}

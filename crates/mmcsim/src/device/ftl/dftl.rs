@@ -1,0 +1,482 @@
+//! Demand-cached page mapping in the DFTL style (Gupta, Kim and Urgaonkar,
+//! "DFTL: a flash translation layer employing demand-based selective
+//! caching of page-level address mappings", ASPLOS 2009) — the direction of
+//! 2013+ eMMC firmware (emmc-parameters.md §3 "page-level ... with a
+//! demand-loaded map (DFTL-like)").
+//!
+//! * The page-level table lives on NAND in *translation pages* of 1,024
+//!   4-byte entries (one 4 KiB slot each), written out of place like data;
+//!   the global translation directory (GTD, in SRAM) locates them. Here
+//!   they are extra logical pages `user_lpns + t` of an inner
+//!   [`PageMapping`], so garbage collection and wear leveling move them
+//!   like data and the GTD is the inner table's entry for them.
+//! * The cached mapping table (CMT, `cmt_entries`, LRU) holds recently used
+//!   entries. A miss reads the entry's translation page (one tR and
+//!   transfer on its die) before the access; evicting a dirty entry writes
+//!   its translation page back — read, then program a new copy — with every
+//!   other dirty entry of that page (DFTL's batch update), which become
+//!   clean.
+//! * Host writes and discards make their entries dirty in the CMT. Data
+//!   moved by GC changes translations too: a cached entry is updated in the
+//!   CMT; for uncached ones the translation page is rewritten at once
+//!   (batched per page), as in DFTL.
+//! * The translation the controller acts on — the CMT entry, else the
+//!   translation page's — must always name the slot with the newest data;
+//!   [`Mapping::check`] proves it besides the page-level checks.
+
+use super::integrity::IntegrityError;
+use super::page::PageMapping;
+use super::{FtlStats, Mapping, MappingScheme, Placement, UNMAPPED};
+use crate::device::cache::ENTRIES_PER_MAP_PAGE;
+use crate::device::config::{FtlConfig, GcConfig, WearLevelingConfig};
+use crate::device::nand::{Geometry, NandOp};
+
+/// "Not in the CMT" / list end marker.
+const NONE: u32 = u32::MAX;
+
+/// The DFTL mapping: an inner page mapping over data and translation pages,
+/// the on-flash translations and the cached mapping table.
+#[derive(Clone, Debug)]
+pub struct DftlMapping {
+    inner: PageMapping,
+    /// Host-visible LPNs.
+    user: u32,
+    /// Per host LPN: the slot its translation page records.
+    flash_map: Vec<u32>,
+    /// Per translation page: the oracle version of its newest copy.
+    tver: Vec<u32>,
+    next_tver: u32,
+    /// Per host LPN: its CMT entry, or [`NONE`].
+    cmt_of: Vec<u32>,
+    /// CMT entries: LPN, slot, dirty, LRU links (`prev` towards the most
+    /// recently used end).
+    cmt_lpn: Vec<u32>,
+    cmt_slot: Vec<u32>,
+    cmt_dirty: Vec<bool>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// Most and least recently used entries.
+    mru: u32,
+    lru: u32,
+    capacity: u32,
+    /// Translation pages waiting to be written back (deduplicated).
+    dirty_tpages: Vec<u32>,
+    /// Scratch: LPNs moved by GC.
+    moved: Vec<u32>,
+    /// Scratch: translation pages as `(lpn, version)` for the inner write.
+    batch: Vec<(u32, u32)>,
+    /// Scratch: NAND work of untimed calls, dropped.
+    scratch_ops: Vec<NandOp>,
+    stats: FtlStats,
+}
+
+impl DftlMapping {
+    /// An empty DFTL on `geo`: the mapped pages (raw × (1 − OP)) are split
+    /// into host pages and the translation pages that map them.
+    pub fn new(
+        geo: Geometry,
+        ftl: &FtlConfig,
+        gc: &GcConfig,
+        wl: &WearLevelingConfig,
+    ) -> DftlMapping {
+        let total = super::user_lpns(geo.slots(), ftl.over_provisioning);
+        let tpages = total.div_ceil(ENTRIES_PER_MAP_PAGE + 1);
+        let user = total - tpages;
+        let mut inner = PageMapping::with_lpns(geo, total, gc, wl);
+        inner.record_moves();
+        let cap = ftl.dftl().cmt_entries.min(user.max(1));
+        DftlMapping {
+            inner,
+            user,
+            flash_map: vec![UNMAPPED; user as usize],
+            tver: vec![0; tpages as usize],
+            next_tver: 1,
+            cmt_of: vec![NONE; user as usize],
+            cmt_lpn: Vec::with_capacity(cap as usize),
+            cmt_slot: Vec::with_capacity(cap as usize),
+            cmt_dirty: Vec::with_capacity(cap as usize),
+            prev: Vec::with_capacity(cap as usize),
+            next: Vec::with_capacity(cap as usize),
+            mru: NONE,
+            lru: NONE,
+            capacity: cap,
+            dirty_tpages: Vec::with_capacity(64),
+            moved: Vec::with_capacity(4096),
+            batch: Vec::with_capacity(geo.stripe_slots() as usize),
+            scratch_ops: Vec::with_capacity(256),
+            stats: FtlStats::default(),
+        }
+    }
+
+    fn tpage_of(lpn: u32) -> u32 {
+        lpn / ENTRIES_PER_MAP_PAGE
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
+        if p == NONE {
+            self.mru = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NONE {
+            self.lru = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+    }
+
+    fn push_mru(&mut self, i: u32) {
+        self.prev[i as usize] = NONE;
+        self.next[i as usize] = self.mru;
+        if self.mru != NONE {
+            self.prev[self.mru as usize] = i;
+        }
+        self.mru = i;
+        if self.lru == NONE {
+            self.lru = i;
+        }
+    }
+
+    /// Reads translation page `t` from NAND (if it was ever written).
+    fn read_tpage(&mut self, t: u32, ops: &mut Vec<NandOp>) {
+        if let Some(slot) = self.inner.lookup(self.user + t) {
+            let g = self.inner.blocks().geometry();
+            ops.push(NandOp::Read {
+                die: g.slot_die(slot),
+                bytes: 4096,
+                upper: Geometry::is_upper_page(g.slot_page(slot)),
+            });
+            self.stats.translation_reads += 1;
+        }
+    }
+
+    /// The CMT entry of `lpn`, loaded on a miss (translation-page read;
+    /// the LRU entry evicted, its page queued for write-back if dirty).
+    fn entry(&mut self, lpn: u32, ops: &mut Vec<NandOp>) -> u32 {
+        let i = self.cmt_of[lpn as usize];
+        if i != NONE {
+            self.stats.cmt_hits += 1;
+            self.unlink(i);
+            self.push_mru(i);
+            return i;
+        }
+        self.stats.cmt_misses += 1;
+        let i = if (self.cmt_lpn.len() as u32) < self.capacity {
+            self.cmt_lpn.push(NONE);
+            self.cmt_slot.push(UNMAPPED);
+            self.cmt_dirty.push(false);
+            self.prev.push(NONE);
+            self.next.push(NONE);
+            self.cmt_lpn.len() as u32 - 1
+        } else {
+            let v = self.lru;
+            self.unlink(v);
+            let old = self.cmt_lpn[v as usize];
+            if self.cmt_dirty[v as usize] {
+                self.queue_writeback(Self::tpage_of(old));
+                // Written back with its page below; keep its translation
+                // until then through the queue.
+                self.flash_map[old as usize] = self.cmt_slot[v as usize];
+            }
+            self.cmt_of[old as usize] = NONE;
+            v
+        };
+        self.read_tpage(Self::tpage_of(lpn), ops);
+        self.cmt_lpn[i as usize] = lpn;
+        self.cmt_slot[i as usize] = self.flash_map[lpn as usize];
+        self.cmt_dirty[i as usize] = false;
+        self.cmt_of[lpn as usize] = i;
+        self.push_mru(i);
+        i
+    }
+
+    fn queue_writeback(&mut self, t: u32) {
+        if !self.dirty_tpages.contains(&t) {
+            self.dirty_tpages.push(t);
+        }
+    }
+
+    /// Writes the queued translation pages back: each is read, merged with
+    /// the CMT's dirty entries of its range (which become clean) and
+    /// programmed anew, a stripe page of translation pages at a time. Data
+    /// that GC moves meanwhile updates the translations it changed, until
+    /// nothing is left.
+    fn write_back(&mut self, ops: &mut Vec<NandOp>) {
+        let ss = self.inner.blocks().geometry().stripe_slots() as usize;
+        loop {
+            self.absorb_moves();
+            if self.dirty_tpages.is_empty() {
+                return;
+            }
+            self.batch.clear();
+            while self.batch.len() < ss {
+                let Some(t) = self.dirty_tpages.pop() else {
+                    break;
+                };
+                self.read_tpage(t, ops);
+                let lo = t * ENTRIES_PER_MAP_PAGE;
+                let hi = (lo + ENTRIES_PER_MAP_PAGE).min(self.user);
+                for lpn in lo..hi {
+                    let i = self.cmt_of[lpn as usize];
+                    if i != NONE && self.cmt_dirty[i as usize] {
+                        self.flash_map[lpn as usize] = self.cmt_slot[i as usize];
+                        self.cmt_dirty[i as usize] = false;
+                    }
+                }
+                self.tver[t as usize] = self.next_tver;
+                self.batch.push((self.user + t, self.next_tver));
+                self.next_tver += 1;
+                self.stats.translation_writes += 1;
+            }
+            let batch = std::mem::take(&mut self.batch);
+            self.inner.write(&batch, ops);
+            self.batch = batch;
+        }
+    }
+
+    /// Takes the LPNs GC moved: cached entries follow in the CMT (dirty);
+    /// the translation pages of the others are queued for rewrite.
+    fn absorb_moves(&mut self) {
+        self.moved.clear();
+        self.inner.take_moves(&mut self.moved);
+        for k in 0..self.moved.len() {
+            let lpn = self.moved[k];
+            if lpn >= self.user {
+                continue; // a translation page: the GTD (inner table) follows it
+            }
+            let now = self.inner.lookup(lpn).unwrap_or(UNMAPPED);
+            let i = self.cmt_of[lpn as usize];
+            if i != NONE {
+                self.cmt_slot[i as usize] = now;
+                self.cmt_dirty[i as usize] = true;
+            } else {
+                self.flash_map[lpn as usize] = now;
+                self.queue_writeback(Self::tpage_of(lpn));
+            }
+        }
+    }
+
+    /// The translation the controller acts on for `lpn`.
+    fn view(&self, lpn: u32) -> u32 {
+        match self.cmt_of[lpn as usize] {
+            NONE => self.flash_map[lpn as usize],
+            i => self.cmt_slot[i as usize],
+        }
+    }
+
+    fn add_inner_stats(&self, mut s: FtlStats) -> FtlStats {
+        let i = self.inner.stats();
+        s.programmed_slots += i.programmed_slots;
+        s.padding_slots += i.padding_slots;
+        s.gc_runs += i.gc_runs;
+        s.gc_slots_moved += i.gc_slots_moved;
+        s.wl_migrations += i.wl_migrations;
+        s.wl_slots_moved += i.wl_slots_moved;
+        s.nand_reads += i.nand_reads;
+        s.nand_programs += i.nand_programs;
+        s.nand_erases += i.nand_erases;
+        s.bkops_runs += i.bkops_runs;
+        s
+    }
+}
+
+impl Mapping for DftlMapping {
+    fn clone_box(&self) -> Box<dyn Mapping> {
+        Box::new(self.clone())
+    }
+
+    fn scheme(&self) -> MappingScheme {
+        MappingScheme::Dftl
+    }
+
+    fn owns_translation(&self) -> bool {
+        true
+    }
+
+    fn user_lpns(&self) -> u32 {
+        self.user
+    }
+
+    fn lookup(&self, lpn: u32) -> Option<u32> {
+        match self.view(lpn) {
+            UNMAPPED => None,
+            s => Some(s),
+        }
+    }
+
+    fn translate(&mut self, lpn: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.entry(lpn, ops);
+        self.write_back(ops);
+        self.lookup(lpn)
+    }
+
+    fn write(&mut self, entries: &[(u32, u32)], ops: &mut Vec<NandOp>) -> Placement {
+        let first = ops.len();
+        for &(lpn, _) in entries {
+            self.entry(lpn, ops);
+        }
+        self.write_back(ops);
+        let before = ops.len() - first;
+        let p = self.inner.write(entries, ops);
+        for &(lpn, _) in entries {
+            let i = self.entry(lpn, ops);
+            self.cmt_slot[i as usize] = self.inner.lookup(lpn).unwrap_or(UNMAPPED);
+            self.cmt_dirty[i as usize] = true;
+        }
+        self.write_back(ops);
+        Placement {
+            die: p.die,
+            reclaim_ops: before + p.reclaim_ops,
+        }
+    }
+
+    fn discard(&mut self, lpn: u32, ops: &mut Vec<NandOp>) {
+        let i = self.entry(lpn, ops);
+        self.inner.trim(lpn);
+        self.cmt_slot[i as usize] = UNMAPPED;
+        self.cmt_dirty[i as usize] = true;
+        self.write_back(ops);
+    }
+
+    fn trim(&mut self, lpn: u32) {
+        let mut ops = std::mem::take(&mut self.scratch_ops);
+        self.discard(lpn, &mut ops);
+        ops.clear();
+        self.scratch_ops = ops;
+    }
+
+    fn stats(&self) -> FtlStats {
+        self.add_inner_stats(self.stats)
+    }
+
+    fn reset_stats(&mut self) {
+        self.stats = FtlStats::default();
+        self.inner.reset_stats();
+    }
+
+    fn restore_stats(&mut self, saved: FtlStats) {
+        // `saved` includes the inner counters; keep them there.
+        self.inner.reset_stats();
+        self.stats = saved;
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        self.inner.erase_counts()
+    }
+
+    fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError> {
+        let mut all = expected.to_vec();
+        all.extend_from_slice(&self.tver);
+        self.inner.check(pending, &all)?;
+        for lpn in 0..self.user {
+            let truth = self.inner.lookup(lpn).unwrap_or(UNMAPPED);
+            let view = self.view(lpn);
+            if view != truth {
+                return Err(IntegrityError::Translation { lpn, view, truth });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::config::DftlConfig;
+    use crate::device::ftl::block_manager::tests::geo;
+    use crate::device::ftl::VictimPolicy;
+
+    fn tiny(cmt_entries: u32) -> DftlMapping {
+        DftlMapping::new(
+            geo(16, 8),
+            &FtlConfig {
+                mapping: MappingScheme::Dftl,
+                over_provisioning: 0.3,
+                hybrid: None,
+                dftl: Some(DftlConfig { cmt_entries }),
+            },
+            &GcConfig {
+                policy: VictimPolicy::Greedy,
+                start_below_free_blocks_per_die: 4,
+                stop_at_free_blocks_per_die: 6,
+                background: false,
+            },
+            &WearLevelingConfig {
+                dynamic: true,
+                static_wl: false,
+                static_threshold_erases: None,
+            },
+        )
+    }
+
+    #[test]
+    fn misses_read_translation_pages_and_dirty_evictions_write_them_back() {
+        let mut f = tiny(4);
+        let n = f.user_lpns();
+        assert_eq!(
+            n + f.tver.len() as u32,
+            716,
+            "mapped = host + translation pages"
+        );
+        let mut ops = Vec::new();
+        let mut expected = vec![0u32; n as usize];
+        let mut ver = 0;
+        for lpn in 0..8 {
+            ver += 1;
+            expected[lpn as usize] = ver;
+            f.write(&[(lpn, ver)], &mut ops);
+        }
+        let s = f.stats();
+        // 8 misses; the first 4 dirty entries were evicted and written back
+        // (one translation page, batched).
+        assert_eq!((s.cmt_misses, s.cmt_hits), (8, 8));
+        assert!(s.translation_writes >= 1, "{s:?}");
+        f.check(&[], &expected).unwrap();
+        ops.clear();
+        assert_eq!(f.translate(7, &mut ops), f.lookup(7));
+        assert!(ops.is_empty(), "a hit costs nothing");
+        f.translate(0, &mut ops);
+        assert!(
+            matches!(ops[0], NandOp::Read { bytes: 4096, .. }),
+            "a miss reads its translation page: {ops:?}"
+        );
+    }
+
+    #[test]
+    fn overwrites_with_gc_keep_translations_and_data_consistent() {
+        let mut f = tiny(16);
+        let n = f.user_lpns();
+        let mut expected = vec![0u32; n as usize];
+        let mut ops = Vec::new();
+        let (mut ver, mut x) = (0u32, 7u64);
+        for round in 0..6000u32 {
+            let mut e = [(0, 0); 2];
+            for slot in &mut e {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ver += 1;
+                *slot = ((x % n as u64) as u32, ver);
+            }
+            if e[0].0 == e[1].0 {
+                continue;
+            }
+            for &(l, v) in &e {
+                expected[l as usize] = v;
+            }
+            ops.clear();
+            f.write(&e, &mut ops);
+            if round % 97 == 0 {
+                f.trim(e[0].0);
+                expected[e[0].0 as usize] = 0;
+            }
+        }
+        f.check(&[], &expected).unwrap();
+        let s = f.stats();
+        assert!(
+            s.gc_runs > 0 && s.translation_writes > 0 && s.cmt_misses > 0,
+            "{s:?}"
+        );
+    }
+}

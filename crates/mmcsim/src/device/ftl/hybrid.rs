@@ -1,0 +1,887 @@
+//! Hybrid log-block mapping in the FAST style (Lee, Park, Chung, Lee, Park
+//! and Song, "A log buffer-based flash translation layer using
+//! fully-associative sector translation", ACM TECS 6(3), 2007) — the
+//! mapping of 2010–2012 managed flash (emmc-parameters.md §3 "block-mapped
+//! with a small number of open allocation units / log blocks", §6 item 1).
+//!
+//! * The erase unit is a *superblock*: block `u` of every plane of every
+//!   die, so position `k` of a superblock is stripe page `k / dies` on die
+//!   `k % dies` and consecutive positions interleave the dies. A logical
+//!   block (LBN) covers `dies × planes × pages_per_block × page_kib / 4`
+//!   LPNs; offset `o` of an LBN sits at position `o / stripe_slots`, entry
+//!   `o % stripe_slots` of its *data block* (in place).
+//! * Host stripe pages that continue a logical block from offset 0 upward
+//!   go to the single **sequential log block** (in place). One starting at
+//!   offset 0 first merges the previous sequential log block. Everything
+//!   else goes, page-mapped, to the current **random log block**, a pool of
+//!   `random_log_blocks` fully-associative log blocks.
+//! * **Switch merge**: the sequential log block is complete and holds the
+//!   newest copy of every offset — it becomes the data block; the old data
+//!   block is erased. **Partial merge**: it holds the newest copy of every
+//!   offset written so far — the remaining offsets are copied in after them
+//!   and it becomes the data block. **Full merge**: every valid page of a
+//!   logical block (data block, sequential and random logs) is copied in
+//!   offset order into a free superblock, which becomes the data block; the
+//!   old data block (and the sequential log block, if it held this LBN) are
+//!   erased.
+//! * When the random pool is full, the [`VictimPolicy`] picks a random log
+//!   block (FIFO = FAST's round robin; greedy = fewest valid; cost-benefit =
+//!   age × (1 − u) / 2u); every logical block with valid data in it is
+//!   full-merged, then it is erased and a free superblock opens as the new
+//!   random log block. This is the random-write collapse of the era.
+//! * Copies program pages in ascending order (NAND rule); a block's pages
+//!   after its last valid data stay erased, holes before it are padded.
+//! * Dynamic wear leveling: a new log or merge target is the least-worn
+//!   free superblock. Static wear leveling: after each reclaim, when the
+//!   spread between the most-worn superblock and the least-worn data block
+//!   passes the threshold, that cold logical block is full-merged into the
+//!   most-worn free superblock.
+//! * The block map and the log blocks' page maps fit the controller SRAM;
+//!   the device's map-page cache is not consulted
+//!   ([`Mapping::owns_translation`]).
+
+use super::integrity::IntegrityError;
+use super::wear_leveling::StaticWearLeveling;
+use super::{BlockState, FtlStats, Mapping, MappingScheme, Placement, VictimPolicy, UNMAPPED};
+use crate::device::config::{FtlConfig, GcConfig, WearLevelingConfig};
+use crate::device::nand::{Geometry, NandArray, NandOp};
+
+/// Logical blocks left to the host by `units` superblocks with a fraction
+/// `over_provisioning` hidden (rounded down).
+pub fn logical_blocks(units: u32, over_provisioning: f64) -> u32 {
+    (units as f64 * (1.0 - over_provisioning)).floor() as u32
+}
+
+/// What a superblock is used for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Erased, in the free list.
+    Free,
+    /// Data block of a logical block.
+    Data(u32),
+    /// The sequential log block.
+    SeqLog,
+    /// A random log block.
+    RandLog,
+}
+
+/// The sequential log block: its superblock, logical block and next
+/// in-place offset.
+#[derive(Clone, Copy, Debug)]
+struct SeqLog {
+    unit: u32,
+    lbn: u32,
+    next: u32,
+}
+
+/// A random log block: its superblock, positions programmed and when it
+/// was opened (FTL clock).
+#[derive(Clone, Copy, Debug)]
+struct RandLog {
+    unit: u32,
+    next: u32,
+    opened: u64,
+}
+
+/// Why a logical block is fully merged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    Reclaim,
+    WearLeveling,
+}
+
+/// The hybrid (FAST) mapping FTL.
+#[derive(Clone, Debug)]
+pub struct HybridMapping {
+    geo: Geometry,
+    /// Superblocks (= blocks per plane).
+    units: u32,
+    /// LPNs per logical block.
+    unit_slots: u32,
+    lbns: u32,
+    nand: NandArray,
+    /// Per LPN: its slot (the lookup FAST does through block map and log
+    /// page maps, kept resolved).
+    l2p: Vec<u32>,
+    /// Per slot: the LPN whose valid data it holds.
+    p2l: Vec<u32>,
+    slot_version: Vec<u32>,
+    /// Per superblock: valid slots.
+    valid: Vec<u32>,
+    role: Vec<Role>,
+    /// Per logical block: its data superblock ([`UNMAPPED`] = none yet).
+    data: Vec<u32>,
+    free: Vec<u32>,
+    seq: Option<SeqLog>,
+    rand: Vec<RandLog>,
+    rand_max: u32,
+    policy: VictimPolicy,
+    dynamic_wl: bool,
+    wl: StaticWearLeveling,
+    /// Stripe pages programmed: the FTL clock.
+    clock: u64,
+    stats: FtlStats,
+    /// Scratch: one stripe page of `(lpn, version)`, UNMAPPED = padding.
+    stage: Vec<(u32, u32)>,
+    /// Scratch: per die, pages to program in a copy.
+    pages_end: Vec<u32>,
+    /// Scratch: `(die, page id, slots)` read for one copied stripe page.
+    sources: Vec<(u32, u32, u32)>,
+}
+
+impl HybridMapping {
+    /// An empty (fully erased) hybrid FTL on `geo`.
+    pub fn new(
+        geo: Geometry,
+        ftl: &FtlConfig,
+        gc: &GcConfig,
+        wl: &WearLevelingConfig,
+    ) -> HybridMapping {
+        let units = geo.blocks_per_plane;
+        let unit_slots = geo.dies() * geo.stripe_slots() * geo.pages_per_block;
+        let lbns = logical_blocks(units, ftl.over_provisioning);
+        let h = ftl.hybrid();
+        HybridMapping {
+            geo,
+            units,
+            unit_slots,
+            lbns,
+            nand: NandArray::new(geo),
+            l2p: vec![UNMAPPED; (lbns * unit_slots) as usize],
+            p2l: vec![UNMAPPED; geo.slots() as usize],
+            slot_version: vec![0; geo.slots() as usize],
+            valid: vec![0; units as usize],
+            role: vec![Role::Free; units as usize],
+            data: vec![UNMAPPED; lbns as usize],
+            free: (0..units).rev().collect(),
+            seq: None,
+            rand: Vec::with_capacity(h.random_log_blocks as usize),
+            rand_max: h.random_log_blocks,
+            policy: gc.policy,
+            dynamic_wl: wl.dynamic,
+            wl: if wl.static_wl {
+                StaticWearLeveling::with_threshold(wl.static_threshold())
+            } else {
+                StaticWearLeveling::off()
+            },
+            clock: 0,
+            stats: FtlStats::default(),
+            stage: Vec::with_capacity(geo.stripe_slots() as usize),
+            pages_end: vec![0; geo.dies() as usize],
+            sources: Vec::with_capacity(geo.stripe_slots() as usize),
+        }
+    }
+
+    /// Positions (stripe pages) of a superblock.
+    fn positions(&self) -> u32 {
+        self.geo.dies() * self.geo.pages_per_block
+    }
+
+    /// Slot of entry `e` at position `k` of superblock `unit`.
+    fn slot_at(&self, unit: u32, k: u32, e: u32) -> u32 {
+        let g = &self.geo;
+        let (die, page) = (k % g.dies(), k / g.dies());
+        let blk = g.block_id(die, e / g.slots_per_page, unit);
+        g.slot(blk, page, e % g.slots_per_page)
+    }
+
+    /// Superblock holding a slot.
+    fn unit_of(&self, slot: u32) -> u32 {
+        self.geo.slot_block(slot) % self.geo.blocks_per_plane
+    }
+
+    /// In-place offset (within a logical block) of a slot.
+    fn offset_of(&self, slot: u32) -> u32 {
+        let g = &self.geo;
+        let blk = g.slot_block(slot);
+        let e = g.block_plane(blk) * g.slots_per_page + slot % g.slots_per_page;
+        let k = g.slot_page(slot) * g.dies() + g.block_die(blk);
+        k * g.stripe_slots() + e
+    }
+
+    /// Erase count of superblock `unit` (its blocks are erased together).
+    fn wear(&self, unit: u32) -> u32 {
+        self.nand.erase_count(self.geo.block_id(0, 0, unit))
+    }
+
+    /// Takes a free superblock: the least worn (dynamic wear leveling; the
+    /// most worn for cold data moved by static wear leveling), else the
+    /// lowest numbered; ties to the lowest number.
+    fn alloc(&mut self, most_worn: bool, role: Role) -> u32 {
+        let key = |h: &Self, u: u32| {
+            let w = if h.dynamic_wl || most_worn {
+                h.wear(u)
+            } else {
+                0
+            };
+            if most_worn {
+                (u32::MAX - w, u)
+            } else {
+                (w, u)
+            }
+        };
+        let i = (0..self.free.len())
+            .min_by_key(|&i| key(self, self.free[i]))
+            .unwrap_or_else(|| {
+                panic!("mmcsim device: simulator bug: hybrid FTL has no free superblock (profile validation should have rejected these log blocks)")
+            });
+        let u = self.free.swap_remove(i);
+        self.role[u as usize] = role;
+        u
+    }
+
+    /// Erases superblock `unit` (no valid data) and frees it.
+    fn erase(&mut self, unit: u32, ops: &mut Vec<NandOp>) {
+        debug_assert_eq!(self.valid[unit as usize], 0, "erasing valid data");
+        let g = self.geo;
+        for die in 0..g.dies() {
+            for pl in 0..g.planes {
+                let blk = g.block_id(die, pl, unit);
+                self.nand.erase(blk);
+                ops.push(NandOp::Erase {
+                    die,
+                    blk,
+                    multi_plane: pl > 0,
+                });
+            }
+            self.stats.nand_erases += 1;
+        }
+        self.role[unit as usize] = Role::Free;
+        self.free.push(unit);
+    }
+
+    fn invalidate(&mut self, slot: u32) {
+        self.p2l[slot as usize] = UNMAPPED;
+        let u = self.unit_of(slot) as usize;
+        self.valid[u] -= 1;
+    }
+
+    /// Programs `self.stage` (entry `e` at entry `e`; UNMAPPED = padding) at
+    /// position `k` of `unit`, remapping each LPN and invalidating its old
+    /// slot.
+    fn program(&mut self, unit: u32, k: u32, ops: &mut Vec<NandOp>) {
+        let g = self.geo;
+        let (die, page) = (k % g.dies(), k / g.dies());
+        for e in 0..g.stripe_slots() {
+            let (lpn, ver) = self.stage.get(e as usize).copied().unwrap_or((UNMAPPED, 0));
+            if lpn == UNMAPPED {
+                self.stats.padding_slots += 1;
+                continue;
+            }
+            let slot = self.slot_at(unit, k, e);
+            let old = std::mem::replace(&mut self.l2p[lpn as usize], slot);
+            if old != UNMAPPED {
+                self.invalidate(old);
+            }
+            self.p2l[slot as usize] = lpn;
+            self.slot_version[slot as usize] = ver;
+            self.valid[unit as usize] += 1;
+        }
+        for pl in 0..g.planes {
+            if let Err(e) = self.nand.program(g.block_id(die, pl, unit), page) {
+                panic!("mmcsim device: simulator bug: {e}");
+            }
+        }
+        ops.push(NandOp::Program {
+            die,
+            bytes: g.stripe_slots() * 4096,
+            upper: Geometry::is_upper_page(page),
+        });
+        self.stats.programmed_slots += g.stripe_slots() as u64;
+        self.stats.nand_programs += 1;
+        self.clock += 1;
+    }
+
+    /// Copies the valid data of offsets `from..` of logical block `lbn`,
+    /// wherever it is, in place into `unit` (positions from `from /
+    /// stripe_slots` on), skipping each die's pages after its last valid
+    /// data.
+    fn copy_into(
+        &mut self,
+        unit: u32,
+        lbn: u32,
+        from: u32,
+        purpose: Purpose,
+        ops: &mut Vec<NandOp>,
+    ) {
+        let g = self.geo;
+        let (ss, dies) = (g.stripe_slots(), g.dies());
+        let base = lbn * self.unit_slots;
+        self.pages_end.iter_mut().for_each(|p| *p = 0);
+        for o in from..self.unit_slots {
+            if self.l2p[(base + o) as usize] != UNMAPPED {
+                let k = o / ss;
+                let d = (k % dies) as usize;
+                self.pages_end[d] = self.pages_end[d].max(k / dies + 1);
+            }
+        }
+        for k in from / ss..self.positions() {
+            if k / dies >= self.pages_end[(k % dies) as usize] {
+                continue;
+            }
+            self.stage.clear();
+            self.sources.clear();
+            let mut moved = 0u64;
+            for e in 0..ss {
+                let lpn = base + k * ss + e;
+                let slot = self.l2p[lpn as usize];
+                if slot == UNMAPPED {
+                    self.stage.push((UNMAPPED, 0));
+                    continue;
+                }
+                self.stage.push((lpn, self.slot_version[slot as usize]));
+                moved += 1;
+                let src = (g.slot_die(slot), g.slot_page_id(slot));
+                match self.sources.iter_mut().find(|s| (s.0, s.1) == src) {
+                    Some(s) => s.2 += 1,
+                    None => self.sources.push((src.0, src.1, 1)),
+                }
+            }
+            for &(die, page_id, n) in &self.sources {
+                ops.push(NandOp::Read {
+                    die,
+                    bytes: n * 4096,
+                    upper: Geometry::is_upper_page(page_id % g.pages_per_block),
+                });
+                self.stats.nand_reads += 1;
+            }
+            match purpose {
+                Purpose::Reclaim => self.stats.gc_slots_moved += moved,
+                Purpose::WearLeveling => self.stats.wl_slots_moved += moved,
+            }
+            self.program(unit, k, ops);
+        }
+    }
+
+    /// Frees the old data block of `lbn` (all its data moved) and makes
+    /// `unit` its data block.
+    fn install(&mut self, lbn: u32, unit: u32, ops: &mut Vec<NandOp>) {
+        let old = std::mem::replace(&mut self.data[lbn as usize], unit);
+        self.role[unit as usize] = Role::Data(lbn);
+        if old != UNMAPPED {
+            self.erase(old, ops);
+        }
+    }
+
+    /// Full merge of `lbn` into a free superblock.
+    fn full_merge(&mut self, lbn: u32, purpose: Purpose, ops: &mut Vec<NandOp>) {
+        let unit = self.alloc(purpose == Purpose::WearLeveling, Role::Data(lbn));
+        self.copy_into(unit, lbn, 0, purpose, ops);
+        self.install(lbn, unit, ops);
+        if let Some(sw) = self.seq.filter(|s| s.lbn == lbn) {
+            self.seq = None;
+            self.erase(sw.unit, ops);
+        }
+        match purpose {
+            Purpose::Reclaim => {
+                self.stats.merges_full += 1;
+                self.stats.gc_runs += 1;
+            }
+            Purpose::WearLeveling => self.stats.wl_migrations += 1,
+        }
+    }
+
+    /// Retires the sequential log block: switch, partial or full merge.
+    fn merge_seq(&mut self, ops: &mut Vec<NandOp>) {
+        let Some(sw) = self.seq else {
+            return;
+        };
+        let base = sw.lbn * self.unit_slots;
+        let mut in_order = true;
+        let mut rest = false;
+        for o in 0..self.unit_slots {
+            let slot = self.l2p[(base + o) as usize];
+            if slot == UNMAPPED {
+                continue;
+            }
+            if o < sw.next {
+                in_order &= self.unit_of(slot) == sw.unit;
+            } else {
+                rest = true;
+            }
+        }
+        if !in_order {
+            self.full_merge(sw.lbn, Purpose::Reclaim, ops);
+            return;
+        }
+        self.seq = None;
+        if sw.next == self.unit_slots && !rest {
+            self.stats.merges_switch += 1;
+        } else {
+            self.copy_into(sw.unit, sw.lbn, sw.next, Purpose::Reclaim, ops);
+            self.stats.merges_partial += 1;
+        }
+        self.stats.gc_runs += 1;
+        self.install(sw.lbn, sw.unit, ops);
+    }
+
+    /// The random log block the policy reclaims (all are full).
+    fn rand_victim(&self) -> usize {
+        let capacity = (self.positions() * self.geo.stripe_slots()) as f64;
+        let valid = |r: &RandLog| self.valid[r.unit as usize];
+        let pick = match self.policy {
+            VictimPolicy::Fifo => self.rand.iter().enumerate().min_by_key(|(_, r)| r.opened),
+            VictimPolicy::Greedy => self
+                .rand
+                .iter()
+                .enumerate()
+                .min_by_key(|(i, r)| (valid(r), *i)),
+            VictimPolicy::CostBenefit => self.rand.iter().enumerate().max_by(|(i, a), (j, b)| {
+                let score = |r: &RandLog| {
+                    let v = valid(r);
+                    if v == 0 {
+                        return f64::INFINITY;
+                    }
+                    let u = v as f64 / capacity;
+                    (self.clock - r.opened) as f64 * (1.0 - u) / (2.0 * u)
+                };
+                score(a).total_cmp(&score(b)).then(j.cmp(i))
+            }),
+        };
+        pick.map_or(0, |(i, _)| i)
+    }
+
+    /// Makes room in the random log pool: opens a new random log block, or
+    /// reclaims one (full merges of its logical blocks) when the pool is
+    /// full.
+    fn rand_room(&mut self, ops: &mut Vec<NandOp>) {
+        if self.rand.last().is_some_and(|r| r.next < self.positions()) {
+            return;
+        }
+        if self.rand.len() as u32 == self.rand_max {
+            let victim = self.rand.remove(self.rand_victim());
+            for k in 0..self.positions() {
+                for e in 0..self.geo.stripe_slots() {
+                    let lpn = self.p2l[self.slot_at(victim.unit, k, e) as usize];
+                    if lpn != UNMAPPED {
+                        self.full_merge(lpn / self.unit_slots, Purpose::Reclaim, ops);
+                    }
+                }
+            }
+            self.erase(victim.unit, ops);
+            self.static_wear_leveling(ops);
+        }
+        let unit = self.alloc(false, Role::RandLog);
+        self.rand.push(RandLog {
+            unit,
+            next: 0,
+            opened: self.clock,
+        });
+    }
+
+    /// Static wear leveling: moves the least-worn data block's logical
+    /// block to the most-worn free superblock when the spread passes the
+    /// threshold.
+    fn static_wear_leveling(&mut self, ops: &mut Vec<NandOp>) {
+        let Some(threshold) = self.wl.threshold() else {
+            return;
+        };
+        let most = (0..self.units).map(|u| self.wear(u)).max().unwrap_or(0);
+        let cold = (0..self.units)
+            .filter_map(|u| match self.role[u as usize] {
+                Role::Data(lbn) => Some((self.wear(u), u, lbn)),
+                _ => None,
+            })
+            .min();
+        if let Some((least, _, lbn)) = cold {
+            if most - least > threshold && !self.free.is_empty() {
+                self.full_merge(lbn, Purpose::WearLeveling, ops);
+            }
+        }
+    }
+
+    /// Fills `self.stage` with `entries` at entries `0..` (padding after).
+    fn stage_entries(&mut self, entries: &[(u32, u32)]) {
+        self.stage.clear();
+        self.stage.extend_from_slice(entries);
+    }
+}
+
+impl Mapping for HybridMapping {
+    fn clone_box(&self) -> Box<dyn Mapping> {
+        Box::new(self.clone())
+    }
+
+    fn scheme(&self) -> MappingScheme {
+        MappingScheme::Hybrid
+    }
+
+    fn owns_translation(&self) -> bool {
+        true
+    }
+
+    fn user_lpns(&self) -> u32 {
+        self.lbns * self.unit_slots
+    }
+
+    fn lookup(&self, lpn: u32) -> Option<u32> {
+        match self.l2p[lpn as usize] {
+            UNMAPPED => None,
+            s => Some(s),
+        }
+    }
+
+    fn write(&mut self, entries: &[(u32, u32)], ops: &mut Vec<NandOp>) -> Placement {
+        let ss = self.geo.stripe_slots();
+        debug_assert!(!entries.is_empty() && entries.len() <= ss as usize);
+        let first = ops.len();
+        let s = self.unit_slots;
+        let (lbn, off) = (entries[0].0 / s, entries[0].0 % s);
+        let in_order = off % ss == 0
+            && entries
+                .iter()
+                .enumerate()
+                .all(|(i, &(l, _))| l / s == lbn && l % s == off + i as u32);
+        if in_order && off == 0 {
+            self.merge_seq(ops);
+            let unit = self.alloc(false, Role::SeqLog);
+            self.seq = Some(SeqLog { unit, lbn, next: 0 });
+        }
+        if let Some(sw) = self
+            .seq
+            .filter(|w| in_order && w.lbn == lbn && w.next == off)
+        {
+            let reclaim_ops = ops.len() - first;
+            let k = off / ss;
+            self.stage_entries(entries);
+            self.program(sw.unit, k, ops);
+            let next = off + ss;
+            self.seq = Some(SeqLog { next, ..sw });
+            if next == s {
+                self.merge_seq(ops);
+            }
+            return Placement {
+                die: k % self.geo.dies(),
+                reclaim_ops,
+            };
+        }
+        self.rand_room(ops);
+        let reclaim_ops = ops.len() - first;
+        let r = *self.rand.last().expect("a random log block is open");
+        self.stage_entries(entries);
+        self.program(r.unit, r.next, ops);
+        self.rand.last_mut().expect("open").next += 1;
+        Placement {
+            die: r.next % self.geo.dies(),
+            reclaim_ops,
+        }
+    }
+
+    fn trim(&mut self, lpn: u32) {
+        let old = std::mem::replace(&mut self.l2p[lpn as usize], UNMAPPED);
+        if old != UNMAPPED {
+            self.invalidate(old);
+        }
+    }
+
+    fn stats(&self) -> FtlStats {
+        self.stats
+    }
+
+    fn reset_stats(&mut self) {
+        self.stats = FtlStats::default();
+    }
+
+    fn restore_stats(&mut self, saved: FtlStats) {
+        self.stats = saved;
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        self.nand.erase_counts()
+    }
+
+    fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError> {
+        let mut newest_pending = vec![0u32; self.l2p.len()];
+        for &(lpn, ver) in pending {
+            newest_pending[lpn as usize] = ver;
+        }
+        for lpn in 0..self.l2p.len() as u32 {
+            let slot = self.l2p[lpn as usize];
+            if slot != UNMAPPED && self.p2l[slot as usize] != lpn {
+                return Err(IntegrityError::ReverseMismatch {
+                    lpn,
+                    slot,
+                    p2l: self.p2l[slot as usize],
+                });
+            }
+            let got = match (newest_pending[lpn as usize], slot) {
+                (0, UNMAPPED) => 0,
+                (0, s) => self.slot_version[s as usize],
+                (v, _) => v,
+            };
+            if got != expected[lpn as usize] {
+                return Err(IntegrityError::StaleData {
+                    lpn,
+                    got,
+                    want: expected[lpn as usize],
+                });
+            }
+        }
+        let state = |problem| {
+            move |u: u32, st: BlockState| IntegrityError::StripeState {
+                stripe: u,
+                state: st,
+                problem,
+            }
+        };
+        for u in 0..self.units {
+            let role = self.role[u as usize];
+            let mut valid = 0;
+            for k in 0..self.positions() {
+                for e in 0..self.geo.stripe_slots() {
+                    let slot = self.slot_at(u, k, e);
+                    let lpn = self.p2l[slot as usize];
+                    if lpn == UNMAPPED {
+                        continue;
+                    }
+                    let blk = self.geo.slot_block(slot);
+                    if self.geo.slot_page(slot) >= self.nand.programmed_pages(blk) {
+                        return Err(IntegrityError::AboveProgramPoint { slot, blk, lpn });
+                    }
+                    if self.l2p.get(lpn as usize) != Some(&slot) {
+                        return Err(IntegrityError::Orphan { slot, lpn });
+                    }
+                    let in_place = self.offset_of(slot) == lpn % self.unit_slots;
+                    let lbn = lpn / self.unit_slots;
+                    let ok = match role {
+                        Role::Data(l) => l == lbn && in_place,
+                        Role::SeqLog => self.seq.is_some_and(|w| w.lbn == lbn && in_place),
+                        Role::RandLog => true,
+                        Role::Free => false,
+                    };
+                    if !ok {
+                        return Err(state("holds a page outside its logical block or offset")(
+                            u,
+                            BlockState::Full,
+                        ));
+                    }
+                    valid += 1;
+                }
+            }
+            if valid != self.valid[u as usize] {
+                return Err(IntegrityError::ValidCount {
+                    stripe: u,
+                    recorded: self.valid[u as usize],
+                    counted: valid,
+                });
+            }
+            let listed = match role {
+                Role::Free => self.free.contains(&u),
+                Role::Data(l) => self.data[l as usize] == u,
+                Role::SeqLog => self.seq.is_some_and(|w| w.unit == u),
+                Role::RandLog => self.rand.iter().any(|r| r.unit == u),
+            };
+            let erased = (0..self.geo.dies()).all(|d| {
+                (0..self.geo.planes)
+                    .all(|pl| self.nand.programmed_pages(self.geo.block_id(d, pl, u)) == 0)
+            });
+            if !listed || (role == Role::Free && !erased) {
+                return Err(state("role not recorded, or a free superblock not erased")(
+                    u,
+                    BlockState::Free,
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::ftl::block_manager::tests::geo;
+
+    /// 2 dies × 2 planes × 16 superblocks × 8 pages × 8 KiB: 64 LPNs per
+    /// logical block.
+    fn tiny(policy: VictimPolicy, static_wl: bool) -> HybridMapping {
+        HybridMapping::new(
+            geo(16, 8),
+            &FtlConfig {
+                mapping: MappingScheme::Hybrid,
+                over_provisioning: 0.3,
+                hybrid: Some(crate::device::config::HybridConfig {
+                    random_log_blocks: 2,
+                    sequential_log_blocks: 1,
+                }),
+                dftl: None,
+            },
+            &GcConfig {
+                policy,
+                start_below_free_blocks_per_die: 4,
+                stop_at_free_blocks_per_die: 6,
+                background: false,
+            },
+            &WearLevelingConfig {
+                dynamic: true,
+                static_wl,
+                static_threshold_erases: Some(4),
+            },
+        )
+    }
+
+    struct Host {
+        ver: u32,
+        expected: Vec<u32>,
+        ops: Vec<NandOp>,
+    }
+
+    impl Host {
+        fn new(f: &HybridMapping) -> Host {
+            Host {
+                ver: 0,
+                expected: vec![0; f.user_lpns() as usize],
+                ops: Vec::new(),
+            }
+        }
+        fn put(&mut self, f: &mut HybridMapping, lpns: &[u32]) -> Placement {
+            let e: Vec<_> = lpns
+                .iter()
+                .map(|&l| {
+                    self.ver += 1;
+                    self.expected[l as usize] = self.ver;
+                    (l, self.ver)
+                })
+                .collect();
+            self.ops.clear();
+            f.write(&e, &mut self.ops)
+        }
+    }
+
+    #[test]
+    fn a_sequentially_rewritten_logical_block_is_switch_merged_for_one_erase() {
+        let mut f = tiny(VictimPolicy::Fifo, false);
+        assert_eq!((f.user_lpns(), f.unit_slots), (11 * 64, 64));
+        let mut h = Host::new(&f);
+        for pass in 0..2 {
+            for base in (0..64).step_by(4) {
+                h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+            }
+            assert_eq!(f.stats().merges_switch, pass + 1);
+        }
+        let s = f.stats();
+        assert_eq!(
+            (s.merges_partial, s.merges_full, s.gc_slots_moved),
+            (0, 0, 0)
+        );
+        // The second switch erased the first data block (2 dies × 1 stripe).
+        assert_eq!(s.nand_erases, 2);
+        f.check(&[], &h.expected).unwrap();
+        // Dies alternate position by position.
+        assert_eq!(h.put(&mut f, &[64, 65, 66, 67]).die, 0);
+        assert_eq!(h.put(&mut f, &[68, 69, 70, 71]).die, 1);
+    }
+
+    #[test]
+    fn an_interrupted_sequential_log_is_partial_merged_and_a_reordered_one_fully() {
+        let mut f = tiny(VictimPolicy::Fifo, false);
+        let mut h = Host::new(&f);
+        for base in (0..64).step_by(4) {
+            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+        }
+        // Half of logical block 0 again, then a new sequential stream.
+        for base in (0..32).step_by(4) {
+            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+        }
+        h.put(&mut f, &[64, 65, 66, 67]);
+        let s = f.stats();
+        assert_eq!(s.merges_partial, 1);
+        assert_eq!(s.gc_slots_moved, 32, "the second half copied in");
+        // Logical block 1 sequential, then offset 2 rewritten at random.
+        for base in (68..96).step_by(4) {
+            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+        }
+        h.put(&mut f, &[66]);
+        h.put(&mut f, &[128, 129, 130, 131]);
+        assert_eq!(f.stats().merges_full, 1);
+        f.check(&[], &h.expected).unwrap();
+    }
+
+    #[test]
+    fn random_overwrites_fill_the_log_pool_and_force_full_merges_with_integrity() {
+        for policy in [
+            VictimPolicy::Greedy,
+            VictimPolicy::CostBenefit,
+            VictimPolicy::Fifo,
+        ] {
+            let mut f = tiny(policy, false);
+            let mut h = Host::new(&f);
+            let n = f.user_lpns();
+            for base in (0..n).step_by(4) {
+                h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+            }
+            let mut x: u64 = 99;
+            let mut reclaimed = false;
+            for _ in 0..3000 {
+                let mut l = [0u32; 2];
+                for v in &mut l {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    *v = (x % n as u64) as u32;
+                }
+                if l[0] == l[1] {
+                    continue;
+                }
+                let p = h.put(&mut f, &l);
+                if p.reclaim_ops > 0 {
+                    reclaimed = true;
+                    assert!(
+                        matches!(h.ops[p.reclaim_ops], NandOp::Program { die, .. } if die == p.die)
+                    );
+                }
+            }
+            f.check(&[], &h.expected).unwrap();
+            let s = f.stats();
+            assert!(reclaimed && s.merges_full > 0, "{policy:?}: {s:?}");
+            // Each reclaimed random log block cost a full merge per
+            // logical block it touched: far more copies than host data.
+            assert!(s.gc_slots_moved > 3 * 2 * 3000 / 2, "{policy:?}: {s:?}");
+        }
+    }
+
+    #[test]
+    fn trim_unmaps_and_merges_skip_trimmed_pages() {
+        let mut f = tiny(VictimPolicy::Fifo, false);
+        let mut h = Host::new(&f);
+        for base in (0..64).step_by(4) {
+            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+        }
+        f.trim(5);
+        h.expected[5] = 0;
+        assert!(f.lookup(5).is_none());
+        f.check(&[], &h.expected).unwrap();
+    }
+
+    /// Cold logical blocks written once, a hot one rewritten; returns the
+    /// erase-count spread and the stats.
+    fn hot_cold(static_wl: bool) -> (u32, FtlStats) {
+        let mut f = tiny(VictimPolicy::Fifo, static_wl);
+        let mut h = Host::new(&f);
+        let n = f.user_lpns();
+        for base in (0..n).step_by(4) {
+            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+        }
+        for _ in 0..200 {
+            for base in (0..64).step_by(4) {
+                h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+            }
+            h.put(&mut f, &[3]);
+            h.put(&mut f, &[7]);
+        }
+        f.check(&[], &h.expected).unwrap();
+        let ec = f.erase_counts();
+        (
+            ec.iter().max().unwrap() - ec.iter().min().unwrap(),
+            f.stats(),
+        )
+    }
+
+    #[test]
+    fn static_wear_leveling_moves_cold_logical_blocks_and_narrows_the_spread() {
+        let (without, s) = hot_cold(false);
+        assert_eq!(s.wl_migrations, 0);
+        let (with, s) = hot_cold(true);
+        assert!(s.wl_migrations > 0 && s.wl_slots_moved > 0, "{s:?}");
+        assert!(with * 2 < without, "spread with {with}, without {without}");
+    }
+}

@@ -1,0 +1,241 @@
+//! SQLite above ext4: SQL-level operations of an application thread turned
+//! into the system calls SQLite 3.7.x makes for them (reference
+//! android-workloads.md §3-§4), issued through the host like any other
+//! thread's calls, so every journal write, page write and sync flows
+//! through the page cache, ext4 and JBD2.
+//!
+//! * [`btree`]: which pages a statement reads and modifies (B-tree of one
+//!   rowid table, leaf splits, auto-vacuum).
+//! * [`pager`]: the calls of one transaction per journal mode and
+//!   `synchronous` level.
+//! * [`job`]: a `[[sqlite_jobs]]` entry as a thread.
+//! * [`session`]: a connection executing statements one call at a time,
+//!   with per-transaction and per-file counters.
+//!
+//! Scenario: a `[sqlite]` section ([`SqliteConfig`], defaults of Android
+//! 4.3/4.4 on the Moto G era) and `[[sqlite_jobs]]` ([`SqliteJobSpec`]).
+
+pub mod btree;
+pub mod job;
+pub mod pager;
+pub mod report;
+pub mod session;
+
+use serde::{Deserialize, Serialize};
+
+/// `PRAGMA journal_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JournalMode {
+    /// Rollback journal created and unlinked per transaction.
+    Delete,
+    /// Rollback journal truncated to 0 bytes at the end of a transaction
+    /// (Android 4.2+ default, `db_default_journal_mode`).
+    Truncate,
+    /// Rollback journal kept; its header zeroed at the end.
+    Persist,
+    /// Write-ahead log with auto-checkpoint.
+    Wal,
+    /// Rollback journal in memory (no crash atomicity).
+    Memory,
+    /// No journal (no crash atomicity).
+    Off,
+}
+
+/// `PRAGMA synchronous`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Synchronous {
+    /// Sync the journal twice (around the record count) and the database
+    /// (Android's `db_default_sync_mode`, `db_wal_sync_mode`).
+    Full,
+    /// Sync the journal once and the database; WAL syncs at checkpoints
+    /// only.
+    Normal,
+    /// No sync.
+    Off,
+}
+
+/// `PRAGMA auto_vacuum`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AutoVacuum {
+    /// Free pages go to the free list; the file never shrinks.
+    None,
+    /// Pointer-map pages; the file is truncated at commit
+    /// (`SQLITE_DEFAULT_AUTOVACUUM=1` of Android's build).
+    Full,
+}
+
+/// The `[sqlite]` section: how the application's databases are opened.
+/// Defaults: Android 4.3/4.4 (SQLite 3.7.11), reference §3.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SqliteConfig {
+    /// Journal mode. Default TRUNCATE: AOSP's `db_default_journal_mode`
+    /// after 4.1 and the baseline of the 2013-2014 papers on Android 4.3
+    /// phones (reference §3).
+    pub journal_mode: JournalMode,
+    /// `synchronous`. Default FULL (`db_default_sync_mode`).
+    pub synchronous: Synchronous,
+    /// Page size, bytes (512-65536, a power of two). Default 4096: the
+    /// block size of `/data`, which Android sets (reference §3).
+    pub page_size: u32,
+    /// WAL auto-checkpoint, frames (0 = never). Default 1000 (SQLite's
+    /// `SQLITE_DEFAULT_WAL_AUTOCHECKPOINT`; Android 4.1's framework used
+    /// 100).
+    pub wal_autocheckpoint: u32,
+    /// `journal_size_limit`, bytes (−1 = none): a PERSIST journal or a
+    /// restarted WAL larger than this is truncated to it. Default 524288
+    /// (Android 4.1 `db_journal_size_limit`).
+    pub journal_size_limit: i64,
+    /// Auto-vacuum. Default full (`SQLITE_DEFAULT_AUTOVACUUM=1`).
+    pub auto_vacuum: AutoVacuum,
+}
+
+impl Default for SqliteConfig {
+    fn default() -> Self {
+        SqliteConfig {
+            journal_mode: JournalMode::Truncate,
+            synchronous: Synchronous::Full,
+            page_size: 4096,
+            wal_autocheckpoint: 1000,
+            journal_size_limit: 524_288,
+            auto_vacuum: AutoVacuum::Full,
+        }
+    }
+}
+
+impl SqliteConfig {
+    /// Checks what serde cannot; errors name the key.
+    pub fn validate(&self) -> Result<(), crate::error::SettingError> {
+        if !(512..=65536).contains(&self.page_size) || !self.page_size.is_power_of_two() {
+            return Err(crate::error::SettingError::Rule(format!(
+                "sqlite.page_size = {}: expected a power of two from 512 to 65536 bytes",
+                self.page_size
+            )));
+        }
+        if self.journal_size_limit < -1 {
+            return Err(crate::error::SettingError::Rule(format!(
+                "sqlite.journal_size_limit = {}: expected -1 (no limit) or a size in bytes",
+                self.journal_size_limit
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// An SQL operation of a SQLite job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SqlOp {
+    /// `INSERT` of a new row (rowid AUTOINCREMENT), one transaction.
+    Insert,
+    /// `UPDATE … WHERE col = k` (no index: a full scan), one transaction.
+    Update,
+    /// `DELETE … WHERE col = k` (a full scan), one transaction.
+    Delete,
+    /// `SELECT … WHERE col = k` (a full scan, read only).
+    Select,
+}
+
+impl SqlOp {
+    /// All operations, in report order.
+    pub const ALL: [SqlOp; 4] = [SqlOp::Insert, SqlOp::Update, SqlOp::Delete, SqlOp::Select];
+
+    /// Index in per-operation tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A SQLite job (`[[sqlite_jobs]]`): one thread with its own database
+/// (a table like AndroBench's `testing`, no index besides the rowid)
+/// running `transactions` auto-committed statements of one kind. Update,
+/// delete and select jobs first fill the table with `rows` INSERTs
+/// (unmeasured); their keys are a seeded shuffle of the rows.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqliteJobSpec {
+    /// Name (the thread's process name).
+    pub name: String,
+    /// insert, update, delete or select.
+    pub op: SqlOp,
+    /// Statements measured (each its own transaction).
+    pub transactions: u64,
+    /// Bytes of a row's record (payload), default 100 (AndroBench's row,
+    /// reference §1).
+    #[serde(default = "row_bytes")]
+    pub row_bytes: u32,
+    /// Rows inserted before the measured statements (update, delete,
+    /// select); default `transactions`.
+    #[serde(default)]
+    pub rows: Option<u64>,
+    /// Absolute path of the database (its directory must exist or be a
+    /// `[[files]]` entry's); default `/data/data/<name>/databases/<name>.db`
+    /// (created).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Pause between statements, µs.
+    #[serde(default)]
+    pub think_time_us: f64,
+    /// When the thread starts, ms.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Process id (default 7000 + index).
+    #[serde(default)]
+    pub pid: Option<u32>,
+}
+
+fn row_bytes() -> u32 {
+    100
+}
+
+impl SqliteJobSpec {
+    /// Rows the table holds before the measured statements.
+    pub fn prefill(&self) -> u64 {
+        match self.op {
+            SqlOp::Insert => 0,
+            _ => self.rows.unwrap_or(self.transactions),
+        }
+    }
+
+    /// Checks the job against `cfg`; errors name the job and the key.
+    pub fn validate(&self, cfg: &SqliteConfig) -> Result<(), String> {
+        let n = &self.name;
+        if self.transactions == 0 {
+            return Err(format!("sqlite job `{n}`: transactions must be at least 1"));
+        }
+        let max = btree::max_local_payload(cfg.page_size);
+        if self.row_bytes == 0 || self.row_bytes > max {
+            return Err(format!(
+                "sqlite job `{n}`: row_bytes = {}: expected 1..={max} (rows that spill to overflow pages are not modelled at page_size {})",
+                self.row_bytes, cfg.page_size
+            ));
+        }
+        if self.op == SqlOp::Delete && self.transactions > self.prefill() {
+            return Err(format!(
+                "sqlite job `{n}`: {} deletes of {} rows: rows must be at least transactions",
+                self.transactions,
+                self.prefill()
+            ));
+        }
+        if self.op != SqlOp::Insert && self.prefill() == 0 {
+            return Err(format!("sqlite job `{n}`: rows must be at least 1"));
+        }
+        if let Some(p) = &self.path {
+            if !p.starts_with('/') || p.ends_with('/') {
+                return Err(format!(
+                    "sqlite job `{n}`: path `{p}`: expected an absolute file path"
+                ));
+            }
+        }
+        if !(self.think_time_us.is_finite() && self.think_time_us >= 0.0) {
+            return Err(format!("sqlite job `{n}`: think_time_us must be ≥ 0"));
+        }
+        if !(self.start_ms.is_finite() && self.start_ms >= 0.0) {
+            return Err(format!("sqlite job `{n}`: start_ms must be ≥ 0"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,222 @@
+//! `simctl calibrate`: fit named device-profile parameters to measurements.
+//!
+//! Inputs: a profile (a device profile, or a phone whose device profile is
+//! fitted and whose host and scheduler are used for the runs), free
+//! parameters with bounds (`--param device.nand.t_r_us=40:120`), and a
+//! targets file ([`targets`]: scenario, metric, measured value or band,
+//! weight, schedulers). The search is Nelder–Mead (argmin) over the
+//! parameters mapped log-linearly onto [0, 1]; each evaluation runs every
+//! target in parallel ([`objective`]). The output is the device profile
+//! with the fitted values replaced (comments kept) and a
+//! `[calibration.record]` table of the targets, achieved values, relative
+//! errors and the command that produced it ([`record`]). Same inputs give a
+//! byte-identical output: the simulator, the search and the collection
+//! order are deterministic.
+
+mod objective;
+mod params;
+mod record;
+mod targets;
+
+use anyhow::{bail, Context, Result};
+use argmin::core::{Executor, State};
+use argmin::solver::neldermead::NelderMead;
+use mmcsim::config::Phone;
+use mmcsim::sched::Registry;
+use objective::{Cost, Problem};
+use params::Param;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Offset of the initial simplex's other vertices from the start, in
+/// search coordinates (a quarter of each parameter's log range).
+const SIMPLEX_STEP: f64 = 0.25;
+
+/// What `simctl calibrate` was asked to do.
+#[derive(Debug)]
+pub struct CalibrateArgs {
+    /// Device profile or phone file.
+    pub profile: PathBuf,
+    /// Targets file.
+    pub targets: PathBuf,
+    /// `KEY=LOW:HIGH` free parameters.
+    pub params: Vec<String>,
+    /// Nelder–Mead iterations at most.
+    pub max_iters: u64,
+    /// Output device profile.
+    pub out: PathBuf,
+    /// Threads (default: one per core); the output does not depend on it.
+    pub jobs: Option<usize>,
+}
+
+/// The profile being calibrated.
+struct Profile {
+    /// The device profile whose values are fitted.
+    device: PathBuf,
+    /// Its text.
+    text: String,
+    /// Overrides selecting the profile for every run.
+    sets: Vec<(String, String)>,
+}
+
+fn load_profile(path: &Path) -> Result<Profile> {
+    let src = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("profile {src}"))?;
+    let table: toml::Table = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{src}: {}", e.to_string().trim_end()))?;
+    let is_phone = table.get("device").is_some_and(toml::Value::is_str)
+        && table.get("host").is_some_and(toml::Value::is_str);
+    if is_phone {
+        let phone = Phone::load(path)?;
+        let text = std::fs::read_to_string(&phone.device)
+            .with_context(|| format!("{src}: device profile {}", phone.device.display()))?;
+        mmcsim::device::DeviceConfig::from_toml_str(&text, &phone.device.display().to_string())?;
+        return Ok(Profile {
+            device: phone.device.clone(),
+            text,
+            sets: phone.sets(),
+        });
+    }
+    mmcsim::device::DeviceConfig::from_toml_str(&text, &src)?;
+    let abs = std::path::absolute(path).with_context(|| format!("profile {src}"))?;
+    Ok(Profile {
+        device: path.to_path_buf(),
+        text,
+        sets: vec![("device.profile".into(), abs.display().to_string())],
+    })
+}
+
+/// Runs the calibration, writes the calibrated profile to `args.out` and
+/// returns the fit table.
+pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
+    let profile = load_profile(&args.profile)?;
+    if args.params.is_empty() {
+        bail!(
+            "no --param: name at least one free parameter, e.g. --param device.nand.t_r_us=40:120"
+        );
+    }
+    if args.max_iters == 0 {
+        bail!("--max-iters 0: expected at least 1 iteration");
+    }
+    let same = |a: &Path, b: &Path| {
+        std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+    };
+    for (what, p) in [
+        ("profile", args.profile.as_path()),
+        ("device profile", profile.device.as_path()),
+        ("targets file", args.targets.as_path()),
+    ] {
+        if same(&args.out, p) {
+            bail!(
+                "--out {}: this is the {what} calibrate reads; refusing to overwrite an input (choose another output file)",
+                args.out.display()
+            );
+        }
+    }
+    let table: toml::Table = toml::from_str(&profile.text)?;
+    let src = profile.device.display().to_string();
+    let params = args
+        .params
+        .iter()
+        .map(|a| Param::parse(a, &table, &src))
+        .collect::<Result<Vec<_>>>()?;
+    for (i, p) in params.iter().enumerate() {
+        if params[..i].iter().any(|q| q.key == p.key) {
+            bail!("--param {}: given twice", p.key);
+        }
+    }
+    let targets = targets::load(&args.targets, &registry.names())?;
+    let problem = Problem::new(&targets.targets, &params, profile.sets.clone(), registry);
+    let search = || fit(&problem, args.max_iters);
+    let (best, iters) = match args.jobs {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .context("starting worker threads")?
+            .install(search)?,
+        None => search()?,
+    };
+    let fit = record::Fit {
+        params: &params,
+        targets: &targets,
+        best: &best,
+        evaluations: problem.evaluations(),
+        iterations: iters,
+        command: command_line(args),
+    };
+    let out = record::calibrated_profile(&profile.text, &fit)?;
+    write_atomic(&args.out, &out)?;
+    Ok(record::table(&fit, &args.out))
+}
+
+/// Nelder–Mead from the profile's values; returns the best evaluation and
+/// the iterations run.
+fn fit(problem: &Problem, max_iters: u64) -> Result<(std::sync::Arc<objective::Evaluation>, u64)> {
+    let start: Vec<f64> = problem.params.iter().map(|p| p.to_unit(p.start)).collect();
+    let mut simplex = vec![start.clone()];
+    for i in 0..start.len() {
+        let mut v = start.clone();
+        v[i] += if v[i] + SIMPLEX_STEP <= 1.0 {
+            SIMPLEX_STEP
+        } else {
+            -SIMPLEX_STEP
+        };
+        simplex.push(v);
+    }
+    // The vertices run in parallel before the search (argmin evaluates
+    // them one by one); its calls then hit the cache. This also reports a
+    // bad target or scenario before the search starts.
+    simplex
+        .par_iter()
+        .map(|u| problem.evaluate(&problem.x_of(u)).map(|_| ()))
+        .collect::<Result<Vec<()>>>()?;
+    let solver = NelderMead::new(simplex).with_sd_tolerance(1e-9)?;
+    let res = Executor::new(Cost(problem), solver)
+        .configure(|s| s.max_iters(max_iters))
+        .run()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let state = res.state();
+    let u = state
+        .get_best_param()
+        .cloned()
+        .context("the search found no point")?;
+    let best = problem.evaluate(&problem.x_of(&u))?;
+    Ok((best, state.get_iter()))
+}
+
+/// The command that reproduces the output (paths as given; no --jobs,
+/// which does not change it).
+fn command_line(a: &CalibrateArgs) -> String {
+    let mut s = format!(
+        "simctl calibrate {} --targets {}",
+        a.profile.display(),
+        a.targets.display()
+    );
+    for p in &a.params {
+        s.push_str(&format!(" --param {p}"));
+    }
+    s.push_str(&format!(
+        " --max-iters {} --out {}",
+        a.max_iters,
+        a.out.display()
+    ));
+    s
+}
+
+/// Writes `text` to `p` through a temporary file renamed over it.
+fn write_atomic(p: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let writing = || format!("writing --out {}", p.display());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".calibrate.")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(writing)?;
+    tmp.write_all(text.as_bytes()).with_context(writing)?;
+    tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
+    Ok(())
+}

@@ -1,0 +1,190 @@
+//! The output of `simctl calibrate`: the calibrated device profile (the
+//! input text with the fitted values replaced, comments kept, plus a
+//! `[calibration.record]` table) and the printed fit table.
+
+use super::objective::Evaluation;
+use super::params::Param;
+use super::targets::{Measured, Targets};
+use anyhow::{Context, Result};
+use std::path::Path;
+use toml_edit::{value, Array, ArrayOfTables, DocumentMut, Item, Table};
+
+/// Search method, as recorded.
+const METHOD: &str = "Nelder-Mead (argmin 0.11) on parameters mapped log-linearly onto [0, 1]; objective = sum over targets of weight x mean squared relative error (0 inside a band)";
+
+/// A finished fit.
+pub struct Fit<'a> {
+    /// Free parameters.
+    pub params: &'a [Param],
+    /// Targets.
+    pub targets: &'a Targets,
+    /// The best evaluation.
+    pub best: &'a Evaluation,
+    /// Distinct parameter vectors evaluated.
+    pub evaluations: usize,
+    /// Nelder–Mead iterations.
+    pub iterations: u64,
+    /// The command that produced it.
+    pub command: String,
+}
+
+fn number(p: &Param, x: f64) -> toml_edit::Value {
+    if p.integer {
+        (x as i64).into()
+    } else {
+        x.into()
+    }
+}
+
+/// The input profile text with fitted values and the record.
+pub fn calibrated_profile(text: &str, fit: &Fit) -> Result<String> {
+    let mut doc: DocumentMut = text.parse().context("re-reading the device profile")?;
+    for (p, &x) in fit.params.iter().zip(&fit.best.x) {
+        let mut item: &mut Item = doc.as_item_mut();
+        for part in &p.path {
+            item = item
+                .get_mut(part)
+                .with_context(|| format!("--param {}: not in the profile", p.key))?;
+        }
+        let v = item
+            .as_value_mut()
+            .with_context(|| format!("--param {}: not a value", p.key))?;
+        let decor = v.decor().clone();
+        *v = number(p, x);
+        *v.decor_mut() = decor;
+    }
+    let cal = doc
+        .entry("calibration")
+        .or_insert(Item::Table(Table::new()))
+        .as_table_mut()
+        .context("[calibration] is not a table")?;
+    cal.remove("record");
+    let mut rec = Table::new();
+    rec.decor_mut().set_prefix(
+        "\n# Written by simctl calibrate (not read by the simulation): how the\n# values above were fitted. Re-run `command` to reproduce this file.\n",
+    );
+    rec["command"] = value(fit.command.clone());
+    rec["method"] = value(METHOD);
+    if !fit.targets.note.is_empty() {
+        rec["targets_note"] = value(fit.targets.note.clone());
+    }
+    rec["evaluations"] = value(fit.evaluations as i64);
+    rec["iterations"] = value(fit.iterations as i64);
+    rec["objective"] = value(fit.best.objective);
+    let mut ps = ArrayOfTables::new();
+    for (p, &x) in fit.params.iter().zip(&fit.best.x) {
+        let mut t = Table::new();
+        t["key"] = value(p.key.clone());
+        t["lower"] = value(p.lower);
+        t["upper"] = value(p.upper);
+        t["start"] = value(number(p, p.start));
+        t["fitted"] = value(number(p, x));
+        ps.push(t);
+    }
+    rec.insert("parameters", Item::ArrayOfTables(ps));
+    let mut ts = ArrayOfTables::new();
+    for r in &fit.best.rows {
+        let tg = &fit.targets.targets[r.target];
+        let mut t = Table::new();
+        t["name"] = value(tg.name.clone());
+        t["scenario"] = value(tg.scenario_text.clone());
+        t["metric"] = value(tg.metric.clone());
+        if let Some(s) = &r.scheduler {
+            t["scheduler"] = value(s.clone());
+        }
+        match tg.measured {
+            Measured::Value(v) => t["measured"] = value(v),
+            Measured::Band(lo, hi) => {
+                let mut a = Array::new();
+                a.push(lo);
+                a.push(hi);
+                t["measured_band"] = value(a);
+            }
+        }
+        t["weight"] = value(tg.weight);
+        t["achieved"] = value(r.achieved);
+        t["relative_error"] = value(r.relative_error);
+        ts.push(t);
+    }
+    rec.insert("targets", Item::ArrayOfTables(ts));
+    cal.insert("record", Item::Table(rec));
+    Ok(doc.to_string())
+}
+
+/// The fit as a text table.
+pub fn table(fit: &Fit, out: &Path) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "calibrated profile: {} (objective {:.6} after {} evaluations, {} iterations)",
+        out.display(),
+        fit.best.objective,
+        fit.evaluations,
+        fit.iterations
+    );
+    let kw = fit
+        .params
+        .iter()
+        .map(|p| p.key.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    let _ = writeln!(
+        s,
+        "{:<kw$} {:>10} {:>10} {:>10} {:>10}",
+        "parameter", "lower", "upper", "start", "fitted"
+    );
+    for (p, &x) in fit.params.iter().zip(&fit.best.x) {
+        let _ = writeln!(
+            s,
+            "{:<kw$} {:>10} {:>10} {:>10} {:>10}",
+            p.key,
+            p.lower,
+            p.upper,
+            p.text(p.start),
+            p.text(x)
+        );
+    }
+    let label = |r: &super::objective::Row| {
+        let n = &fit.targets.targets[r.target].name;
+        match &r.scheduler {
+            Some(sc) => format!("{n} ({sc})"),
+            None => n.clone(),
+        }
+    };
+    let tw = fit
+        .best
+        .rows
+        .iter()
+        .map(|r| label(r).len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let mw = fit
+        .targets
+        .targets
+        .iter()
+        .map(|t| t.metric.len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let _ = writeln!(
+        s,
+        "{:<tw$} {:<mw$} {:>17} {:>12} {:>9}",
+        "target", "metric", "measured", "achieved", "rel. err"
+    );
+    for r in &fit.best.rows {
+        let t = &fit.targets.targets[r.target];
+        let _ = writeln!(
+            s,
+            "{:<tw$} {:<mw$} {:>17} {:>12.4} {:>8.1}%",
+            label(r),
+            t.metric,
+            t.measured.text(),
+            r.achieved,
+            r.relative_error * 100.0
+        );
+    }
+    s
+}

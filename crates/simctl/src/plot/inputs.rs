@@ -1,0 +1,368 @@
+//! `simctl plot`: figures from the files runs leave behind — JSON reports
+//! (`run`/`replay --json`, sweep cells), comparisons (`compare --json`)
+//! and request logs (`run --log`).
+
+use super::reqlog::{self, Row};
+use super::{BarPanel, Figure, Mark, Panel, Series, XyPanel};
+use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
+use serde_json::Value;
+use std::path::Path;
+
+/// What `simctl plot` draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    /// Latency CDFs on a log axis: call latency from each report's
+    /// percentiles, block request latency (exact) from each request log.
+    Cdf,
+    /// Bars: per-thread IOPS and mean latency of each report; per-scheduler
+    /// metrics of a comparison.
+    Bars,
+    /// Throughput and queue depth over simulated time, from request logs.
+    Timeline,
+    /// Start-address difference to the previous request against device
+    /// time, from request logs.
+    ScatterAddr,
+}
+
+/// One input file, read and recognised.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// A run's JSON report (`mmcsim-report/1`).
+    Report {
+        /// Label: the file stem.
+        name: String,
+        /// The report.
+        json: Value,
+    },
+    /// A `compare --json` document (`mmcsim-compare/1`).
+    Comparison {
+        /// Label: the file stem.
+        name: String,
+        /// The document.
+        json: Value,
+    },
+    /// A request log.
+    Log {
+        /// Label: the file stem.
+        name: String,
+        /// Its rows.
+        rows: Vec<Row>,
+    },
+}
+
+/// Reads `path` and recognises it by content.
+pub fn load(path: &Path) -> Result<Input> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let name = path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into(),
+    );
+    let src = path.display().to_string();
+    if reqlog::is_log(&text) {
+        return Ok(Input::Log {
+            name,
+            rows: reqlog::parse(&text, &src)?,
+        });
+    }
+    let json: Value = serde_json::from_str(&text).with_context(|| {
+        format!("{src}: neither a request log (CSV from --log) nor JSON from --json")
+    })?;
+    match json.get("schema").and_then(Value::as_str) {
+        Some(s) if s.starts_with("mmcsim-report/") => Ok(Input::Report { name, json }),
+        Some(s) if s.starts_with("mmcsim-compare/") => Ok(Input::Comparison { name, json }),
+        other => bail!(
+            "{src}: JSON with schema {}; expected a report (mmcsim-report/1) or a comparison (mmcsim-compare/1)",
+            other.map_or("(none)".to_string(), |s| format!("`{s}`"))
+        ),
+    }
+}
+
+/// The number at dotted `path` in `v`, or an error naming it.
+pub fn number(v: &Value, path: &str, source: &str) -> Result<f64> {
+    path.split('.')
+        .try_fold(v, |v, k| v.get(k))
+        .and_then(Value::as_f64)
+        .with_context(|| format!("{source}: no number at `{path}`"))
+}
+
+/// The figure of `kind` for `inputs`.
+pub fn figure(kind: Kind, inputs: &[Input]) -> Result<Figure> {
+    if inputs.is_empty() {
+        bail!("no input file given");
+    }
+    match kind {
+        Kind::Cdf => cdf(inputs),
+        Kind::Bars => bars(inputs),
+        Kind::Timeline => per_log(inputs, "timeline", timeline_panels),
+        Kind::ScatterAddr => per_log(inputs, "scatter-addr", |name, rows| {
+            vec![Panel::Xy(address_scatter(name, rows))]
+        }),
+    }
+}
+
+/// The report percentiles a CDF is drawn through.
+const PERCENTILES: [(&str, f64); 5] = [
+    ("p50", 0.5),
+    ("p90", 0.9),
+    ("p99", 0.99),
+    ("p999", 0.999),
+    ("max", 1.0),
+];
+
+fn cdf(inputs: &[Input]) -> Result<Figure> {
+    let mut calls = Vec::new();
+    let mut blocks = Vec::new();
+    for i in inputs {
+        match i {
+            Input::Report { name, json } => calls.push(percentile_series(name, json)?),
+            Input::Comparison { name, json } => {
+                for (label, r) in comparison_entries(name, json)? {
+                    calls.push(percentile_series(&label, r)?);
+                }
+            }
+            Input::Log { name, rows } => {
+                let lat = reqlog::latencies_us(rows);
+                let n = lat.len() as f64;
+                blocks.push(Series {
+                    name: name.clone(),
+                    points: lat
+                        .iter()
+                        .enumerate()
+                        .map(|(k, v)| (*v, (k + 1) as f64 / n))
+                        .collect(),
+                    mark: Mark::Line,
+                });
+            }
+        }
+    }
+    let panel = |title: &str, x: &str, series: Vec<Series>| XyPanel {
+        title: title.into(),
+        x_label: x.into(),
+        y_label: "fraction of requests ≤ latency".into(),
+        log_x: true,
+        y_range: Some((0.0, 1.02)),
+        series,
+    };
+    let mut panels = Vec::new();
+    if !calls.is_empty() {
+        panels.push(Panel::Xy(panel(
+            "Call latency (report percentiles p50, p90, p99, p99.9, max)",
+            "call latency (µs, log scale)",
+            calls,
+        )));
+    }
+    if !blocks.is_empty() {
+        panels.push(Panel::Xy(panel(
+            "Block request latency, arrival to completion (request log)",
+            "request latency (µs, log scale)",
+            blocks,
+        )));
+    }
+    Figure::new("Latency CDF", panels)
+}
+
+fn percentile_series(name: &str, r: &Value) -> Result<Series> {
+    let points = PERCENTILES
+        .iter()
+        .map(|(k, q)| Ok((number(r, &format!("latency_us.{k}"), name)?, *q)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Series {
+        name: name.into(),
+        points,
+        mark: Mark::LinePoints,
+    })
+}
+
+/// `(label, report)` of each entry of a comparison document.
+fn comparison_entries<'a>(name: &str, json: &'a Value) -> Result<Vec<(String, &'a Value)>> {
+    let reports = json
+        .get("reports")
+        .and_then(Value::as_array)
+        .with_context(|| format!("{name}: comparison without `reports`"))?;
+    reports
+        .iter()
+        .map(|o| {
+            let label = o.get("label").and_then(Value::as_str).unwrap_or("?");
+            let r = o
+                .get("report")
+                .with_context(|| format!("{name}: entry `{label}` without `report`"))?;
+            Ok((label.to_string(), r))
+        })
+        .collect()
+}
+
+/// The metrics of a per-scheduler bar chart: (title, unit, report key,
+/// axis from zero).
+const SCHEDULER_METRICS: [(&str, &str, &str, bool); 4] = [
+    ("Throughput", "IOPS", "throughput.iops", true),
+    ("Mean latency", "mean latency (µs)", "latency_us.mean", true),
+    ("p99 latency", "p99 latency (µs)", "latency_us.p99", true),
+    (
+        "Jain's fairness index",
+        "Jain's index over threads",
+        "fairness.jain",
+        false,
+    ),
+];
+
+/// One panel per metric, one bar per labelled report (what `compare
+/// --plot` draws).
+pub fn scheduler_bars(title: &str, entries: &[(String, &Value)]) -> Result<Figure> {
+    let mut panels = Vec::new();
+    for (t, unit, key, from_zero) in SCHEDULER_METRICS {
+        let bars = entries
+            .iter()
+            .map(|(l, r)| Ok((l.clone(), number(r, key, l)?)))
+            .collect::<Result<Vec<_>>>()?;
+        panels.push(Panel::Bars(BarPanel {
+            title: t.into(),
+            y_label: unit.into(),
+            bars,
+            from_zero,
+        }));
+    }
+    Figure::new(title, panels)
+}
+
+fn bars(inputs: &[Input]) -> Result<Figure> {
+    let mut panels = Vec::new();
+    let mut title = "Per-thread bars".to_string();
+    for i in inputs {
+        match i {
+            Input::Report { name, json } => panels.extend(thread_panels(name, json)?),
+            Input::Comparison { name, json } => {
+                if inputs.len() > 1 {
+                    bail!("{name}: a comparison is drawn alone (give it as the only input)");
+                }
+                return scheduler_bars(&format!("mmcsim: {name}"), &comparison_entries(name, json)?);
+            }
+            Input::Log { name, .. } => bail!(
+                "{name}: --kind bars draws reports or comparisons (JSON from --json), not a request log"
+            ),
+        }
+        title = format!("Per-thread bars: {}", names(inputs));
+    }
+    Figure::new(title, panels)
+}
+
+fn names(inputs: &[Input]) -> String {
+    inputs
+        .iter()
+        .map(|i| match i {
+            Input::Report { name, .. }
+            | Input::Comparison { name, .. }
+            | Input::Log { name, .. } => name.as_str(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn thread_panels(name: &str, r: &Value) -> Result<Vec<Panel>> {
+    let threads = r
+        .get("threads")
+        .and_then(Value::as_array)
+        .with_context(|| format!("{name}: report without `threads`"))?;
+    let mut iops = Vec::new();
+    let mut lat = Vec::new();
+    for t in threads {
+        let label = t.get("id").map_or("?".to_string(), |v| v.to_string());
+        iops.push((label.clone(), number(t, "iops", name)?));
+        lat.push((label, number(t, "latency_us.mean", name)?));
+    }
+    Ok(vec![
+        Panel::Bars(BarPanel::amounts(
+            &format!("{name}: IOPS per thread"),
+            "IOPS",
+            iops,
+        )),
+        Panel::Bars(BarPanel::amounts(
+            &format!("{name}: mean latency per thread"),
+            "mean latency (µs)",
+            lat,
+        )),
+    ])
+}
+
+fn per_log(
+    inputs: &[Input],
+    kind: &str,
+    panels_of: impl Fn(&str, &[Row]) -> Vec<Panel>,
+) -> Result<Figure> {
+    let mut panels = Vec::new();
+    for i in inputs {
+        match i {
+            Input::Log { name, rows } => panels.extend(panels_of(name, rows)),
+            Input::Report { name, .. } | Input::Comparison { name, .. } => bail!(
+                "{name}: a JSON report carries no per-request times; --kind {kind} needs the request log (`simctl run --log FILE.csv`)"
+            ),
+        }
+    }
+    let title = match kind {
+        "timeline" => "Throughput and queue depth over simulated time",
+        _ => "Address difference vs device time",
+    };
+    Figure::new(format!("{title}: {}", names(inputs)), panels)
+}
+
+/// Bins of a time line.
+const TIMELINE_BINS: usize = 100;
+
+fn timeline_panels(name: &str, rows: &[Row]) -> Vec<Panel> {
+    let t = reqlog::timeline(rows, TIMELINE_BINS);
+    let panel = |title: String, y: &str, points| {
+        Panel::Xy(XyPanel {
+            title,
+            x_label: "simulated time since the first request (s)".into(),
+            y_label: y.into(),
+            log_x: false,
+            y_range: None,
+            series: vec![Series {
+                name: String::new(),
+                points,
+                mark: Mark::Line,
+            }],
+        })
+    };
+    vec![
+        panel(
+            format!("{name}: throughput"),
+            "completed requests per second",
+            t.iops,
+        ),
+        panel(
+            format!("{name}: queue depth"),
+            "requests in flight (mean per bin)",
+            t.depth,
+        ),
+    ]
+}
+
+/// The address-difference scatter of one request log: ascending and
+/// descending differences in two colours.
+pub fn address_scatter(name: &str, rows: &[Row]) -> XyPanel {
+    let pts = reqlog::address_differences(rows);
+    let mib = |d: i64| d as f64 * mmcsim::SECTOR_BYTES as f64 / (1 << 20) as f64;
+    let series = |label: &str, keep: fn(i64) -> bool| Series {
+        name: label.into(),
+        points: pts
+            .iter()
+            .filter(|p| keep(p.diff_sectors))
+            .map(|p| (mib(p.diff_sectors), p.device_us))
+            .collect(),
+        mark: Mark::Points,
+    };
+    XyPanel {
+        title: format!("{name}: address difference vs device time"),
+        x_label: "start address − previous request's (MiB)".into(),
+        y_label: "device time, start to completion (µs)".into(),
+        log_x: false,
+        y_range: None,
+        series: vec![
+            series("positive (ascending)", |d| d > 0),
+            series("negative (descending)", |d| d < 0),
+            series("zero", |d| d == 0),
+        ],
+    }
+}

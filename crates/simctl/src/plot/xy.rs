@@ -1,0 +1,174 @@
+//! X/Y panels: lines (CDFs, time lines) and points (scatter plots), on a
+//! linear or logarithmic x axis, with a legend when there are several
+//! series.
+
+use super::tick;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// A line through the points.
+    Line,
+    /// A line with a dot at each point (few, exact points).
+    LinePoints,
+    /// Dots only.
+    Points,
+}
+
+/// One named set of points.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// `(x, y)` points, in drawing order.
+    pub points: Vec<(f64, f64)>,
+    /// How the points are drawn.
+    pub mark: Mark,
+}
+
+/// One x/y chart.
+#[derive(Clone, Debug)]
+pub struct XyPanel {
+    /// Caption.
+    pub title: String,
+    /// X axis description with its unit.
+    pub x_label: String,
+    /// Y axis description with its unit.
+    pub y_label: String,
+    /// Logarithmic x axis (every x must then be positive).
+    pub log_x: bool,
+    /// Fixed y range; `None` fits the data (from zero when every y ≥ 0).
+    pub y_range: Option<(f64, f64)>,
+    /// The series, in legend order.
+    pub series: Vec<Series>,
+}
+
+impl XyPanel {
+    /// True when some series has a finite point (positive x on a log axis).
+    pub(super) fn has_data(&self) -> bool {
+        self.points().next().is_some()
+    }
+
+    fn points(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        let log = self.log_x;
+        self.series
+            .iter()
+            .flat_map(|s| s.points.iter().copied())
+            .filter(move |(x, y)| x.is_finite() && y.is_finite() && (!log || *x > 0.0))
+    }
+
+    fn x_range(&self) -> (f64, f64) {
+        let (lo, hi) = self
+            .points()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (x, _)| {
+                (l.min(x), h.max(x))
+            });
+        if self.log_x {
+            (lo / 1.5, hi * 1.5)
+        } else {
+            let pad = ((hi - lo) * 0.03).max(1e-9);
+            (lo - pad, hi + pad)
+        }
+    }
+
+    fn y_range(&self) -> (f64, f64) {
+        if let Some(r) = self.y_range {
+            return r;
+        }
+        let (lo, hi) = self
+            .points()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (_, y)| {
+                (l.min(y), h.max(y))
+            });
+        let lo = if lo >= 0.0 { 0.0 } else { lo };
+        let pad = ((hi - lo) * 0.08).max(1e-9);
+        (if lo == 0.0 { 0.0 } else { lo - pad }, hi + pad)
+    }
+
+    pub(super) fn draw<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let (x0, x1) = self.x_range();
+        let (y0, y1) = self.y_range();
+        if self.log_x {
+            self.draw_on(area, (x0..x1).log_scale(), y0..y1)
+        } else {
+            self.draw_on(area, x0..x1, y0..y1)
+        }
+    }
+
+    fn draw_on<DB, X>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        x: X,
+        y: std::ops::Range<f64>,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+    where
+        DB: DrawingBackend,
+        X: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+    {
+        let mut chart = ChartBuilder::on(area)
+            .caption(&self.title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x, y)?;
+        chart
+            .configure_mesh()
+            .x_labels(if self.log_x { 6 } else { 10 })
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
+            .draw()?;
+        let log = self.log_x;
+        for (i, s) in self.series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let pts: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .copied()
+                .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log || *x > 0.0))
+                .collect();
+            if pts.is_empty() {
+                continue;
+            }
+            let legend = match s.mark {
+                Mark::Points => {
+                    let style = color.mix(0.5).filled();
+                    chart.draw_series(pts.iter().map(|p| Circle::new(*p, 2, style)))?
+                }
+                Mark::Line | Mark::LinePoints => {
+                    if s.mark == Mark::LinePoints {
+                        chart
+                            .draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled())))?;
+                    }
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        pts.clone(),
+                        color.stroke_width(2),
+                    )))?
+                }
+            };
+            legend.label(s.name.as_str()).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled())
+            });
+        }
+        if self.series.len() > 1 || self.series.iter().any(|s| !s.name.is_empty()) {
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 13))
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,75 @@
+//! What a finding is: the runs it needs on one profile, and how it turns
+//! their outputs into a verdict, numbers, a figure and a CSV.
+
+use super::runner::{RunOutput, RunSpec};
+use crate::plot::Panel;
+use anyhow::Result;
+use mmcsim::sched::Registry;
+
+/// One published finding, reproduced on a profile.
+pub trait Finding: Sync {
+    /// Its number (`finding-N`).
+    fn number(&self) -> u32;
+    /// A short title.
+    fn title(&self) -> &'static str;
+    /// The paper (and figure) it comes from.
+    fn source(&self) -> &'static str;
+    /// The paper's claim, as an ordering or a band.
+    fn claim(&self) -> &'static str;
+    /// The columns of its CSV after `profile`.
+    fn csv_header(&self) -> &'static [&'static str];
+    /// The runs it needs on one profile (the profile's settings and the
+    /// user's `--set` are added by the caller).
+    fn runs(&self, registry: &Registry) -> Vec<RunSpec>;
+    /// The measurement on one profile, from the outputs of [`Finding::runs`]
+    /// in the same order.
+    fn measure(&self, runs: &[&RunOutput]) -> Result<Measure>;
+}
+
+/// A finding measured on one profile.
+#[derive(Clone, Debug)]
+pub struct Measure {
+    /// Whether the claim holds on this profile.
+    pub pass: bool,
+    /// The numbers the verdict rests on, one line.
+    pub summary: String,
+    /// Quantities: published beside simulated.
+    pub table: Vec<Quantity>,
+    /// The CSV rows (without the profile column).
+    pub csv: Vec<Vec<String>>,
+    /// The panels of the figure (titles without the profile).
+    pub panels: Vec<Panel>,
+}
+
+/// One quantity of the measured-vs-simulated table.
+#[derive(Clone, Debug)]
+pub struct Quantity {
+    /// What it is, with its unit.
+    pub name: String,
+    /// What the paper reports (a number, band or ordering; `—` when it
+    /// gives none).
+    pub published: String,
+    /// What the simulator gives.
+    pub simulated: String,
+}
+
+impl Quantity {
+    /// A row of the table.
+    pub fn new(name: &str, published: &str, simulated: String) -> Quantity {
+        Quantity {
+            name: name.into(),
+            published: published.into(),
+            simulated,
+        }
+    }
+}
+
+/// The number at dotted `path` of a run's report.
+pub fn num(run: &RunOutput, path: &str) -> Result<f64> {
+    crate::plot::inputs::number(&run.report, path, &run.label)
+}
+
+/// A value for a CSV cell (shortest text that reads back the same f64).
+pub fn cell(v: f64) -> String {
+    format!("{v}")
+}

@@ -1,0 +1,207 @@
+//! Finding 6: on a Galaxy S II-style host, host software dominates the
+//! latency of a Java app's O_SYNC writes at 16 KiB and its share falls as
+//! the write grows; one CPU-bound process beside the app makes the app
+//! faster (the governor raises the clock) and the device response slower.
+
+use crate::plot::{BarPanel, Mark, Panel, Series, XyPanel};
+use crate::reproduce::finding::{cell, num, Finding, Measure, Quantity};
+use crate::reproduce::runner::{RunOutput, RunSpec};
+use anyhow::Result;
+use mmcsim::sched::Registry;
+
+/// Host software share by layer and the effect of a CPU hog.
+pub struct HostShare;
+
+/// Request sizes of the size sweep, bytes.
+const SIZES: [u64; 5] = [4096, 8192, 16384, 32768, 65536];
+/// The size of the published share and of the hog comparison.
+const AT: u64 = 16384;
+/// Host layers of `breakdown_us`, then the device.
+const LAYERS: [&str; 6] = [
+    "platform",
+    "syscall_fs",
+    "block_queue",
+    "driver",
+    "irq_wakeup",
+    "device",
+];
+/// Published bands: host share at 16 KiB, app latency change and device
+/// response change with one hog.
+const MIN_SHARE: f64 = 0.80;
+const LATENCY_BAND: (f64, f64) = (-0.25, -0.10);
+const DEVICE_BAND: (f64, f64) = (0.03, 0.10);
+
+fn sync_app(bytes: u64, hogs: u32) -> RunSpec {
+    RunSpec::new(
+        "sync-write-app.toml",
+        &[
+            ("jobs.0.request_bytes", bytes.to_string()),
+            ("host.background_cpu_hogs", hogs.to_string()),
+        ],
+    )
+}
+
+impl Finding for HostShare {
+    fn number(&self) -> u32 {
+        6
+    }
+    fn title(&self) -> &'static str {
+        "Host software share by layer, and a CPU-bound process beside the app"
+    }
+    fn source(&self) -> &'static str {
+        "Galaxy S II study of host software overhead on Android storage (issue 9)"
+    }
+    fn claim(&self) -> &'static str {
+        "host software is ≥ 80 % of a 16 KiB O_SYNC write's latency and its share falls with size (4-64 KiB); one CPU-bound process makes app latency 10-25 % lower and device response time 3-10 % higher"
+    }
+    fn csv_header(&self) -> &'static [&'static str] {
+        &[
+            "request_bytes",
+            "background_cpu_hogs",
+            "write_latency_us",
+            "platform_us",
+            "syscall_fs_us",
+            "block_queue_us",
+            "driver_us",
+            "irq_wakeup_us",
+            "device_us",
+            "host_share",
+            "device_response_us",
+            "mean_freq_mhz",
+            "ipis",
+        ]
+    }
+    fn runs(&self, _: &Registry) -> Vec<RunSpec> {
+        let mut v: Vec<RunSpec> = SIZES.iter().map(|&b| sync_app(b, 0)).collect();
+        v.push(sync_app(AT, 1));
+        v
+    }
+    fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {
+        let mut csv = Vec::new();
+        let hogs_of = [0u32; SIZES.len()].into_iter().chain([1]);
+        let sizes = SIZES.iter().copied().chain([AT]);
+        for ((r, bytes), hogs) in runs.iter().zip(sizes).zip(hogs_of) {
+            let mut row = vec![
+                bytes.to_string(),
+                hogs.to_string(),
+                cell(num(r, "write.latency_us.mean")?),
+            ];
+            for l in LAYERS {
+                row.push(cell(num(r, &format!("breakdown_us.{l}"))?));
+            }
+            row.push(cell(num(r, "breakdown_us.host_share")?));
+            row.push(cell(num(r, "device_response_us.mean")?));
+            row.push(cell(num(r, "host.cpu.mean_freq_mhz")?));
+            row.push(cell(num(r, "host.cpu.ipis")?));
+            csv.push(row);
+        }
+        let shares = runs[..SIZES.len()]
+            .iter()
+            .map(|r| num(r, "breakdown_us.host_share"))
+            .collect::<Result<Vec<_>>>()?;
+        let at = SIZES.iter().position(|&b| b == AT).unwrap_or(0);
+        let (idle, hog) = (runs[at], runs[SIZES.len()]);
+        let lat = |r: &RunOutput| num(r, "write.latency_us.mean");
+        let dev = |r: &RunOutput| num(r, "device_response_us.mean");
+        let lat_change = lat(hog)? / lat(idle)? - 1.0;
+        let dev_change = dev(hog)? / dev(idle)? - 1.0;
+        let falling = shares.windows(2).all(|w| w[1] < w[0]);
+        let share_ok = shares[at] >= MIN_SHARE;
+        let in_band = |v: f64, (lo, hi): (f64, f64)| (lo..=hi).contains(&v);
+        let lat_ok = in_band(lat_change, LATENCY_BAND);
+        let dev_ok = in_band(dev_change, DEVICE_BAND);
+        let pct = |v: f64| format!("{:.1} %", v * 100.0);
+        let signed = |v: f64| format!("{:+.1} %", v * 100.0);
+        let share_list = SIZES
+            .iter()
+            .zip(&shares)
+            .map(|(b, s)| format!("{} KiB {}", b / 1024, pct(*s)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mark = |ok: bool| if ok { "in band" } else { "MISSED" };
+        let summary = format!(
+            "host share {share_list} ({} at 16 KiB, {}); hog: app latency {} ({}), device response {} ({})",
+            mark(share_ok),
+            if falling { "falling" } else { "NOT falling" },
+            signed(lat_change),
+            mark(lat_ok),
+            signed(dev_change),
+            mark(dev_ok),
+        );
+        let mut table = vec![Quantity::new(
+            "host share at 16 KiB",
+            "> 90 % (band ≥ 80 %)",
+            pct(shares[at]),
+        )];
+        for (b, s) in SIZES.iter().zip(&shares) {
+            if *b != AT {
+                table.push(Quantity::new(
+                    &format!("host share at {} KiB", b / 1024),
+                    "falls with size",
+                    pct(*s),
+                ));
+            }
+        }
+        table.push(Quantity::new(
+            "app write latency, one hog vs none",
+            "−10 … −25 % (up to 20 % lower)",
+            signed(lat_change),
+        ));
+        table.push(Quantity::new(
+            "device response time, one hog vs none",
+            "+3 … +10 % (up to 7 % higher)",
+            signed(dev_change),
+        ));
+        let kib: Vec<f64> = SIZES.iter().map(|&b| b as f64 / 1024.0).collect();
+        let mut series = Vec::new();
+        for l in LAYERS {
+            let points = runs[..SIZES.len()]
+                .iter()
+                .zip(&kib)
+                .map(|(r, k)| {
+                    Ok((
+                        *k,
+                        num(r, &format!("breakdown_us.{l}"))? / num(r, "breakdown_us.total")?,
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            series.push(Series {
+                name: l.into(),
+                points,
+                mark: Mark::LinePoints,
+            });
+        }
+        series.push(Series {
+            name: "host software (all but device)".into(),
+            points: kib.iter().copied().zip(shares.iter().copied()).collect(),
+            mark: Mark::LinePoints,
+        });
+        let panels = vec![
+            Panel::Xy(XyPanel {
+                title: "Share of an O_SYNC write's latency by layer".into(),
+                x_label: "request size (KiB, log scale)".into(),
+                y_label: "share of mean latency".into(),
+                log_x: true,
+                y_range: Some((0.0, 1.0)),
+                series,
+            }),
+            Panel::Bars(BarPanel::amounts(
+                "16 KiB writes: app alone vs with one CPU hog",
+                "mean time (µs)",
+                vec![
+                    ("app latency, alone".into(), lat(idle)?),
+                    ("app latency, hog".into(), lat(hog)?),
+                    ("device response, alone".into(), dev(idle)?),
+                    ("device response, hog".into(), dev(hog)?),
+                ],
+            )),
+        ];
+        Ok(Measure {
+            pass: share_ok && falling && lat_ok && dev_ok,
+            summary,
+            table,
+            csv,
+            panels,
+        })
+    }
+}

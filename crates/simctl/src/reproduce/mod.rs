@@ -1,0 +1,292 @@
+//! `simctl reproduce`: regenerate the seed papers' findings on each
+//! profile, each as a figure (PNG + SVG), the data behind it (CSV) and a
+//! verdict computed from the run outputs, plus one self-contained report
+//! page (`index.html`).
+//!
+//! Each finding is one module of [`findings`], implementing
+//! [`finding::Finding`]: the runs it needs and how their reports and
+//! request logs become a verdict. The distinct runs of every selected
+//! finding on every profile run once each, in parallel, and are collected in
+//! a fixed order: the outputs are byte-identical for any `--jobs`.
+
+mod finding;
+mod findings;
+mod page;
+mod profile;
+mod runner;
+
+use crate::cli::ReproduceArgs;
+use crate::output::Stdout;
+use anyhow::{Context, Result};
+use finding::{Finding, Measure};
+use mmcsim::config::{parse_set, Scenario};
+use mmcsim::sched::Registry;
+use profile::Profile;
+use runner::{Job, RunOutput};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// What was asked, checked before anything runs.
+struct Plan {
+    findings: Vec<&'static dyn Finding>,
+    profiles: Vec<Profile>,
+    /// Distinct runs, in first-use order (finding, profile, spec).
+    jobs: Vec<Job>,
+    scenarios: Vec<Scenario>,
+    /// For each finding and profile, the indices of its runs in `jobs`.
+    uses: Vec<Vec<Vec<usize>>>,
+    user_sets: Vec<(String, String)>,
+}
+
+/// Runs `simctl reproduce`: exit 0 when every selected finding passes, 1
+/// when one fails, 2 on unusable input.
+pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
+    let plan = match plan(a, registry) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let bar = crate::compare::progress_bar(plan.jobs.len() as u64);
+    let work = |(job, sc): (&Job, Scenario)| -> Result<RunOutput> {
+        let r = runner::run(sc, &job.spec, &plan.profiles[job.profile].name, registry);
+        bar.inc(1);
+        r
+    };
+    let items: Vec<(&Job, Scenario)> = plan.jobs.iter().zip(plan.scenarios.clone()).collect();
+    let outputs = crate::compare::parallel(items, a.jobs, work)?;
+    bar.finish_and_clear();
+    let outputs = outputs.into_iter().collect::<Result<Vec<_>>>()?;
+
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let mut sections = Vec::new();
+    let mut all_pass = true;
+    for (f, uses) in plan.findings.iter().zip(&plan.uses) {
+        let mut measures = Vec::new();
+        for (p, idx) in plan.profiles.iter().zip(uses) {
+            let runs: Vec<&RunOutput> = idx.iter().map(|&i| &outputs[i]).collect();
+            let m = f
+                .measure(&runs)
+                .with_context(|| format!("finding-{} on {}", f.number(), p.name))?;
+            measures.push((p, m, runs));
+        }
+        let s = write_finding(*f, &measures, &plan.user_sets, &a.out)?;
+        writeln!(out, "{}", s.verdict_line())?;
+        all_pass &= s.pass;
+        sections.push(s);
+    }
+    let version = outputs
+        .first()
+        .and_then(|o| o.report["mmcsim_version"].as_str())
+        .unwrap_or(env!("CARGO_PKG_VERSION"))
+        .to_string();
+    let html = page::render(&page::Page {
+        version,
+        command: command_line(a),
+        profiles: &plan.profiles,
+        sections: &sections,
+    });
+    let index = a.out.join("index.html");
+    crate::output::write_atomic(&index, html.as_bytes())?;
+    writeln!(out, "report page: {}", index.display())?;
+    Ok(if all_pass {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Selects findings and profiles, builds the distinct runs and loads
+/// their scenarios; every error here is unusable input.
+fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
+    let all = findings::all();
+    let mut selected: Vec<&'static dyn Finding> = Vec::new();
+    for want in &a.findings {
+        let n = want.strip_prefix("finding-").unwrap_or(want);
+        let f = all
+            .iter()
+            .find(|f| f.number().to_string() == n)
+            .with_context(|| {
+                let known: Vec<String> = all.iter().map(|f| f.number().to_string()).collect();
+                format!(
+                    "unknown finding `{want}`; known: {} (or finding-N)",
+                    known.join(", ")
+                )
+            })?;
+        if !selected.iter().any(|s| s.number() == f.number()) {
+            selected.push(*f);
+        }
+    }
+    if selected.is_empty() {
+        selected = all;
+    }
+    selected.sort_by_key(|f| f.number());
+    let profiles =
+        profile::resolve(&a.phones, &a.configs.join("phones")).map_err(anyhow::Error::msg)?;
+    let user_sets = a
+        .set
+        .iter()
+        .map(|s| parse_set(s))
+        .collect::<mmcsim::Result<Vec<_>>>()?;
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut uses = Vec::new();
+    for f in &selected {
+        let mut per_profile = Vec::new();
+        for p in 0..profiles.len() {
+            let mut idx = Vec::new();
+            for spec in f.runs(registry) {
+                let job = Job { profile: p, spec };
+                let i = match jobs.iter().position(|j| *j == job) {
+                    Some(i) => i,
+                    None => {
+                        jobs.push(job);
+                        jobs.len() - 1
+                    }
+                };
+                idx.push(i);
+            }
+            per_profile.push(idx);
+        }
+        uses.push(per_profile);
+    }
+    let scenarios = jobs
+        .iter()
+        .map(|j| {
+            runner::scenario(j, &profiles, &a.configs, &user_sets)
+                .with_context(|| format!("{}: {}", profiles[j.profile].name, j.spec.describe()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Plan {
+        findings: selected,
+        profiles,
+        jobs,
+        scenarios,
+        uses,
+        user_sets,
+    })
+}
+
+/// The command line that reproduces the outputs (`--jobs` left out: it
+/// changes nothing in them).
+fn command_line(a: &ReproduceArgs) -> String {
+    let mut c = vec!["simctl".to_string(), "reproduce".to_string()];
+    c.extend(a.findings.iter().cloned());
+    for p in &a.phones {
+        c.push(format!("--phone {p}"));
+    }
+    for s in &a.set {
+        c.push(format!("--set {s}"));
+    }
+    c.push(format!("--out {}", a.out.display()));
+    if a.configs != std::path::Path::new("configs") {
+        c.push(format!("--configs {}", a.configs.display()));
+    }
+    c.join(" ")
+}
+
+/// A finding's outcome over every profile, as written and shown.
+pub struct Section {
+    number: u32,
+    title: &'static str,
+    source: &'static str,
+    claim: &'static str,
+    pass: bool,
+    measured: String,
+    /// `(profile, quantity)` rows.
+    table: Vec<(String, finding::Quantity)>,
+    /// `(profile, run description)` of every run used.
+    runs: Vec<(String, String, String)>,
+    svg: String,
+    omitted: Vec<String>,
+}
+
+impl Section {
+    fn verdict_line(&self) -> String {
+        format!(
+            "{} finding-{}: {} — {}",
+            if self.pass { "PASS" } else { "FAIL" },
+            self.number,
+            self.claim,
+            self.measured
+        )
+    }
+}
+
+/// Writes finding-N.{png,svg,csv} and returns its section.
+fn write_finding(
+    f: &dyn Finding,
+    measures: &[(&Profile, Measure, Vec<&RunOutput>)],
+    user_sets: &[(String, String)],
+    dir: &std::path::Path,
+) -> Result<Section> {
+    let n = f.number();
+    let many = measures.len() > 1;
+    let mut panels = Vec::new();
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    let mut header = vec!["profile"];
+    header.extend_from_slice(f.csv_header());
+    csv.write_record(&header)?;
+    let mut table = Vec::new();
+    let mut runs = Vec::new();
+    let mut summaries = Vec::new();
+    for (p, m, rs) in measures {
+        for mut panel in m.panels.clone() {
+            let title = match &mut panel {
+                crate::plot::Panel::Bars(b) => &mut b.title,
+                crate::plot::Panel::Xy(x) => &mut x.title,
+            };
+            *title = format!("{}: {title}", p.name);
+            panels.push(panel);
+        }
+        for row in &m.csv {
+            csv.write_record(
+                std::iter::once(p.name.as_str()).chain(row.iter().map(String::as_str)),
+            )?;
+        }
+        table.extend(m.table.iter().map(|q| (p.name.clone(), q.clone())));
+        for r in rs {
+            let rep = &r.report;
+            let sets: Vec<String> = user_sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let extra = if sets.is_empty() {
+                String::new()
+            } else {
+                format!(" (then --set {})", sets.join(" "))
+            };
+            runs.push((
+                p.name.clone(),
+                format!("{}{extra}", r.run),
+                format!(
+                    "device {}, host {}, scheduler {}, seed {}",
+                    rep["device_profile"]["name"].as_str().unwrap_or("?"),
+                    rep["host"]["profile"].as_str().unwrap_or("static model"),
+                    rep["scheduler"]["name"].as_str().unwrap_or("?"),
+                    rep["run"]["seed"]
+                ),
+            ));
+        }
+        let verdict = if m.pass { "" } else { " [fails]" };
+        summaries.push(if many {
+            format!("{}: {}{verdict}", p.name, m.summary)
+        } else {
+            m.summary.clone()
+        });
+    }
+    let figure = crate::plot::Figure::new(format!("Finding {n}: {}", f.title()), panels)?;
+    let prefix = dir.join(format!("finding-{n}"));
+    let svg = figure.write_both(&prefix)?;
+    let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    crate::output::write_atomic(&prefix.with_extension("csv"), &bytes)?;
+    Ok(Section {
+        number: n,
+        title: f.title(),
+        source: f.source(),
+        claim: f.claim(),
+        pass: measures.iter().all(|(_, m, _)| m.pass),
+        measured: summaries.join("; "),
+        table,
+        runs,
+        svg,
+        omitted: figure.omitted.clone(),
+    })
+}

@@ -1,0 +1,152 @@
+//! The simulations behind the findings: each distinct run (profile,
+//! scenario, settings) once, in parallel, collected in a fixed order so the
+//! outputs do not depend on the number of workers.
+
+use super::profile::Profile;
+use crate::plot::reqlog::{self, Row};
+use anyhow::{Context, Result};
+use mmcsim::config::Scenario;
+use mmcsim::sched::Registry;
+use mmcsim::sim::{RunOptions, Simulation};
+use serde_json::Value;
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// One simulation a finding asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSpec {
+    /// Scenario file name in `configs/scenarios/`.
+    pub scenario: &'static str,
+    /// Settings on top of the scenario and profile, as `--set` pairs.
+    pub sets: Vec<(String, String)>,
+    /// Keep the request log.
+    pub log: bool,
+}
+
+impl RunSpec {
+    /// A run of `scenario` with `sets`, without the request log.
+    pub fn new(scenario: &'static str, sets: &[(&str, String)]) -> RunSpec {
+        RunSpec {
+            scenario,
+            sets: sets
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            log: false,
+        }
+    }
+
+    /// The same run, keeping its request log.
+    pub fn logged(mut self) -> RunSpec {
+        self.log = true;
+        self
+    }
+
+    /// `scenario --set k=v ...`, for labels and the report page.
+    pub fn describe(&self) -> String {
+        let mut s = self.scenario.to_string();
+        for (k, v) in &self.sets {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        s
+    }
+}
+
+/// A run to do: a spec on a profile, with the user's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// Index of the profile.
+    pub profile: usize,
+    /// What to run.
+    pub spec: RunSpec,
+}
+
+/// What a run left: its report (as the JSON `--json` writes) and, when
+/// asked for, its request log.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// `profile: scenario settings`, naming the run in errors.
+    pub label: String,
+    /// The scenario and the finding's settings (without the profile).
+    pub run: String,
+    /// The report.
+    pub report: Value,
+    /// The request log rows.
+    pub log: Option<Vec<Row>>,
+}
+
+/// Path of a scenario by file name.
+pub fn scenario_path(configs: &Path, name: &str) -> PathBuf {
+    configs.join("scenarios").join(name)
+}
+
+/// Loads and validates the scenario of `job` (profile merged, then the
+/// spec's settings, then the user's).
+pub fn scenario(
+    job: &Job,
+    profiles: &[Profile],
+    configs: &Path,
+    user_sets: &[(String, String)],
+) -> Result<Scenario> {
+    let path = scenario_path(configs, job.spec.scenario);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "reading {} (run from the repository root or pass --configs DIR)",
+            path.display()
+        )
+    })?;
+    let mut doc: toml::Table =
+        toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
+    profiles[job.profile].apply(&mut doc);
+    let mut sets = job.spec.sets.clone();
+    sets.extend(user_sets.iter().cloned());
+    let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    Ok(Scenario::from_toml(
+        &toml::to_string(&doc)?,
+        &path.display().to_string(),
+        base,
+        &sets,
+    )?)
+}
+
+/// A writer whose bytes stay readable after the simulation drops it.
+struct Shared(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs one scenario of `profile` (by name).
+pub fn run(sc: Scenario, spec: &RunSpec, profile: &str, registry: &Registry) -> Result<RunOutput> {
+    let log = spec.log;
+    let label = format!("{profile}: {}", spec.describe());
+    let buf = Rc::new(RefCell::new(Vec::new()));
+    let opts = RunOptions {
+        log: log.then(|| Box::new(Shared(buf.clone())) as Box<dyn Write>),
+        ..RunOptions::default()
+    };
+    let report = Simulation::with_registry(sc, registry)
+        .and_then(|s| s.run(opts))
+        .with_context(|| label.clone())?;
+    let log = if log {
+        let text = String::from_utf8(buf.take()).context("request log is not UTF-8")?;
+        Some(reqlog::parse(&text, &label)?)
+    } else {
+        None
+    };
+    Ok(RunOutput {
+        report: serde_json::from_str(&report.to_json())?,
+        label,
+        run: spec.describe(),
+        log,
+    })
+}

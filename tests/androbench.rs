@@ -1,0 +1,246 @@
+//! The bundled AndroBench 3.4 / 4.1 scenarios through the `simctl` binary:
+//! the result screen, the effect of ext4 journaling, of /data's mount
+//! options and of SQLite's journal mode on the app's metrics, the
+//! per-transaction device work of its INSERTs (reference
+//! android-workloads.md §4.3), determinism and located errors.
+//!
+//! Runs use `androbench.repetitions=1`: the three repetitions of the app
+//! are averaged, and one is what each of them measures (the suite is
+//! deterministic; later repetitions differ only by the device's state).
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+const V34: &str = "configs/scenarios/androbench-3.4.toml";
+const V41: &str = "configs/scenarios/androbench-4.1.toml";
+
+fn run(name: &str, scenario: &str, sets: &[&str]) -> Value {
+    let tmp = scratch(name);
+    let mut args = vec!["run", scenario, "--set", "androbench.repetitions=1"];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    report(&args, &tmp)
+}
+
+fn metric(r: &Value, k: &str) -> f64 {
+    r["androbench"][k].as_f64().unwrap()
+}
+
+fn geomean(r: &Value, keys: &[&str]) -> f64 {
+    let p: f64 = keys.iter().map(|k| metric(r, k).ln()).sum();
+    (p / keys.len() as f64).exp()
+}
+
+const WRITES: [&str; 5] = [
+    "seq_write_mb_s",
+    "rand_write_iops",
+    "sqlite_insert_tps",
+    "sqlite_update_tps",
+    "sqlite_delete_tps",
+];
+
+fn show(label: &str, r: &Value) {
+    let a = &r["androbench"];
+    println!(
+        "{label}: seq R {:.2} MB/s W {:.2} MB/s | rand R {:.1} W {:.1} IOPS | SQLite I {:.1} U {:.1} D {:.1} TPS",
+        a["seq_read_mb_s"].as_f64().unwrap(),
+        a["seq_write_mb_s"].as_f64().unwrap(),
+        a["rand_read_iops"].as_f64().unwrap(),
+        a["rand_write_iops"].as_f64().unwrap(),
+        a["sqlite_insert_tps"].as_f64().unwrap(),
+        a["sqlite_update_tps"].as_f64().unwrap(),
+        a["sqlite_delete_tps"].as_f64().unwrap()
+    );
+}
+
+#[test]
+fn the_text_output_is_the_apps_result_screen() {
+    let out = simctl_ok(&[
+        "run",
+        V34,
+        "--set",
+        "androbench.repetitions=1",
+        "--set",
+        "androbench.sqlite_transactions=20",
+    ]);
+    for label in [
+        "AndroBench 3.4",
+        "Sequential Read",
+        "Sequential Write",
+        "Random Read",
+        "Random Write",
+        "SQLite Insert",
+        "SQLite Update",
+        "SQLite Delete",
+    ] {
+        assert!(out.contains(label), "missing {label}:\n{out}");
+    }
+}
+
+#[test]
+fn turning_off_the_ext4_journal_raises_the_write_metrics() {
+    let on = run("ab-journal-on", V34, &[]);
+    let off = run("ab-journal-off", V34, &["fs.journal=off"]);
+    show("journal on ", &on);
+    show("journal off", &off);
+    let gain = geomean(&off, &WRITES) / geomean(&on, &WRITES) - 1.0;
+    println!("write geometric mean: {:+.1} %", gain * 100.0);
+    // LG's study: about +20 %; the band 10-40 %.
+    assert!((0.10..=0.40).contains(&gain), "write gain {gain:.3}");
+    for k in ["seq_read_mb_s", "rand_read_iops"] {
+        let d = metric(&off, k) / metric(&on, k) - 1.0;
+        println!("{k}: {:+.2} %", d * 100.0);
+        assert!(d.abs() <= 0.05, "{k} moved {d:.3}");
+    }
+}
+
+#[test]
+fn androids_mount_options_beat_the_conservative_ones() {
+    let fast = run(
+        "ab-mount-fast",
+        V34,
+        &[
+            "fs.atime=noatime",
+            "fs.journal_async_commit=true",
+            "fs.delalloc=true",
+        ],
+    );
+    let slow = run(
+        "ab-mount-slow",
+        V34,
+        &[
+            "fs.atime=strictatime",
+            "fs.journal_async_commit=false",
+            "fs.delalloc=false",
+        ],
+    );
+    show("noatime,journal_async_commit,delalloc    ", &fast);
+    show("strictatime,sync commit,nodelalloc       ", &slow);
+    let keys = ["seq_write_mb_s", "rand_write_iops", "sqlite_insert_tps"];
+    let gain = geomean(&fast, &keys) / geomean(&slow, &keys) - 1.0;
+    println!(
+        "geometric mean (seq W, rand W, insert): {:+.1} %",
+        gain * 100.0
+    );
+    assert!((0.04..=0.20).contains(&gain), "gain {gain:.3}");
+}
+
+#[test]
+fn no_sqlite_journal_gives_more_inserts_than_truncate() {
+    let base = run("ab-jm-truncate", V34, &[]);
+    let off = run("ab-jm-off", V34, &["sqlite.journal_mode=off"]);
+    assert_eq!(base["sqlite"]["config"]["journal_mode"], "truncate");
+    let gain = metric(&off, "sqlite_insert_tps") / metric(&base, "sqlite_insert_tps") - 1.0;
+    println!(
+        "insert TPS: truncate {:.1}, off {:.1} ({:+.1} %)",
+        metric(&base, "sqlite_insert_tps"),
+        metric(&off, "sqlite_insert_tps"),
+        gain * 100.0
+    );
+    // LG: about +40 %; the band 25-60 %.
+    assert!((0.25..=0.60).contains(&gain), "gain {gain:.3}");
+}
+
+#[test]
+fn insert_block_writes_and_flushes_match_reference_4_3() {
+    // (mode, block writes range, flushes range): §4.3's ≈ values ± 30 %,
+    // its flush counts (WAL: 1 plus the checkpoint's share).
+    for (mode, w, f) in [
+        ("delete", (10.5, 19.5), (4.0, 5.0)),
+        ("truncate", (9.0, 17.0), (4.0, 4.0)),
+        ("persist", (6.3, 11.7), (5.0, 5.0)),
+        ("wal", (2.0, 6.0), (1.0, 1.3)),
+    ] {
+        let r = run(
+            &format!("ab-per-txn-{mode}"),
+            V34,
+            &[&format!("sqlite.journal_mode={mode}")],
+        );
+        let t = &r["sqlite"]["per_transaction"]["insert"];
+        let bw = t["block_writes"].as_f64().unwrap();
+        let fl = t["flushes"].as_f64().unwrap();
+        println!(
+            "{mode}: {bw:.2} block writes, {fl:.2} flushes, {} syncs per insert",
+            t["syncs"]
+        );
+        assert!((w.0..=w.1).contains(&bw), "{mode}: {bw} block writes");
+        assert!(fl >= f.0 - 0.01 && fl <= f.1 + 0.01, "{mode}: {fl} flushes");
+    }
+}
+
+#[test]
+fn the_suites_are_deterministic() {
+    let tmp = scratch("ab-determinism");
+    for scenario in [V34, V41] {
+        let mut outs = Vec::new();
+        for i in 0..2 {
+            let out = tmp.join(format!("{i}.json"));
+            simctl_ok(&[
+                "run",
+                scenario,
+                "--set",
+                "androbench.repetitions=1",
+                "--set",
+                "androbench.sqlite_transactions=30",
+                "--set",
+                "androbench.file_mib=8",
+                "--json",
+                out.to_str().unwrap(),
+                "--quiet",
+            ]);
+            outs.push(std::fs::read(&out).unwrap());
+        }
+        assert_eq!(outs[0], outs[1], "{scenario}");
+    }
+}
+
+#[test]
+fn v41_runs_eight_threads_and_stops_at_the_first_finisher() {
+    let r = run(
+        "ab-v41",
+        V41,
+        &["androbench.file_mib=8", "androbench.sqlite_transactions=50"],
+    );
+    show("4.1 (8 MiB files)", &r);
+    let threads = r["threads"].as_array().unwrap();
+    assert!(
+        threads
+            .iter()
+            .filter(|t| t["name"].as_str().unwrap().starts_with("androbench"))
+            .count()
+            == 8
+    );
+    for k in WRITES.iter().chain(&["seq_read_mb_s", "rand_read_iops"]) {
+        assert!(metric(&r, k) > 0.0, "{k}");
+    }
+    // Stopping at the first finisher: fewer than 8 × 2,048 random reads
+    // complete per repetition (some threads are cut short).
+    let reads = r["requests"]["reads"].as_u64().unwrap();
+    assert!(reads < 8 * 2048 + 8 * 2 * 4 + 10_000, "{reads}");
+}
+
+#[test]
+fn bad_androbench_settings_are_located_errors() {
+    let e = simctl_err(&["run", V34, "--set", "androbench.version=5.0"]);
+    assert!(
+        e.contains("androbench.version") && e.contains("\"3.4\" or \"4.1\""),
+        "{e}"
+    );
+    let e = simctl_err(&["run", V34, "--set", "androbench.thread=8"]);
+    assert!(e.contains("thread") && e.contains("threads"), "{e}");
+    let e = simctl_err(&["run", V34, "--set", "androbench.threads=8"]);
+    assert!(
+        e.contains("androbench.threads = 8") && e.contains("single-threaded"),
+        "{e}"
+    );
+    let e = simctl_err(&["run", V41, "--set", "androbench.rand_ops=100000"]);
+    assert!(e.contains("androbench.rand_ops = 100000"), "{e}");
+    let e = simctl_err(&["run", V34, "--set", "androbench.seq_buffer_kib=3"]);
+    assert!(e.contains("androbench.seq_buffer_kib = 3"), "{e}");
+    let e = simctl_err(&["run", V34, "--set", "androbench.repetitions=0"]);
+    assert!(e.contains("androbench.repetitions = 0"), "{e}");
+    let e = simctl_err(&["run", V34, "--set", "sqlite.journal_mode=wall"]);
+    assert!(e.contains("wall") && e.contains("wal"), "{e}");
+}

@@ -1,0 +1,211 @@
+//! `simctl calibrate` through the binary: it recovers a parameter from
+//! targets a run with that parameter produced, its output is reproducible,
+//! and bad targets, parameters and bounds give located errors.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+const SCENARIO: &str = "tests/calibrate/small-rand-read.toml";
+
+/// The IOPS of the small scenario with `t_r_us` on the generic profile.
+fn iops_with_t_r(t_r_us: f64, tmp: &Path) -> f64 {
+    let set = format!("device.nand.t_r_us={t_r_us}");
+    let r = report(&["run", SCENARIO, "--set", &set], tmp);
+    r["throughput"]["iops"].as_f64().unwrap()
+}
+
+/// A targets file in `tmp` with one IOPS target.
+fn targets(tmp: &Path, body: &str) -> PathBuf {
+    let p = tmp.join("targets.toml");
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+fn scenario_abs() -> String {
+    root().join(SCENARIO).display().to_string()
+}
+
+fn calibrate(t: &Path, out: &Path, extra: &[&str]) -> String {
+    let (t, o) = (t.to_str().unwrap(), out.to_str().unwrap());
+    let mut a = vec![
+        "calibrate",
+        "configs/devices/generic-emmc.toml",
+        "--targets",
+        t,
+        "--param",
+        "device.nand.t_r_us=20:200",
+        "--max-iters",
+        "20",
+        "--out",
+        o,
+    ];
+    a.extend_from_slice(extra);
+    simctl_ok(&a)
+}
+
+#[test]
+fn recovers_the_read_time_that_produced_the_targets_and_writes_a_usable_profile() {
+    let tmp = scratch("calibrate_recover");
+    let measured = iops_with_t_r(50.0, &tmp);
+    let t = targets(
+        &tmp,
+        &format!(
+            "note = \"from a run with t_r_us = 50\"\n[[targets]]\nname = \"iops\"\nscenario = {:?}\nmetric = \"throughput.iops\"\nvalue = {measured}\n",
+            scenario_abs()
+        ),
+    );
+    let out = tmp.join("fitted.toml");
+    let table = calibrate(&t, &out, &[]);
+    assert!(table.contains("device.nand.t_r_us"), "{table}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    let fitted = doc["nand"]["t_r_us"].as_float().unwrap();
+    assert!((fitted - 50.0).abs() <= 1.0, "fitted t_r_us = {fitted}");
+    // Comments of the input survive; the record names the fit.
+    assert!(text.contains("# µs, lower (LSB) page"), "{text}");
+    let rec = &doc["calibration"]["record"];
+    assert!(rec["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("simctl calibrate "));
+    let row = &rec["targets"].as_array().unwrap()[0];
+    assert_eq!(row["measured"].as_float(), Some(measured));
+    assert!(
+        row["relative_error"].as_float().unwrap().abs() < 0.01,
+        "{row}"
+    );
+    // The calibrated profile runs, and reproduces the recorded value.
+    let r = report(&["run", SCENARIO, "--device", out.to_str().unwrap()], &tmp);
+    assert_eq!(
+        r["throughput"]["iops"].as_f64(),
+        row["achieved"].as_float(),
+        "the record's achieved value is the profile's"
+    );
+}
+
+#[test]
+fn the_same_inputs_give_a_byte_identical_profile_whatever_the_thread_count() {
+    let tmp = scratch("calibrate_repro");
+    let t = targets(
+        &tmp,
+        &format!(
+            "[[targets]]\nscenario = {:?}\nmetric = \"latency_us.mean\"\nband = [150.0, 200.0]\nschedulers = [\"noop\", \"deadline\"]\n[[targets]]\nscenario = {:?}\nmetric = \"throughput.mb_per_s\"\nvalue = 12.0\nweight = 0.5\n",
+            scenario_abs(),
+            scenario_abs()
+        ),
+    );
+    let a = tmp.join("a.toml");
+    let b = tmp.join("b.toml");
+    let ta = calibrate(&t, &a, &["--jobs", "1"]);
+    calibrate(&t, &b, &["--jobs", "2"]);
+    // The command is recorded with the output path, which differs: compare
+    // everything else.
+    let strip = |p: &Path| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with("command = "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&a), strip(&b));
+    assert!(ta.contains("(noop)") && ta.contains("(deadline)"), "{ta}");
+    // And a second run into the same path is byte-identical, command included.
+    let first = std::fs::read(&a).unwrap();
+    calibrate(&t, &a, &["--jobs", "2"]);
+    assert_eq!(first, std::fs::read(&a).unwrap());
+}
+
+#[test]
+fn bad_targets_parameters_and_bounds_are_reported_where_they_are() {
+    let tmp = scratch("calibrate_errors");
+    let out = tmp.join("out.toml");
+    let o = out.to_str().unwrap();
+    let sc = scenario_abs();
+    let bad_target = |body: String, expect: &[&str]| {
+        let t = targets(&tmp, &body);
+        let err = simctl_err(&[
+            "calibrate",
+            "configs/devices/generic-emmc.toml",
+            "--targets",
+            t.to_str().unwrap(),
+            "--param",
+            "device.nand.t_r_us=20:200",
+            "--out",
+            o,
+        ]);
+        for e in expect {
+            assert!(err.contains(e), "expected `{e}` in: {err}");
+        }
+    };
+    bad_target(
+        format!("[[targets]]\nname = \"x\"\nscenario = {sc:?}\nmetric = \"throughput.iops\"\n"),
+        &["targets.toml: targets[0] (x)", "add value = X or band"],
+    );
+    bad_target(
+        format!("[[targets]]\nscenario = {sc:?}\nmetric = \"throughput.iops\"\nvalue = 1.0\n[[targets]]\nscenario = {sc:?}\nmetric = \"throughput.iops\"\nband = [9.0, 3.0]\n"),
+        &["targets[1]", "band = [9, 3]", "low <= high"],
+    );
+    bad_target(
+        format!("[[targets]]\nscenario = {sc:?}\nmetric = \"throughput.iops\"\nvalue = 1.0\nschedulers = [\"nope\"]\n"),
+        &["targets[0]", "unknown scheduler `nope`"],
+    );
+    bad_target(
+        "[[targets]]\nscenario = \"missing.toml\"\nmetric = \"throughput.iops\"\nvalue = 1.0\n"
+            .into(),
+        &["targets[0]", "\"missing.toml\": no such file"],
+    );
+    bad_target(
+        format!("[[targets]]\nname = \"m\"\nscenario = {sc:?}\nmetric = \"throughput.iopz\"\nvalue = 1.0\n"),
+        &["target `m`", "`iopz` not found in `throughput`", "keys there: iops"],
+    );
+    bad_target(
+        format!("[[targets]]\nscenario = {sc:?}\nmetric = \"throughput.iops\"\nvalue = 1.0\nwieght = 2\n"),
+        &["targets.toml", "wieght"],
+    );
+    let t = targets(
+        &tmp,
+        &format!("[[targets]]\nscenario = {sc:?}\nmetric = \"throughput.iops\"\nvalue = 1000.0\n"),
+    );
+    let ts = t.to_str().unwrap();
+    let bad_param = |p: &str, expect: &str| {
+        let err = simctl_err(&[
+            "calibrate",
+            "configs/devices/generic-emmc.toml",
+            "--targets",
+            ts,
+            "--param",
+            p,
+            "--out",
+            o,
+        ]);
+        assert!(
+            err.contains(expect),
+            "--param {p}: expected `{expect}` in: {err}"
+        );
+    };
+    bad_param("device.nand.t_rr_us=20:200", "no key `t_rr_us` in [nand]");
+    bad_param("device.nand.t_r_us=200:20", "expected 0 < LOW < HIGH");
+    bad_param("device.nand.t_r_us=0:20", "expected 0 < LOW < HIGH");
+    bad_param(
+        "device.nand.t_r_us=100:200",
+        "value 64 lies outside the bounds 100:200",
+    );
+    bad_param("device.nand.t_r_us", "expected KEY=LOW:HIGH");
+    bad_param("host.syscall_us=1:100", "not a device profile key");
+    bad_param("device.bus.mode=1:2", "not a number");
+    // The output may not overwrite an input.
+    let err = simctl_err(&[
+        "calibrate",
+        "configs/devices/generic-emmc.toml",
+        "--targets",
+        ts,
+        "--param",
+        "device.nand.t_r_us=20:200",
+        "--out",
+        "configs/devices/generic-emmc.toml",
+    ]);
+    assert!(err.contains("refusing to overwrite an input"), "{err}");
+    assert!(!out.exists(), "no output after a failed calibration");
+}

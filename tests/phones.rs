@@ -1,0 +1,198 @@
+//! The seed findings with each phone profile (`--phone`), through the
+//! binary. A check a profile built from its sources does not show is
+//! ignored with the numbers it gave when written; none was tuned to show.
+
+mod common;
+use common::*;
+
+fn run(phone: &str, scenario: &str, extra: &[&str], tmp: &std::path::Path) -> serde_json::Value {
+    let mut a = vec!["run", scenario, "--phone", phone];
+    a.extend_from_slice(extra);
+    report(&a, tmp)
+}
+
+fn iops(r: &serde_json::Value) -> f64 {
+    r["throughput"]["iops"].as_f64().unwrap()
+}
+
+/// Sequential buffered 4 KiB reads reach at least 3× the IOPS of random
+/// ones.
+fn sequential_beats_random(phone: &str) {
+    let tmp = scratch(&format!("phone_seq_{phone}"));
+    let s = run(phone, "configs/scenarios/seq-read-4k.toml", &[], &tmp);
+    let r = run(phone, "configs/scenarios/rand-read-4k.toml", &[], &tmp);
+    assert_eq!(s["requests"]["reads"], 1000);
+    assert!(
+        iops(&s) >= 3.0 * iops(&r),
+        "{phone}: sequential {:.0} vs random {:.0} IOPS",
+        iops(&s),
+        iops(&r)
+    );
+}
+
+/// 1-byte reads at each 1 MiB block finish sooner in ascending order than
+/// shuffled.
+fn sorted_beats_shuffled(phone: &str) {
+    let tmp = scratch(&format!("phone_stride_{phone}"));
+    let a = run(phone, "configs/scenarios/sorted-stride.toml", &[], &tmp);
+    let b = run(phone, "configs/scenarios/shuffled-stride.toml", &[], &tmp);
+    let (ta, tb) = (
+        a["simulated_time_s"].as_f64().unwrap(),
+        b["simulated_time_s"].as_f64().unwrap(),
+    );
+    assert!(ta < tb, "{phone}: sorted {ta:.4} s vs shuffled {tb:.4} s");
+}
+
+/// With 16 readers in 128 MiB, deadline serves more IOPS than cfq and
+/// noop.
+fn deadline_leads(phone: &str) {
+    let tmp = scratch(&format!("phone_rand16_{phone}"));
+    let sc = "configs/scenarios/rand16-128m.toml";
+    let by = |s: &str| iops(&run(phone, sc, &["--scheduler", s], &tmp));
+    let (d, c, n) = (by("deadline"), by("cfq"), by("noop"));
+    assert!(
+        d > c && d > n,
+        "{phone}: deadline {d:.0}, cfq {c:.0}, noop {n:.0} IOPS"
+    );
+}
+
+/// In deadline's request log of the 16-reader run, requests above the
+/// previous one's address take less device time than those below.
+fn ascending_served_faster(phone: &str) {
+    let tmp = scratch(&format!("phone_dir_{phone}"));
+    let log = tmp.join("deadline.csv");
+    run(
+        phone,
+        "configs/scenarios/rand16-128m.toml",
+        &["--scheduler", "deadline", "--log", log.to_str().unwrap()],
+        &tmp,
+    );
+    let (nup, up, ndown, down) = direction_split(&log);
+    assert!(nup > 50 && ndown > 10, "{phone}: {nup} up, {ndown} down");
+    assert!(
+        up < down,
+        "{phone}: ascending {up:.0} ns vs descending {down:.0} ns mean device time"
+    );
+}
+
+#[test]
+fn nexus_s_sequential_reads_beat_random_ones() {
+    sequential_beats_random("nexus-s"); // 5,813 vs 450 IOPS when written
+}
+#[test]
+fn nexus7_2012_sequential_reads_beat_random_ones() {
+    sequential_beats_random("nexus7-2012"); // 11,485 vs 1,071
+}
+#[test]
+fn galaxy_s2_sequential_reads_beat_random_ones() {
+    sequential_beats_random("galaxy-s2"); // 6,149 vs 674
+}
+#[test]
+fn motog_2013_sequential_reads_beat_random_ones() {
+    sequential_beats_random("motog-2013"); // 14,970 vs 1,074
+}
+
+#[test]
+fn nexus_s_sorted_strided_reads_beat_shuffled_ones() {
+    sorted_beats_shuffled("nexus-s"); // 2.1685 vs 2.2371 s
+}
+#[test]
+fn nexus7_2012_sorted_strided_reads_beat_shuffled_ones() {
+    sorted_beats_shuffled("nexus7-2012"); // 0.8152 vs 0.9472 s
+}
+#[test]
+fn galaxy_s2_sorted_strided_reads_beat_shuffled_ones() {
+    sorted_beats_shuffled("galaxy-s2"); // 1.4156 vs 1.4961 s
+}
+#[test]
+fn motog_2013_sorted_strided_reads_beat_shuffled_ones() {
+    sorted_beats_shuffled("motog-2013"); // 0.6044 vs 0.9453 s
+}
+
+#[test]
+#[ignore = "not shown by the sourced profile: deadline 2724, cfq 2662, noop 2729 IOPS (noop ahead by 0.2 %)"]
+fn nexus_s_with_16_readers_deadline_leads_cfq_and_noop() {
+    deadline_leads("nexus-s");
+}
+#[test]
+#[ignore = "not shown by the sourced profile: deadline 2355, cfq 2242, noop 2389 IOPS (noop ahead)"]
+fn nexus7_2012_with_16_readers_deadline_leads_cfq_and_noop() {
+    deadline_leads("nexus7-2012");
+}
+#[test]
+#[ignore = "not shown by the sourced profile: deadline 2400, cfq 2566, noop 2399 IOPS (cfq ahead)"]
+fn galaxy_s2_with_16_readers_deadline_leads_cfq_and_noop() {
+    deadline_leads("galaxy-s2");
+}
+#[test]
+#[ignore = "not shown by the sourced profile: deadline 3063, cfq 2788, noop 3063 IOPS (deadline = noop)"]
+fn motog_2013_with_16_readers_deadline_leads_cfq_and_noop() {
+    deadline_leads("motog-2013");
+}
+
+#[test]
+#[ignore = "not shown by the sourced profile: ascending 363 µs (7,147 requests) vs descending 359 µs (312)"]
+fn nexus_s_ascending_requests_are_served_faster() {
+    ascending_served_faster("nexus-s");
+}
+#[test]
+#[ignore = "not shown by the sourced profile: ascending 357 µs (7,156) vs descending 352 µs (333)"]
+fn nexus7_2012_ascending_requests_are_served_faster() {
+    ascending_served_faster("nexus7-2012");
+}
+#[test]
+#[ignore = "not shown by the sourced profile: ascending 357 µs (7,152) vs descending 347 µs (328)"]
+fn galaxy_s2_ascending_requests_are_served_faster() {
+    ascending_served_faster("galaxy-s2");
+}
+#[test]
+fn motog_2013_ascending_requests_are_served_faster() {
+    ascending_served_faster("motog-2013"); // 286 µs (7,154) vs 296 µs (328)
+}
+
+#[test]
+fn phone_profiles_apply_first_and_scheduler_and_set_override_them() {
+    let tmp = scratch("phone_precedence");
+    let r = run(
+        "motog-2013",
+        "configs/scenarios/rand-read-4k.toml",
+        &[],
+        &tmp,
+    );
+    assert_eq!(r["scheduler"]["name"], "noop");
+    assert_eq!(r["scheduler"]["hz"], 100);
+    let r = run(
+        "configs/phones/motog-2013.toml",
+        "configs/scenarios/rand-read-4k.toml",
+        &["--scheduler", "cfq", "--set", "scheduler.hz=250"],
+        &tmp,
+    );
+    assert_eq!(r["scheduler"]["name"], "cfq");
+    assert_eq!(r["scheduler"]["hz"], 250);
+    let err = simctl_err(&[
+        "run",
+        "configs/scenarios/rand-read-4k.toml",
+        "--phone",
+        "pixel-9",
+    ]);
+    assert!(
+        err.contains("--phone pixel-9") && err.contains("motog-2013, nexus-s, nexus7-2012"),
+        "{err}"
+    );
+    let bad = tmp.join("bad-phone.toml");
+    std::fs::write(
+        &bad,
+        "name = \"x\"\ndevice = \"nope.toml\"\nhost = \"nope.toml\"\n[scheduler]\nname = \"cfq\"\n",
+    )
+    .unwrap();
+    let err = simctl_err(&[
+        "run",
+        "configs/scenarios/rand-read-4k.toml",
+        "--phone",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("bad-phone.toml: device = \"nope.toml\": no such file"),
+        "{err}"
+    );
+}

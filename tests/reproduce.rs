@@ -1,0 +1,346 @@
+//! `simctl reproduce`: every finding's verdict, figure, data and report
+//! page from a real run on the generic profile; verdicts that follow the
+//! mechanism (breaking it turns PASS into FAIL); outputs identical for any
+//! number of workers; unusable input exits 2; the page renders in headless
+//! Chromium.
+//!
+//! The runs are the full-size scenarios on the debug binary (about 25 s of
+//! CPU for all six findings).
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn reproduce(args: &[&str]) -> Output {
+    let mut a = vec!["reproduce"];
+    a.extend_from_slice(args);
+    simctl(&a)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The verdict line of finding `n`.
+fn verdict(out: &str, n: u32) -> String {
+    let tag = format!(" finding-{n}: ");
+    out.lines()
+        .find(|l| l.contains(&tag))
+        .unwrap_or_else(|| panic!("no verdict for finding-{n} in:\n{out}"))
+        .to_string()
+}
+
+fn full_run() -> &'static (Output, PathBuf) {
+    static RUN: std::sync::OnceLock<(Output, PathBuf)> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        let dir = scratch("reproduce_all");
+        let o = reproduce(&["--out", dir.to_str().unwrap()]);
+        (o, dir)
+    })
+}
+
+#[test]
+fn every_finding_writes_a_verdict_a_figure_and_its_data_and_the_page_links_them() {
+    let (o, dir) = full_run();
+    let out = stdout(o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "finding 6 fails on the honest model, so the exit code is 1:\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for n in 1..=5 {
+        let v = verdict(&out, n);
+        assert!(v.starts_with(&format!("PASS finding-{n}: ")), "{v}");
+        assert!(v.contains(" — "), "claim and numbers: {v}");
+    }
+    // The Galaxy S II bands are missed (host share ≈ 44 % at 16 KiB): the
+    // verdict says so with the numbers.
+    let v6 = verdict(&out, 6);
+    assert!(
+        v6.starts_with("FAIL finding-6: host software is ≥ 80 %"),
+        "{v6}"
+    );
+    assert!(v6.contains("16 KiB") && v6.contains("MISSED"), "{v6}");
+    // Verdicts carry measured numbers, not just the claim.
+    assert!(verdict(&out, 1).contains("IOPS") && verdict(&out, 1).contains('×'));
+    assert!(verdict(&out, 5).contains("Jain deadline 0.9"));
+
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    for n in 1..=6 {
+        let png = std::fs::read(dir.join(format!("finding-{n}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "finding-{n}.png");
+        let svg = std::fs::read_to_string(dir.join(format!("finding-{n}.svg"))).unwrap();
+        assert!(
+            svg.contains("<svg") && svg.contains("<rect"),
+            "finding-{n}.svg"
+        );
+        let csv = std::fs::read_to_string(dir.join(format!("finding-{n}.csv"))).unwrap();
+        let mut lines = csv.lines();
+        assert!(
+            lines.next().unwrap().starts_with("profile,"),
+            "finding-{n}.csv"
+        );
+        let first = lines
+            .next()
+            .unwrap_or_else(|| panic!("finding-{n}.csv has no data"));
+        assert!(first.starts_with("generic,"), "{first}");
+        assert!(
+            html.contains(&format!("id=\"figure-{n}\"")),
+            "figure {n} on the page"
+        );
+    }
+    // Finding 3's data has one row per scheduler.
+    let f3 = std::fs::read_to_string(dir.join("finding-3.csv")).unwrap();
+    assert_eq!(f3.lines().count(), 1 + 13, "{f3}");
+    // The page: self-contained (no script, no remote resource), with the
+    // version, the command and the published numbers beside simulated ones.
+    assert!(!html.contains("<script"));
+    assert!(!html.contains("src=\"http"));
+    assert!(html.contains("mmcsim 0."), "version on the page");
+    assert!(
+        html.contains("simctl reproduce --out"),
+        "command line on the page"
+    );
+    assert!(
+        html.contains("&gt; 90 % (band ≥ 80 %)"),
+        "published band of finding 6"
+    );
+    assert!(
+        html.contains("rand16-128m.toml scheduler.name=deadline"),
+        "runs listed"
+    );
+}
+
+#[test]
+fn the_page_renders_in_headless_chromium_with_every_figure() {
+    let (_, dir) = full_run();
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+    else {
+        println!(
+            "SKIPPED: no chromium here (install Debian's `chromium` package; .ci/run does when it can)"
+        );
+        return;
+    };
+    let page = format!("file://{}", dir.join("index.html").display());
+    let run = |extra: &[&str]| {
+        let o = Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+            ])
+            .args(extra)
+            .arg(&page)
+            .output()
+            .expect("chromium runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    // The DOM after layout: every figure holds an SVG with drawn content.
+    let dom = stdout(&run(&["--dump-dom"]));
+    for n in 1..=6 {
+        let start = dom
+            .find(&format!("<figure id=\"figure-{n}\">"))
+            .unwrap_or_else(|| panic!("figure {n} missing from the rendered DOM"));
+        let fig = &dom[start..start + dom[start..].find("</figure>").unwrap()];
+        assert!(fig.contains("<svg"), "figure {n} has no SVG");
+        let shapes: usize = ["<rect", "<circle", "<line", "<polyline", "<path"]
+            .iter()
+            .map(|t| fig.matches(t).count())
+            .sum();
+        // Bars or dots beyond the background, plus axes and grid lines.
+        let marks = fig.matches("<rect").count() - 1 + fig.matches("<circle").count();
+        assert!(
+            shapes > 20 && marks >= 2,
+            "figure {n} is empty ({shapes} shapes, {marks} marks)"
+        );
+        assert!(fig.contains("<text"), "figure {n} has no labels");
+    }
+    // A screenshot of the top of the page is not blank.
+    let shot = dir.join("screenshot.png");
+    run(&[
+        &format!("--screenshot={}", shot.display()),
+        "--window-size=1280,2000",
+    ]);
+    let (distinct, coloured) = pixel_stats(&shot);
+    assert!(
+        distinct > 50,
+        "the screenshot has {distinct} colours: blank?"
+    );
+    assert!(
+        coloured > 10_000,
+        "{coloured} saturated pixels: no bars drawn?"
+    );
+}
+
+/// Distinct colours and strongly coloured (bar-like) pixels of a PNG.
+fn pixel_stats(path: &Path) -> (usize, usize) {
+    let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let mut colours = std::collections::BTreeSet::new();
+    let mut coloured = 0;
+    for px in buf[..info.buffer_size()].chunks(channels) {
+        let (r, g, b) = (px[0], px[1], px[2]);
+        colours.insert((r, g, b));
+        let (hi, lo) = (r.max(g).max(b), r.min(g).min(b));
+        if hi - lo > 80 {
+            coloured += 1;
+        }
+    }
+    (colours.len(), coloured)
+}
+
+#[test]
+fn breaking_read_ahead_and_the_device_read_buffer_fails_finding_1() {
+    let dir = scratch("reproduce_broken");
+    let o = reproduce(&[
+        "1",
+        "--set",
+        "queue.read_ahead_kb=0",
+        "--set",
+        "device.read_buffer.prefetch_kib=0",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let v = verdict(&out, 1);
+    assert!(v.starts_with("FAIL finding-1: "), "{v}");
+    // Only the selected finding ran.
+    assert!(!out.contains("finding-2"), "{out}");
+    assert!(dir.join("finding-1.png").is_file() && !dir.join("finding-2.png").exists());
+}
+
+#[test]
+fn outputs_are_byte_identical_for_any_number_of_workers() {
+    let files = [
+        "finding-2.csv",
+        "finding-2.svg",
+        "finding-2.png",
+        "finding-4.csv",
+        "finding-4.svg",
+        "index.html",
+    ];
+    let mut seen: Vec<Vec<Vec<u8>>> = Vec::new();
+    for jobs in ["1", "2"] {
+        let dir = scratch(&format!("reproduce_jobs{jobs}"));
+        // The same --out text in both runs: the page shows the command.
+        let o = Command::new(env!("CARGO_BIN_EXE_simctl"))
+            .args(["reproduce", "finding-2", "4", "--jobs", jobs, "--out", "."])
+            .arg("--configs")
+            .arg(root().join("configs"))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        seen.push(
+            files
+                .iter()
+                .map(|f| std::fs::read(dir.join(f)).unwrap())
+                .collect(),
+        );
+    }
+    for (i, f) in files.iter().enumerate() {
+        assert!(
+            seen[0][i] == seen[1][i],
+            "{f} differs between --jobs 1 and 2"
+        );
+    }
+}
+
+#[test]
+fn unusable_input_exits_2_and_says_what_is_wrong() {
+    let dir = scratch("reproduce_bad");
+    let d = dir.to_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["9", "--out", d],
+            "unknown finding `9`; known: 1, 2, 3, 4, 5, 6",
+        ),
+        (
+            &["1", "--phone", "nokia-3310", "--out", d],
+            "--phone nokia-3310: unknown phone",
+        ),
+        (&["1", "--set", "queue.bogus=1", "--out", d], "bogus"),
+        (
+            &["1", "--set", "nonsense", "--out", d],
+            "expected KEY=VALUE",
+        ),
+    ];
+    for (args, msg) in cases {
+        let o = reproduce(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(msg), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(
+        !dir.join("index.html").exists(),
+        "nothing written on unusable input"
+    );
+}
+
+#[test]
+fn a_phone_file_is_applied_to_every_run_and_named_in_the_outputs() {
+    let dir = scratch("reproduce_phone");
+    let phone = dir.join("cmdq-phone.toml");
+    std::fs::write(
+        &phone,
+        format!(
+            "name = \"cmdq-phone\"\ndescription = \"test phone\"\ndevice = \"{}\"\n",
+            root()
+                .join("configs/devices/generic-emmc51-cmdq.toml")
+                .display()
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let o = reproduce(&[
+        "1",
+        "--phone",
+        phone.to_str().unwrap(),
+        "--phone",
+        "generic",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(1),
+        "{out}"
+    );
+    let v = verdict(&out, 1);
+    assert!(
+        v.contains("cmdq-phone: sequential") && v.contains("; generic: sequential"),
+        "{v}"
+    );
+    let csv = std::fs::read_to_string(out_dir.join("finding-1.csv")).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| l.starts_with("cmdq-phone,")).count(),
+        2,
+        "{csv}"
+    );
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    assert!(
+        html.contains("generic-emmc51-cmdq"),
+        "the phone's device on the page"
+    );
+}
