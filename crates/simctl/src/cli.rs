@@ -31,18 +31,21 @@ pub enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
-    /// Run a scenario file (TOML): device, host, queue, scheduler,
-    /// preconditioning, files and synthetic jobs or a trace.
+    /// Run a scenario file (TOML: device, host, queue, scheduler,
+    /// preconditioning, files and synthetic jobs or a trace) or an fio job
+    /// file (`.fio`, or detected from its content) on the default device,
+    /// host and scheduler.
     Run {
-        /// Scenario file, e.g. configs/scenarios/rand16-128m.toml.
+        /// Scenario file, e.g. configs/scenarios/rand16-128m.toml, or fio
+        /// job file, e.g. configs/fio/randread-4k.fio.
         scenario: PathBuf,
         #[command(flatten)]
         run: RunArgs,
     },
-    /// Run one workload (a scenario .toml or a trace) under several
-    /// schedulers and show them side by side.
+    /// Run one workload (a scenario .toml, an fio job file or a trace)
+    /// under several schedulers and show them side by side.
     Compare {
-        /// Scenario file (.toml) or trace file.
+        /// Scenario file (.toml), fio job file (.fio) or trace file.
         workload: PathBuf,
         /// `all`, or a comma-separated list of NAME[:TUNABLE=VALUE]...,
         /// e.g. `deadline,cfq,cfq:slice_idle=0`.
@@ -376,6 +379,11 @@ pub struct SimArgs {
     /// Write the JSON report to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the report as a tidy CSV table to FILE (`-` for stdout): one
+    /// row per run, scheduler and metric, columns
+    /// run,scenario,scheduler,seed,metric,value,unit.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     /// Do not print the summary table.
     #[arg(long, short)]
     pub quiet: bool,

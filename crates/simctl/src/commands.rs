@@ -21,7 +21,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
         }
         Command::Run { scenario, run } => {
             let sets = overrides(&run.sim, run.scheduler.as_deref())?;
-            let sc = Scenario::load(&scenario, &sets)?;
+            let sc = load_workload(&scenario, &sets)?;
             simulate(sc, &run, &[scenario.as_path()], registry, out)
         }
         Command::Compare {
@@ -33,7 +33,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             replay,
         } => {
             let mut sets = replay.sets();
-            if workload.extension().is_some_and(|e| e == "toml") && !sets.is_empty() {
+            if crate::compare::is_scenario(&workload) && !sets.is_empty() {
                 let given: Vec<String> = sets
                     .iter()
                     .map(|(k, _)| format!("--{}", k["trace.".len()..].replace('_', "-")))
@@ -44,15 +44,32 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
                 );
             }
             sets.extend(overrides(&sim, None)?);
+            refuse_clashing_outputs(&[
+                ("--json", sim.json.as_deref()),
+                ("--csv", sim.csv.as_deref()),
+            ])?;
+            for (flag, o) in [("--json", &sim.json), ("--csv", &sim.csv)] {
+                if let Some(o) = o {
+                    refuse_input(flag, o, &[("workload".to_string(), workload.clone())])?;
+                }
+            }
             let entries = crate::compare::parse_entries(&schedulers, registry)?;
             let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)?;
             if let Some(p) = &sim.json {
                 write_out(p, &(serde_json::to_string_pretty(&c)? + "\n"), out)?;
             }
+            if let Some(p) = &sim.csv {
+                let runs: Vec<(&str, &mmcsim::sim::Report)> = c
+                    .reports
+                    .iter()
+                    .map(|o| (o.label.as_str(), &o.report))
+                    .collect();
+                crate::csv_out::write(p, &runs, out)?;
+            }
             if let Some(prefix) = &plot {
                 crate::compare::figure(&c)?.write_both(prefix)?;
             }
-            if !sim.quiet && sim.json.as_deref() != Some(Path::new("-")) {
+            if !sim.quiet && !to_stdout(&sim) {
                 write!(out, "{}", crate::compare::table(&c))?;
             }
             Ok(ExitCode::SUCCESS)
@@ -191,33 +208,86 @@ fn refuse_overwriting_inputs(sc: &Scenario, a: &RunArgs, scenario: &[&Path]) -> 
     let outputs = [
         ("--log", a.log.as_deref()),
         ("--json", a.sim.json.as_deref()),
+        ("--csv", a.sim.csv.as_deref()),
         ("--save-state", a.save_state.as_deref()),
     ];
     for (flag, out) in outputs {
-        let Some(out) = out.filter(|p| *p != Path::new("-")) else {
-            continue;
-        };
-        let Ok(o) = std::fs::canonicalize(out) else {
-            continue;
-        };
-        for (what, input) in &inputs {
-            if std::fs::canonicalize(input).is_ok_and(|i| i == o) {
-                anyhow::bail!(
-                    "{flag} {}: this is the {what} the run reads; refusing to overwrite an input (choose another output file)",
-                    out.display()
-                );
-            }
+        if let Some(out) = out {
+            refuse_input(flag, out, &inputs)?;
         }
     }
-    if let (Some(l), Some(j)) = (&a.log, &a.sim.json) {
-        if l == j && l != Path::new("-") {
+    refuse_clashing_outputs(&outputs)
+}
+
+/// Refuses output `out` of option `flag` when it names one of `inputs`
+/// (what, path) that exists.
+fn refuse_input(flag: &str, out: &Path, inputs: &[(String, std::path::PathBuf)]) -> Result<()> {
+    if out == Path::new("-") {
+        return Ok(());
+    }
+    let Ok(o) = std::fs::canonicalize(out) else {
+        return Ok(());
+    };
+    for (what, input) in inputs {
+        if std::fs::canonicalize(input).is_ok_and(|i| i == o) {
             anyhow::bail!(
-                "--log and --json both name {}: choose two different files",
-                l.display()
+                "{flag} {}: this is the {what} the run reads; refusing to overwrite an input (choose another output file)",
+                out.display()
             );
         }
     }
     Ok(())
+}
+
+/// Refuses two output options naming the same file (standard output `-`
+/// may be named by one only).
+fn refuse_clashing_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    for (i, (f1, p1)) in outputs.iter().enumerate() {
+        for (f2, p2) in &outputs[i + 1..] {
+            if let (Some(a), Some(b)) = (p1, p2) {
+                if a == b {
+                    anyhow::bail!(
+                        "{f1} and {f2} both name {}: choose two different files",
+                        a.display()
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// True when the JSON report or the CSV table goes to standard output
+/// (the summary table then stays off it).
+fn to_stdout(a: &SimArgs) -> bool {
+    [&a.json, &a.csv]
+        .iter()
+        .any(|p| p.as_deref() == Some(Path::new("-")))
+}
+
+/// Loads the workload file of `run` or `compare`: an fio job file
+/// (extension `.fio`, or detected from its content) translated into a
+/// scenario on the default device, host and scheduler, or a scenario
+/// TOML; `sets` apply to either.
+pub(crate) fn load_workload(path: &Path, sets: &[(String, String)]) -> Result<Scenario> {
+    use mmcsim::workload::fio_job;
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) if fio_job::is_job_file(path, &t) => t,
+        // A scenario, or unreadable: the scenario loader says why.
+        _ => return Ok(Scenario::load(path, sets)?),
+    };
+    let source = path.display().to_string();
+    let name = path
+        .file_stem()
+        .map_or_else(|| source.clone(), |s| s.to_string_lossy().into_owned());
+    let w = fio_job::parse(&text, &source, &name)?;
+    let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    Ok(Scenario::from_toml(
+        &w.to_scenario_toml()?,
+        &source,
+        base,
+        sets,
+    )?)
 }
 
 fn simulate(
@@ -268,7 +338,10 @@ fn simulate(
     if let Some(p) = &a.sim.json {
         write_out(p, &(report.to_json() + "\n"), out)?;
     }
-    if !a.sim.quiet && a.sim.json.as_deref() != Some(Path::new("-")) {
+    if let Some(p) = &a.sim.csv {
+        crate::csv_out::write(p, &[(report.scheduler.name.as_str(), &report)], out)?;
+    }
+    if !a.sim.quiet && !to_stdout(&a.sim) {
         write!(out, "{}", report.to_table())?;
     }
     Ok(ExitCode::SUCCESS)

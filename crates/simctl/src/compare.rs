@@ -94,7 +94,22 @@ pub struct Comparison {
     pub reports: Vec<Outcome>,
 }
 
-/// Runs `workload` (a scenario `.toml` or a trace) under every entry.
+/// True when `workload` is a scenario (`.toml`) or an fio job file rather
+/// than a trace.
+pub fn is_scenario(workload: &Path) -> bool {
+    use mmcsim::workload::fio_job::{is_job_file, DETECT_BYTES};
+    use std::io::Read;
+    if workload.extension().is_some_and(|e| e == "toml") {
+        return true;
+    }
+    let mut head = Vec::new();
+    let read =
+        std::fs::File::open(workload).and_then(|f| f.take(DETECT_BYTES).read_to_end(&mut head));
+    read.is_ok() && is_job_file(workload, &String::from_utf8_lossy(&head))
+}
+
+/// Runs `workload` (a scenario `.toml`, an fio job file or a trace) under
+/// every entry.
 pub fn run(
     workload: &Path,
     entries: &[Entry],
@@ -102,7 +117,7 @@ pub fn run(
     registry: &Registry,
     jobs: Option<usize>,
 ) -> Result<Comparison> {
-    let is_scenario = workload.extension().is_some_and(|e| e == "toml");
+    let is_scenario = is_scenario(workload);
     let scenario_for = |e: &Entry| -> Result<Scenario> {
         let mut s = sets.to_vec();
         s.push(("scheduler.name".into(), e.scheduler.clone()));
@@ -110,7 +125,7 @@ pub fn run(
             s.push((format!("iosched.{k}"), v.clone()));
         }
         let sc = if is_scenario {
-            Scenario::load(workload, &s)?
+            crate::commands::load_workload(workload, &s)?
         } else {
             Scenario::for_trace(workload, &s)?
         };

@@ -12,6 +12,7 @@ mod check;
 mod cli;
 mod commands;
 mod compare;
+mod csv_out;
 mod generate;
 mod output;
 mod plot;

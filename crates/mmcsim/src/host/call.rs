@@ -42,6 +42,9 @@ pub struct Call {
     pub split: Split,
     /// Issue a cache flush once the data bios complete (fsync, O_SYNC).
     pub then_flush: bool,
+    /// An asynchronous I/O (io_submit): it completes without its thread
+    /// waiting in the call ([`super::Host::aio_submit`]).
+    pub aio: bool,
 }
 
 impl Call {
@@ -56,6 +59,7 @@ impl Call {
             mark: now,
             split: Split::default(),
             then_flush: false,
+            aio: false,
         }
     }
 

@@ -58,6 +58,9 @@ pub enum HostEvent {
     Jbd2Submit,
     /// The `commit=` timer of transaction `tid` expires.
     CommitTimer(u64),
+    /// One of a task's asynchronous I/Os completed and the task has reaped
+    /// it (`io_getevents`).
+    Reaped(u32),
 }
 
 /// An event type that can carry the host's events and those of the stages
@@ -135,6 +138,9 @@ pub struct Host {
     pub(super) max_bio_sectors: u32,
     /// The journal thread (ext4 with a journal).
     pub(super) kj: Kjournald,
+    /// Tasks in `io_getevents`: `(task, 0)` asleep, waiting for an
+    /// asynchronous I/O; `(task, t)` being woken, running from `t` ns.
+    aio_sleepers: Vec<(u32, Ns)>,
 }
 
 impl Host {
@@ -171,6 +177,7 @@ impl Host {
             runs: Vec::with_capacity(8),
             max_bio_sectors,
             kj: Kjournald::default(),
+            aio_sleepers: Vec::new(),
         }
     }
 
@@ -307,6 +314,13 @@ impl Host {
             HostEvent::FlusherTick => self.flusher_tick(now, workload_running, b),
             HostEvent::Jbd2Submit => self.jbd2_submit(now, b),
             HostEvent::CommitTimer(tid) => self.commit_timer(now, tid, b),
+            HostEvent::Reaped(t) => {
+                // The thread runs as it reaps: it no longer sleeps in
+                // io_getevents (it may have gone to sleep after this
+                // completion arrived, before reaping it).
+                self.aio_sleepers.retain(|&(s, _)| s != t);
+                return Some(t);
+            }
         }
         None
     }
@@ -327,6 +341,79 @@ impl Host {
             Syscall::Sync => self.sync(now, t, b),
             other => self.namei(now, t, other, b),
         }
+    }
+
+    /// Thread `t` submits one asynchronous O_DIRECT read or write of
+    /// `bytes` at `offset` of its descriptor `fd` at `now` (`io_submit` of
+    /// one iocb, as fio's libaio and io_uring engines do at
+    /// `iodepth_batch=1`): the system call entry, the file-system mapping
+    /// and the block submission run on the thread's core, then the thread
+    /// goes on without waiting. Returns when `io_submit` returns. The I/O
+    /// is recorded as one call from `now` to its completion, which the
+    /// thread learns of through [`HostEvent::Reaped`]; a thread asleep in
+    /// [`Host::aio_getevents`] is woken for it first.
+    #[allow(clippy::too_many_arguments)]
+    pub fn aio_submit<E: HostEvents>(
+        &mut self,
+        now: Ns,
+        t: u32,
+        fd: Fd,
+        op: Op,
+        offset: u64,
+        bytes: u64,
+        b: &mut Below<E>,
+    ) -> Ns {
+        let kind = if op == Op::Read {
+            CallKind::Read
+        } else {
+            CallKind::Write
+        };
+        let mut c = Call::new(now, t, kind, bytes);
+        c.aio = true;
+        let call = self.calls.insert(c);
+        let entered = self.enter(now, t, call, bytes);
+        let task = &mut self.tasks[t as usize];
+        let direct = task.file(fd).is_some_and(|f| f.flags.direct);
+        if bytes == 0 || !direct {
+            // Nothing to move, or not an O_DIRECT descriptor (the jobs
+            // submit asynchronously on O_DIRECT only): it completes at once.
+            self.aio_complete(entered, call, b);
+            return entered;
+        }
+        task.fd = fd;
+        task.after_io = AfterIo::Return;
+        self.direct_io(now, entered, t, call, op, offset, bytes, b)
+    }
+
+    /// Thread `t` waits in `io_getevents` for one of its asynchronous I/Os
+    /// to complete: the next completion wakes it (remote wake-up cost).
+    pub fn aio_getevents(&mut self, t: u32) {
+        if !self.aio_sleepers.iter().any(|&(s, _)| s == t) {
+            self.aio_sleepers.push((t, 0));
+        }
+    }
+
+    /// Asynchronous call `id` completed at `now`: its thread, woken first
+    /// when asleep in `io_getevents`, reaps it; it is recorded.
+    fn aio_complete<E: HostEvents>(&mut self, now: Ns, id: u32, b: &mut Below<E>) {
+        let t = self.calls[id].thread;
+        let done = match self.aio_sleepers.iter().position(|&(s, _)| s == t) {
+            Some(i) if self.aio_sleepers[i].1 == 0 => {
+                let wake = now + self.cpu.with(|c| c.wake_thread(t, now));
+                self.aio_sleepers[i].1 = wake;
+                self.calls[id].charge(Layer::IrqWakeup, wake);
+                wake
+            }
+            // Its wake-up is under way: it reaps this one once running.
+            Some(i) => {
+                let running = self.aio_sleepers[i].1.max(now);
+                self.calls[id].charge(Layer::IrqWakeup, running);
+                running
+            }
+            None => now,
+        };
+        self.calls.remove(id).finish(done, b.collector);
+        b.q.at(done, HostEvent::Reaped(t));
     }
 
     /// A call that fails at once with `err` (after the system call cost).
@@ -412,7 +499,8 @@ impl Host {
 
     /// O_DIRECT: bios of at most max_sectors_kb go straight to the block
     /// layer after the system call and the per-bio cost; a synchronous
-    /// write is then synced (raw layout: a cache flush).
+    /// write is then synced (raw layout: a cache flush). Returns when the
+    /// submission ends (the thread is free again for an asynchronous call).
     #[allow(clippy::too_many_arguments)]
     fn direct_io<E: HostEvents>(
         &mut self,
@@ -424,9 +512,12 @@ impl Host {
         off: u64,
         bytes: u64,
         b: &mut Below<E>,
-    ) {
+    ) -> Ns {
+        let aio = self.calls[call].aio;
         let task = &mut self.tasks[t as usize];
-        task.phase = Phase::WaitIo;
+        if !aio {
+            task.phase = Phase::WaitIo;
+        }
         let (mapping, node, flags) = (task.cur().mapping, task.cur().node, task.cur().flags);
         let mut bios = std::mem::take(&mut task.pending_bios);
         let mut n = 0;
@@ -442,9 +533,13 @@ impl Host {
                 if op == Op::Write {
                     if let Err(e) = fs.direct_write(ino, off, bytes, pid, &mut self.cache, now) {
                         task.pending_bios = bios;
-                        self.tasks[t as usize].ret = -e.code();
-                        b.q.at(entered, HostEvent::Return(t));
-                        return;
+                        if aio {
+                            self.aio_complete(entered, call, b);
+                        } else {
+                            self.tasks[t as usize].ret = -e.code();
+                            b.q.at(entered, HostEvent::Return(t));
+                        }
+                        return entered;
                     }
                     if flags.any_sync() {
                         task.after_io = AfterIo::Sync {
@@ -477,6 +572,10 @@ impl Host {
             // A read of holes only: zeros, no I/O.
             self.calls[call].then_flush = false;
             let at = entered;
+            if aio {
+                self.aio_complete(at, call, b);
+                return at;
+            }
             match task.after_io {
                 AfterIo::Return => b.q.at(at, HostEvent::Return(t)),
                 AfterIo::Sync { datasync } => {
@@ -484,11 +583,12 @@ impl Host {
                     b.q.at(at, HostEvent::Step(t));
                 }
             }
-            return;
+            return at;
         }
         self.calls[call].pending = n;
         let at = self.submit_cost(t, entered, n);
         b.q.at(at, HostEvent::SubmitPlug(t));
+        at
     }
 
     /// Continues task `t`'s current call.
@@ -842,6 +942,9 @@ impl Host {
             let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, id);
             b.block.submit(now, [bio], b.driver, b.q);
             return;
+        }
+        if self.calls[id].aio {
+            return self.aio_complete(now, id, b);
         }
         let wake = self.wake(t, now);
         let task = &mut self.tasks[t as usize];

@@ -214,6 +214,8 @@ struct ThreadAcc {
     bytes: u64,
     first_issue: Option<Ns>,
     last_done: Ns,
+    /// Calls completing before this time are not recorded (ramp-up), ns.
+    ramp_end: Ns,
 }
 
 /// Kind of a completed call, for the counters.
@@ -305,11 +307,28 @@ impl Collector {
             bytes: 0,
             first_issue: None,
             last_done: 0,
+            ramp_end: 0,
         });
+    }
+
+    /// Excludes thread `id`'s calls completing before `end` (ns) from the
+    /// statistics: its ramp-up (fio `ramp_time`). The thread must have
+    /// been declared.
+    pub fn set_ramp_end(&mut self, id: u32, end: Ns) {
+        if let Some(Some(t)) = self.threads.get_mut(id as usize) {
+            t.ramp_end = end;
+        }
     }
 
     /// Records one finished call.
     pub fn record(&mut self, c: &CallRecord) {
+        if self
+            .threads
+            .get(c.thread as usize)
+            .is_some_and(|t| t.as_ref().is_some_and(|t| c.done < t.ramp_end))
+        {
+            return;
+        }
         let lat = c.done.saturating_sub(c.issue);
         self.all.record(lat);
         match c.kind {

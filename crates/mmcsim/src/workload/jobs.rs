@@ -2,19 +2,26 @@
 //! (from before the run) and issues its next `pread`/`pwrite` to the host
 //! when the previous call returns, plus its think time, until its request
 //! count or duration runs out; every `fsync_every` (`fdatasync_every`)
-//! writes it calls fsync() (fdatasync()). Scripted threads issue their
-//! list of system calls in order instead.
+//! writes it calls fsync() (fdatasync()). A thread of an asynchronous
+//! engine on O_DIRECT (`libaio`, `io_uring`) instead submits without
+//! waiting, up to `iodepth` I/Os in flight, sleeps in `io_getevents` when
+//! the depth is reached, and goes on as each completion is reaped; before
+//! an fsync() it lets its I/Os drain, as fio does. A `readwrite` job draws
+//! each call's direction from its thread's stream (`rwmix_read` percent
+//! reads); a sequential one keeps one position per direction, as fio does.
+//! Scripted threads issue their list of system calls in order instead.
 
 use super::program::{Action, Program};
 use super::script::{self, ScriptStep, CURRENT_FD};
-use super::spec::{JobOp, JobSpec, ScriptSpec};
+use super::spec::{JobOp, JobSpec, Order, Pattern, ScriptSpec};
 use super::sqlite::session::IoMark;
 use super::synthetic::OffsetGen;
 use crate::engine::{component_rng, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::host::{Below, Fd, Host, HostEvents, OpenFlags, Syscall, Task};
 use crate::stats::report::Collector;
-use crate::types::{us_to_ns, IoPrio, Ns, NS_PER_MS};
+use crate::types::{us_to_ns, IoPrio, Ns, Op, NS_PER_MS};
+use rand::Rng;
 
 /// Events of the synthetic workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +59,6 @@ struct JobThread {
     remaining: u64,
     stop_at: Option<Ns>,
     think: Ns,
-    op: JobOp,
     /// fsync() after this many writes (0 = never).
     fsync_every: u32,
     /// fdatasync() after this many writes (0 = never).
@@ -60,6 +66,21 @@ struct JobThread {
     writes_since_fsync: u32,
     request_bytes: u64,
     finished: bool,
+    /// Percent of calls that are reads (100 for a read job, 0 for a write
+    /// job).
+    read_percent: u32,
+    /// The offsets of a sequential or strided mixed job's writes (its
+    /// reads use `gen`).
+    write_gen: Option<OffsetGen>,
+    /// I/Os the thread may keep in flight: `iodepth` when it submits
+    /// asynchronously, else 0 (synchronous calls).
+    depth: u32,
+    /// Asynchronous I/Os submitted and not yet reaped.
+    in_flight: u32,
+    /// Asleep in `io_getevents` until a completion is reaped.
+    blocked: bool,
+    /// In a synchronous system call (its return resumes the thread).
+    in_call: bool,
 }
 
 /// The threads of every job.
@@ -98,14 +119,27 @@ impl Jobs {
                 format!("/{}", job.file)
             };
             let file_bytes = host.file_size(&path).expect("validated: job file exists");
+            job.check_io().map_err(Error::config)?;
             let flags = OpenFlags {
                 direct: job.direct,
                 sync: job.sync,
                 ..OpenFlags::default()
             };
+            let read_percent = match job.op {
+                JobOp::Read => 100,
+                JobOp::Write => 0,
+                JobOp::Readwrite => job.rwmix_read.unwrap_or(50),
+            };
+            let depth = if job.submits_async() { job.iodepth } else { 0 };
             for t in 0..job.threads {
                 let mut rng = component_rng(seed, &format!("job{ji}.thread{t}"));
                 let gen = OffsetGen::new(job, file_bytes, &mut rng);
+                // A sequential mix keeps one position per direction (fio's
+                // last_pos[ddir]); a random one shares its offsets.
+                let write_gen = (job.op == JobOp::Readwrite
+                    && job.pattern != Pattern::Random
+                    && job.order != Order::Shuffled)
+                    .then(|| gen.clone());
                 // Without `requests`, a job with a duration runs until it
                 // ends; one without makes one pass over its region.
                 let remaining = match (job.requests, job.duration_ms) {
@@ -119,6 +153,10 @@ impl Jobs {
                     .open_untimed(id, &path, flags)
                     .map_err(|e| Error::config(e.to_string()))?;
                 collector.add_thread(id, &job.name, pid);
+                if job.ramp_ms > 0.0 {
+                    let end = ((job.start_ms + job.ramp_ms) * NS_PER_MS as f64).round() as Ns;
+                    collector.set_ramp_end(id, end);
+                }
                 threads.push(JobThread {
                     fd,
                     script: None,
@@ -130,12 +168,17 @@ impl Jobs {
                         .duration_ms
                         .map(|d| ((job.start_ms + d) * NS_PER_MS as f64).round() as Ns),
                     think: us_to_ns(job.think_time_us),
-                    op: job.op,
                     fsync_every: job.fsync_every,
                     fdatasync_every: job.fdatasync_every,
                     writes_since_fsync: 0,
                     request_bytes: job.request_bytes,
                     finished: false,
+                    read_percent,
+                    write_gen,
+                    depth,
+                    in_flight: 0,
+                    blocked: false,
+                    in_call: false,
                 });
             }
         }
@@ -162,12 +205,17 @@ impl Jobs {
                 remaining: 0,
                 stop_at: None,
                 think: us_to_ns(s.think_time_us),
-                op: JobOp::Read,
                 fsync_every: 0,
                 fdatasync_every: 0,
                 writes_since_fsync: 0,
                 request_bytes: 0,
                 finished: false,
+                read_percent: 0,
+                write_gen: None,
+                depth: 0,
+                in_flight: 0,
+                blocked: false,
+                in_call: false,
             });
         }
         let active = threads.len() as u32;
@@ -203,7 +251,7 @@ impl Jobs {
     /// True when some job writes through the page cache (so the writeback
     /// flusher runs).
     pub fn buffered_writes(jobs: &[JobSpec], scripts: &[ScriptSpec]) -> bool {
-        jobs.iter().any(|j| j.op == JobOp::Write && !j.direct) || !scripts.is_empty()
+        jobs.iter().any(|j| j.op != JobOp::Read && !j.direct) || !scripts.is_empty()
     }
 
     /// Schedules every thread's first call.
@@ -273,33 +321,62 @@ impl Jobs {
             return self.script_issue(now, t, host, b);
         }
         // An fsync() (fdatasync()) is due after every `fsync_every`
-        // (`fdatasync_every`) writes.
+        // (`fdatasync_every`) writes; asynchronous I/O drains first.
         let fd = th.fd;
-        if th.fsync_every > 0 && th.writes_since_fsync >= th.fsync_every {
-            th.writes_since_fsync = 0;
-            host.syscall(now, t, Syscall::Fsync { fd }, b);
+        let fsync_due = th.fsync_every > 0 && th.writes_since_fsync >= th.fsync_every;
+        let fdatasync_due = th.fdatasync_every > 0 && th.writes_since_fsync >= th.fdatasync_every;
+        let done = th.remaining == 0 || th.stop_at.is_some_and(|s| now >= s);
+        let full = th.depth > 0 && th.in_flight >= th.depth;
+        if th.in_flight > 0 && (fsync_due || fdatasync_due || done || full) {
+            th.blocked = true;
+            host.aio_getevents(t);
             return;
         }
-        if th.fdatasync_every > 0 && th.writes_since_fsync >= th.fdatasync_every {
+        if fsync_due || fdatasync_due {
             th.writes_since_fsync = 0;
-            host.syscall(now, t, Syscall::Fdatasync { fd }, b);
+            th.in_call = true;
+            let sc = if fsync_due {
+                Syscall::Fsync { fd }
+            } else {
+                Syscall::Fdatasync { fd }
+            };
+            host.syscall(now, t, sc, b);
             return;
         }
-        if th.remaining == 0 || th.stop_at.is_some_and(|s| now >= s) {
+        if done {
             th.finished = true;
             self.active -= 1;
             return;
         }
         th.remaining -= 1;
-        let offset = th.gen.next_offset(&mut th.rng);
-        let bytes = th.request_bytes;
-        let sc = match th.op {
-            JobOp::Read => Syscall::Pread { fd, offset, bytes },
-            JobOp::Write => {
-                th.writes_since_fsync += 1;
-                Syscall::Pwrite { fd, offset, bytes }
-            }
+        // The direction (mixed jobs draw it), then its offset.
+        let read = match th.read_percent {
+            100 => true,
+            0 => false,
+            p => th.rng.random_range(0..100u32) < p,
         };
+        let gen = match (&mut th.write_gen, read) {
+            (Some(w), false) => w,
+            _ => &mut th.gen,
+        };
+        let offset = gen.next_offset(&mut th.rng);
+        let bytes = th.request_bytes;
+        if !read {
+            th.writes_since_fsync += 1;
+        }
+        if th.depth > 0 {
+            let op = if read { Op::Read } else { Op::Write };
+            th.in_flight += 1;
+            let free = host.aio_submit(now, t, fd, op, offset, bytes, b);
+            b.q.at(free + th.think, JobEvent::Issue(t));
+            return;
+        }
+        let sc = if read {
+            Syscall::Pread { fd, offset, bytes }
+        } else {
+            Syscall::Pwrite { fd, offset, bytes }
+        };
+        th.in_call = true;
         host.syscall(now, t, sc, b);
     }
 
@@ -348,7 +425,17 @@ impl Jobs {
             }
             s.opening = false;
             s.closing = false;
+        } else if !th.in_call {
+            // An asynchronous I/O was reaped: a thread waiting for one
+            // goes on at once.
+            th.in_flight -= 1;
+            if th.blocked {
+                th.blocked = false;
+                q.at(now, JobEvent::Issue(t));
+            }
+            return;
         }
+        th.in_call = false;
         q.at(now + th.think, JobEvent::Issue(t));
     }
 }

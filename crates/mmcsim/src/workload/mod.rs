@@ -11,6 +11,7 @@
 //! the file, the 1-based line and the field, and says what was expected.
 
 pub mod androbench;
+pub mod fio_job;
 pub mod jobs;
 pub mod program;
 pub mod replay;

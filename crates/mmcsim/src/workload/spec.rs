@@ -16,6 +16,9 @@ pub enum JobOp {
     Read,
     /// write() calls.
     Write,
+    /// A mix of reads and writes (fio `rw=rw`/`randrw`): each call is a
+    /// read with probability `rwmix_read` percent, else a write.
+    Readwrite,
 }
 
 /// How a job picks offsets.
@@ -120,6 +123,60 @@ pub struct JobSpec {
     /// default: 1000 + 100 × job index.
     #[serde(default)]
     pub pid: Option<u32>,
+    /// Percent of a `readwrite` job's calls that are reads (fio
+    /// `rwmixread`), 0..=100; default 50.
+    #[serde(default)]
+    pub rwmix_read: Option<u32>,
+    /// How each thread issues its I/O (fio `ioengine`): synchronous
+    /// `pread`/`pwrite` (`psync`, the default) or asynchronous submission
+    /// (`libaio`, `io_uring`).
+    #[serde(default)]
+    pub ioengine: IoEngine,
+    /// I/Os a thread keeps in flight (fio `iodepth`), ≥ 1. Only the
+    /// asynchronous engines on `direct` I/O use more than 1 (each thread
+    /// submits without waiting and reaps completions); a synchronous
+    /// engine, like fio's, has one call in flight whatever the depth.
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    /// Ramp-up time, ms (fio `ramp_time`): calls completing in the first
+    /// `ramp_ms` after `start_ms` are excluded from the statistics (device
+    /// and block counters still see them). `duration_ms` includes it.
+    #[serde(default)]
+    pub ramp_ms: f64,
+}
+
+/// The most I/Os one thread may keep in flight (`iodepth`).
+pub const MAX_IODEPTH: u32 = 4096;
+
+/// How a job thread issues I/O (fio's `ioengine`, the ones mmcsim models).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum IoEngine {
+    /// `read()`/`write()` (fio `sync`; modelled as `pread`/`pwrite`, the
+    /// `lseek` fio adds for non-sequential offsets is not issued).
+    Sync,
+    /// `pread()`/`pwrite()` (fio `psync`).
+    #[default]
+    Psync,
+    /// `preadv()`/`pwritev()` of one vector (fio `pvsync`; modelled as
+    /// `pread`/`pwrite`).
+    Pvsync,
+    /// Linux native AIO (`io_submit`/`io_getevents`): asynchronous for
+    /// O_DIRECT; buffered I/O completes inside `io_submit`, so it behaves
+    /// as depth 1.
+    Libaio,
+    /// io_uring: asynchronous for O_DIRECT (buffered I/O with depth > 1
+    /// goes to io-wq workers, which mmcsim does not model).
+    #[serde(rename = "io_uring")]
+    IoUring,
+}
+
+impl IoEngine {
+    /// True for the engines that submit without waiting (libaio,
+    /// io_uring).
+    pub fn is_async(self) -> bool {
+        matches!(self, IoEngine::Libaio | IoEngine::IoUring)
+    }
 }
 
 fn one() -> u32 {
@@ -179,6 +236,53 @@ pub enum SchedPolicy {
 }
 
 impl JobSpec {
+    /// True when the job's threads submit asynchronously (an asynchronous
+    /// engine on O_DIRECT I/O), keeping up to `iodepth` I/Os in flight.
+    pub fn submits_async(&self) -> bool {
+        self.ioengine.is_async() && self.direct
+    }
+
+    /// Checks the fields the synthetic-job threads add to the scenario's
+    /// checks: the read/write mix, the engine and depth, the ramp.
+    pub fn check_io(&self) -> Result<(), String> {
+        let job = &self.name;
+        if let Some(p) = self.rwmix_read {
+            if p > 100 {
+                return Err(format!(
+                    "job `{job}`: rwmix_read = {p}: expected a percentage 0..=100"
+                ));
+            }
+            if self.op != JobOp::Readwrite {
+                return Err(format!(
+                    "job `{job}`: rwmix_read applies to op = \"readwrite\" only"
+                ));
+            }
+        }
+        if !(1..=MAX_IODEPTH).contains(&self.iodepth) {
+            return Err(format!(
+                "job `{job}`: iodepth = {}: expected 1..={MAX_IODEPTH} I/Os in flight per thread",
+                self.iodepth
+            ));
+        }
+        if self.ioengine == IoEngine::IoUring && !self.direct && self.iodepth > 1 {
+            return Err(format!(
+                "job `{job}`: io_uring with buffered I/O and iodepth > 1 runs on io-wq worker threads, which mmcsim does not model; use direct I/O or iodepth = 1"
+            ));
+        }
+        if self.submits_async() && self.sync {
+            return Err(format!(
+                "job `{job}`: O_SYNC writes with an asynchronous engine are not modelled; use a synchronous engine (psync) or fsync_every"
+            ));
+        }
+        if !(self.ramp_ms.is_finite() && self.ramp_ms >= 0.0) {
+            return Err(format!(
+                "job `{job}`: ramp_ms = {}: expected a finite time ≥ 0",
+                self.ramp_ms
+            ));
+        }
+        Ok(())
+    }
+
     /// The I/O priority of the job's threads: an explicit class and level
     /// where given; otherwise the class from the CPU policy and the level
     /// from nice (reference io-schedulers.md §0).

@@ -1,0 +1,182 @@
+//! `--csv FILE`: the reports of `run`, `replay` or `compare` as one tidy
+//! table, one row per (run, scheduler, metric).
+//!
+//! Columns: `run` (0 for `run`/`replay`; the entry's position for
+//! `compare`), `scenario` (the report's `run.name`), `scheduler` (the
+//! scheduler, or the compare entry as written, e.g. `cfq:slice_idle=0`),
+//! `seed`, `metric`, `value`, `unit`. A metric is a numeric leaf of the
+//! JSON report, its keys joined with dots (`latency_us.p99`,
+//! `device.waf`); an array element is named by its index
+//! (`threads.0.iops`). Values are written exactly as in the JSON report.
+//! Strings (scheduler tunables among them), booleans and nulls are not
+//! metrics and are left out. The unit comes from the key (`_us` → `us`,
+//! `mb_per_s` → `MB/s`, `iops` → `1/s`, ...), empty for counts and ratios
+//! without one.
+
+use anyhow::{Context, Result};
+use mmcsim::sim::Report;
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+
+/// The header row.
+pub const HEADER: [&str; 7] = [
+    "run",
+    "scenario",
+    "scheduler",
+    "seed",
+    "metric",
+    "value",
+    "unit",
+];
+
+/// One metric of one report: its dotted name, value text and unit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// Dotted key path in the JSON report.
+    pub name: String,
+    /// The value as the JSON report writes it.
+    pub value: String,
+    /// Unit (empty for counts and plain ratios).
+    pub unit: String,
+}
+
+/// Every numeric leaf of `report`, in the JSON report's key order.
+pub fn metrics(report: &Report) -> Result<Vec<Metric>> {
+    let v = serde_json::to_value(report).context("flattening the report")?;
+    let mut out = Vec::new();
+    let mut path = Vec::new();
+    walk(&v, &mut path, &mut out);
+    Ok(out)
+}
+
+/// Collects the numeric leaves under `v` at `path`.
+fn walk(v: &Value, path: &mut Vec<String>, out: &mut Vec<Metric>) {
+    match v {
+        Value::Number(n) => out.push(Metric {
+            name: path.join("."),
+            value: n.to_string(),
+            unit: unit_of(path).to_string(),
+        }),
+        Value::Object(m) => {
+            for (k, x) in m {
+                path.push(k.clone());
+                walk(x, path, out);
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                path.push(i.to_string());
+                walk(x, path, out);
+                path.pop();
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
+    }
+}
+
+/// Summary statistics whose unit is their parent's (`latency_us.p99`).
+const STATS: &[&str] = &[
+    "mean", "min", "max", "stddev", "p50", "p90", "p99", "p999", "total",
+];
+
+/// The unit of the metric at `path`.
+fn unit_of(path: &[String]) -> &'static str {
+    let leaf = path.last().map_or("", String::as_str);
+    if let Some(u) = key_unit(leaf) {
+        return u;
+    }
+    if leaf.ends_with("_share") || leaf.ends_with("_fraction") || leaf.ends_with("_rate") {
+        return "fraction";
+    }
+    let parent = path.len().checked_sub(2).map(|i| path[i].as_str());
+    match parent {
+        Some(p) if STATS.contains(&leaf) || p == "breakdown_us" || leaf.parse::<u64>().is_ok() => {
+            key_unit(p).unwrap_or("")
+        }
+        _ => "",
+    }
+}
+
+/// The unit a key's name states, if any.
+fn key_unit(k: &str) -> Option<&'static str> {
+    let u = if k.ends_with("mb_per_s") {
+        "MB/s"
+    } else if k == "iops" {
+        "1/s"
+    } else if k.ends_with("_us") {
+        "us"
+    } else if k.ends_with("_ns") {
+        "ns"
+    } else if k.ends_with("_ms") {
+        "ms"
+    } else if k.ends_with("_s") {
+        "s"
+    } else if k.ends_with("_mhz") {
+        "MHz"
+    } else if k.ends_with("_kib") || k.ends_with("_kb") {
+        "KiB"
+    } else if k.ends_with("_mib") {
+        "MiB"
+    } else if k.starts_with("bytes") || k.ends_with("_bytes") {
+        "bytes"
+    } else {
+        return None;
+    };
+    Some(u)
+}
+
+/// Writes the tidy table of `runs` (label, report) to `p` (`-`: `out`),
+/// atomically: into a temporary file beside `p`, renamed over it only
+/// when complete, so a failure leaves nothing.
+pub fn write(p: &Path, runs: &[(&str, &Report)], out: &mut dyn Write) -> Result<()> {
+    let mut buf = Vec::new();
+    {
+        let mut w = csv::Writer::from_writer(&mut buf);
+        w.write_record(HEADER)?;
+        for (i, (label, report)) in runs.iter().enumerate() {
+            let (run, seed) = (i.to_string(), report.run.seed.to_string());
+            for m in metrics(report)? {
+                w.write_record([
+                    run.as_str(),
+                    report.run.name.as_str(),
+                    label,
+                    seed.as_str(),
+                    m.name.as_str(),
+                    m.value.as_str(),
+                    m.unit.as_str(),
+                ])?;
+            }
+        }
+        w.flush()?;
+    }
+    if p == Path::new("-") {
+        out.write_all(&buf)?;
+        return Ok(());
+    }
+    crate::output::write_atomic(p, &buf).with_context(|| format!("--csv {}", p.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Vec<String> {
+        s.split('.').map(String::from).collect()
+    }
+
+    #[test]
+    fn units_come_from_the_keys() {
+        assert_eq!(unit_of(&p("latency_us.p99")), "us");
+        assert_eq!(unit_of(&p("read.mb_per_s")), "MB/s");
+        assert_eq!(unit_of(&p("throughput.iops")), "1/s");
+        assert_eq!(unit_of(&p("breakdown_us.device")), "us");
+        assert_eq!(unit_of(&p("breakdown_us.host_share")), "fraction");
+        assert_eq!(unit_of(&p("device_response_us.requests")), "");
+        assert_eq!(unit_of(&p("requests.bytes_read")), "bytes");
+        assert_eq!(unit_of(&p("simulated_time_s")), "s");
+        assert_eq!(unit_of(&p("device.waf")), "");
+        assert_eq!(unit_of(&p("device.die_busy_ns.1")), "ns");
+    }
+}
