@@ -45,7 +45,7 @@ pub mod host_interface;
 pub mod nand;
 mod oracle;
 mod precondition;
-mod state;
+pub mod state;
 mod stats;
 
 pub use cache::ENTRIES_PER_MAP_PAGE;
