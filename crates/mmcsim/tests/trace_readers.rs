@@ -203,11 +203,7 @@ fn mmc_ftrace_mainline() {
     assert_eq!(d.done_ns, Some(812_475_020_000));
     // two hosts: refused without a choice, filtered with one
     // (found while reading, at the first record of the second device)
-    let mut r = open(sample("mmc-ftrace.txt"), &OpenOptions::default()).unwrap();
-    let e = std::iter::from_fn(|| r.next_record())
-        .find_map(Result::err)
-        .expect("a second device is an error")
-        .to_string();
+    let e = first_error(&sample("mmc-ftrace.txt"), &OpenOptions::default());
     assert!(
         e.contains("2 devices (0, 1)") && e.contains("field `device`"),
         "{e}"
@@ -621,6 +617,16 @@ fn crc32(data: &[u8]) -> u32 {
     !c
 }
 
+/// The first error reading `path` gives (a multi-device trace read
+/// without a choice fails at the first record of its second device).
+fn first_error(path: &std::path::Path, opts: &OpenOptions) -> String {
+    let mut r = open(path, opts).unwrap();
+    std::iter::from_fn(|| r.next_record())
+        .find_map(Result::err)
+        .expect("an error")
+        .to_string()
+}
+
 // ---- public files -------------------------------------------------------
 
 #[test]
@@ -630,10 +636,7 @@ fn public_mqsim() {
     };
     assert_eq!(detect(&tpcc).unwrap(), Format::MqSim);
     assert_eq!(count(&tpcc, &all_devices()), 6_999);
-    let e = open(&tpcc, &OpenOptions::default())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = first_error(&tpcc, &OpenOptions::default());
     assert!(e.contains("16 devices"), "{e}");
     let rebase = OpenOptions {
         all_devices: true,
@@ -674,10 +677,7 @@ fn public_ssdsim_and_disksim() {
     let ascii = shared("disksim-ascii.trace").unwrap();
     assert_eq!(detect(&ascii).unwrap(), Format::DiskSim);
     assert_eq!(count(&ascii, &all_devices()), 100_000);
-    let e = open(&ascii, &OpenOptions::default())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = first_error(&ascii, &OpenOptions::default());
     assert!(e.contains("14 devices") && e.contains("0, 3, 4, 5"), "{e}");
     let dev0 = OpenOptions {
         device_id: Some(0),

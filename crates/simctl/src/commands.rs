@@ -301,11 +301,12 @@ fn simulate(
     let sim = if let Some(p) = &a.load_state {
         let bytes = std::fs::read(p).with_context(|| format!("--load-state {}", p.display()))?;
         let device = PreparedDevice::load_state(&sc, &bytes, p)?;
-        Simulation::with_prepared_device(sc, registry, &device)?
+        drop(bytes);
+        Simulation::with_owned_device(sc, registry, device)?
     } else if let Some(p) = &a.save_state {
         let device = PreparedDevice::new(&sc)?;
         crate::output::write_atomic(p, &device.save_state()?).context("--save-state")?;
-        Simulation::with_prepared_device(sc, registry, &device)?
+        Simulation::with_owned_device(sc, registry, device)?
     } else {
         Simulation::with_registry(sc, registry)?
     };

@@ -50,7 +50,7 @@ mod integrity_check;
 pub mod nand;
 mod oracle;
 mod precondition;
-mod state;
+pub mod state;
 mod stats;
 
 pub use cache::ENTRIES_PER_MAP_PAGE;

@@ -27,11 +27,67 @@ pub struct PreconditionSummary {
     pub steady_reached: bool,
 }
 
+/// Random overwrites drawn ahead of time, so the memory the next ones
+/// touch (their L2P entries and oracle versions, scattered over a large
+/// device) is loaded while earlier ones are written.
+const AHEAD: usize = 64;
+
+/// Untimed host writes of preconditioning, straight to the FTL: the same
+/// stripe pages the write buffer would assemble (entries in write order, a
+/// stripe page programmed once full, a partial one at the end), without
+/// the buffer's per-LPN residency counts or the read-buffer invalidation
+/// of erased blocks — preconditioning resets both buffers when it ends.
+struct Filler {
+    stripe: Vec<(u32, u32)>,
+    slots: usize,
+}
+
+impl Filler {
+    /// Takes over any entries already pending in `d`'s write buffer.
+    fn new(d: &mut Emmc) -> Filler {
+        let slots = d.geo.stripe_slots() as usize;
+        let mut stripe = Vec::with_capacity(slots);
+        d.wbuf.take_pending(&mut stripe, None);
+        Filler { stripe, slots }
+    }
+
+    /// One host write of `lpn` (a fresh oracle version).
+    fn write(&mut self, d: &mut Emmc, lpn: u32) {
+        let v = d.oracle.write(lpn);
+        self.stripe.push((lpn, v));
+        if self.stripe.len() >= self.slots {
+            self.program(d);
+        }
+    }
+
+    /// Programs the entries collected (a partial stripe page is padded).
+    fn program(&mut self, d: &mut Emmc) {
+        if self.stripe.is_empty() {
+            return;
+        }
+        d.ops.clear();
+        d.ftl.write(&self.stripe, &mut d.ops);
+        self.stripe.clear();
+    }
+}
+
+/// Reads what writing `lpns` will touch first (a hint: the values are
+/// discarded), so the loads overlap instead of missing one at a time.
+fn touch(d: &Emmc, lpns: &[u32]) {
+    let expected = d.oracle.expected();
+    let mut h = 0u32;
+    for &l in lpns {
+        h ^= expected[l as usize] ^ d.ftl.lookup(l).unwrap_or(0);
+    }
+    std::hint::black_box(h);
+}
+
 pub(super) fn run(d: &mut Emmc, p: &Precondition, seed: u64) -> PreconditionSummary {
     d.reset_stats();
+    let mut f = Filler::new(d);
     let fill = (d.ftl.user_lpns() as f64 * p.fill_fraction.clamp(0.0, 1.0)).floor() as u32;
     for lpn in 0..fill {
-        d.write_lpn_untimed(lpn);
+        f.write(d, lpn);
     }
     let mut overwritten = 0u64;
     let mut steady = false;
@@ -43,30 +99,35 @@ pub(super) fn run(d: &mut Emmc, p: &Precondition, seed: u64) -> PreconditionSumm
         let mut stable = 0;
         let mut prog0 = d.ftl.stats().programmed_slots;
         let mut in_window = 0u64;
-        while overwritten < max {
-            let lpn = rng.random_range(0..fill);
-            d.write_lpn_untimed(lpn);
-            overwritten += 1;
-            in_window += 1;
-            if in_window == window {
-                let prog = d.ftl.stats().programmed_slots;
-                let waf = (prog - prog0) as f64 / window as f64;
-                let settled = d.ftl.stats().gc_runs > 0
-                    && last_waf.is_some_and(|w| (waf - w).abs() <= 0.02 * w);
-                stable = if settled { stable + 1 } else { 0 };
-                last_waf = Some(waf);
-                prog0 = prog;
-                in_window = 0;
-                if stable >= 2 {
-                    steady = true;
-                    break;
+        let mut ahead = [0u32; AHEAD];
+        'overwrite: while overwritten < max {
+            let n = (max - overwritten).min(AHEAD as u64) as usize;
+            for l in &mut ahead[..n] {
+                *l = rng.random_range(0..fill);
+            }
+            touch(d, &ahead[..n]);
+            for &lpn in &ahead[..n] {
+                f.write(d, lpn);
+                overwritten += 1;
+                in_window += 1;
+                if in_window == window {
+                    let prog = d.ftl.stats().programmed_slots;
+                    let waf = (prog - prog0) as f64 / window as f64;
+                    let settled = d.ftl.stats().gc_runs > 0
+                        && last_waf.is_some_and(|w| (waf - w).abs() <= 0.02 * w);
+                    stable = if settled { stable + 1 } else { 0 };
+                    last_waf = Some(waf);
+                    prog0 = prog;
+                    in_window = 0;
+                    if stable >= 2 {
+                        steady = true;
+                        break 'overwrite;
+                    }
                 }
             }
         }
     }
-    if !d.wbuf.pending().is_empty() {
-        d.program_pending_untimed();
-    }
+    f.program(d);
     let f = d.ftl.stats();
     let total_waf = if fill as u64 + overwritten == 0 {
         0.0

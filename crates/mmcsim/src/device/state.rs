@@ -52,14 +52,24 @@ impl StateError {
     }
 }
 
-/// FNV-1a, 64 bits: a stable hash (the same in every build and on every
-/// platform) for the profile key and the payload checksum.
+/// FNV-1a, 64 bits, over little-endian 8-byte words (the tail padded with
+/// zeros), then the length: a stable hash (the same in every build and on
+/// every platform) for the profile key and the payload checksum, fast
+/// enough for a payload of tens of megabytes.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
+    let mut step = |w: u64| {
+        h ^= w;
         h = h.wrapping_mul(0x0100_0000_01b3);
+    };
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        step(u64::from_le_bytes(w.try_into().expect("8 bytes")));
     }
+    let mut tail = [0u8; 8];
+    tail[..words.remainder().len()].copy_from_slice(words.remainder());
+    step(u64::from_le_bytes(tail));
+    step(bytes.len() as u64);
     h
 }
 
@@ -299,10 +309,14 @@ pub(crate) fn load(
         .restore(next, |e| r.u32s_into("the version oracle", e))?;
     d.ftl.load_state(&mut r, d.oracle.expected())?;
     r.finish()?;
-    d.check_integrity().map_err(|e| {
-        StateError::new(format!(
-            "the restored state is inconsistent ({e}): the file is corrupted"
-        ))
-    })?;
+    // The checksum catches damage; the full oracle check (tens of ms on a
+    // large device) runs in debug builds, i.e. in every test.
+    if cfg!(debug_assertions) {
+        d.check_integrity().map_err(|e| {
+            StateError::new(format!(
+                "the restored state is inconsistent ({e}): the file is corrupted"
+            ))
+        })?;
+    }
     Ok(summary)
 }

@@ -16,6 +16,7 @@ use crate::stats::report::Collector;
 use crate::types::{PAGE_BYTES, SECTORS_PER_PAGE};
 use crate::workload::jobs::Jobs;
 use crate::workload::replay::{self, Replay};
+use std::borrow::Cow;
 
 /// A device built from a scenario's profile and preconditioned with its
 /// settings and seed, kept to start several simulations from (see
@@ -96,15 +97,16 @@ pub(super) fn build(sc: Scenario, registry: &Registry) -> Result<Simulation> {
     build_on(sc, registry, None)
 }
 
-/// Builds every stage of `sc`; the device is a clone of `prepared` when
-/// given (which must have been prepared from a scenario with the same
+/// Builds every stage of `sc`; the device is `prepared`'s (cloned when
+/// borrowed, moved when owned) when given (which must have been prepared
+/// from a scenario with the same
 /// [`PreparedDevice::key`]), else built and preconditioned here.
 pub(super) fn build_on(
     sc: Scenario,
     registry: &Registry,
-    prepared: Option<&PreparedDevice>,
+    prepared: Option<Cow<'_, PreparedDevice>>,
 ) -> Result<Simulation> {
-    if let Some(p) = prepared {
+    if let Some(p) = &prepared {
         if PreparedDevice::key(&sc)? != p.key {
             return Err(Error::config(
                 "the prepared device was built from another device profile, precondition setting or seed than this scenario's",
@@ -229,13 +231,17 @@ pub(super) fn build_on(
 /// Preconditions `device` as `sc` says, or takes the state of `prepared`.
 fn precondition_or_clone(
     device: &mut Emmc,
-    prepared: Option<&PreparedDevice>,
+    prepared: Option<Cow<'_, PreparedDevice>>,
     sc: &Scenario,
 ) -> PreconditionSummary {
     match prepared {
-        Some(p) => {
+        Some(Cow::Borrowed(p)) => {
             device.clone_from(&p.device);
             p.summary.clone()
+        }
+        Some(Cow::Owned(p)) => {
+            *device = p.device;
+            p.summary
         }
         None => device.precondition(&sc.precondition, sc.seed),
     }

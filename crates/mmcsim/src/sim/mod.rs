@@ -110,7 +110,17 @@ impl Simulation {
         registry: &Registry,
         device: &PreparedDevice,
     ) -> Result<Simulation> {
-        build::build_on(sc, registry, Some(device))
+        build::build_on(sc, registry, Some(std::borrow::Cow::Borrowed(device)))
+    }
+
+    /// Like [`Simulation::with_prepared_device`], taking the device instead
+    /// of a copy (a device loaded from a saved state, used once).
+    pub fn with_owned_device(
+        sc: Scenario,
+        registry: &Registry,
+        device: PreparedDevice,
+    ) -> Result<Simulation> {
+        build::build_on(sc, registry, Some(std::borrow::Cow::Owned(device)))
     }
 
     /// Runs the workload to completion and returns the report.

@@ -317,6 +317,16 @@ impl TraceFeed {
         }
     }
 
+    /// An error at `line` of the trace, in `field`.
+    fn located(&self, line: u64, field: &str, message: String) -> Error {
+        Error::Parse {
+            path: self.reader.path().to_path_buf(),
+            line,
+            field: field.into(),
+            message,
+        }
+    }
+
     /// Reads the next record, applying the capacity check and the fit.
     fn read(&mut self) -> Result<Option<TraceRecord>> {
         if self.eof {
@@ -336,34 +346,26 @@ impl TraceFeed {
         }
         let pid = r.pid.unwrap_or(0);
         if self.procs.len() >= MAX_TRACE_PROCESSES && !self.procs.contains_key(&pid) {
-            return Err(Error::Parse {
-                path: self.reader.path().to_path_buf(),
-                line: r.line,
-                field: "pid".into(),
-                message: format!(
-                    "pid {pid} is the trace's {}th distinct process: at most {MAX_TRACE_PROCESSES} are replayed (each costs its own statistics)",
-                    MAX_TRACE_PROCESSES + 1
-                ),
-            });
+            let message = format!(
+                "pid {pid} is the trace's {}th distinct process: at most {MAX_TRACE_PROCESSES} are replayed (each costs its own statistics)",
+                MAX_TRACE_PROCESSES + 1
+            );
+            return Err(self.located(r.line, "pid", message));
         }
         let at = self.replay_time(r.time_ns);
         if at > crate::engine::MAX_SIM_NS {
-            return Err(Error::Parse {
-                path: self.reader.path().to_path_buf(),
-                line: r.line,
-                field: "time".into(),
-                message: format!(
-                    "time overflows the simulated clock at line {}: {} ns after the first record{} is beyond the limit of {}",
-                    r.line,
-                    at,
-                    if self.spec.speed == 1.0 {
-                        String::new()
-                    } else {
-                        format!(" at speed {}", self.spec.speed)
-                    },
-                    crate::engine::MAX_SIM_TEXT
-                ),
-            });
+            let message = format!(
+                "time overflows the simulated clock at line {}: {} ns after the first record{} is beyond the limit of {}",
+                r.line,
+                at,
+                if self.spec.speed == 1.0 {
+                    String::new()
+                } else {
+                    format!(" at speed {}", self.spec.speed)
+                },
+                crate::engine::MAX_SIM_TEXT
+            );
+            return Err(self.located(r.line, "time", message));
         }
         if let Some(d) = recorded_done(&r) {
             self.recorded.record(d.saturating_sub(r.time_ns));
@@ -372,18 +374,14 @@ impl TraceFeed {
             let end = r.sector + r.sectors as u64;
             self.info.highest_sector = self.info.highest_sector.max(end);
             if end > self.capacity && self.spec.fit == FitMode::Error {
-                return Err(Error::Parse {
-                    path: self.reader.path().to_path_buf(),
-                    line: r.line,
-                    field: "sector".into(),
-                    message: format!(
-                        "the trace addresses sector {} ({:.1} GiB) on this line but the modelled device's capacity is {} sectors ({:.1} GiB); use a bigger device profile (--device), or map the trace with --fit wrap (sector modulo capacity) or --fit compact (touched 1 MiB regions packed densely)",
-                        end - 1,
-                        end as f64 / 2048.0 / 1024.0,
-                        self.capacity,
-                        self.capacity as f64 / 2048.0 / 1024.0
-                    ),
-                });
+                let message = format!(
+                    "the trace addresses sector {} ({:.1} GiB) on this line but the modelled device's capacity is {} sectors ({:.1} GiB); use a bigger device profile (--device), or map the trace with --fit wrap (sector modulo capacity) or --fit compact (touched 1 MiB regions packed densely)",
+                    end - 1,
+                    end as f64 / 2048.0 / 1024.0,
+                    self.capacity,
+                    self.capacity as f64 / 2048.0 / 1024.0
+                );
+                return Err(self.located(r.line, "sector", message));
             }
             let mapped = self.fit.map(r.sector, r.sectors);
             if mapped != r.sector {
@@ -391,15 +389,14 @@ impl TraceFeed {
                 r.sector = mapped;
             }
             if r.sector + r.sectors as u64 > self.capacity {
-                return Err(Error::Parse {
-                    path: self.reader.path().to_path_buf(),
-                    line: r.line,
-                    field: "sectors".into(),
-                    message: format!(
+                return Err(self.located(
+                    r.line,
+                    "sectors",
+                    format!(
                         "a request of {} sectors does not fit the modelled device of {} sectors",
                         r.sectors, self.capacity
                     ),
-                });
+                ));
             }
         }
         Ok(Some(r))

@@ -15,17 +15,18 @@
 //!   `(erase_count, stripe)`): dynamic wear leveling. With it off, the
 //!   lowest-numbered free stripe. The cold write point takes the most-worn
 //!   (highest-numbered) one instead.
-//! * Full stripes are kept ordered by `(valid, stripe)` for greedy victim
-//!   selection; each stripe also records when it was filled and last
-//!   modified (in stripe-page programs) for the FIFO and cost-benefit
-//!   policies.
+//! * Full stripes are kept in a per-die [`VictimTree`] (a tournament tree
+//!   keyed by `(valid, stripe)`: the greedy victim at its root); each
+//!   stripe also records when it was filled and last modified (in
+//!   stripe-page programs) for the FIFO and cost-benefit policies.
 //! * Every slot's out-of-band record holds the LPN and oracle version written
 //!   with it (the physical-to-logical map); invalidating a slot clears its
 //!   LPN, so "valid" = "has an LPN".
-//! * The ordered sets are [`SortedSet`]s: sorted vectors with room for
-//!   every stripe of the die reserved up front, so the hot path never
-//!   allocates; a stripe whose valid count drops moves a few places in its
-//!   set instead of being removed and reinserted.
+//! * Neither the free pools ([`SortedSet`]s: sorted vectors with room for
+//!   every stripe of the die reserved up front) nor the victim trees
+//!   (fixed arrays) allocate after the manager is built: the hot path —
+//!   a valid count dropping on every overwrite — is a short walk up the
+//!   tree.
 
 use super::{BlockState, FtlStats, UNMAPPED};
 use crate::device::nand::{Geometry, NandArray, NandOp};
@@ -89,22 +90,6 @@ impl SortedSet {
             Err(_) => false,
         }
     }
-    /// Replaces key `old` (which must be in the set) by `new`, shifting
-    /// only the keys between them.
-    pub fn rekey(&mut self, old: (u32, u32), new: (u32, u32)) {
-        let Ok(i) = self.keys.binary_search(&old) else {
-            panic!("mmcsim device: simulator bug: key {old:?} is not in the ordered set");
-        };
-        if new < old {
-            let p = self.keys[..i].partition_point(|&x| x < new);
-            self.keys[p..=i].rotate_right(1);
-            self.keys[p] = new;
-        } else {
-            let p = i + 1 + self.keys[i + 1..].partition_point(|&x| x < new);
-            self.keys[i..p].rotate_left(1);
-            self.keys[p - 1] = new;
-        }
-    }
     /// Removes and returns the smallest key.
     pub fn pop_first(&mut self) -> Option<(u32, u32)> {
         (!self.keys.is_empty()).then(|| self.keys.remove(0))
@@ -116,6 +101,130 @@ impl SortedSet {
     /// The keys, ascending.
     pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.keys.iter().copied()
+    }
+}
+
+/// The full stripes of one die keyed by `(valid, stripe)`, as a tournament
+/// (winner) tree over all the die's stripes: every inner node holds the
+/// smaller key of its two children, so the root is the stripe with the
+/// fewest valid slots, ties to the lowest number — exactly the first key
+/// of an ordered set. Changing a key walks one leaf-to-root path (a valid
+/// count dropping usually stops after a step or two); stripes that are not
+/// full are absent leaves. Fixed arrays: nothing allocates after `new`.
+#[derive(Clone, Debug)]
+pub struct VictimTree {
+    /// First stripe of the die.
+    base: u32,
+    /// Leaves: the stripe count rounded up to a power of two.
+    size: usize,
+    /// Per leaf (stripe − base): its valid count, [`VictimTree::ABSENT`]
+    /// when not a candidate.
+    key: Vec<u32>,
+    /// Per node (root 1, children 2k and 2k + 1, leaf i at size + i): the
+    /// winning leaf of its subtree.
+    win: Vec<u32>,
+}
+
+impl VictimTree {
+    const ABSENT: u32 = u32::MAX;
+
+    /// An empty tree for stripes `base..base + n`.
+    pub fn new(base: u32, n: u32) -> VictimTree {
+        let size = (n as usize).next_power_of_two().max(1);
+        let mut win = vec![0u32; 2 * size];
+        for i in 0..size {
+            win[size + i] = i as u32;
+        }
+        for j in (1..size).rev() {
+            win[j] = win[2 * j];
+        }
+        VictimTree {
+            base,
+            size,
+            key: vec![Self::ABSENT; size],
+            win,
+        }
+    }
+
+    /// The smaller of two leaves by `(key, leaf)`.
+    fn better(&self, a: u32, b: u32) -> u32 {
+        if (self.key[a as usize], a) <= (self.key[b as usize], b) {
+            a
+        } else {
+            b
+        }
+    }
+
+    /// Sets leaf `i`'s key and recomputes its path to the root.
+    fn set(&mut self, i: u32, key: u32) {
+        self.key[i as usize] = key;
+        let mut j = (self.size + i as usize) / 2;
+        while j >= 1 {
+            self.win[j] = self.better(self.win[2 * j], self.win[2 * j + 1]);
+            j /= 2;
+        }
+    }
+
+    /// Adds full stripe `sb` with `valid` slots.
+    pub fn insert(&mut self, valid: u32, sb: u32) {
+        debug_assert_eq!(self.key[(sb - self.base) as usize], Self::ABSENT);
+        self.set(sb - self.base, valid);
+    }
+
+    /// Removes stripe `sb`.
+    pub fn remove(&mut self, sb: u32) {
+        self.set(sb - self.base, Self::ABSENT);
+    }
+
+    /// Stripe `sb` lost one valid slot: it can only move towards the root,
+    /// and only as far as it now wins.
+    pub fn decrement(&mut self, sb: u32) {
+        let i = sb - self.base;
+        let k = self.key[i as usize];
+        debug_assert!(k != Self::ABSENT && k > 0);
+        self.key[i as usize] = k - 1;
+        let mut j = (self.size + i as usize) / 2;
+        while j >= 1 {
+            let w = self.win[j];
+            if w != i {
+                if self.better(i, w) != i {
+                    break;
+                }
+                self.win[j] = i;
+            }
+            j /= 2;
+        }
+    }
+
+    /// The candidate with the fewest valid slots (ties: lowest stripe), as
+    /// `(valid, stripe)`.
+    pub fn first(&self) -> Option<(u32, u32)> {
+        let w = self.win[1];
+        let k = self.key[w as usize];
+        (k != Self::ABSENT).then_some((k, self.base + w))
+    }
+
+    /// True when `sb` is a candidate recorded with `valid` slots.
+    pub fn holds(&self, valid: u32, sb: u32) -> bool {
+        self.key.get((sb - self.base) as usize) == Some(&valid) && valid != Self::ABSENT
+    }
+
+    /// The candidates as `(valid, stripe)`, in stripe order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.key
+            .iter()
+            .enumerate()
+            .filter(|&(_, &k)| k != Self::ABSENT)
+            .map(|(i, &k)| (k, self.base + i as u32))
+    }
+
+    /// Removes every candidate.
+    fn clear(&mut self) {
+        for i in 0..self.size as u32 {
+            if self.key[i as usize] != Self::ABSENT {
+                self.set(i, Self::ABSENT);
+            }
+        }
     }
 }
 
@@ -166,7 +275,7 @@ pub struct BlockManager {
     /// Per die: free stripes keyed by wear `(erase_count, stripe)`.
     pub(super) free: Vec<SortedSet>,
     /// Per die: full stripes keyed by `(valid, stripe)`.
-    pub(super) full: Vec<SortedSet>,
+    pub(super) full: Vec<VictimTree>,
     /// Per die: one write point per [`Stream`].
     points: Vec<[WritePoint; STREAMS]>,
     dynamic_wl: bool,
@@ -201,7 +310,9 @@ impl BlockManager {
             valid: vec![0; stripes as usize],
             state: vec![BlockState::Free; stripes as usize],
             free,
-            full: vec![SortedSet::with_capacity(per_die); dies],
+            full: (0..geo.dies())
+                .map(|d| VictimTree::new(d * geo.blocks_per_plane, geo.blocks_per_plane))
+                .collect(),
             points: vec![[none; STREAMS]; dies],
             dynamic_wl,
             clock: 0,
@@ -282,9 +393,20 @@ impl BlockManager {
     pub fn modified_at(&self, sb: u32) -> u64 {
         self.modified_at[sb as usize]
     }
-    /// Full stripes of `die` as `(valid, stripe)`, fewest valid first.
+    /// Full stripes of `die` (the victim candidates) as `(valid, stripe)`,
+    /// in stripe order.
     pub fn full_stripes(&self, die: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.full[die as usize].iter()
+    }
+    /// The full stripe of `die` with the fewest valid slots (ties: the
+    /// lowest-numbered), as `(valid, stripe)`.
+    pub fn least_valid_full(&self, die: u32) -> Option<(u32, u32)> {
+        self.full[die as usize].first()
+    }
+    /// True when full stripe `sb` is a victim candidate with `valid` slots
+    /// (for checks).
+    pub(super) fn is_candidate(&self, valid: u32, sb: u32) -> bool {
+        self.full[self.stripe_die(sb) as usize].holds(valid, sb)
     }
     /// Open stripe of either write point of `die` (for checks).
     pub(super) fn is_write_point(&self, die: u32, sb: u32) -> bool {
@@ -383,7 +505,7 @@ impl BlockManager {
         if page + 1 == ppb {
             self.state[sb as usize] = BlockState::Full;
             self.filled_at[sb as usize] = self.clock;
-            self.full[d].insert((self.valid[sb as usize], sb));
+            self.full[d].insert(self.valid[sb as usize], sb);
         }
         self.points[d][s].page = page + 1;
         at
@@ -396,10 +518,8 @@ impl BlockManager {
         let b = sb as usize;
         self.modified_at[b] = self.clock;
         if self.state[b] == BlockState::Full {
-            let set = &mut self.full[(sb / self.geo.blocks_per_plane) as usize];
-            let v = self.valid[b];
-            set.rekey((v, sb), (v - 1, sb));
-            self.valid[b] = v - 1;
+            self.full[(sb / self.geo.blocks_per_plane) as usize].decrement(sb);
+            self.valid[b] -= 1;
         } else {
             self.valid[b] -= 1;
         }
@@ -409,7 +529,7 @@ impl BlockManager {
     pub fn begin_collect(&mut self, sb: u32) {
         let die = self.stripe_die(sb) as usize;
         debug_assert_eq!(self.state[sb as usize], BlockState::Full);
-        self.full[die].remove(&(self.valid[sb as usize], sb));
+        self.full[die].remove(sb);
         self.state[sb as usize] = BlockState::Collecting;
     }
 
@@ -525,8 +645,11 @@ impl BlockManager {
             let sb = self.block_stripe(g.slot_block(slot));
             self.valid[sb as usize] += 1;
         }
-        for set in self.free.iter_mut().chain(self.full.iter_mut()) {
+        for set in &mut self.free {
             while set.pop_last().is_some() {}
+        }
+        for tree in &mut self.full {
+            tree.clear();
         }
         for sb in 0..stripes {
             let die = self.stripe_die(sb) as usize;
@@ -535,7 +658,7 @@ impl BlockManager {
                     let key = self.free_key(sb);
                     self.free[die].insert(key);
                 }
-                BlockState::Full => self.full[die].insert((self.valid[sb as usize], sb)),
+                BlockState::Full => self.full[die].insert(self.valid[sb as usize], sb),
                 BlockState::Open | BlockState::Collecting => {}
             }
         }
@@ -575,8 +698,15 @@ pub(super) mod tests {
         })
     }
 
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
     /// The sorted set agrees with a `BTreeSet` under random inserts,
-    /// removals, re-keys and pops, and never grows past its capacity.
+    /// removals and pops, and keeps its capacity when cloned.
     #[test]
     fn sorted_set_matches_a_btree_set() {
         use std::collections::BTreeSet;
@@ -584,29 +714,66 @@ pub(super) mod tests {
         let mut m = BTreeSet::new();
         let mut x: u64 = 99;
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let k = ((x % 8) as u32, ((x >> 8) % 64) as u32);
-            let present = m.iter().find(|e: &&(u32, u32)| e.1 == k.1).copied();
-            match (x >> 20) % 5 {
+            let r = xorshift(&mut x);
+            let k = ((r % 8) as u32, ((r >> 8) % 64) as u32);
+            match (r >> 20) % 4 {
                 0 | 1 => {
-                    if let Some(old) = present {
-                        s.rekey(old, (k.0, old.1));
-                        m.remove(&old);
-                        m.insert((k.0, old.1));
-                    } else {
+                    if !m.iter().any(|e: &(u32, u32)| e.1 == k.1) {
                         s.insert(k);
                         m.insert(k);
                     }
                 }
                 2 => assert_eq!(s.remove(&k), m.remove(&k)),
-                3 => assert_eq!(s.pop_first(), m.pop_first()),
+                _ if (r >> 30) % 2 == 0 => assert_eq!(s.pop_first(), m.pop_first()),
                 _ => assert_eq!(s.pop_last(), m.pop_last()),
             }
             assert!(s.iter().eq(m.iter().copied()));
             assert_eq!(s.contains(&k), m.contains(&k));
             assert!(s.clone().keys.capacity() >= 64);
+        }
+    }
+
+    /// The victim tree's root is always the first key of an ordered set of
+    /// `(valid, stripe)` under random inserts, removals and decrements.
+    #[test]
+    fn victim_tree_root_is_the_ordered_minimum() {
+        use std::collections::BTreeSet;
+        for n in [1u32, 5, 64, 100] {
+            let base = 3 * n;
+            let mut t = VictimTree::new(base, n);
+            let mut m = BTreeSet::new();
+            let mut valid = vec![None; n as usize];
+            let mut x: u64 = 7 + n as u64;
+            for _ in 0..5_000 {
+                let r = xorshift(&mut x);
+                let i = (r % n as u64) as u32;
+                let sb = base + i;
+                match (valid[i as usize], (r >> 16) % 4) {
+                    (None, _) => {
+                        let v = ((r >> 24) % 6) as u32;
+                        t.insert(v, sb);
+                        m.insert((v, sb));
+                        valid[i as usize] = Some(v);
+                    }
+                    (Some(v), 0) => {
+                        t.remove(sb);
+                        m.remove(&(v, sb));
+                        valid[i as usize] = None;
+                    }
+                    (Some(v), _) if v > 0 => {
+                        t.decrement(sb);
+                        m.remove(&(v, sb));
+                        m.insert((v - 1, sb));
+                        valid[i as usize] = Some(v - 1);
+                    }
+                    _ => {}
+                }
+                assert_eq!(t.first(), m.first().copied());
+                assert_eq!(t.iter().count(), m.len());
+                assert!(t
+                    .iter()
+                    .all(|(v, sb)| m.contains(&(v, sb)) && t.holds(v, sb)));
+            }
         }
     }
 

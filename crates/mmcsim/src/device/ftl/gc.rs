@@ -138,13 +138,18 @@ impl GarbageCollector {
     /// collecting.
     pub fn select(&self, die: u32, blocks: &BlockManager) -> Option<u32> {
         let limit = Self::worth_limit(blocks.geometry());
-        let mut worth = blocks.full_stripes(die).take_while(|&(v, _)| v <= limit);
+        // Candidates come in stripe order; ties are broken as if they came
+        // fewest valid first, then lowest stripe (`(v, sb)` order).
+        let worth = blocks.full_stripes(die).filter(|&(v, _)| v <= limit);
         match self.policy {
-            VictimPolicy::Greedy => worth.next().map(|(_, sb)| sb),
+            VictimPolicy::Greedy => blocks
+                .least_valid_full(die)
+                .filter(|&(v, _)| v <= limit)
+                .map(|(_, sb)| sb),
             VictimPolicy::CostBenefit => {
                 let capacity = blocks.geometry().stripe_slots() * blocks.geometry().pages_per_block;
                 let now = blocks.clock();
-                let mut best: Option<(f64, u32)> = None;
+                let mut best: Option<(f64, (u32, u32))> = None;
                 for (v, sb) in worth {
                     let score = if v == 0 {
                         f64::INFINITY
@@ -153,14 +158,14 @@ impl GarbageCollector {
                         let age = (now - blocks.modified_at(sb)) as f64;
                         age * (1.0 - u) / (2.0 * u)
                     };
-                    if best.is_none_or(|(b, _)| score > b) {
-                        best = Some((score, sb));
+                    if best.is_none_or(|(b, k)| score > b || (score == b && (v, sb) < k)) {
+                        best = Some((score, (v, sb)));
                     }
                 }
-                best.map(|(_, sb)| sb)
+                best.map(|(_, (_, sb))| sb)
             }
             VictimPolicy::Fifo => worth
-                .min_by_key(|&(_, sb)| blocks.filled_at(sb))
+                .min_by_key(|&(v, sb)| (blocks.filled_at(sb), v, sb))
                 .map(|(_, sb)| sb),
         }
     }

@@ -308,10 +308,7 @@ pub(super) fn check(
             BlockState::Free if pages != 0 || !blocks.in_free_pool(sb) => {
                 Some("programmed or not in the free pool")
             }
-            BlockState::Full
-                if pages != g.pages_per_block
-                    || !blocks.full[die as usize].contains(&(valid, sb)) =>
-            {
+            BlockState::Full if pages != g.pages_per_block || !blocks.is_candidate(valid, sb) => {
                 Some("not full or not a victim candidate")
             }
             BlockState::Open if !blocks.is_write_point(die, sb) => Some("no write point"),

@@ -925,6 +925,30 @@ impl Filtered {
         }
     }
 
+    /// The error for a record on device `dev` (at `at`) after records on
+    /// `first` (from `line`): the rest of the trace is read (this pass
+    /// ends here anyway) to list every device id it has.
+    fn second_device(&mut self, first: u32, line: u64, dev: u32, at: u64) -> Error {
+        let mut devices = std::collections::BTreeSet::from([first, dev]);
+        while let Some(r) = self.inner.next_record() {
+            if let Some(d) = r.ok().and_then(|r| r.device) {
+                devices.insert(d);
+            }
+        }
+        let list: Vec<String> = devices.iter().take(64).map(u32::to_string).collect();
+        Error::Parse {
+            path: self.inner.path().to_path_buf(),
+            line: at,
+            field: "device".into(),
+            message: format!(
+                "the trace has records on {} devices ({}{}): device {dev} here, device {first} from line {line}; choose one with a device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
+                devices.len(),
+                list.join(", "),
+                if devices.len() > 64 { ", ..." } else { "" }
+            ),
+        }
+    }
+
     /// Makes a record on a second device id an error (at its line, naming
     /// both ids): a multi-device trace needs a device chosen or all
     /// allowed, and this is found while reading, without a pass of its own.
@@ -977,16 +1001,7 @@ impl TraceReader for Filtered {
                     None => *seen = Some((dev, rec.line)),
                     Some((first, line)) if first != dev => {
                         self.ended = true;
-                        return Some(Err(Error::Parse {
-                            path: self.inner.path().to_path_buf(),
-                            line: rec.line,
-                            field: "device".into(),
-                            message: format!(
-                                "the trace has records on 2 devices ({}, {}) or more: device {dev} on this line, device {first} on line {line}; choose one with a device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
-                                first.min(dev),
-                                first.max(dev)
-                            ),
-                        }));
+                        return Some(Err(self.second_device(first, line, dev, rec.line)));
                     }
                     Some(_) => {}
                 }
