@@ -4,6 +4,7 @@
 mod addr_diff;
 mod fairness;
 mod host_share;
+mod journaling;
 mod schedulers;
 mod seq_rand;
 mod stride;
@@ -20,6 +21,7 @@ pub fn all() -> Vec<&'static dyn Finding> {
         &addr_diff::AddrDiff,
         &fairness::Fairness,
         &host_share::HostShare,
+        &journaling::Journaling,
     ]
 }
 
