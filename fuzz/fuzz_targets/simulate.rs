@@ -4,7 +4,7 @@
 //! processes, sync and async, FUA and pre-flush writes, bursts and gaps)
 //! plus the scheduler (any of the built-in ones), the driver (legacy, or
 //! CMDQ on the CMDQ profile), the replay mode and a few device knobs, on a
-//! 16 MiB device. The run has the per-command FTL integrity check on; it
+//! 4 MiB device. The run has the per-command FTL integrity check on; it
 //! must succeed and complete every record (nothing stalls, nothing
 //! violates the oracle, nothing panics).
 //!
@@ -61,7 +61,7 @@ fn trace(recs: &[u8]) -> (String, u64) {
         let sectors = match len >> 14 {
             0 | 1 => 1 + (len & 63) as u32,
             2 => 1 + (len & 1023) as u32,
-            _ => 1 + (len & 0x3fff) as u32,
+            _ => 1 + (len & 0xfff) as u32, // within the 4 MiB device
         };
         let (sector, sectors) = if op == 'F' { (0, 0) } else { (sector, sectors) };
         let _ = writeln!(csv, "{t},{op},{sector},{sectors},{pid},{sync},{flags}");
@@ -92,10 +92,10 @@ fuzz_target!(|data: &[u8]| {
             "trace.mode".into(),
             if knobs & 16 == 0 { "timed" } else { "closed" }.into(),
         ),
-        // 16 MiB raw: 2 dies x 2 planes x 32 blocks x 16 pages x 8 KiB.
-        ("device.nand.blocks_per_plane".into(), "32".into()),
+        // 4 MiB raw: 2 dies x 2 planes x 16 blocks x 16 pages x 8 KiB.
+        ("device.nand.blocks_per_plane".into(), "16".into()),
         ("device.nand.pages_per_block".into(), "16".into()),
-        ("device.ftl.over_provisioning".into(), "0.3".into()),
+        ("device.ftl.over_provisioning".into(), "0.4".into()),
         ("device.gc.policy".into(), policy.into()),
         ("device.gc.start_below_free_blocks_per_die".into(), "4".into()),
         ("device.gc.stop_at_free_blocks_per_die".into(), "6".into()),
