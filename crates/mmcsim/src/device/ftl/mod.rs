@@ -37,7 +37,7 @@ pub mod wear_leveling;
 
 pub use gc::VictimPolicy;
 #[cfg(test)]
-pub(crate) use integrity::Corruption;
+pub use integrity::Corruption;
 pub use integrity::IntegrityError;
 pub use integrity_journal::{MapChange, MapJournal};
 pub use page::PageMapping;
