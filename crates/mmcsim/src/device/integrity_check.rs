@@ -343,6 +343,9 @@ impl Emmc {
     /// [`Emmc::take_integrity_violation`] and ends the per-command checks
     /// (the state after it is not trustworthy).
     pub(super) fn check_after_command(&mut self, issued: Ns, cmd: &super::DeviceCommand) {
+        if self.integrity.is_none() {
+            return;
+        }
         let range = match cmd.op {
             Op::Flush => (0, 0),
             _ => self.lpn_range(cmd.sector, cmd.sectors as u64),

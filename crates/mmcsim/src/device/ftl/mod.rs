@@ -43,7 +43,7 @@ pub use dftl::DftlMapping;
 pub use gc::VictimPolicy;
 pub use hybrid::HybridMapping;
 #[cfg(test)]
-pub(crate) use integrity::Corruption;
+pub use integrity::Corruption;
 pub use integrity::IntegrityError;
 pub use integrity_journal::{MapChange, MapJournal};
 pub use page::PageMapping;
