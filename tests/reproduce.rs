@@ -50,10 +50,27 @@ fn every_finding_writes_a_verdict_a_figure_and_its_data_and_the_page_links_them(
         "finding 6 fails on the honest model, so the exit code is 1:\n{out}\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    for n in 1..=5 {
+    // Findings 1, 2 and 5 hold on every bundled profile. Findings 3 and 4
+    // (deadline ahead with 16 readers; ascending addresses served faster)
+    // rest on the map cache being smaller than the 128 MiB working set:
+    // with the sourced profiles (36 entries and more) it is not, and the
+    // verdicts say so with their numbers rather than passing.
+    for n in [1, 2, 5] {
         let v = verdict(&out, n);
         assert!(v.starts_with(&format!("PASS finding-{n}: ")), "{v}");
         assert!(v.contains(" — "), "claim and numbers: {v}");
+    }
+    for n in [3, 4, 8] {
+        let v = verdict(&out, n);
+        assert!(
+            v.starts_with(&format!("PASS finding-{n}: "))
+                || v.starts_with(&format!("FAIL finding-{n}: ")),
+            "{v}"
+        );
+        assert!(
+            v.contains(" — ") && v.contains("generic:"),
+            "numbers per profile: {v}"
+        );
     }
     // The Galaxy S II bands are missed (host share ≈ 44 % at 16 KiB): the
     // verdict says so with the numbers.
@@ -68,7 +85,7 @@ fn every_finding_writes_a_verdict_a_figure_and_its_data_and_the_page_links_them(
     assert!(verdict(&out, 5).contains("Jain deadline 0.9"));
 
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
-    for n in 1..=6 {
+    for n in [1, 2, 3, 4, 5, 6, 8] {
         let png = std::fs::read(dir.join(format!("finding-{n}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "finding-{n}.png");
         let svg = std::fs::read_to_string(dir.join(format!("finding-{n}.svg"))).unwrap();
@@ -82,10 +99,10 @@ fn every_finding_writes_a_verdict_a_figure_and_its_data_and_the_page_links_them(
             lines.next().unwrap().starts_with("profile,"),
             "finding-{n}.csv"
         );
-        let first = lines
-            .next()
-            .unwrap_or_else(|| panic!("finding-{n}.csv has no data"));
-        assert!(first.starts_with("generic,"), "{first}");
+        assert!(
+            lines.any(|l| l.starts_with("generic,")),
+            "finding-{n}.csv has no row of the generic profile"
+        );
         assert!(
             html.contains(&format!("id=\"figure-{n}\"")),
             "figure {n} on the page"
@@ -93,7 +110,11 @@ fn every_finding_writes_a_verdict_a_figure_and_its_data_and_the_page_links_them(
     }
     // Finding 3's data has one row per scheduler.
     let f3 = std::fs::read_to_string(dir.join("finding-3.csv")).unwrap();
-    assert_eq!(f3.lines().count(), 1 + 13, "{f3}");
+    assert_eq!(
+        f3.lines().filter(|l| l.starts_with("generic,")).count(),
+        13,
+        "{f3}"
+    );
     // The page: self-contained (no script, no remote resource), with the
     // version, the command and the published numbers beside simulated ones.
     assert!(!html.contains("<script"));
@@ -249,9 +270,9 @@ fn outputs_are_byte_identical_for_any_number_of_workers() {
             .current_dir(&dir)
             .output()
             .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
+        // Exit 0 or 1 (a verdict may fail); 2 would be unusable input.
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
             "{}",
             String::from_utf8_lossy(&o.stderr)
         );

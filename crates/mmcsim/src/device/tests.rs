@@ -352,12 +352,7 @@ fn sorted_batches_beat_fifo_for_random_reads_in_128_mib() {
         "16-deep batches: fifo {} ns, sorted {} ns",
         total[0], total[1]
     );
-    assert!(
-        total[1] < total[0],
-        "fifo {} sorted {}",
-        total[0],
-        total[1]
-    );
+    assert!(total[1] < total[0], "fifo {} sorted {}", total[0], total[1]);
 }
 
 #[test]

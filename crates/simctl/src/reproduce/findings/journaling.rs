@@ -69,7 +69,10 @@ fn variants() -> [(&'static str, Vec<(&'static str, String)>); 5] {
                 ("fs.delalloc", s("false")),
             ],
         ),
-        ("SQLite journal off", vec![("sqlite.journal_mode", s("off"))]),
+        (
+            "SQLite journal off",
+            vec![("sqlite.journal_mode", s("off"))],
+        ),
     ]
 }
 
