@@ -42,6 +42,46 @@ pub struct DeviceConfig {
     /// (legacy one-command-at-a-time operation only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdq: Option<CmdqConfig>,
+    /// Optional eMMC 4.41+ host-visible features (HPI); every one off by
+    /// default, and the section is absent from reports when all are off.
+    #[serde(default, skip_serializing_if = "FeaturesConfig::is_off")]
+    pub features: FeaturesConfig,
+}
+
+/// Optional eMMC features the driver may use (all off by default).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeaturesConfig {
+    /// High Priority Interrupt (eMMC 4.41, EXT_CSD HPI_FEATURES / HPI_MGMT):
+    /// a read finding the card busy with NAND programs or background work
+    /// interrupts it (Linux `mmc_interrupt_hpi`: CMD13, then CMD12 with the
+    /// HPI bit or CMD13 HPI); the card stops at the end of the NAND
+    /// operation in flight, serves the read, then resumes the interrupted
+    /// work. Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hpi: bool,
+    /// Cost of one HPI, in µs: the status + HPI command exchange and the
+    /// firmware's stop, before the wait for the NAND operation in flight
+    /// (which is modelled). Absent = [`FeaturesConfig::DEFAULT_HPI_US`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpi_us: Option<f64>,
+}
+
+impl FeaturesConfig {
+    /// Default HPI cost, in µs [est: two command/response exchanges of a
+    /// few µs each plus firmware stop; EXT_CSD OUT_OF_INTERRUPT_TIME only
+    /// bounds it, in 10 ms units].
+    pub const DEFAULT_HPI_US: f64 = 50.0;
+
+    /// True when every feature is off (section left out of reports).
+    pub fn is_off(&self) -> bool {
+        *self == FeaturesConfig::default()
+    }
+
+    /// The HPI cost in effect, in µs.
+    pub fn hpi_cost_us(&self) -> f64 {
+        self.hpi_us.unwrap_or(Self::DEFAULT_HPI_US)
+    }
 }
 
 /// eMMC 5.1 command queueing (CMDQ) capabilities and command costs.
@@ -610,6 +650,17 @@ impl DeviceConfig {
                         "{}: a task's data phase starts with exactly 1 command (CMD46 EXECUTE_READ_TASK / CMD47 EXECUTE_WRITE_TASK), which the driver sends",
                         q.execute_commands
                     ),
+                );
+            }
+        }
+        if let Some(h) = self.features.hpi_us {
+            if !(h.is_finite() && (0.0..=100_000.0).contains(&h)) {
+                return err("[features] hpi_us", format!("{h}: expected 0..=100000 µs"));
+            }
+            if !self.features.hpi {
+                return err(
+                    "[features] hpi_us",
+                    "set but hpi = false: enable hpi or remove hpi_us".to_string(),
                 );
             }
         }

@@ -38,6 +38,8 @@ pub(super) struct Counters {
     pub unmapped_reads: u64,
     /// Commands charged the reverse-seek calibration knob.
     pub reverse_penalties: u64,
+    /// Reads that interrupted busy NAND work with an HPI.
+    pub hpi_interrupts: u64,
 }
 
 /// Sectors of `[sector, sector + sectors)` falling in `lpn`.
@@ -71,6 +73,34 @@ impl Emmc {
     }
 
     fn read(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
+        // HPI (legacy bus only): the card is busy with NAND work (buffer
+        // programs, GC, background operations), so the host interrupts it
+        // before the read (`mmc_interrupt_hpi`) and the read's senses stop
+        // the dies at their next operation boundary.
+        let hpi = self.hpi_ns.is_some_and(|_| !seq.queued())
+            && (0..self.geo.dies()).any(|d| self.tl.die_free_at(d) > t0);
+        let t0 = match self.hpi_ns {
+            Some(h) if hpi => {
+                self.c.hpi_interrupts += 1;
+                t0 + h
+            }
+            _ => t0,
+        };
+        if hpi {
+            self.tl.begin_preempting();
+        }
+        let end = self.read_data(t0, cmd, seq);
+        if hpi {
+            for &(stop, by) in self.tl.end_preempting() {
+                self.wbuf.delay_inflight(stop, by);
+            }
+        }
+        end
+    }
+
+    /// The read's foreground part (translation and data), then its
+    /// read-buffer prefetch.
+    fn read_data(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
         let t = self.front(t0, seq, cmd.sector);
         let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
         if first == end {
@@ -111,6 +141,8 @@ impl Emmc {
             bus_t = self.hi.xfer(bus_t.max(ready), d);
         }
         self.c.host_slots_read += (end - first) as u64;
+        // Background prefetch does not interrupt anything.
+        self.tl.preempting_off();
         if !self.ftl.owns_translation() {
             self.map.issue_prefetch(&mut self.tl);
         }

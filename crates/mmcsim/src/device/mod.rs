@@ -54,7 +54,7 @@ mod state;
 mod stats;
 
 pub use cache::ENTRIES_PER_MAP_PAGE;
-pub use config::{CmdqConfig, DeviceConfig, Precondition};
+pub use config::{CmdqConfig, DeviceConfig, FeaturesConfig, Precondition};
 pub use error::DeviceError;
 pub use host_interface::{DeviceCommand, MmcCommand};
 pub use integrity_check::{CheckPoint, IntegrityStats, Violation};
@@ -80,6 +80,8 @@ pub struct Emmc {
     hi: HostInterface,
     /// Controller firmware: per-command cost, in ns.
     fw_ns: Ns,
+    /// HPI cost, in ns, when the profile enables HPI.
+    hpi_ns: Option<Ns>,
     /// Calibration knob charged on a backward start sector, in ns.
     reverse_penalty_ns: Ns,
     /// Start sector of the previous command (reverse-seek knob).
@@ -126,6 +128,10 @@ impl Emmc {
             geo,
             hi: HostInterface::new(&cfg.bus, cfg.cmdq.is_some()),
             fw_ns: us_to_ns(cfg.controller.fw_cmd_us),
+            hpi_ns: cfg
+                .features
+                .hpi
+                .then(|| us_to_ns(cfg.features.hpi_cost_us())),
             reverse_penalty_ns: us_to_ns(cfg.calibration.reverse_seek_penalty_us),
             last_sector: None,
             map: MapCache::new(

@@ -120,9 +120,19 @@ mod tests {
         .unwrap();
         let p = Profile::load(&f).unwrap();
         assert_eq!(p.name, "pocket");
-        let dev = &p.sets().iter().find(|(k, _)| k == "device.profile").unwrap().1;
-        assert!(dev.ends_with("x.toml") && Path::new(dev).is_absolute(), "{dev}");
-        assert!(p.sets().contains(&("scheduler.name".to_string(), "cfq".to_string())));
+        let dev = &p
+            .sets()
+            .iter()
+            .find(|(k, _)| k == "device.profile")
+            .unwrap()
+            .1;
+        assert!(
+            dev.ends_with("x.toml") && Path::new(dev).is_absolute(),
+            "{dev}"
+        );
+        assert!(p
+            .sets()
+            .contains(&("scheduler.name".to_string(), "cfq".to_string())));
         std::fs::write(&f, "jobs = 3\n").unwrap();
         assert!(Profile::load(&f).is_err());
         let e = resolve(&["nope".into()], &dir.join("phones")).unwrap_err();
