@@ -282,6 +282,24 @@ pub struct GcConfig {
     pub start_below_free_blocks_per_die: u32,
     /// A GC session stops once the die has at least this many free blocks.
     pub stop_at_free_blocks_per_die: u32,
+    /// Background GC through eMMC 4.41 BKOPS (BKOPS_EN): the card reports
+    /// BKOPS_STATUS from its free-block level and collects victims while
+    /// the host lets it (driver: idle for `bkops_idle_ms`). Page mapping
+    /// only. Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub background: bool,
+    /// BKOPS collects until every die has this many free blocks; absent =
+    /// 2 × `stop_at_free_blocks_per_die`. Only with `background = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bkops_target_free_blocks_per_die: Option<u32>,
+}
+
+impl GcConfig {
+    /// The BKOPS target in effect, in free blocks per die.
+    pub fn bkops_target(&self) -> u32 {
+        self.bkops_target_free_blocks_per_die
+            .unwrap_or(2 * self.stop_at_free_blocks_per_die)
+    }
 }
 
 /// Wear leveling.
@@ -649,6 +667,34 @@ impl DeviceConfig {
                     format!(
                         "{}: a task's data phase starts with exactly 1 command (CMD46 EXECUTE_READ_TASK / CMD47 EXECUTE_WRITE_TASK), which the driver sends",
                         q.execute_commands
+                    ),
+                );
+            }
+        }
+        if self.gc.background && self.ftl.mapping != MappingScheme::Page {
+            return err(
+                "[gc] background",
+                format!(
+                    "BKOPS background GC is modelled for mapping = \"page\" only, not \"{}\"",
+                    self.ftl.mapping.name()
+                ),
+            );
+        }
+        if let Some(t) = self.gc.bkops_target_free_blocks_per_die {
+            if !self.gc.background {
+                return err(
+                    "[gc] bkops_target_free_blocks_per_die",
+                    "set but background = false".to_string(),
+                );
+            }
+            if t <= self.gc.stop_at_free_blocks_per_die
+                || t >= self.nand.planes_per_die * self.nand.blocks_per_plane
+            {
+                return err(
+                    "[gc] bkops_target_free_blocks_per_die",
+                    format!(
+                        "{t}: expected above stop_at_free_blocks_per_die ({}) and below the blocks per die",
+                        self.gc.stop_at_free_blocks_per_die
                     ),
                 );
             }

@@ -40,6 +40,10 @@ pub(super) struct Counters {
     pub reverse_penalties: u64,
     /// Reads that interrupted busy NAND work with an HPI.
     pub hpi_interrupts: u64,
+    /// BKOPS started by the host (CMD6 BKOPS_START).
+    pub bkops_runs: u64,
+    /// Victims collected by BKOPS (counted in `gc_runs` too).
+    pub bkops_gc_runs: u64,
 }
 
 /// Sectors of `[sector, sector + sectors)` falling in `lpn`.
@@ -269,7 +273,7 @@ impl Emmc {
 
     /// Times `self.ops` one after another from `t` (each waits for the one
     /// before: translation work a command depends on); returns the end, ns.
-    fn apply_serial(&mut self, mut t: Ns) -> Ns {
+    pub(super) fn apply_serial(&mut self, mut t: Ns) -> Ns {
         let ppb = self.geo.pages_per_block;
         for op in &self.ops {
             t = self.tl.apply(t, op);

@@ -80,6 +80,8 @@ pub struct Emmc {
     hi: HostInterface,
     /// Controller firmware: per-command cost, in ns.
     fw_ns: Ns,
+    /// BKOPS running: when its next victim may start, ns.
+    bkops: Option<Ns>,
     /// HPI cost, in ns, when the profile enables HPI.
     hpi_ns: Option<Ns>,
     /// Calibration knob charged on a backward start sector, in ns.
@@ -128,6 +130,7 @@ impl Emmc {
             geo,
             hi: HostInterface::new(&cfg.bus, cfg.cmdq.is_some()),
             fw_ns: us_to_ns(cfg.controller.fw_cmd_us),
+            bkops: None,
             hpi_ns: cfg
                 .features
                 .hpi
@@ -180,6 +183,7 @@ impl Emmc {
     /// gap; queued tasks must come in nondecreasing `start` order. See
     /// [`host_interface`] for the command sequences.
     pub fn execute(&mut self, start: Ns, cmd: &DeviceCommand) -> Ns {
+        self.stop_bkops(start);
         let seq = self.hi.decode(cmd);
         let t0 = if seq.queued() {
             self.hi.begin_queued(start)
@@ -197,6 +201,74 @@ impl Emmc {
             let end = end + self.hi.status_polls_ns(&seq);
             self.hi.end_legacy(end);
             end
+        }
+    }
+
+    /// BKOPS_STATUS (EXT_CSD 246) urgency, 0..=3, from the fewest free
+    /// blocks on any die: 0 at or above the BKOPS target, then 1, 2, 3 as
+    /// the deficit covers up to a third, two thirds, or more of the gap
+    /// between the target and the foreground-GC threshold [est: JEDEC names
+    /// the levels "none / not critical / performance impacted / critical"
+    /// without thresholds]. Always 0 without `[gc] background`.
+    pub fn bkops_status(&self) -> u8 {
+        if !self.cfg.gc.background {
+            return 0;
+        }
+        let Some(free) = self.ftl.min_free_blocks_per_die() else {
+            return 0;
+        };
+        let target = self.cfg.gc.bkops_target();
+        let start = self.cfg.gc.start_below_free_blocks_per_die;
+        if free >= target {
+            return 0;
+        }
+        let gap = target.saturating_sub(start).max(1);
+        let deficit = target - free;
+        if 3 * deficit <= gap {
+            1
+        } else if 3 * deficit <= 2 * gap {
+            2
+        } else {
+            3
+        }
+    }
+
+    /// CMD6 BKOPS_START at `now` ns: the card starts collecting victims in
+    /// the background (after its firmware cost `fw_cmd_us`) until it
+    /// reaches its target or the next command stops it. Returns false (and
+    /// does nothing) when BKOPS is off, already running, or not needed
+    /// (status 0).
+    pub fn start_bkops(&mut self, now: Ns) -> bool {
+        if !self.cfg.gc.background || self.bkops.is_some() || self.bkops_status() == 0 {
+            return false;
+        }
+        self.c.bkops_runs += 1;
+        self.bkops = Some(now + self.fw_ns);
+        true
+    }
+
+    /// True while BKOPS runs.
+    pub fn bkops_running(&self) -> bool {
+        self.bkops.is_some()
+    }
+
+    /// A command arriving at `t` stops BKOPS: the victims that started
+    /// before `t` are booked (one victim after another on its die's
+    /// timeline), the one in progress at `t` completes — later commands
+    /// wait for it, or an HPI read interrupts it at a NAND-operation
+    /// boundary — and no further victim starts.
+    fn stop_bkops(&mut self, t: Ns) {
+        let Some(mut next) = self.bkops.take() else {
+            return;
+        };
+        let target = self.cfg.gc.bkops_target();
+        while next < t {
+            self.ops.clear();
+            if self.ftl.background_collect(target, &mut self.ops).is_none() {
+                break;
+            }
+            self.c.bkops_gc_runs += 1;
+            next = self.apply_serial(next);
         }
     }
 
@@ -281,6 +353,7 @@ impl Emmc {
         self.map.clear();
         self.hi.reset();
         self.last_sector = None;
+        self.bkops = None;
     }
 
     /// A snapshot of the counters and wear statistics.

@@ -720,3 +720,65 @@ fn hpi_keys_are_validated_and_absent_when_off() {
     c.features.hpi_us = Some(-1.0);
     assert!(c.validate("x.toml").is_err());
 }
+
+/// Foreground GC victims, BKOPS starts and BKOPS victims over 20 bursts of
+/// 500 random 4 KiB writes separated by 2 s idle gaps on a full device;
+/// with `bkops` the host starts BKOPS 200 ms into each gap (as the legacy
+/// driver's idle check does).
+fn bursts_with_idle_gaps(bkops: bool) -> (u64, u64, u64) {
+    let mut c = small();
+    c.gc.background = true;
+    let mut d = Emmc::new(&c).unwrap();
+    let p = Precondition {
+        fill_fraction: 1.0,
+        steady_state: true,
+        max_overwrite_factor: 1.0,
+    };
+    d.precondition(&p, 1);
+    let n = d.capacity_sectors() / 8;
+    let mut rng = component_rng(9, "test");
+    let mut now = 0;
+    for _ in 0..20 {
+        for _ in 0..500 {
+            let lpn = rng.random_range(0..n);
+            run(&mut d, &mut now, cmd(Op::Write, lpn * 8, 8));
+        }
+        if bkops {
+            let level = d.bkops_status();
+            let started = d.start_bkops(now + 200_000_000);
+            assert_eq!(started, level > 0);
+        }
+        now += 2_000_000_000;
+    }
+    d.check_integrity().unwrap();
+    let s = d.stats();
+    let bg = s.bkops_gc_runs.unwrap();
+    (s.gc_runs - bg, s.bkops_runs.unwrap(), bg)
+}
+
+#[test]
+fn bkops_in_idle_gaps_lowers_foreground_gc() {
+    let (fg_off, runs_off, bg_off) = bursts_with_idle_gaps(false);
+    let (fg_on, runs_on, bg_on) = bursts_with_idle_gaps(true);
+    eprintln!(
+        "foreground GC victims: no BKOPS {fg_off}; BKOPS {fg_on} ({runs_on} BKOPS, {bg_on} background victims)"
+    );
+    assert_eq!((runs_off, bg_off), (0, 0));
+    assert!(runs_on > 0 && bg_on > 0);
+    assert!(fg_on < fg_off / 2, "foreground GC {fg_on} vs {fg_off}");
+}
+
+#[test]
+fn bkops_status_and_keys_are_absent_when_off() {
+    let c = small();
+    let mut d = Emmc::new(&c).unwrap();
+    assert_eq!(d.bkops_status(), 0);
+    assert!(!d.start_bkops(0));
+    let j = serde_json::to_string(&d.stats()).unwrap();
+    assert!(!j.contains("bkops"), "{j}");
+    let mut bad = c.clone();
+    bad.gc.background = true;
+    bad.ftl.mapping = MappingScheme::Hybrid;
+    let e = bad.validate("x.toml").unwrap_err().to_string();
+    assert!(e.contains("[gc] background"), "{e}");
+}

@@ -103,6 +103,7 @@ impl Driver {
                     let d = self.legacy();
                     if d.held() == 0 {
                         d.asleep = true;
+                        self.arm_bkops(now, q);
                     }
                 }
             }
