@@ -170,3 +170,56 @@ fn hpi_lowers_read_latency_under_512k_writes() {
     let (off, on) = hpi_read_latency(512);
     assert!(on < 0.7 * off, "HPI {on} µs vs {off} µs");
 }
+
+/// BKOPS (eMMC 4.41) through the legacy driver: random 256 KiB direct
+/// writes on a full device with 400 ms of think time after each; the
+/// driver's idle check (200 ms) starts BKOPS in every gap, so GC victims
+/// move from the foreground into the gaps.
+#[test]
+fn bkops_in_idle_gaps_lowers_foreground_gc_through_the_driver() {
+    let tmp = scratch("device-depth-bkops");
+    let profile = root().join("configs/devices/generic-emmc.toml");
+    let text = format!(
+        r#"name = "depth-bkops"
+seed = 3
+[device]
+profile = "{}"
+[precondition]
+fill_fraction = 0.9
+[[files]]
+name = "f"
+size_mib = 256
+[[jobs]]
+name = "w"
+file = "f"
+op = "write"
+pattern = "random"
+request_bytes = 262144
+direct = true
+requests = 300
+think_time_us = 400000
+"#,
+        profile.display()
+    );
+    let path = tmp.join("bkops.toml");
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let mut a = vec!["run", p, "--set", "device.nand.blocks_per_plane=256"];
+    let off = report(&a, &tmp);
+    a.extend(["--set", "device.gc.background=true"]);
+    let on = report(&a, &tmp);
+    let gc = |r: &serde_json::Value| r["device"]["gc_runs"].as_u64().unwrap();
+    let bg = on["device"]["bkops_gc_runs"].as_u64().unwrap();
+    let lat = |r: &serde_json::Value| r["write"]["latency_us"]["p99"].as_f64().unwrap();
+    eprintln!(
+        "foreground GC victims: no BKOPS {}, BKOPS {} ({} BKOPS, {bg} background victims); write p99 {:.0} vs {:.0} µs",
+        gc(&off),
+        gc(&on) - bg,
+        on["device"]["bkops_runs"],
+        lat(&off),
+        lat(&on)
+    );
+    assert!(off["device"].get("bkops_runs").is_none());
+    assert!(on["device"]["bkops_runs"].as_u64().unwrap() > 0 && bg > 0);
+    assert!(gc(&on) - bg < gc(&off) / 2);
+}
