@@ -34,7 +34,7 @@
 //! * Untimed paths ([`Emmc::precondition`], [`Emmc::write_untimed`],
 //!   [`Emmc::trim_untimed`]) run the same FTL code and drop the NAND timing.
 //! * [`Emmc::save_state`] / [`Emmc::load_state`] write and restore a
-//!   preconditioned device as a compact versioned file ([`state`]).
+//!   preconditioned device as a compact versioned file (module `state`).
 //! * [`Emmc::check_integrity`] proves, with a per-LPN version oracle, that
 //!   every LPN reads its newest data and every valid slot is mapped once;
 //!   [`Emmc::start_integrity_check`] makes [`Emmc::execute`] prove it after
@@ -293,7 +293,7 @@ impl Emmc {
     }
 
     /// The saved state of this freshly preconditioned device (see
-    /// [`state`]): `summary` is what its preconditioning did and `key`
+    /// module `state`): `summary` is what its preconditioning did and `key`
     /// what the state depends on (profile, overrides, `[precondition]`,
     /// seed), stored as a hash that loading checks.
     pub fn save_state(

@@ -192,7 +192,7 @@ pub(super) fn slot_record(blocks: &BlockManager, slot: u32) -> Option<(u32, u32)
 /// A test-only damage to a page-level FTL's state.
 #[cfg(test)]
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Corruption {
+pub enum Corruption {
     /// Points `lpn` at `slot`, in the journal when `reported`, else
     /// silently; the previous slot keeps its record.
     L2p {

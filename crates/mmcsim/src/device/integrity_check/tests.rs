@@ -64,14 +64,14 @@ fn a_correct_ftl_passes_under_gc_trims_and_flushes_at_a_cost_per_command() {
     let mut rng = component_rng(3, "integrity");
     let (mut now, mut own_lpns) = (0, 0u64);
     for i in 0..3000 {
-        let op = match rng.gen_range(0..20) {
+        let op = match rng.random_range(0..20) {
             0 => Op::Flush,
             1 => Op::Discard,
             2..=5 => Op::Read,
             _ => Op::Write,
         };
-        let pages = rng.gen_range(1..=16u64);
-        let lpn = rng.gen_range(0..lpns - pages);
+        let pages = rng.random_range(1..=16u64);
+        let lpn = rng.random_range(0..lpns - pages);
         let c = match op {
             Op::Flush => cmd(op, 0, 0),
             _ => {
