@@ -375,6 +375,21 @@ pub struct WriteBufferConfig {
     /// True: eMMC 4.5 volatile cache (data is safe only after a flush or FUA).
     /// False: power-protected buffer (data is safe once buffered).
     pub volatile: bool,
+    /// eMMC 4.5 CACHE_CTRL (EXT_CSD 33) bit 0, set by the host (Linux 3.x
+    /// `mmc_init_card` turns the cache on when CACHE_SIZE ≠ 0). False: the
+    /// cache is off — every write completes once its data is programmed
+    /// (a partial stripe page padded) and the driver issues no
+    /// FLUSH_CACHE. Default true.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub enabled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// Calibration knobs: not mechanisms, reported separately.

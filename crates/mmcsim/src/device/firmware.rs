@@ -233,7 +233,9 @@ impl Emmc {
             }
         }
         let mut done = bus_t;
-        if cmd.fua && self.cfg.write_buffer.volatile {
+        // FUA (reliable write) on a volatile cache, or any write with the
+        // cache turned off (CACHE_CTRL = 0), completes once programmed.
+        if (cmd.fua && self.cfg.write_buffer.volatile) || !self.cfg.write_buffer.enabled {
             if !self.wbuf.pending().is_empty() {
                 self.program_pending(bus_t);
             }

@@ -782,3 +782,20 @@ fn bkops_status_and_keys_are_absent_when_off() {
     let e = bad.validate("x.toml").unwrap_err().to_string();
     assert!(e.contains("[gc] background"), "{e}");
 }
+
+#[test]
+fn cache_off_writes_complete_when_programmed() {
+    let mut c = generic();
+    let t_prog = us_to_ns(c.nand.t_prog_lower_us);
+    assert!(!serde_json::to_string(&c).unwrap().contains("enabled"));
+    c.write_buffer.enabled = false;
+    let mut d = Emmc::new(&c).unwrap();
+    let mut now = 0;
+    let w = run(&mut d, &mut now, cmd(Op::Write, 0, 8));
+    assert!(w >= t_prog, "a write waits for its program: {w}");
+    assert_eq!(d.stats().padding_slots, 3, "its stripe page is padded");
+    // Nothing is left to flush.
+    let f = run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    assert!(f < 100_000, "{f}");
+    d.check_integrity().unwrap();
+}

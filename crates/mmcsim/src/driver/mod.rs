@@ -303,6 +303,14 @@ impl Driver {
     /// completion.
     fn issue<E: DriverEvents>(&mut self, now: Ns, rq: RqId, queued: bool, q: &mut EventQueue<E>) {
         let r = self.held[rq as usize].0;
+        if r.op == Op::Flush && !self.device.config().write_buffer.enabled {
+            // `mmc_flush_cache` sends nothing when the card's cache is off.
+            let t = &mut self.held[rq as usize].1;
+            t.start = now;
+            t.done = now;
+            q.at(now, DriverEvent::DeviceDone(rq));
+            return;
+        }
         let poll = self.device.config().bus.status_poll_after_write;
         let cmd = if queued {
             command::queued(&r, poll)
