@@ -65,6 +65,16 @@ pub struct FeaturesConfig {
     /// (which is modelled). Absent = [`FeaturesConfig::DEFAULT_HPI_US`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hpi_us: Option<f64>,
+    /// eMMC 4.5 packed writes (EXT_CSD PACKED_COMMAND): the legacy driver
+    /// packs consecutive queued writes (Linux 3.x `mmc_blk_prep_packed_list`)
+    /// into one CMD23 (packed flag) + CMD25 with a packed header block.
+    /// Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub packed: bool,
+    /// Most writes in one pack (EXT_CSD MAX_PACKED_WRITES, byte 500), in
+    /// commands; absent = [`FeaturesConfig::DEFAULT_MAX_PACKED_WRITES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_packed_writes: Option<u32>,
 }
 
 impl FeaturesConfig {
@@ -76,6 +86,17 @@ impl FeaturesConfig {
     /// True when every feature is off (section left out of reports).
     pub fn is_off(&self) -> bool {
         *self == FeaturesConfig::default()
+    }
+
+    /// Default MAX_PACKED_WRITES, in commands [est: the value is
+    /// card-specific; 8 keeps a pack of 64 KiB requests at 512 KiB, the
+    /// write buffer's size].
+    pub const DEFAULT_MAX_PACKED_WRITES: u32 = 8;
+
+    /// MAX_PACKED_WRITES in effect, in commands.
+    pub fn max_packed(&self) -> u32 {
+        self.max_packed_writes
+            .unwrap_or(Self::DEFAULT_MAX_PACKED_WRITES)
     }
 
     /// The HPI cost in effect, in µs.
@@ -711,6 +732,14 @@ impl DeviceConfig {
                         "{t}: expected above stop_at_free_blocks_per_die ({}) and below the blocks per die",
                         self.gc.stop_at_free_blocks_per_die
                     ),
+                );
+            }
+        }
+        if let Some(m) = self.features.max_packed_writes {
+            if !self.features.packed || !(2..=255).contains(&m) {
+                return err(
+                    "[features] max_packed_writes",
+                    format!("{m}: expected 2..=255 commands, with packed = true"),
                 );
             }
         }

@@ -44,6 +44,8 @@ pub(super) struct Counters {
     pub bkops_runs: u64,
     /// Victims collected by BKOPS (counted in `gc_runs` too).
     pub bkops_gc_runs: u64,
+    /// Packed write commands executed.
+    pub packed_commands: u64,
 }
 
 /// Sectors of `[sector, sector + sectors)` falling in `lpn`.
@@ -216,6 +218,24 @@ impl Emmc {
 
     fn write(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
         let t = self.front(t0, seq, cmd.sector);
+        self.write_body(t, cmd)
+    }
+
+    /// A packed write (eMMC 4.5 packed command, one CMD23 + CMD25 carrying
+    /// `cmds`): one command phase and firmware cost, one 512-byte packed
+    /// header block on the bus, then each entry's data; returns when the
+    /// last entry's transfer (or its wait) ends, ns.
+    pub(super) fn write_packed(&mut self, t0: Ns, cmds: &[DeviceCommand], seq: &Sequence) -> Ns {
+        let mut t = self.front(t0, seq, cmds[0].sector);
+        t = self.hi.xfer(t, self.hi.data_ns(1));
+        for c in cmds {
+            t = self.write_body(t, c);
+        }
+        t
+    }
+
+    /// A write's work after its command phase, from `t` ns.
+    fn write_body(&mut self, t: Ns, cmd: &DeviceCommand) -> Ns {
         let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
         if first == end {
             return self.hi.xfer(t, self.hi.data_ns(cmd.sectors as u64));

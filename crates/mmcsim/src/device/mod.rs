@@ -272,6 +272,31 @@ impl Emmc {
         }
     }
 
+    /// Starts a packed write at `start` ns (eMMC 4.5 packed command:
+    /// CMD23 with the packed flag + CMD25 whose first block is the packed
+    /// header, then CMD13 as for one write) carrying the legacy write
+    /// commands `cmds` (at least one; each as [`Emmc::execute`] would take
+    /// it); returns when the whole pack completes, ns.
+    pub fn execute_packed(&mut self, start: Ns, cmds: &[DeviceCommand]) -> Ns {
+        assert!(
+            !cmds.is_empty() && cmds.iter().all(|c| c.op == crate::types::Op::Write),
+            "mmcsim device: simulator bug: a packed command carries writes only"
+        );
+        self.stop_bkops(start);
+        let seq = self.hi.decode(&cmds[0]);
+        let t0 = self.hi.begin_legacy(start);
+        self.wbuf.retire(t0);
+        self.tl.forget_before(t0);
+        let end = self.write_packed(t0, cmds, &seq);
+        for c in cmds {
+            self.check_after_command(start, c);
+        }
+        let end = end + self.hi.status_polls_ns(&seq);
+        self.hi.end_legacy(end);
+        self.c.packed_commands += 1;
+        end
+    }
+
     /// Checks that `cmd`'s command sequence fits its operation and this card
     /// — what [`Emmc::execute`] asserts in debug builds; for drivers' tests.
     pub fn check_command(&self, cmd: &DeviceCommand) -> std::result::Result<(), DeviceError> {

@@ -104,6 +104,9 @@ pub struct DeviceStats {
     /// background`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bkops_gc_runs: Option<u64>,
+    /// Packed write commands; absent unless `[features] packed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed_commands: Option<u64>,
     /// Hybrid mapping merges; absent for the other mapping schemes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merges: Option<MergeStats>,
@@ -165,6 +168,7 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         reverse_seek_penalties: d.c.reverse_penalties,
         die_busy_ns: d.tl.die_busy().to_vec(),
         hpi_interrupts: d.cfg.features.hpi.then_some(d.c.hpi_interrupts),
+        packed_commands: d.cfg.features.packed.then_some(d.c.packed_commands),
         bkops_runs: d.cfg.gc.background.then_some(d.c.bkops_runs),
         bkops_gc_runs: d.cfg.gc.background.then_some(d.c.bkops_gc_runs),
         merges: (d.ftl.scheme() == MappingScheme::Hybrid).then_some(MergeStats {

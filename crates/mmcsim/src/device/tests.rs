@@ -799,3 +799,23 @@ fn cache_off_writes_complete_when_programmed() {
     assert!(f < 100_000, "{f}");
     d.check_integrity().unwrap();
 }
+
+#[test]
+fn a_packed_write_saves_the_per_command_overhead() {
+    let mut c = generic();
+    c.features.packed = true;
+    let writes: Vec<_> = (0..4u64).map(|i| cmd(Op::Write, i * 32, 32)).collect();
+    let mut d = Emmc::new(&c).unwrap();
+    let mut now = 0;
+    for w in &writes {
+        run(&mut d, &mut now, *w);
+    }
+    let separate = now;
+    let mut d = Emmc::new(&c).unwrap();
+    let packed = d.execute_packed(0, &writes);
+    eprintln!("4 × 16 KiB: separate {separate} ns, packed {packed} ns");
+    assert!(packed < separate, "packed {packed} vs {separate}");
+    assert_eq!(d.stats().packed_commands, Some(1));
+    assert_eq!(d.stats().host_slots_written, 16);
+    d.check_integrity().unwrap();
+}

@@ -324,6 +324,30 @@ impl Driver {
         q.at(done, DriverEvent::DeviceDone(rq));
     }
 
+    /// Sends held write `lead` with the held writes `members` packed behind
+    /// it as one packed write command at `now` and schedules the pack's
+    /// completion (as `lead`'s).
+    fn issue_packed<E: DriverEvents>(
+        &mut self,
+        now: Ns,
+        lead: RqId,
+        members: &[RqId],
+        q: &mut EventQueue<E>,
+    ) {
+        let poll = self.device.config().bus.status_poll_after_write;
+        let cmds: Vec<_> = std::iter::once(lead)
+            .chain(members.iter().copied())
+            .map(|id| command::legacy(&self.held[id as usize].0, poll))
+            .collect();
+        let done = self.device.execute_packed(now, &cmds);
+        for &id in std::iter::once(&lead).chain(members) {
+            let t = &mut self.held[id as usize].1;
+            t.start = now;
+            t.done = done;
+        }
+        q.at(done, DriverEvent::DeviceDone(lead));
+    }
+
     /// Ends `rq` through the queue above (its completion travels up).
     fn end<E: DriverEvents, Q: RequestQueue<E>>(
         &mut self,
