@@ -77,3 +77,203 @@ fn hybrid_mapping_collapses_on_random_writes_and_reports_its_merges() {
     assert!(rnd["device"]["waf"].as_f64().unwrap() > 5.0);
     assert_eq!(rnd["precondition"]["steady_reached"], true);
 }
+
+/// A direct sequential writer of `request_kib` requests (200 MiB in all)
+/// and a direct random 4 KiB reader (one read every 5 ms) on one 256 MiB
+/// file.
+fn writer_and_reader(dir: &Path, request_kib: u32) -> String {
+    let profile = root().join("configs/devices/generic-emmc.toml");
+    let text = format!(
+        r#"name = "depth-hpi"
+seed = 5
+[device]
+profile = "{}"
+[precondition]
+fill_fraction = 0.5
+steady_state = false
+[[files]]
+name = "f"
+size_mib = 256
+[[jobs]]
+name = "w"
+file = "f"
+op = "write"
+pattern = "sequential"
+request_bytes = {}
+direct = true
+requests = {}
+[[jobs]]
+name = "r"
+file = "f"
+op = "read"
+pattern = "random"
+request_bytes = 4096
+direct = true
+requests = 300
+think_time_us = 5000
+"#,
+        profile.display(),
+        request_kib * 1024,
+        200 * 1024 / request_kib,
+    );
+    let path = dir.join(format!("hpi-{request_kib}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Read latency without and with HPI under a writer of `request_kib`
+/// requests: `(mean_off, mean_on)` in µs.
+fn hpi_read_latency(request_kib: u32) -> (f64, f64) {
+    let tmp = scratch(&format!("device-depth-hpi-{request_kib}"));
+    let scenario = writer_and_reader(&tmp, request_kib);
+    let small = ["--set", "device.nand.blocks_per_plane=256"];
+    let mut a = vec!["run", scenario.as_str()];
+    a.extend(small);
+    let off = report(&a, &tmp);
+    a.extend(["--set", "device.features.hpi=true"]);
+    let on = report(&a, &tmp);
+    let lat = |r: &serde_json::Value, k: &str| r["read"]["latency_us"][k].as_f64().unwrap();
+    eprintln!(
+        "read latency under {request_kib} KiB writes: no HPI mean {:.0} µs p99 {:.0} µs; HPI mean {:.0} µs p99 {:.0} µs ({} HPIs); write MB/s {:.2} vs {:.2}",
+        lat(&off, "mean"),
+        lat(&off, "p99"),
+        lat(&on, "mean"),
+        lat(&on, "p99"),
+        on["device"]["hpi_interrupts"],
+        off["write"]["mb_per_s"].as_f64().unwrap(),
+        on["write"]["mb_per_s"].as_f64().unwrap(),
+    );
+    assert!(off["device"].get("hpi_interrupts").is_none());
+    assert!(off["device_profile"].get("features").is_none());
+    assert!(on["device"]["hpi_interrupts"].as_u64().unwrap() > 0);
+    (lat(&off, "mean"), lat(&on, "mean"))
+}
+
+/// HPI (eMMC 4.41): a read arriving while the card programs the write
+/// buffer interrupts the programs at the NAND operation in flight, so a
+/// read between 64 KiB writes waits for the write command on the bus and
+/// one NAND program instead of the buffer's drain.
+#[test]
+fn hpi_lowers_read_latency_between_64k_writes() {
+    let (off, on) = hpi_read_latency(64);
+    assert!(on < 0.7 * off, "HPI {on} µs vs {off} µs");
+}
+
+/// Not modelled: with 512 KiB writes the read waits in the legacy driver
+/// behind the write command itself (≈ 25 ms, stalled on write-buffer
+/// space); interrupting that command and re-queueing its remainder (the
+/// msm-3.4 urgent-request stop flow) is not implemented, so HPI does not
+/// help. Measured: mean 22 011 µs without, 21 546 µs with HPI.
+#[test]
+#[ignore = "HPI of an in-flight write command is not modelled (22.0 ms vs 21.5 ms)"]
+fn hpi_lowers_read_latency_under_512k_writes() {
+    let (off, on) = hpi_read_latency(512);
+    assert!(on < 0.7 * off, "HPI {on} µs vs {off} µs");
+}
+
+/// BKOPS (eMMC 4.41) through the legacy driver: random 256 KiB direct
+/// writes on a full device with 400 ms of think time after each; the
+/// driver's idle check (200 ms) starts BKOPS in every gap, so GC victims
+/// move from the foreground into the gaps.
+#[test]
+fn bkops_in_idle_gaps_lowers_foreground_gc_through_the_driver() {
+    let tmp = scratch("device-depth-bkops");
+    let profile = root().join("configs/devices/generic-emmc.toml");
+    let text = format!(
+        r#"name = "depth-bkops"
+seed = 3
+[device]
+profile = "{}"
+[precondition]
+fill_fraction = 0.9
+[[files]]
+name = "f"
+size_mib = 256
+[[jobs]]
+name = "w"
+file = "f"
+op = "write"
+pattern = "random"
+request_bytes = 262144
+direct = true
+requests = 300
+think_time_us = 400000
+"#,
+        profile.display()
+    );
+    let path = tmp.join("bkops.toml");
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let mut a = vec!["run", p, "--set", "device.nand.blocks_per_plane=256"];
+    let off = report(&a, &tmp);
+    a.extend(["--set", "device.gc.background=true"]);
+    let on = report(&a, &tmp);
+    let gc = |r: &serde_json::Value| r["device"]["gc_runs"].as_u64().unwrap();
+    let bg = on["device"]["bkops_gc_runs"].as_u64().unwrap();
+    let lat = |r: &serde_json::Value| r["write"]["latency_us"]["p99"].as_f64().unwrap();
+    eprintln!(
+        "foreground GC victims: no BKOPS {}, BKOPS {} ({} BKOPS, {bg} background victims); write p99 {:.0} vs {:.0} µs",
+        gc(&off),
+        gc(&on) - bg,
+        on["device"]["bkops_runs"],
+        lat(&off),
+        lat(&on)
+    );
+    assert!(off["device"].get("bkops_runs").is_none());
+    assert!(on["device"]["bkops_runs"].as_u64().unwrap() > 0 && bg > 0);
+    assert!(gc(&on) - bg < gc(&off) / 2);
+}
+
+/// Packed writes (eMMC 4.5): four direct sequential 64 KiB writer threads
+/// keep writes queued; the legacy driver packs them, saving per-command
+/// overhead (command phase, firmware, CMD13, completion interrupt).
+/// Misses: sustained sequential writes are bound by NAND programs (the
+/// write buffer is full, each write waits for space), so the saved
+/// overhead does not show. Measured: 19.87 MB/s unpacked and packed (400
+/// packed commands for 1600 writes).
+#[test]
+#[ignore = "NAND-bound: 19.87 MB/s unpacked and packed"]
+fn packed_writes_raise_sequential_write_throughput() {
+    let tmp = scratch("device-depth-packed");
+    let profile = root().join("configs/devices/generic-emmc.toml");
+    let text = format!(
+        r#"name = "depth-packed"
+seed = 3
+[device]
+profile = "{}"
+[precondition]
+fill_fraction = 0.3
+steady_state = false
+[[files]]
+name = "f"
+size_mib = 256
+[[jobs]]
+name = "w"
+file = "f"
+op = "write"
+pattern = "sequential"
+request_bytes = 65536
+direct = true
+threads = 4
+requests = 400
+"#,
+        profile.display()
+    );
+    let path = tmp.join("packed.toml");
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let mut a = vec!["run", p, "--set", "device.nand.blocks_per_plane=256"];
+    let off = report(&a, &tmp);
+    a.extend(["--set", "device.features.packed=true"]);
+    let on = report(&a, &tmp);
+    let mb = |r: &serde_json::Value| r["write"]["mb_per_s"].as_f64().unwrap();
+    eprintln!(
+        "64 KiB sequential writes, 4 threads: unpacked {:.2} MB/s, packed {:.2} MB/s ({} packed commands)",
+        mb(&off),
+        mb(&on),
+        on["device"]["packed_commands"]
+    );
+    assert!(off["device"].get("packed_commands").is_none());
+    assert!(on["device"]["packed_commands"].as_u64().unwrap() > 0);
+    assert!(mb(&on) > 1.05 * mb(&off));
+}

@@ -42,6 +42,67 @@ pub struct DeviceConfig {
     /// (legacy one-command-at-a-time operation only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdq: Option<CmdqConfig>,
+    /// Optional eMMC 4.41+ host-visible features (HPI); every one off by
+    /// default, and the section is absent from reports when all are off.
+    #[serde(default, skip_serializing_if = "FeaturesConfig::is_off")]
+    pub features: FeaturesConfig,
+}
+
+/// Optional eMMC features the driver may use (all off by default).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeaturesConfig {
+    /// High Priority Interrupt (eMMC 4.41, EXT_CSD HPI_FEATURES / HPI_MGMT):
+    /// a read finding the card busy with NAND programs or background work
+    /// interrupts it (Linux `mmc_interrupt_hpi`: CMD13, then CMD12 with the
+    /// HPI bit or CMD13 HPI); the card stops at the end of the NAND
+    /// operation in flight, serves the read, then resumes the interrupted
+    /// work. Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hpi: bool,
+    /// Cost of one HPI, in µs: the status + HPI command exchange and the
+    /// firmware's stop, before the wait for the NAND operation in flight
+    /// (which is modelled). Absent = [`FeaturesConfig::DEFAULT_HPI_US`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpi_us: Option<f64>,
+    /// eMMC 4.5 packed writes (EXT_CSD PACKED_COMMAND): the legacy driver
+    /// packs consecutive queued writes (Linux 3.x `mmc_blk_prep_packed_list`)
+    /// into one CMD23 (packed flag) + CMD25 with a packed header block.
+    /// Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub packed: bool,
+    /// Most writes in one pack (EXT_CSD MAX_PACKED_WRITES, byte 500), in
+    /// commands; absent = [`FeaturesConfig::DEFAULT_MAX_PACKED_WRITES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_packed_writes: Option<u32>,
+}
+
+impl FeaturesConfig {
+    /// Default HPI cost, in µs [est: two command/response exchanges of a
+    /// few µs each plus firmware stop; EXT_CSD OUT_OF_INTERRUPT_TIME only
+    /// bounds it, in 10 ms units].
+    pub const DEFAULT_HPI_US: f64 = 50.0;
+
+    /// True when every feature is off (section left out of reports).
+    pub fn is_off(&self) -> bool {
+        *self == FeaturesConfig::default()
+    }
+
+    /// Default MAX_PACKED_WRITES, in commands [est: the value is
+    /// card-specific; 8 keeps a pack of 64 KiB requests at 512 KiB, the
+    /// write buffer's size].
+    pub const DEFAULT_MAX_PACKED_WRITES: u32 = 8;
+
+    /// MAX_PACKED_WRITES in effect, in commands.
+    pub fn max_packed(&self) -> u32 {
+        self.max_packed_writes
+            .unwrap_or(Self::DEFAULT_MAX_PACKED_WRITES)
+    }
+
+    /// The HPI cost in effect, in µs.
+    pub fn hpi_cost_us(&self) -> f64 {
+        self.hpi_us.unwrap_or(Self::DEFAULT_HPI_US)
+    }
 }
 
 /// eMMC 5.1 command queueing (CMDQ) capabilities and command costs.
@@ -242,6 +303,24 @@ pub struct GcConfig {
     pub start_below_free_blocks_per_die: u32,
     /// A GC session stops once the die has at least this many free blocks.
     pub stop_at_free_blocks_per_die: u32,
+    /// Background GC through eMMC 4.41 BKOPS (BKOPS_EN): the card reports
+    /// BKOPS_STATUS from its free-block level and collects victims while
+    /// the host lets it (driver: idle for `bkops_idle_ms`). Page mapping
+    /// only. Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub background: bool,
+    /// BKOPS collects until every die has this many free blocks; absent =
+    /// 2 × `stop_at_free_blocks_per_die`. Only with `background = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bkops_target_free_blocks_per_die: Option<u32>,
+}
+
+impl GcConfig {
+    /// The BKOPS target in effect, in free blocks per die.
+    pub fn bkops_target(&self) -> u32 {
+        self.bkops_target_free_blocks_per_die
+            .unwrap_or(2 * self.stop_at_free_blocks_per_die)
+    }
 }
 
 /// Wear leveling.
@@ -317,6 +396,21 @@ pub struct WriteBufferConfig {
     /// True: eMMC 4.5 volatile cache (data is safe only after a flush or FUA).
     /// False: power-protected buffer (data is safe once buffered).
     pub volatile: bool,
+    /// eMMC 4.5 CACHE_CTRL (EXT_CSD 33) bit 0, set by the host (Linux 3.x
+    /// `mmc_init_card` turns the cache on when CACHE_SIZE ≠ 0). False: the
+    /// cache is off — every write completes once its data is programmed
+    /// (a partial stripe page padded) and the driver issues no
+    /// FLUSH_CACHE. Default true.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub enabled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// Calibration knobs: not mechanisms, reported separately.
@@ -610,6 +704,53 @@ impl DeviceConfig {
                         "{}: a task's data phase starts with exactly 1 command (CMD46 EXECUTE_READ_TASK / CMD47 EXECUTE_WRITE_TASK), which the driver sends",
                         q.execute_commands
                     ),
+                );
+            }
+        }
+        if self.gc.background && self.ftl.mapping != MappingScheme::Page {
+            return err(
+                "[gc] background",
+                format!(
+                    "BKOPS background GC is modelled for mapping = \"page\" only, not \"{}\"",
+                    self.ftl.mapping.name()
+                ),
+            );
+        }
+        if let Some(t) = self.gc.bkops_target_free_blocks_per_die {
+            if !self.gc.background {
+                return err(
+                    "[gc] bkops_target_free_blocks_per_die",
+                    "set but background = false".to_string(),
+                );
+            }
+            if t <= self.gc.stop_at_free_blocks_per_die
+                || t >= self.nand.planes_per_die * self.nand.blocks_per_plane
+            {
+                return err(
+                    "[gc] bkops_target_free_blocks_per_die",
+                    format!(
+                        "{t}: expected above stop_at_free_blocks_per_die ({}) and below the blocks per die",
+                        self.gc.stop_at_free_blocks_per_die
+                    ),
+                );
+            }
+        }
+        if let Some(m) = self.features.max_packed_writes {
+            if !self.features.packed || !(2..=255).contains(&m) {
+                return err(
+                    "[features] max_packed_writes",
+                    format!("{m}: expected 2..=255 commands, with packed = true"),
+                );
+            }
+        }
+        if let Some(h) = self.features.hpi_us {
+            if !(h.is_finite() && (0.0..=100_000.0).contains(&h)) {
+                return err("[features] hpi_us", format!("{h}: expected 0..=100000 µs"));
+            }
+            if !self.features.hpi {
+                return err(
+                    "[features] hpi_us",
+                    "set but hpi = false: enable hpi or remove hpi_us".to_string(),
                 );
             }
         }

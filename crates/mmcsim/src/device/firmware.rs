@@ -38,6 +38,14 @@ pub(super) struct Counters {
     pub unmapped_reads: u64,
     /// Commands charged the reverse-seek calibration knob.
     pub reverse_penalties: u64,
+    /// Reads that interrupted busy NAND work with an HPI.
+    pub hpi_interrupts: u64,
+    /// BKOPS started by the host (CMD6 BKOPS_START).
+    pub bkops_runs: u64,
+    /// Victims collected by BKOPS (counted in `gc_runs` too).
+    pub bkops_gc_runs: u64,
+    /// Packed write commands executed.
+    pub packed_commands: u64,
 }
 
 /// Sectors of `[sector, sector + sectors)` falling in `lpn`.
@@ -71,6 +79,34 @@ impl Emmc {
     }
 
     fn read(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
+        // HPI (legacy bus only): the card is busy with NAND work (buffer
+        // programs, GC, background operations), so the host interrupts it
+        // before the read (`mmc_interrupt_hpi`) and the read's senses stop
+        // the dies at their next operation boundary.
+        let hpi = self.hpi_ns.is_some_and(|_| !seq.queued())
+            && (0..self.geo.dies()).any(|d| self.tl.die_free_at(d) > t0);
+        let t0 = match self.hpi_ns {
+            Some(h) if hpi => {
+                self.c.hpi_interrupts += 1;
+                t0 + h
+            }
+            _ => t0,
+        };
+        if hpi {
+            self.tl.begin_preempting();
+        }
+        let end = self.read_data(t0, cmd, seq);
+        if hpi {
+            for &(stop, by) in self.tl.end_preempting() {
+                self.wbuf.delay_inflight(stop, by);
+            }
+        }
+        end
+    }
+
+    /// The read's foreground part (translation and data), then its
+    /// read-buffer prefetch.
+    fn read_data(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
         let t = self.front(t0, seq, cmd.sector);
         let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
         if first == end {
@@ -111,6 +147,8 @@ impl Emmc {
             bus_t = self.hi.xfer(bus_t.max(ready), d);
         }
         self.c.host_slots_read += (end - first) as u64;
+        // Background prefetch does not interrupt anything.
+        self.tl.preempting_off();
         if !self.ftl.owns_translation() {
             self.map.issue_prefetch(&mut self.tl);
         }
@@ -180,6 +218,24 @@ impl Emmc {
 
     fn write(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
         let t = self.front(t0, seq, cmd.sector);
+        self.write_body(t, cmd)
+    }
+
+    /// A packed write (eMMC 4.5 packed command, one CMD23 + CMD25 carrying
+    /// `cmds`): one command phase and firmware cost, one 512-byte packed
+    /// header block on the bus, then each entry's data; returns when the
+    /// last entry's transfer (or its wait) ends, ns.
+    pub(super) fn write_packed(&mut self, t0: Ns, cmds: &[DeviceCommand], seq: &Sequence) -> Ns {
+        let mut t = self.front(t0, seq, cmds[0].sector);
+        t = self.hi.xfer(t, self.hi.data_ns(1));
+        for c in cmds {
+            t = self.write_body(t, c);
+        }
+        t
+    }
+
+    /// A write's work after its command phase, from `t` ns.
+    fn write_body(&mut self, t: Ns, cmd: &DeviceCommand) -> Ns {
         let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
         if first == end {
             return self.hi.xfer(t, self.hi.data_ns(cmd.sectors as u64));
@@ -197,7 +253,9 @@ impl Emmc {
             }
         }
         let mut done = bus_t;
-        if cmd.fua && self.cfg.write_buffer.volatile {
+        // FUA (reliable write) on a volatile cache, or any write with the
+        // cache turned off (CACHE_CTRL = 0), completes once programmed.
+        if (cmd.fua && self.cfg.write_buffer.volatile) || !self.cfg.write_buffer.enabled {
             if !self.wbuf.pending().is_empty() {
                 self.program_pending(bus_t);
             }
@@ -237,7 +295,7 @@ impl Emmc {
 
     /// Times `self.ops` one after another from `t` (each waits for the one
     /// before: translation work a command depends on); returns the end, ns.
-    fn apply_serial(&mut self, mut t: Ns) -> Ns {
+    pub(super) fn apply_serial(&mut self, mut t: Ns) -> Ns {
         let ppb = self.geo.pages_per_block;
         for op in &self.ops {
             t = self.tl.apply(t, op);

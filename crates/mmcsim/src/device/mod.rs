@@ -34,7 +34,7 @@
 //! * Untimed paths ([`Emmc::precondition`], [`Emmc::write_untimed`],
 //!   [`Emmc::trim_untimed`]) run the same FTL code and drop the NAND timing.
 //! * [`Emmc::save_state`] / [`Emmc::load_state`] write and restore a
-//!   preconditioned device as a compact versioned file ([`state`]).
+//!   preconditioned device as a compact versioned file (module `state`).
 //! * [`Emmc::check_integrity`] proves, with a per-LPN version oracle, that
 //!   every LPN reads its newest data and every valid slot is mapped once;
 //!   [`Emmc::start_integrity_check`] makes [`Emmc::execute`] prove it after
@@ -54,7 +54,7 @@ pub mod state;
 mod stats;
 
 pub use cache::ENTRIES_PER_MAP_PAGE;
-pub use config::{CmdqConfig, DeviceConfig, Precondition};
+pub use config::{CmdqConfig, DeviceConfig, FeaturesConfig, Precondition};
 pub use error::DeviceError;
 pub use host_interface::{DeviceCommand, MmcCommand};
 pub use integrity_check::{CheckPoint, IntegrityStats, Violation};
@@ -80,6 +80,10 @@ pub struct Emmc {
     hi: HostInterface,
     /// Controller firmware: per-command cost, in ns.
     fw_ns: Ns,
+    /// BKOPS running: when its next victim may start, ns.
+    bkops: Option<Ns>,
+    /// HPI cost, in ns, when the profile enables HPI.
+    hpi_ns: Option<Ns>,
     /// Calibration knob charged on a backward start sector, in ns.
     reverse_penalty_ns: Ns,
     /// Start sector of the previous command (reverse-seek knob).
@@ -126,6 +130,11 @@ impl Emmc {
             geo,
             hi: HostInterface::new(&cfg.bus, cfg.cmdq.is_some()),
             fw_ns: us_to_ns(cfg.controller.fw_cmd_us),
+            bkops: None,
+            hpi_ns: cfg
+                .features
+                .hpi
+                .then(|| us_to_ns(cfg.features.hpi_cost_us())),
             reverse_penalty_ns: us_to_ns(cfg.calibration.reverse_seek_penalty_us),
             last_sector: None,
             map: MapCache::new(
@@ -174,6 +183,7 @@ impl Emmc {
     /// gap; queued tasks must come in nondecreasing `start` order. See
     /// [`host_interface`] for the command sequences.
     pub fn execute(&mut self, start: Ns, cmd: &DeviceCommand) -> Ns {
+        self.stop_bkops(start);
         let seq = self.hi.decode(cmd);
         let t0 = if seq.queued() {
             self.hi.begin_queued(start)
@@ -192,6 +202,99 @@ impl Emmc {
             self.hi.end_legacy(end);
             end
         }
+    }
+
+    /// BKOPS_STATUS (EXT_CSD 246) urgency, 0..=3, from the fewest free
+    /// blocks on any die: 0 at or above the BKOPS target, then 1, 2, 3 as
+    /// the deficit covers up to a third, two thirds, or more of the gap
+    /// between the target and the foreground-GC threshold [est: JEDEC names
+    /// the levels "none / not critical / performance impacted / critical"
+    /// without thresholds]. Always 0 without `[gc] background`.
+    pub fn bkops_status(&self) -> u8 {
+        if !self.cfg.gc.background {
+            return 0;
+        }
+        let Some(free) = self.ftl.min_free_blocks_per_die() else {
+            return 0;
+        };
+        let target = self.cfg.gc.bkops_target();
+        let start = self.cfg.gc.start_below_free_blocks_per_die;
+        if free >= target {
+            return 0;
+        }
+        let gap = target.saturating_sub(start).max(1);
+        let deficit = target - free;
+        if 3 * deficit <= gap {
+            1
+        } else if 3 * deficit <= 2 * gap {
+            2
+        } else {
+            3
+        }
+    }
+
+    /// CMD6 BKOPS_START at `now` ns: the card starts collecting victims in
+    /// the background (after its firmware cost `fw_cmd_us`) until it
+    /// reaches its target or the next command stops it. Returns false (and
+    /// does nothing) when BKOPS is off, already running, or not needed
+    /// (status 0).
+    pub fn start_bkops(&mut self, now: Ns) -> bool {
+        if !self.cfg.gc.background || self.bkops.is_some() || self.bkops_status() == 0 {
+            return false;
+        }
+        self.c.bkops_runs += 1;
+        self.bkops = Some(now + self.fw_ns);
+        true
+    }
+
+    /// True while BKOPS runs.
+    pub fn bkops_running(&self) -> bool {
+        self.bkops.is_some()
+    }
+
+    /// A command arriving at `t` stops BKOPS: the victims that started
+    /// before `t` are booked (one victim after another on its die's
+    /// timeline), the one in progress at `t` completes — later commands
+    /// wait for it, or an HPI read interrupts it at a NAND-operation
+    /// boundary — and no further victim starts.
+    fn stop_bkops(&mut self, t: Ns) {
+        let Some(mut next) = self.bkops.take() else {
+            return;
+        };
+        let target = self.cfg.gc.bkops_target();
+        while next < t {
+            self.ops.clear();
+            if self.ftl.background_collect(target, &mut self.ops).is_none() {
+                break;
+            }
+            self.c.bkops_gc_runs += 1;
+            next = self.apply_serial(next);
+        }
+    }
+
+    /// Starts a packed write at `start` ns (eMMC 4.5 packed command:
+    /// CMD23 with the packed flag + CMD25 whose first block is the packed
+    /// header, then CMD13 as for one write) carrying the legacy write
+    /// commands `cmds` (at least one; each as [`Emmc::execute`] would take
+    /// it); returns when the whole pack completes, ns.
+    pub fn execute_packed(&mut self, start: Ns, cmds: &[DeviceCommand]) -> Ns {
+        assert!(
+            !cmds.is_empty() && cmds.iter().all(|c| c.op == crate::types::Op::Write),
+            "mmcsim device: simulator bug: a packed command carries writes only"
+        );
+        self.stop_bkops(start);
+        let seq = self.hi.decode(&cmds[0]);
+        let t0 = self.hi.begin_legacy(start);
+        self.wbuf.retire(t0);
+        self.tl.forget_before(t0);
+        let end = self.write_packed(t0, cmds, &seq);
+        for c in cmds {
+            self.check_after_command(start, c);
+        }
+        let end = end + self.hi.status_polls_ns(&seq);
+        self.hi.end_legacy(end);
+        self.c.packed_commands += 1;
+        end
     }
 
     /// Checks that `cmd`'s command sequence fits its operation and this card
@@ -215,7 +318,7 @@ impl Emmc {
     }
 
     /// The saved state of this freshly preconditioned device (see
-    /// [`state`]): `summary` is what its preconditioning did and `key`
+    /// module `state`): `summary` is what its preconditioning did and `key`
     /// what the state depends on (profile, overrides, `[precondition]`,
     /// seed), stored as a hash that loading checks.
     pub fn save_state(
@@ -275,6 +378,7 @@ impl Emmc {
         self.map.clear();
         self.hi.reset();
         self.last_sector = None;
+        self.bkops = None;
     }
 
     /// A snapshot of the counters and wear statistics.

@@ -21,6 +21,7 @@
 
 use super::config::NandConfig;
 use crate::types::{us_to_ns, Ns};
+use std::collections::VecDeque;
 
 /// Array geometry, with the derived counts the FTL uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -249,6 +250,17 @@ pub struct NandTimelines {
     /// Per channel: transfer reservations `(start, end)`, sorted, disjoint.
     chan: Vec<Vec<(Ns, Ns)>>,
     die_busy: Vec<Ns>,
+    /// Per die: end times of the operations booked on it that may still
+    /// be running (ascending; the last is `die_free`) — the points where
+    /// an HPI can stop the die's work.
+    bounds: Vec<VecDeque<Ns>>,
+    /// Per die: end of the last read inserted by [`NandTimelines::preempt_read_page`].
+    preempt_end: Vec<Ns>,
+    /// While true (an HPI read runs), every read interrupts the die's
+    /// booked work ([`NandTimelines::preempt_read_page`]).
+    preempting: bool,
+    /// Interruptions of the running HPI read: `(stop, die_time)`.
+    pauses: Vec<(Ns, Ns)>,
 }
 
 impl NandTimelines {
@@ -266,6 +278,10 @@ impl NandTimelines {
             die_free: vec![0; dies],
             chan: vec![Vec::new(); n.channels as usize],
             die_busy: vec![0; dies],
+            bounds: vec![VecDeque::new(); dies],
+            preempt_end: vec![0; dies],
+            preempting: false,
+            pauses: Vec::new(),
         }
     }
     /// Channel transfer time of `bytes`, in ns.
@@ -276,6 +292,13 @@ impl NandTimelines {
     pub fn reset(&mut self) {
         self.die_free.iter_mut().for_each(|t| *t = 0);
         self.chan.iter_mut().for_each(|c| c.clear());
+        self.bounds.iter_mut().for_each(|b| b.clear());
+        self.preempt_end.iter_mut().for_each(|t| *t = 0);
+    }
+    /// Books the end of an operation on die `d` (the new `die_free`).
+    fn book(&mut self, d: usize, end: Ns) {
+        self.die_free[d] = end;
+        self.bounds[d].push_back(end);
     }
     /// Forgets channel reservations that ended by `t` (no later operation
     /// is issued before `t`).
@@ -283,6 +306,11 @@ impl NandTimelines {
         for c in &mut self.chan {
             let keep = c.partition_point(|r| r.1 <= t);
             c.drain(..keep);
+        }
+        for b in &mut self.bounds {
+            while b.front().is_some_and(|&e| e <= t) {
+                b.pop_front();
+            }
         }
     }
     /// Reserves channel `c` for `dur` ns in the earliest gap at or after
@@ -320,7 +348,38 @@ impl NandTimelines {
 
     /// Like [`NandTimelines::read`], for a lower (`upper` = false) or an
     /// upper (MSB, slower to sense) MLC page.
+    /// While an HPI read runs ([`NandTimelines::begin_preempting`]) the
+    /// read interrupts the die's booked work instead.
     pub fn read_page(&mut self, t: Ns, die: u32, bytes: u32, upper: bool) -> (Ns, Ns) {
+        if self.preempting {
+            let (s, e, pause) = self.preempt_read_page(t, die, bytes, upper);
+            self.pauses.extend(pause);
+            return (s, e);
+        }
+        self.book_read(t, die, bytes, upper)
+    }
+
+    /// Starts an HPI read: until [`NandTimelines::end_preempting`], reads
+    /// interrupt the dies' booked work.
+    pub fn begin_preempting(&mut self) {
+        self.preempting = true;
+        self.pauses.clear();
+    }
+
+    /// Stops interrupting (the HPI read's background part follows) but
+    /// keeps its interruptions for [`NandTimelines::end_preempting`].
+    pub fn preempting_off(&mut self) {
+        self.preempting = false;
+    }
+
+    /// Ends an HPI read; returns its interruptions `(stop, die_time)`.
+    pub fn end_preempting(&mut self) -> &[(Ns, Ns)] {
+        self.preempting = false;
+        &self.pauses
+    }
+
+    /// A read booked after the die's work.
+    fn book_read(&mut self, t: Ns, die: u32, bytes: u32, upper: bool) -> (Ns, Ns) {
         let d = die as usize;
         let c = (die / self.dies_per_channel) as usize;
         let start = t.max(self.die_free[d]);
@@ -328,7 +387,7 @@ impl NandTimelines {
         let dur = self.xfer_ns(bytes);
         let x0 = self.reserve_channel(c, sensed, dur);
         let x1 = x0 + dur;
-        self.die_free[d] = x1;
+        self.book(d, x1);
         self.die_busy[d] += x1 - start;
         (sensed, x1)
     }
@@ -341,7 +400,7 @@ impl NandTimelines {
         let dur = self.xfer_ns(bytes);
         let x0 = self.reserve_channel(c, t.max(self.die_free[d]), dur);
         let x1 = x0 + dur;
-        self.die_free[d] = x1;
+        self.book(d, x1);
         self.die_busy[d] += x1 - x0;
         x1
     }
@@ -359,7 +418,7 @@ impl NandTimelines {
             } else {
                 self.t_prog_lower
             };
-        self.die_free[d] = end;
+        self.book(d, end);
         self.die_busy[d] += end - x0;
         end
     }
@@ -369,9 +428,53 @@ impl NandTimelines {
         let d = die as usize;
         let start = t.max(self.die_free[d]);
         let end = start + self.t_bers;
-        self.die_free[d] = end;
+        self.book(d, end);
         self.die_busy[d] += end - start;
         end
+    }
+
+    /// A read that interrupts the die's booked work (HPI): when die `die`
+    /// is busy at `t`, the sense starts at the end of the operation in
+    /// flight (or of the read inserted before it) instead of after all the
+    /// booked work, and every operation booked after that point is delayed
+    /// by the read's die time, so the interrupted work loses no time and is
+    /// not counted twice. Returns `(sense_end, transfer_end, pause)` with
+    /// `pause` = `Some((stop, die_time))` when work was interrupted.
+    ///
+    /// Simplification: the channel reservations of the delayed programs
+    /// keep their booked times (the read's data-out takes a free channel
+    /// gap), so channel occupancy is conserved but not re-ordered.
+    pub fn preempt_read_page(
+        &mut self,
+        t: Ns,
+        die: u32,
+        bytes: u32,
+        upper: bool,
+    ) -> (Ns, Ns, Option<(Ns, Ns)>) {
+        let d = die as usize;
+        let from = t.max(self.preempt_end[d]);
+        if self.die_free[d] <= from {
+            let (s, e) = self.book_read(t, die, bytes, upper);
+            return (s, e, None);
+        }
+        let b = &self.bounds[d];
+        let i = b.partition_point(|&e| e < from);
+        let stop = b.get(i).copied().unwrap_or(self.die_free[d]);
+        let c = (die / self.dies_per_channel) as usize;
+        let sensed = stop + if upper { self.t_r_upper } else { self.t_r };
+        let dur = self.xfer_ns(bytes);
+        let x0 = self.reserve_channel(c, sensed, dur);
+        let x1 = x0 + dur;
+        let occ = x1 - stop;
+        let b = &mut self.bounds[d];
+        for e in b.iter_mut().skip(i + 1) {
+            *e += occ;
+        }
+        b.insert(i + 1, x1);
+        self.die_free[d] += occ;
+        self.die_busy[d] += occ;
+        self.preempt_end[d] = x1;
+        (sensed, x1, Some((stop, occ)))
     }
 
     /// Times one FTL operation issued at `t`; returns its end.

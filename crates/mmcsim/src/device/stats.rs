@@ -92,6 +92,21 @@ pub struct DeviceStats {
     pub reverse_seek_penalties: u64,
     /// Busy time of each die, in ns.
     pub die_busy_ns: Vec<u64>,
+    /// Reads that interrupted busy NAND work with an HPI; absent unless the
+    /// profile enables `[features] hpi`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpi_interrupts: Option<u64>,
+    /// BKOPS started by the host; absent unless `[gc] background`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bkops_runs: Option<u64>,
+    /// Victims collected by BKOPS (included in `gc_runs`; foreground
+    /// victims are `gc_runs − bkops_gc_runs`); absent unless `[gc]
+    /// background`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bkops_gc_runs: Option<u64>,
+    /// Packed write commands; absent unless `[features] packed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed_commands: Option<u64>,
     /// Hybrid mapping merges; absent for the other mapping schemes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merges: Option<MergeStats>,
@@ -152,6 +167,10 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         write_buffer_stalls: d.wbuf.stalls(),
         reverse_seek_penalties: d.c.reverse_penalties,
         die_busy_ns: d.tl.die_busy().to_vec(),
+        hpi_interrupts: d.cfg.features.hpi.then_some(d.c.hpi_interrupts),
+        packed_commands: d.cfg.features.packed.then_some(d.c.packed_commands),
+        bkops_runs: d.cfg.gc.background.then_some(d.c.bkops_runs),
+        bkops_gc_runs: d.cfg.gc.background.then_some(d.c.bkops_gc_runs),
         merges: (d.ftl.scheme() == MappingScheme::Hybrid).then_some(MergeStats {
             switch: f.merges_switch,
             partial: f.merges_partial,

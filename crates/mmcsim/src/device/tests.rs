@@ -651,3 +651,180 @@ fn cmdq_data_phases_never_overlap_on_the_bus() {
         assert!(w[0].1 <= w[1].0, "{:?}", w);
     }
 }
+
+/// Mean latency of a 4 KiB read issued right after each of 20 bursts of
+/// 512 KiB of sequential writes (the buffer's NAND programs still running),
+/// and the HPI count.
+fn read_after_write_bursts(hpi: bool) -> (f64, u64) {
+    let mut c = small();
+    c.features.hpi = hpi;
+    let mut d = Emmc::new(&c).unwrap();
+    d.write_untimed(0, 64 << 11);
+    let mut now = 0;
+    let mut total = 0;
+    for k in 0..20u64 {
+        for i in 0..4u64 {
+            run(
+                &mut d,
+                &mut now,
+                cmd(Op::Write, (128 << 11) + (k * 4 + i) * 256, 256),
+            );
+        }
+        total += read4k(&mut d, &mut now, k * 997);
+        now += 50_000_000;
+    }
+    (total as f64 / 20.0, d.stats().hpi_interrupts.unwrap_or(0))
+}
+
+#[test]
+fn hpi_lowers_read_latency_after_a_write_burst() {
+    let (off, n_off) = read_after_write_bursts(false);
+    let (on, n_on) = read_after_write_bursts(true);
+    eprintln!("read after 512 KiB burst: no HPI {off:.0} ns, HPI {on:.0} ns ({n_on} HPIs)");
+    assert_eq!(n_off, 0);
+    assert_eq!(n_on, 20);
+    assert!(on < off / 2.0, "HPI {on} ns vs {off} ns");
+}
+
+#[test]
+fn hpi_keeps_the_interrupted_work() {
+    // The die time of the interrupted programs is delayed, not lost: the
+    // final drain (flush) ends later by at least the reads' die time.
+    let flush_end = |hpi: bool| {
+        let mut c = small();
+        c.features.hpi = hpi;
+        let mut d = Emmc::new(&c).unwrap();
+        d.write_untimed(0, 64 << 11);
+        let mut now = 0;
+        for i in 0..4u64 {
+            run(&mut d, &mut now, cmd(Op::Write, (128 << 11) + i * 256, 256));
+        }
+        read4k(&mut d, &mut now, 5);
+        run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+        let s = d.stats();
+        let busy: u64 = s.die_busy_ns.iter().sum();
+        (now, busy, s.nand_programs, s.nand_reads)
+    };
+    let (e0, b0, p0, r0) = flush_end(false);
+    let (e1, b1, p1, r1) = flush_end(true);
+    assert_eq!((p0, r0), (p1, r1), "same NAND operations either way");
+    // Die time differs only by the read's wait for a channel gap (< one
+    // 8 KiB transfer, 41 µs).
+    assert!(b0.abs_diff(b1) < 41_000, "die busy {b0} vs {b1} ns");
+    assert!(e1 + 100_000 >= e0, "flush {e1} vs {e0}");
+}
+
+#[test]
+fn hpi_keys_are_validated_and_absent_when_off() {
+    let mut c = generic();
+    assert!(!serde_json::to_string(&c).unwrap().contains("features"));
+    let d = Emmc::new(&c).unwrap();
+    assert!(!serde_json::to_string(&d.stats())
+        .unwrap()
+        .contains("hpi_interrupts"));
+    c.features.hpi_us = Some(10.0);
+    let e = c.validate("x.toml").unwrap_err().to_string();
+    assert!(e.contains("[features] hpi_us"), "{e}");
+    c.features.hpi = true;
+    c.features.hpi_us = Some(-1.0);
+    assert!(c.validate("x.toml").is_err());
+}
+
+/// Foreground GC victims, BKOPS starts and BKOPS victims over 20 bursts of
+/// 500 random 4 KiB writes separated by 2 s idle gaps on a full device;
+/// with `bkops` the host starts BKOPS 200 ms into each gap (as the legacy
+/// driver's idle check does).
+fn bursts_with_idle_gaps(bkops: bool) -> (u64, u64, u64) {
+    let mut c = small();
+    c.gc.background = true;
+    let mut d = Emmc::new(&c).unwrap();
+    let p = Precondition {
+        fill_fraction: 1.0,
+        steady_state: true,
+        max_overwrite_factor: 1.0,
+    };
+    d.precondition(&p, 1);
+    let n = d.capacity_sectors() / 8;
+    let mut rng = component_rng(9, "test");
+    let mut now = 0;
+    for _ in 0..20 {
+        for _ in 0..500 {
+            let lpn = rng.random_range(0..n);
+            run(&mut d, &mut now, cmd(Op::Write, lpn * 8, 8));
+        }
+        if bkops {
+            let level = d.bkops_status();
+            let started = d.start_bkops(now + 200_000_000);
+            assert_eq!(started, level > 0);
+        }
+        now += 2_000_000_000;
+    }
+    d.check_integrity().unwrap();
+    let s = d.stats();
+    let bg = s.bkops_gc_runs.unwrap();
+    (s.gc_runs - bg, s.bkops_runs.unwrap(), bg)
+}
+
+#[test]
+fn bkops_in_idle_gaps_lowers_foreground_gc() {
+    let (fg_off, runs_off, bg_off) = bursts_with_idle_gaps(false);
+    let (fg_on, runs_on, bg_on) = bursts_with_idle_gaps(true);
+    eprintln!(
+        "foreground GC victims: no BKOPS {fg_off}; BKOPS {fg_on} ({runs_on} BKOPS, {bg_on} background victims)"
+    );
+    assert_eq!((runs_off, bg_off), (0, 0));
+    assert!(runs_on > 0 && bg_on > 0);
+    assert!(fg_on < fg_off / 2, "foreground GC {fg_on} vs {fg_off}");
+}
+
+#[test]
+fn bkops_status_and_keys_are_absent_when_off() {
+    let c = small();
+    let mut d = Emmc::new(&c).unwrap();
+    assert_eq!(d.bkops_status(), 0);
+    assert!(!d.start_bkops(0));
+    let j = serde_json::to_string(&d.stats()).unwrap();
+    assert!(!j.contains("bkops"), "{j}");
+    let mut bad = c.clone();
+    bad.gc.background = true;
+    bad.ftl.mapping = MappingScheme::Hybrid;
+    let e = bad.validate("x.toml").unwrap_err().to_string();
+    assert!(e.contains("[gc] background"), "{e}");
+}
+
+#[test]
+fn cache_off_writes_complete_when_programmed() {
+    let mut c = generic();
+    let t_prog = us_to_ns(c.nand.t_prog_lower_us);
+    assert!(!serde_json::to_string(&c).unwrap().contains("enabled"));
+    c.write_buffer.enabled = false;
+    let mut d = Emmc::new(&c).unwrap();
+    let mut now = 0;
+    let w = run(&mut d, &mut now, cmd(Op::Write, 0, 8));
+    assert!(w >= t_prog, "a write waits for its program: {w}");
+    assert_eq!(d.stats().padding_slots, 3, "its stripe page is padded");
+    // Nothing is left to flush.
+    let f = run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    assert!(f < 100_000, "{f}");
+    d.check_integrity().unwrap();
+}
+
+#[test]
+fn a_packed_write_saves_the_per_command_overhead() {
+    let mut c = generic();
+    c.features.packed = true;
+    let writes: Vec<_> = (0..4u64).map(|i| cmd(Op::Write, i * 32, 32)).collect();
+    let mut d = Emmc::new(&c).unwrap();
+    let mut now = 0;
+    for w in &writes {
+        run(&mut d, &mut now, *w);
+    }
+    let separate = now;
+    let mut d = Emmc::new(&c).unwrap();
+    let packed = d.execute_packed(0, &writes);
+    eprintln!("4 × 16 KiB: separate {separate} ns, packed {packed} ns");
+    assert!(packed < separate, "packed {packed} vs {separate}");
+    assert_eq!(d.stats().packed_commands, Some(1));
+    assert_eq!(d.stats().host_slots_written, 16);
+    d.check_integrity().unwrap();
+}

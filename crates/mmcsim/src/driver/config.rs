@@ -38,6 +38,11 @@ pub struct DriverConfig {
     /// §1.5: one slot is kept for direct commands); at most that.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cmdq_depth: Option<u32>,
+    /// Idle time after which the legacy driver checks BKOPS_STATUS and
+    /// starts BKOPS on a card with `[gc] background`, in ms; absent =
+    /// [`DriverConfig::DEFAULT_BKOPS_IDLE_MS`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bkops_idle_ms: Option<u32>,
 }
 
 impl Default for DriverConfig {
@@ -46,11 +51,22 @@ impl Default for DriverConfig {
             driver_slots: 2,
             mode: DriverMode::Auto,
             cmdq_depth: None,
+            bkops_idle_ms: None,
         }
     }
 }
 
 impl DriverConfig {
+    /// Default BKOPS idle time, in ms [src: msm-3.4 kernel
+    /// include/linux/mmc/card.h `MMC_IDLE_BKOPS_TIME_MS` = 200, the delay of
+    /// the `mmc_start_idle_time_bkops` delayed work].
+    pub const DEFAULT_BKOPS_IDLE_MS: u32 = 200;
+
+    /// The BKOPS idle time in effect, in ms.
+    pub fn bkops_idle(&self) -> u32 {
+        self.bkops_idle_ms.unwrap_or(Self::DEFAULT_BKOPS_IDLE_MS)
+    }
+
     /// Resolves the driver against the device's command queue depth
     /// (`None` = the card has no command queue): `Ok(None)` = legacy,
     /// `Ok(Some(tags))` = CMDQ with `tags` tags. Errors say what to change.

@@ -12,7 +12,7 @@
 use super::RqId;
 use super::{Driver, DriverConfig, DriverEvents, Hw, RequestQueue};
 use crate::engine::EventQueue;
-use crate::types::Ns;
+use crate::types::{Ns, Op};
 
 /// State of the legacy MMC driver.
 #[derive(Clone, Debug)]
@@ -28,6 +28,13 @@ pub struct LegacyDriver {
     pub cpu_free: Ns,
     /// `mmcqd` sleeps: the next request must pay the wake-up.
     pub asleep: bool,
+    /// Writes packed behind the prepared request (packed writes).
+    pub prepared_pack: Vec<RqId>,
+    /// Writes packed behind the executing request.
+    pub executing_pack: Vec<RqId>,
+    /// A request fetched while building a pack that did not fit it (the
+    /// kernel requeues it); it is the next one prepared.
+    pub stash: Option<super::DriverRequest>,
 }
 
 impl LegacyDriver {
@@ -40,12 +47,17 @@ impl LegacyDriver {
             prepared_ready: 0,
             cpu_free: 0,
             asleep: true,
+            prepared_pack: Vec::new(),
+            executing_pack: Vec::new(),
+            stash: None,
         }
     }
 
     /// Requests currently held (executing + prepared).
     pub fn held(&self) -> u32 {
-        self.executing.is_some() as u32 + self.prepared.is_some() as u32
+        self.executing.is_some() as u32
+            + self.prepared.is_some() as u32
+            + self.stash.is_some() as u32
     }
 
     /// True when the driver may fetch another request now.
@@ -88,10 +100,35 @@ impl Driver {
                 self.kick_at(at, q);
                 return;
             }
-            match up.fetch(now) {
+            let next = match self.legacy().stash.take() {
+                Some(r) => Some(r),
+                None => up.fetch(now),
+            };
+            match next {
                 Some(r) => {
-                    let prep = self.hold(now, r);
+                    let mut prep = self.hold(now, r);
+                    let mut pack = Vec::new();
+                    let f = &self.device.config().features;
+                    if f.packed && r.op == Op::Write && !r.fua {
+                        // `mmc_blk_prep_packed_list`: pull further writes
+                        // until a request that cannot join (requeued).
+                        let max = f.max_packed() as usize;
+                        while pack.len() + 1 < max {
+                            match up.fetch(now) {
+                                Some(n) if n.op == Op::Write && !n.fua => {
+                                    prep += self.hold(now, n);
+                                    pack.push(n.id);
+                                }
+                                Some(n) => {
+                                    self.legacy().stash = Some(n);
+                                    break;
+                                }
+                                None => break,
+                            }
+                        }
+                    }
                     let d = self.legacy();
+                    d.prepared_pack = pack;
                     d.prepared = Some(r.id);
                     d.prepared_ready = now + prep;
                     d.cpu_free = now + prep;
@@ -103,6 +140,7 @@ impl Driver {
                     let d = self.legacy();
                     if d.held() == 0 {
                         d.asleep = true;
+                        self.arm_bkops(now, q);
                     }
                 }
             }
@@ -120,7 +158,13 @@ impl Driver {
             return;
         };
         d.executing = Some(rq);
-        self.issue(now, rq, false, q);
+        d.executing_pack = std::mem::take(&mut d.prepared_pack);
+        if d.executing_pack.is_empty() {
+            self.issue(now, rq, false, q);
+        } else {
+            let members = d.executing_pack.clone();
+            self.issue_packed(now, rq, &members, q);
+        }
     }
 
     /// Completion interrupt of `rq`: `mmcqd` starts the prepared request
@@ -133,10 +177,14 @@ impl Driver {
         q: &mut EventQueue<E>,
     ) {
         self.legacy().executing = None;
+        let members = std::mem::take(&mut self.legacy().executing_pack);
         if self.legacy().can_start(now) {
             self.legacy_start(now, q);
         }
         self.end(now, rq, up, q);
+        for m in members {
+            self.end(now, m, up, q);
+        }
         up.run_queue(now, self, q);
         if !self.legacy().asleep {
             self.legacy_run(now, up, q);

@@ -50,7 +50,15 @@ pub enum DriverEvent {
     DeviceDone(RqId),
     /// The completion interrupt of a request has been handled.
     Irq(RqId),
+    /// The queue has been idle for `bkops_idle_ms` since the driver went to
+    /// sleep (the arming with this number): check BKOPS_STATUS.
+    BkopsIdle(u32),
 }
+
+/// BKOPS_STATUS level from which the idle-time check starts BKOPS [src:
+/// Linux 3.7+ drivers/mmc/core/core.c `mmc_start_bkops`: outside an
+/// exception any non-zero status starts it].
+pub const BKOPS_START_LEVEL: u8 = 1;
 
 /// An event type that can carry the driver's events (the simulation
 /// core's).
@@ -130,6 +138,11 @@ pub struct Driver {
     /// Requests handed to the device, by request id: the request and its
     /// device times.
     held: Vec<(DriverRequest, DeviceTimes)>,
+    /// BKOPS idle time, ns, when the card has `[gc] background` and the
+    /// legacy driver runs.
+    bkops_idle_ns: Option<Ns>,
+    /// Arming number of the BKOPS idle check (a wake-up cancels it).
+    bkops_gen: u32,
 }
 
 impl Driver {
@@ -146,12 +159,16 @@ impl Driver {
             Some(tags) => Hw::Cmdq(CmdqDriver::new(tags)),
             None => Hw::Legacy(LegacyDriver::new(cfg)),
         };
+        let bkops_idle_ns =
+            (profile.gc.background && tags.is_none()).then(|| cfg.bkops_idle() as Ns * 1_000_000);
         Ok(Driver {
             hw,
             device,
             cpu,
             kick: None,
             held: Vec::with_capacity(512),
+            bkops_idle_ns,
+            bkops_gen: 0,
         })
     }
 
@@ -204,6 +221,20 @@ impl Driver {
                 Hw::Legacy(_) => self.legacy_irq(now, rq, up, q),
                 Hw::Cmdq(_) => self.cmdq_irq(now, rq, up, q),
             },
+            DriverEvent::BkopsIdle(g) => {
+                let idle = matches!(&self.hw, Hw::Legacy(d) if d.asleep && d.held() == 0);
+                if g == self.bkops_gen && idle && self.device.bkops_status() >= BKOPS_START_LEVEL {
+                    self.device.start_bkops(now);
+                }
+            }
+        }
+    }
+
+    /// `mmcqd` went to sleep at `now`: arms the BKOPS idle check.
+    fn arm_bkops<E: DriverEvents>(&mut self, now: Ns, q: &mut EventQueue<E>) {
+        if let Some(idle) = self.bkops_idle_ns {
+            self.bkops_gen = self.bkops_gen.wrapping_add(1);
+            q.at(now + idle, DriverEvent::BkopsIdle(self.bkops_gen));
         }
     }
 
@@ -219,6 +250,7 @@ impl Driver {
             }
             Hw::Legacy(d) if d.asleep => {
                 d.asleep = false;
+                self.bkops_gen = self.bkops_gen.wrapping_add(1);
                 Some(now + cpu.with(|c| c.mmcqd_wakeup(now)))
             }
             Hw::Legacy(d) => d.can_fetch().then_some(now),
@@ -271,6 +303,14 @@ impl Driver {
     /// completion.
     fn issue<E: DriverEvents>(&mut self, now: Ns, rq: RqId, queued: bool, q: &mut EventQueue<E>) {
         let r = self.held[rq as usize].0;
+        if r.op == Op::Flush && !self.device.config().write_buffer.enabled {
+            // `mmc_flush_cache` sends nothing when the card's cache is off.
+            let t = &mut self.held[rq as usize].1;
+            t.start = now;
+            t.done = now;
+            q.at(now, DriverEvent::DeviceDone(rq));
+            return;
+        }
         let poll = self.device.config().bus.status_poll_after_write;
         let cmd = if queued {
             command::queued(&r, poll)
@@ -282,6 +322,30 @@ impl Driver {
         t.start = now;
         t.done = done;
         q.at(done, DriverEvent::DeviceDone(rq));
+    }
+
+    /// Sends held write `lead` with the held writes `members` packed behind
+    /// it as one packed write command at `now` and schedules the pack's
+    /// completion (as `lead`'s).
+    fn issue_packed<E: DriverEvents>(
+        &mut self,
+        now: Ns,
+        lead: RqId,
+        members: &[RqId],
+        q: &mut EventQueue<E>,
+    ) {
+        let poll = self.device.config().bus.status_poll_after_write;
+        let cmds: Vec<_> = std::iter::once(lead)
+            .chain(members.iter().copied())
+            .map(|id| command::legacy(&self.held[id as usize].0, poll))
+            .collect();
+        let done = self.device.execute_packed(now, &cmds);
+        for &id in std::iter::once(&lead).chain(members) {
+            let t = &mut self.held[id as usize].1;
+            t.start = now;
+            t.done = done;
+        }
+        q.at(done, DriverEvent::DeviceDone(lead));
     }
 
     /// Ends `rq` through the queue above (its completion travels up).

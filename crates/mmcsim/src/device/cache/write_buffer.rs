@@ -102,6 +102,14 @@ impl WriteBuffer {
             self.inflight.push_back((end, lpn));
         }
     }
+    /// Delays the programs in flight that end after `after` ns by `by` ns
+    /// (their die was interrupted by an HPI read).
+    pub fn delay_inflight(&mut self, after: Ns, by: Ns) {
+        for e in self.inflight.iter_mut().filter(|e| e.0 > after) {
+            e.0 += by;
+        }
+    }
+
     /// Time the last program in flight ends (`t` if none).
     pub fn drain_time(&self, t: Ns) -> Ns {
         self.inflight.iter().fold(t, |a, e| a.max(e.0))

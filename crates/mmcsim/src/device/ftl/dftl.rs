@@ -404,6 +404,8 @@ mod tests {
                 policy: VictimPolicy::Greedy,
                 start_below_free_blocks_per_die: 4,
                 stop_at_free_blocks_per_die: 6,
+                background: false,
+                bkops_target_free_blocks_per_die: None,
             },
             &WearLevelingConfig {
                 dynamic: true,

@@ -129,6 +129,27 @@ impl GarbageCollector {
         }
     }
 
+    /// Background GC (BKOPS): collects one victim on `die` if the policy
+    /// finds one worth collecting and a free stripe takes its data; true
+    /// when it did.
+    pub fn collect_one(
+        &mut self,
+        die: u32,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) -> bool {
+        if blocks.free_stripes(die) < 2 {
+            return false;
+        }
+        let Some(victim) = self.select(die, blocks) else {
+            return false;
+        };
+        self.collect(victim, Purpose::Reclaim, blocks, table, stats, ops);
+        true
+    }
+
     /// Most valid slots a victim may hold to be worth collecting.
     pub fn worth_limit(geo: &Geometry) -> u32 {
         geo.stripe_slots() * (geo.pages_per_block - 1)

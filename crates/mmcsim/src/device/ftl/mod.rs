@@ -190,6 +190,19 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     fn write(&mut self, entries: &[(u32, u32)], ops: &mut Vec<NandOp>) -> Placement;
     /// Unmaps `lpn` (TRIM/discard): its slot becomes invalid.
     fn trim(&mut self, lpn: u32);
+    /// Fewest free blocks on any die (BKOPS urgency); `None` when the
+    /// scheme has no background collection (default).
+    fn min_free_blocks_per_die(&self) -> Option<u32> {
+        None
+    }
+    /// Background GC (BKOPS): collects one victim on the die with the
+    /// fewest free blocks if it has fewer than `target`, appending the NAND
+    /// work to `ops`; returns the die, or `None` when nothing was done
+    /// (default: the scheme has no background collection).
+    fn background_collect(&mut self, target: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let _ = (target, ops);
+        None
+    }
     /// Counters.
     fn stats(&self) -> FtlStats;
     /// Clears the counters (state such as erase counts is kept).

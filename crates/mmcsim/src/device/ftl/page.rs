@@ -149,6 +149,22 @@ impl Mapping for PageMapping {
         }
     }
 
+    fn min_free_blocks_per_die(&self) -> Option<u32> {
+        let dies = self.blocks.geometry().dies();
+        (0..dies).map(|d| self.blocks.free_blocks(d)).min()
+    }
+
+    fn background_collect(&mut self, target: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let dies = self.blocks.geometry().dies();
+        let die = (0..dies).min_by_key(|&d| (self.blocks.free_blocks(d), d))?;
+        if self.blocks.free_blocks(die) >= target {
+            return None;
+        }
+        self.gc
+            .collect_one(die, &mut self.blocks, &mut self.table, &mut self.stats, ops)
+            .then_some(die)
+    }
+
     fn stats(&self) -> FtlStats {
         self.stats
     }
@@ -224,6 +240,8 @@ mod tests {
                 policy,
                 start_below_free_blocks_per_die: 4,
                 stop_at_free_blocks_per_die: 6,
+                background: false,
+                bkops_target_free_blocks_per_die: None,
             },
             &WearLevelingConfig {
                 dynamic: true,
