@@ -51,6 +51,15 @@ fn run(dir: &Path, scenario: &str) -> serde_json::Value {
     report(&a, dir)
 }
 
+/// Runs `scenario` on the 2 GiB array (256 blocks per plane) without and
+/// then with the feature switch `set` (`KEY=true`): `(off, on)` reports.
+fn off_and_on(dir: &Path, scenario: &str, set: &str) -> (serde_json::Value, serde_json::Value) {
+    let mut a = vec!["run", scenario, "--set", "device.nand.blocks_per_plane=256"];
+    let off = report(&a, dir);
+    a.extend(["--set", set]);
+    (off, report(&a, dir))
+}
+
 /// Sequential 64 KiB writes are switch-merged a logical block at a time;
 /// random 4 KiB writes fill the 7 random log blocks, and each reclaimed log
 /// block costs a full merge (8 MiB copied) of every logical block it
@@ -126,12 +135,7 @@ think_time_us = 5000
 fn hpi_read_latency(request_kib: u32) -> (f64, f64) {
     let tmp = scratch(&format!("device-depth-hpi-{request_kib}"));
     let scenario = writer_and_reader(&tmp, request_kib);
-    let small = ["--set", "device.nand.blocks_per_plane=256"];
-    let mut a = vec!["run", scenario.as_str()];
-    a.extend(small);
-    let off = report(&a, &tmp);
-    a.extend(["--set", "device.features.hpi=true"]);
-    let on = report(&a, &tmp);
+    let (off, on) = off_and_on(&tmp, &scenario, "device.features.hpi=true");
     let lat = |r: &serde_json::Value, k: &str| r["read"]["latency_us"][k].as_f64().unwrap();
     eprintln!(
         "read latency under {request_kib} KiB writes: no HPI mean {:.0} µs p99 {:.0} µs; HPI mean {:.0} µs p99 {:.0} µs ({} HPIs); write MB/s {:.2} vs {:.2}",
@@ -203,11 +207,7 @@ think_time_us = 400000
     );
     let path = tmp.join("bkops.toml");
     std::fs::write(&path, text).unwrap();
-    let p = path.to_str().unwrap();
-    let mut a = vec!["run", p, "--set", "device.nand.blocks_per_plane=256"];
-    let off = report(&a, &tmp);
-    a.extend(["--set", "device.gc.background=true"]);
-    let on = report(&a, &tmp);
+    let (off, on) = off_and_on(&tmp, path.to_str().unwrap(), "device.gc.background=true");
     let gc = |r: &serde_json::Value| r["device"]["gc_runs"].as_u64().unwrap();
     let bg = on["device"]["bkops_gc_runs"].as_u64().unwrap();
     let lat = |r: &serde_json::Value| r["write"]["latency_us"]["p99"].as_f64().unwrap();
@@ -261,11 +261,7 @@ requests = 400
     );
     let path = tmp.join("packed.toml");
     std::fs::write(&path, text).unwrap();
-    let p = path.to_str().unwrap();
-    let mut a = vec!["run", p, "--set", "device.nand.blocks_per_plane=256"];
-    let off = report(&a, &tmp);
-    a.extend(["--set", "device.features.packed=true"]);
-    let on = report(&a, &tmp);
+    let (off, on) = off_and_on(&tmp, path.to_str().unwrap(), "device.features.packed=true");
     let mb = |r: &serde_json::Value| r["write"]["mb_per_s"].as_f64().unwrap();
     eprintln!(
         "64 KiB sequential writes, 4 threads: unpacked {:.2} MB/s, packed {:.2} MB/s ({} packed commands)",

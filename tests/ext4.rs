@@ -85,21 +85,20 @@ fn scenario(fs_extra: &str, files: &str, calls: &[&str]) -> String {
     )
 }
 
+/// An app creating a file, appending 4 KiB and calling fsync().
+const APPEND_FSYNC: &[&str] = &[
+    "mkdir /data",
+    "creat /data/log",
+    "write 4096",
+    "fsync",
+    "close",
+];
+
 const PREPARED: &str = "[[files]]\nname = \"data/db\"\nsize_mib = 1\n";
 
 #[test]
 fn an_fsync_after_an_appending_write_commits_a_jbd2_transaction() {
-    let sc = scenario(
-        "",
-        "",
-        &[
-            "mkdir /data",
-            "creat /data/log",
-            "write 4096",
-            "fsync",
-            "close",
-        ],
-    );
+    let sc = scenario("", "", APPEND_FSYNC);
     let (r, rows) = run("ext4-append-fsync", &sc, &[]);
     // data, journal body (descriptor + metadata copies), flush, FUA commit
     assert_eq!(rows.len(), 4, "{rows:#?}");
@@ -172,17 +171,7 @@ fn fsync_after_an_in_place_overwrite_commits_the_mtime_change() {
 
 #[test]
 fn with_the_journal_off_metadata_is_written_in_place_and_nothing_goes_to_a_journal() {
-    let sc = scenario(
-        "journal = \"off\"",
-        "",
-        &[
-            "mkdir /data",
-            "creat /data/log",
-            "write 4096",
-            "fsync",
-            "close",
-        ],
-    );
+    let sc = scenario("journal = \"off\"", "", APPEND_FSYNC);
     let (r, rows) = run("ext4-nojournal", &sc, &[]);
     assert_eq!(fs_stat(&r, "journal_blocks"), 0);
     assert_eq!(fs_stat(&r, "journal_blocks_written"), 0);
@@ -434,17 +423,7 @@ fn an_fsyncs_wait_for_the_commit_is_split_along_the_commits_requests() {
     // commit (body, flush, FUA commit block). Each of those requests is on
     // the call's critical path, so their device time is `device`, not
     // interrupt + wake-up, and the parts still add up to the latency.
-    let sc = scenario(
-        "",
-        "",
-        &[
-            "mkdir /data",
-            "creat /data/log",
-            "write 4096",
-            "fsync",
-            "close",
-        ],
-    );
+    let sc = scenario("", "", APPEND_FSYNC);
     let (r, rows) = run("ext4-fsync-split", &sc, &[]);
     assert_eq!(rows.len(), 4, "{rows:#?}");
     // device service of the four requests, from the log, µs
