@@ -143,17 +143,32 @@ impl IntegrityChecker {
         Ok(c)
     }
 
+    /// `value` is below `limit`, or the out-of-range error naming `what`.
+    fn in_range(what: &'static str, value: u32, limit: usize) -> Result<(), IntegrityError> {
+        if value as usize >= limit {
+            return Err(IntegrityError::OutOfRange {
+                what,
+                value,
+                limit: limit as u32,
+            });
+        }
+        Ok(())
+    }
+
+    /// `slot` is a slot of the array.
+    fn slot_in_range(&self, slot: u32) -> Result<(), IntegrityError> {
+        Self::in_range("slot", slot, self.owner.len())
+    }
+
+    /// `lpn` is a logical page of the device.
+    fn lpn_in_range(&self, lpn: u32) -> Result<(), IntegrityError> {
+        Self::in_range("lpn", lpn, self.l2p.len())
+    }
+
     /// Records in the shadow that `lpn` now maps to `slot`.
     fn map(&mut self, lpn: u32, slot: u32) -> Result<(), IntegrityError> {
         self.unmap(lpn)?;
-        let limit = self.owner.len() as u32;
-        if slot >= limit {
-            return Err(IntegrityError::OutOfRange {
-                what: "slot",
-                value: slot,
-                limit,
-            });
-        }
+        self.slot_in_range(slot)?;
         let holder = self.owner[slot as usize];
         if holder != UNMAPPED {
             return Err(IntegrityError::DoubleMapped { slot, lpn, holder });
@@ -166,14 +181,7 @@ impl IntegrityChecker {
 
     /// Records in the shadow that `lpn` is unmapped.
     fn unmap(&mut self, lpn: u32) -> Result<(), IntegrityError> {
-        let limit = self.l2p.len() as u32;
-        if lpn >= limit {
-            return Err(IntegrityError::OutOfRange {
-                what: "lpn",
-                value: lpn,
-                limit,
-            });
-        }
+        self.lpn_in_range(lpn)?;
         let old = std::mem::replace(&mut self.l2p[lpn as usize], UNMAPPED);
         if old != UNMAPPED {
             self.owner[old as usize] = UNMAPPED;
@@ -241,33 +249,22 @@ impl IntegrityChecker {
         expected: &[u32],
         lpn: u32,
     ) -> Result<(), IntegrityError> {
-        let limit = self.l2p.len() as u32;
-        if lpn >= limit {
-            return Err(IntegrityError::OutOfRange {
-                what: "lpn",
-                value: lpn,
-                limit,
-            });
-        }
+        self.lpn_in_range(lpn)?;
         let mapped = ftl.lookup(lpn);
         let got = match pending.iter().rev().find(|e| e.0 == lpn) {
             Some(&(_, ver)) => ver,
             None => match mapped {
                 None => 0,
-                Some(slot) if slot as usize >= self.owner.len() => {
-                    return Err(IntegrityError::OutOfRange {
-                        what: "slot",
-                        value: slot,
-                        limit: self.owner.len() as u32,
-                    })
-                }
-                Some(slot) => match ftl.slot_record(slot) {
-                    Some((l, ver)) if l == lpn => ver,
-                    Some((p2l, _)) => {
-                        return Err(IntegrityError::ReverseMismatch { lpn, slot, p2l })
+                Some(slot) => {
+                    self.slot_in_range(slot)?;
+                    match ftl.slot_record(slot) {
+                        Some((l, ver)) if l == lpn => ver,
+                        Some((p2l, _)) => {
+                            return Err(IntegrityError::ReverseMismatch { lpn, slot, p2l })
+                        }
+                        None => return Err(IntegrityError::Unbacked { lpn, slot }),
                     }
-                    None => return Err(IntegrityError::Unbacked { lpn, slot }),
-                },
+                }
             },
         };
         let want = expected[lpn as usize];
@@ -289,14 +286,7 @@ impl IntegrityChecker {
     /// `slot` holds valid data exactly when an LPN maps to it, and then
     /// that LPN's.
     fn check_slot(&self, ftl: &dyn Mapping, slot: u32) -> Result<(), IntegrityError> {
-        let limit = self.owner.len() as u32;
-        if slot >= limit {
-            return Err(IntegrityError::OutOfRange {
-                what: "slot",
-                value: slot,
-                limit,
-            });
-        }
+        self.slot_in_range(slot)?;
         let owner = self.owner[slot as usize];
         match ftl.slot_record(slot) {
             None if owner == UNMAPPED => Ok(()),
