@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("error", 0),
     ("engine", 0),
     ("stats", 0),
+    ("textfile", 0),
     // The host CPU every software layer charges time on.
     ("platform", 0),
     // The storage path, bottom up.

@@ -299,6 +299,38 @@ fn a_billion_threads_are_refused_before_allocation() {
 }
 
 #[test]
+fn an_endless_configuration_file_is_refused_at_its_size_limit() {
+    // A profile, phone or scenario path naming a device that never ends
+    // must be refused after 16 MiB, not read until memory runs out.
+    for args in [
+        vec!["run", "/dev/zero"],
+        vec![
+            "replay",
+            "traces/sample.csv",
+            "--set",
+            "device.profile=/dev/zero",
+        ],
+        vec![
+            "replay",
+            "traces/sample.csv",
+            "--set",
+            "host.profile=/dev/zero",
+        ],
+        vec!["replay", "traces/sample.csv", "--phone", "/dev/zero"],
+    ] {
+        let e = simctl_err(&args);
+        assert!(
+            e.contains("/dev/zero") && e.contains("16 MiB"),
+            "{args:?}: {e}"
+        );
+        assert!(
+            e.contains("limit for a configuration file"),
+            "{args:?}: {e}"
+        );
+    }
+}
+
+#[test]
 fn too_many_traced_processes_is_a_located_error() {
     let dir = scratch("hostile_pids");
     let mut t = String::from("time_ns,op,sector,sectors,pid\n");

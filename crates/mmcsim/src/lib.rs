@@ -29,6 +29,7 @@ pub mod platform;
 pub mod sched;
 pub mod sim;
 pub mod stats;
+pub mod textfile;
 pub mod workload;
 
 /// Vocabulary types shared by every layer (time, operations, priorities),

@@ -271,7 +271,7 @@ fn to_stdout(a: &SimArgs) -> bool {
 /// TOML; `sets` apply to either.
 pub(crate) fn load_workload(path: &Path, sets: &[(String, String)]) -> Result<Scenario> {
     use mmcsim::workload::fio_job;
-    let text = match std::fs::read_to_string(path) {
+    let text = match mmcsim::textfile::read_config(path) {
         Ok(t) if fio_job::is_job_file(path, &t) => t,
         // A scenario, or unreadable: the scenario loader says why.
         _ => return Ok(Scenario::load(path, sets)?),

@@ -59,10 +59,7 @@ impl Phone {
     /// Loads a phone file; its device and host profiles must exist.
     pub fn load(path: &Path) -> Result<Phone> {
         let src = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
+        let text = crate::textfile::read_config(path)?;
         let f: PhoneFile = toml::from_str(&text)
             .map_err(|e| Error::config(format!("{src}: {}", e.to_string().trim_end())))?;
         // Profiles are resolved to absolute paths: the overrides land in a

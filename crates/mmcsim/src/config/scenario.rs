@@ -197,10 +197,7 @@ fn yes() -> bool {
 impl Scenario {
     /// Loads a scenario file, applies `--set` overrides, and validates it.
     pub fn load(path: &Path, sets: &[(String, String)]) -> Result<Scenario> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
+        let text = crate::textfile::read_config(path)?;
         let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
         Scenario::from_toml(&text, &path.display().to_string(), base, sets)
     }
@@ -269,10 +266,7 @@ impl Scenario {
             }
             Some(toml::Value::String(p)) => {
                 let path = self.resolve(Path::new(&p));
-                let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
-                    path: path.clone(),
-                    source: e,
-                })?;
+                let text = crate::textfile::read_config(&path)?;
                 let src = path.display().to_string();
                 (parse_profile(&text, &src)?, src)
             }

@@ -499,10 +499,7 @@ impl DeviceConfig {
     /// Reads, parses and validates a profile file.
     pub fn load(path: impl AsRef<Path>) -> Result<DeviceConfig> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::textfile::read_config(path)?;
         Self::from_toml_str(&text, &path.display().to_string())
     }
 

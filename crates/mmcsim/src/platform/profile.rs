@@ -297,10 +297,7 @@ pub fn apply_host_profile(root: &mut toml::Value, base_dir: &Path) -> Result<()>
     } else {
         base_dir.join(&path)
     };
-    let text = std::fs::read_to_string(&full).map_err(|e| Error::Io {
-        path: full.clone(),
-        source: e,
-    })?;
+    let text = crate::textfile::read_config(&full)?;
     let mut base: toml::Table = toml::from_str(&text)
         .map_err(|e| Error::config(format!("{}: {}", full.display(), e.to_string().trim_end())))?;
     // A profile file may describe itself; those keys are not host settings.

@@ -61,14 +61,14 @@ struct Profile {
 
 fn load_profile(path: &Path) -> Result<Profile> {
     let src = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("profile {src}"))?;
+    let text = mmcsim::textfile::read_config(path).with_context(|| format!("profile {src}"))?;
     let table: toml::Table = toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{src}: {}", e.to_string().trim_end()))?;
     let is_phone = table.get("device").is_some_and(toml::Value::is_str)
         && table.get("host").is_some_and(toml::Value::is_str);
     if is_phone {
         let phone = Phone::load(path)?;
-        let text = std::fs::read_to_string(&phone.device)
+        let text = mmcsim::textfile::read_config(&phone.device)
             .with_context(|| format!("{src}: device profile {}", phone.device.display()))?;
         mmcsim::device::DeviceConfig::from_toml_str(&text, &phone.device.display().to_string())?;
         return Ok(Profile {

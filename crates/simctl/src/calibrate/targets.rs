@@ -104,7 +104,7 @@ struct RawTarget {
 /// target (`targets[i]`, 0-based, with its name).
 pub fn load(path: &Path, known_schedulers: &[&str]) -> Result<Targets> {
     let src = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("--targets {src}"))?;
+    let text = mmcsim::textfile::read_config(path).with_context(|| format!("--targets {src}"))?;
     let f: File = toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{src}: {}", e.to_string().trim_end()))?;
     if f.targets.is_empty() {
