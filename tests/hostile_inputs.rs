@@ -165,6 +165,16 @@ fn absent_device_id_lists_the_ids_found() {
 }
 
 #[test]
+fn a_device_id_on_a_trace_without_device_ids_is_a_located_error() {
+    // traces/sample.csv (native CSV) has no device column: choosing a
+    // device must not silently replay every record.
+    let e = simctl_err(&["replay", "traces/sample.csv", "--device-id", "99"]);
+    assert!(e.contains("traces/sample.csv:"), "{e}");
+    assert!(e.contains("field `device`"), "{e}");
+    assert!(e.contains("no device field"), "{e}");
+}
+
+#[test]
 fn header_only_trace_is_an_error_unless_allowed() {
     let dir = scratch("hostile_header_only");
     let t = write(&dir, "h.csv", "time_ns,op,sector,sectors\n");

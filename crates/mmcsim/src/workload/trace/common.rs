@@ -910,8 +910,9 @@ pub struct Filtered {
 }
 
 impl Filtered {
-    /// Wraps `inner`, keeping only records of `device` (records without a
-    /// device id are kept) and subtracting the first time if `rebase`.
+    /// Wraps `inner`, keeping only records of `device` (a record without a
+    /// device id is then an error: the choice cannot apply to it) and
+    /// subtracting the first time if `rebase`.
     pub fn new(inner: Box<dyn TraceReader>, device: Option<u32>, rebase: bool) -> Filtered {
         Filtered {
             inner,
@@ -988,6 +989,19 @@ impl TraceReader for Filtered {
                     return self.absent_device().map(Err);
                 }
             };
+            if let (Some(want), None) = (self.device, rec.device) {
+                // A chosen device cannot select records that name none:
+                // replaying them all would silently ignore the choice.
+                self.ended = true;
+                return Some(Err(Error::Parse {
+                    path: self.inner.path().to_path_buf(),
+                    line: rec.line,
+                    field: "device".into(),
+                    message: format!(
+                        "device {want} was chosen (simctl: --device-id {want}), but this record names no device: the trace has no device field; replay it without a device id"
+                    ),
+                }));
+            }
             if let (Some(want), Some(dev)) = (self.device, rec.device) {
                 if want != dev {
                     if self.others.len() <= 64 {
