@@ -223,19 +223,40 @@ impl Emmc {
 
     /// A packed write (eMMC 4.5 packed command, one CMD23 + CMD25 carrying
     /// `cmds`): one command phase and firmware cost, one 512-byte packed
-    /// header block on the bus, then each entry's data; returns when the
-    /// last entry's transfer (or its wait) ends, ns.
+    /// header block on the bus, then every entry's data. The card holds the
+    /// whole pack before it must commit any of it, so on a card whose cache
+    /// is off (or for FUA entries) the entries share page programs: four
+    /// 4 KiB entries fill one 16 KiB page where four separate commands
+    /// would each program a page of their own. Returns when the last
+    /// entry's data is on the card (or, when the pack must be durable,
+    /// programmed), ns.
     pub(super) fn write_packed(&mut self, t0: Ns, cmds: &[DeviceCommand], seq: &Sequence) -> Ns {
         let mut t = self.front(t0, seq, cmds[0].sector);
         t = self.hi.xfer(t, self.hi.data_ns(1));
         for c in cmds {
-            t = self.write_body(t, c);
+            t = self.write_data(t, c);
         }
-        t
+        let durable = cmds.iter().any(|c| self.must_commit(c));
+        self.commit(t, durable)
     }
 
     /// A write's work after its command phase, from `t` ns.
     fn write_body(&mut self, t: Ns, cmd: &DeviceCommand) -> Ns {
+        let bus_t = self.write_data(t, cmd);
+        self.commit(bus_t, self.must_commit(cmd))
+    }
+
+    /// Whether `cmd` completes only once programmed: FUA (reliable write)
+    /// on a volatile cache, or any write with the cache turned off
+    /// (CACHE_CTRL = 0).
+    fn must_commit(&self, cmd: &DeviceCommand) -> bool {
+        (cmd.fua && self.cfg.write_buffer.volatile) || !self.cfg.write_buffer.enabled
+    }
+
+    /// Moves a write's data over the bus into the write buffer from `t`
+    /// (programming full stripes as they fill); returns when the last
+    /// sector is on the card, ns.
+    fn write_data(&mut self, t: Ns, cmd: &DeviceCommand) -> Ns {
         let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
         if first == end {
             return self.hi.xfer(t, self.hi.data_ns(cmd.sectors as u64));
@@ -252,16 +273,19 @@ impl Emmc {
                 self.program_pending(bus_t);
             }
         }
-        let mut done = bus_t;
-        // FUA (reliable write) on a volatile cache, or any write with the
-        // cache turned off (CACHE_CTRL = 0), completes once programmed.
-        if (cmd.fua && self.cfg.write_buffer.volatile) || !self.cfg.write_buffer.enabled {
-            if !self.wbuf.pending().is_empty() {
-                self.program_pending(bus_t);
-            }
-            done = self.wbuf.drain_time(bus_t);
+        bus_t
+    }
+
+    /// When a write whose data arrived by `bus_t` completes, ns: then, or
+    /// when everything buffered is programmed if it must be `durable`.
+    fn commit(&mut self, bus_t: Ns, durable: bool) -> Ns {
+        if !durable {
+            return bus_t;
         }
-        done
+        if !self.wbuf.pending().is_empty() {
+            self.program_pending(bus_t);
+        }
+        self.wbuf.drain_time(bus_t)
     }
 
     fn discard(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
