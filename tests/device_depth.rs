@@ -275,6 +275,9 @@ requests = 400
     let programs = |r: &serde_json::Value| r["device"]["nand_programs"].as_u64().unwrap();
     assert!(off["device"].get("packed_commands").is_none());
     assert!(on["device"]["packed_commands"].as_u64().unwrap() > 0);
-    assert!(programs(&on) * 2 < programs(&off), "entries share page programs");
+    assert!(
+        programs(&on) * 2 < programs(&off),
+        "entries share page programs"
+    );
     assert!(mb(&on) > 1.5 * mb(&off));
 }

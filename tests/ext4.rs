@@ -94,6 +94,43 @@ const APPEND_FSYNC: &[&str] = &[
     "close",
 ];
 
+/// The commit block of an fsync's JBD2 transaction is a FUA write; how it
+/// reaches the card depends on the card's reliable-write support: one
+/// reliable write (enhanced, eMMC 4.41+), a plain write followed by
+/// FLUSH_CACHE (no reliable write: blk-flush's post-flush), or eight
+/// 1-sector reliable writes (legacy eMMC 4.3 with REL_WR_SEC_C = 1,
+/// Linux `mmc_apply_rel_rw`), each slower than the one before.
+#[test]
+fn the_fua_commit_block_follows_the_cards_reliable_write_support() {
+    let sc = scenario("", "", APPEND_FSYNC);
+    let fua_path = |name: &str, set: &str| {
+        let (r, rows) = run(name, &sc, &["--set", set]);
+        let commit = rows.last().unwrap();
+        assert_eq!(commit.op, "WF", "{rows:#?}");
+        let dev = |k: &str| r["device"][k].as_u64().unwrap();
+        let fsync_us = commit.complete - commit.submit;
+        (dev("reliable_writes"), dev("flush_commands"), fsync_us)
+    };
+    let enhanced = fua_path("ext4-relwr-enhanced", "device.features.reliable_write=true");
+    let none = fua_path("ext4-relwr-none", "device.features.reliable_write=false");
+    let legacy = fua_path("ext4-relwr-legacy", "device.features.rel_wr_sec_c=1");
+    // (reliable writes, FLUSH_CACHE commands): the pre-flush is one flush
+    assert_eq!((enhanced.0, enhanced.1), (1, 1));
+    assert_eq!((none.0, none.1), (0, 2), "post-flush after the plain write");
+    assert_eq!(
+        (legacy.0, legacy.1),
+        (8, 1),
+        "one reliable write per sector"
+    );
+    assert!(
+        enhanced.2 < none.2 && none.2 < legacy.2,
+        "commit block: enhanced {} ns, post-flush {} ns, legacy {} ns",
+        enhanced.2,
+        none.2,
+        legacy.2
+    );
+}
+
 const PREPARED: &str = "[[files]]\nname = \"data/db\"\nsize_mib = 1\n";
 
 #[test]

@@ -75,6 +75,40 @@ pub struct FeaturesConfig {
     /// commands; absent = [`FeaturesConfig::DEFAULT_MAX_PACKED_WRITES`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_packed_writes: Option<u32>,
+    /// Reliable write (CMD23 argument bit 31, REL_WR): how the driver
+    /// makes a FUA write durable. true = the card supports it, so Linux
+    /// advertises FUA (`mmc_blk_alloc_req` sets REQ_FUA when the card has
+    /// EXT_CSD WR_REL_PARAM EN_REL_WR or REL_WR_SEC_C) and a FUA write goes
+    /// as a reliable write, complete once its data is programmed. false =
+    /// no FUA on the queue: the block layer's flush sequencing
+    /// (blk-flush.c, POSTFLUSH) sends the write as a plain write followed
+    /// by a cache flush (CMD6 FLUSH_CACHE) before the request completes.
+    /// Absent = true [spec: reliable write is part of eMMC from 4.3 on].
+    /// When present, the report counts `device.reliable_writes` and
+    /// `device.flush_commands`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reliable_write: Option<bool>,
+    /// REL_WR_SEC_C (EXT_CSD\[222\]) of a card with legacy reliable write
+    /// (eMMC 4.3: WR_REL_PARAM EN_REL_WR = 0), in 512-byte sectors: Linux's
+    /// `mmc_apply_rel_rw` sends a reliable write as commands of exactly
+    /// this many sectors when aligned to it, else of one sector, each a
+    /// command of its own. Absent = enhanced reliable write (eMMC 4.41+:
+    /// any length and alignment in one command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rel_wr_sec_c: Option<u32>,
+}
+
+/// How the driver makes a FUA write durable (see
+/// [`FeaturesConfig::reliable_write`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FuaPath {
+    /// Enhanced reliable write: the whole request in one reliable write.
+    ReliableWrite,
+    /// Legacy reliable write: commands of REL_WR_SEC_C sectors (this many)
+    /// when aligned, else of one sector.
+    LegacyReliableWrite(u32),
+    /// No reliable write: a plain write, then FLUSH_CACHE.
+    PostFlush,
 }
 
 impl FeaturesConfig {
@@ -102,6 +136,21 @@ impl FeaturesConfig {
     /// The HPI cost in effect, in µs.
     pub fn hpi_cost_us(&self) -> f64 {
         self.hpi_us.unwrap_or(Self::DEFAULT_HPI_US)
+    }
+
+    /// True when the profile names its reliable-write support (the report
+    /// then counts reliable writes and flush commands).
+    pub fn sets_fua_path(&self) -> bool {
+        self.reliable_write.is_some() || self.rel_wr_sec_c.is_some()
+    }
+
+    /// How a FUA write is made durable on this card.
+    pub fn fua_path(&self) -> FuaPath {
+        match (self.reliable_write.unwrap_or(true), self.rel_wr_sec_c) {
+            (false, _) => FuaPath::PostFlush,
+            (true, Some(n)) => FuaPath::LegacyReliableWrite(n),
+            (true, None) => FuaPath::ReliableWrite,
+        }
     }
 }
 
@@ -737,6 +786,20 @@ impl DeviceConfig {
                 return err(
                     "[features] max_packed_writes",
                     format!("{m}: expected 2..=255 commands, with packed = true"),
+                );
+            }
+        }
+        if self.cmdq.is_some() && self.features.fua_path() != FuaPath::ReliableWrite {
+            return err(
+                "[features] reliable_write / rel_wr_sec_c",
+                "a command-queueing card ([cmdq], eMMC 5.1) has enhanced reliable write (a task's REL_WR bit in CMD44); a FUA task followed by a queue-draining flush, or legacy reliable write, is not modelled on the CMDQ driver: remove the key".to_string(),
+            );
+        }
+        if let Some(n) = self.features.rel_wr_sec_c {
+            if self.features.reliable_write == Some(false) || !(1..=256).contains(&n) {
+                return err(
+                    "[features] rel_wr_sec_c",
+                    format!("{n}: expected 1..=256 sectors, with reliable_write not false"),
                 );
             }
         }

@@ -46,6 +46,10 @@ pub(super) struct Counters {
     pub bkops_gc_runs: u64,
     /// Packed write commands executed.
     pub packed_commands: u64,
+    /// Reliable (FUA) write commands executed.
+    pub reliable_writes: u64,
+    /// FLUSH_CACHE commands executed.
+    pub flush_commands: u64,
 }
 
 /// Sectors of `[sector, sector + sectors)` falling in `lpn`.
@@ -218,6 +222,7 @@ impl Emmc {
 
     fn write(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
         let t = self.front(t0, seq, cmd.sector);
+        self.c.reliable_writes += cmd.fua as u64;
         self.write_body(t, cmd)
     }
 
@@ -331,6 +336,7 @@ impl Emmc {
     }
 
     fn flush(&mut self, t0: Ns, seq: &Sequence) -> Ns {
+        self.c.flush_commands += 1;
         let t = self.hi.command_phase(t0, seq) + self.fw_ns;
         if !self.cfg.write_buffer.volatile {
             return t;

@@ -54,7 +54,7 @@ pub mod state;
 mod stats;
 
 pub use cache::ENTRIES_PER_MAP_PAGE;
-pub use config::{CmdqConfig, DeviceConfig, FeaturesConfig, Precondition};
+pub use config::{CmdqConfig, DeviceConfig, FeaturesConfig, FuaPath, Precondition};
 pub use error::DeviceError;
 pub use host_interface::{DeviceCommand, MmcCommand};
 pub use integrity_check::{CheckPoint, IntegrityStats, Violation};

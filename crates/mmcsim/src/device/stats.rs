@@ -107,6 +107,16 @@ pub struct DeviceStats {
     /// Packed write commands; absent unless `[features] packed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packed_commands: Option<u64>,
+    /// Reliable writes executed (FUA writes sent with CMD23's REL_WR bit;
+    /// a legacy card's request counts once per command); absent unless the
+    /// profile sets `[features] reliable_write` or `rel_wr_sec_c`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reliable_writes: Option<u64>,
+    /// FLUSH_CACHE commands executed: the host's flushes, plus one after
+    /// each FUA write when the card has no reliable write; absent unless
+    /// the profile sets `[features] reliable_write` or `rel_wr_sec_c`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush_commands: Option<u64>,
     /// Hybrid mapping merges; absent for the other mapping schemes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merges: Option<MergeStats>,
@@ -169,6 +179,12 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         die_busy_ns: d.tl.die_busy().to_vec(),
         hpi_interrupts: d.cfg.features.hpi.then_some(d.c.hpi_interrupts),
         packed_commands: d.cfg.features.packed.then_some(d.c.packed_commands),
+        reliable_writes: d
+            .cfg
+            .features
+            .sets_fua_path()
+            .then_some(d.c.reliable_writes),
+        flush_commands: d.cfg.features.sets_fua_path().then_some(d.c.flush_commands),
         bkops_runs: d.cfg.gc.background.then_some(d.c.bkops_runs),
         bkops_gc_runs: d.cfg.gc.background.then_some(d.c.bkops_gc_runs),
         merges: (d.ftl.scheme() == MappingScheme::Hybrid).then_some(MergeStats {

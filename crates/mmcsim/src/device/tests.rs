@@ -730,6 +730,42 @@ fn hpi_keys_are_validated_and_absent_when_off() {
     assert!(c.validate("x.toml").is_err());
 }
 
+#[test]
+fn reliable_write_keys_choose_the_fua_path_and_are_validated() {
+    let mut c = generic();
+    assert_eq!(
+        c.features.fua_path(),
+        FuaPath::ReliableWrite,
+        "absent = enhanced"
+    );
+    let d = Emmc::new(&c).unwrap();
+    let stats = serde_json::to_string(&d.stats()).unwrap();
+    assert!(!stats.contains("reliable_writes") && !stats.contains("flush_commands"));
+    c.features.reliable_write = Some(false);
+    assert_eq!(c.features.fua_path(), FuaPath::PostFlush);
+    let d = Emmc::new(&c).unwrap();
+    assert!(serde_json::to_string(&d.stats())
+        .unwrap()
+        .contains("\"flush_commands\":0"));
+    c.features.rel_wr_sec_c = Some(8);
+    let e = c.validate("x.toml").unwrap_err().to_string();
+    assert!(e.contains("[features] rel_wr_sec_c"), "{e}");
+    c.features.reliable_write = None;
+    assert_eq!(c.features.fua_path(), FuaPath::LegacyReliableWrite(8));
+    c.validate("x.toml").unwrap();
+    c.features.rel_wr_sec_c = Some(0);
+    assert!(c.validate("x.toml").is_err());
+    // A command-queueing card: enhanced reliable write only.
+    let mut q = DeviceConfig::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/devices/generic-emmc51-cmdq.toml"
+    ))
+    .unwrap();
+    q.features.reliable_write = Some(false);
+    let e = q.validate("q.toml").unwrap_err().to_string();
+    assert!(e.contains("[cmdq]") && e.contains("reliable_write"), "{e}");
+}
+
 /// Foreground GC victims, BKOPS starts and BKOPS victims over 20 bursts of
 /// 500 random 4 KiB writes separated by 2 s idle gaps on a full device;
 /// with `bkops` the host starts BKOPS 200 ms into each gap (as the legacy

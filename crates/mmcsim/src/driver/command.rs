@@ -40,6 +40,19 @@ pub fn queued(r: &DriverRequest, poll: bool) -> DeviceCommand {
     }
 }
 
+/// Sectors in the next command of a legacy reliable write starting at
+/// `sector` with `left` sectors to go on a card whose REL_WR_SEC_C is
+/// `rel_sectors` (Linux `mmc_apply_rel_rw`): one sector when unaligned or
+/// shorter than REL_WR_SEC_C, else exactly REL_WR_SEC_C.
+pub fn legacy_reliable_sectors(sector: u64, left: u64, rel_sectors: u32) -> u32 {
+    let rel = rel_sectors.max(1) as u64;
+    if sector % rel != 0 || left < rel {
+        1
+    } else {
+        rel as u32
+    }
+}
+
 fn device_command(r: &DriverRequest, commands: &'static [MmcCommand]) -> DeviceCommand {
     DeviceCommand {
         op: r.op,
@@ -78,6 +91,19 @@ mod tests {
             &[Cmd35, Cmd36, Cmd38]
         );
         assert_eq!(legacy(&rq(Op::Flush), true).commands, &[Cmd6]);
+    }
+
+    #[test]
+    fn legacy_reliable_writes_go_in_rel_wr_sec_c_units_or_single_sectors() {
+        // REL_WR_SEC_C = 8: an aligned 4 KiB block goes whole; a write
+        // starting off the 8-sector grid goes a sector at a time until
+        // aligned; a tail shorter than 8 sectors goes a sector at a time.
+        assert_eq!(legacy_reliable_sectors(16, 8, 8), 8);
+        assert_eq!(legacy_reliable_sectors(16, 24, 8), 8);
+        assert_eq!(legacy_reliable_sectors(17, 24, 8), 1);
+        assert_eq!(legacy_reliable_sectors(24, 3, 8), 1);
+        // REL_WR_SEC_C = 1 (the common legacy value): always one sector.
+        assert_eq!(legacy_reliable_sectors(16, 8, 1), 1);
     }
 
     #[test]

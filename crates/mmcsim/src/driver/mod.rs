@@ -30,7 +30,7 @@ pub use cmdq::CmdqDriver;
 pub use config::{DriverConfig, DriverMode};
 pub use legacy::LegacyDriver;
 
-use crate::device::{DeviceConfig, Emmc};
+use crate::device::{DeviceConfig, Emmc, FuaPath};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::platform::SharedCpu;
@@ -311,17 +311,75 @@ impl Driver {
             q.at(now, DriverEvent::DeviceDone(rq));
             return;
         }
-        let poll = self.device.config().bus.status_poll_after_write;
-        let cmd = if queued {
-            command::queued(&r, poll)
+        let done = if r.op == Op::Write && r.fua {
+            self.issue_fua_write(now, &r, queued)
         } else {
-            command::legacy(&r, poll)
+            let cmd = self.command(&r, queued);
+            self.device.execute(now, &cmd)
         };
-        let done = self.device.execute(now, &cmd);
         let t = &mut self.held[rq as usize].1;
         t.start = now;
         t.done = done;
         q.at(done, DriverEvent::DeviceDone(rq));
+    }
+
+    /// The device command of `r` on the legacy or the queued path.
+    fn command(&self, r: &DriverRequest, queued: bool) -> crate::device::DeviceCommand {
+        let poll = self.device.config().bus.status_poll_after_write;
+        if queued {
+            command::queued(r, poll)
+        } else {
+            command::legacy(r, poll)
+        }
+    }
+
+    /// Sends FUA write `r` from `now` the way the card makes it durable
+    /// ([`FuaPath`]); returns when its last command ends, ns.
+    fn issue_fua_write(&mut self, now: Ns, r: &DriverRequest, queued: bool) -> Ns {
+        match self.device.config().features.fua_path() {
+            FuaPath::ReliableWrite => {
+                let cmd = self.command(r, queued);
+                self.device.execute(now, &cmd)
+            }
+            FuaPath::LegacyReliableWrite(rel) => {
+                // `mmc_apply_rel_rw`: the request goes as several reliable
+                // writes, each completed before the next is sent.
+                let (mut t, mut sector) = (now, r.sector);
+                let end = r.sector + r.sectors as u64;
+                while sector < end {
+                    let sectors = command::legacy_reliable_sectors(sector, end - sector, rel);
+                    let part = DriverRequest {
+                        sector,
+                        sectors,
+                        ..*r
+                    };
+                    let cmd = self.command(&part, queued);
+                    t = self.device.execute(t, &cmd);
+                    sector += sectors as u64;
+                }
+                t
+            }
+            FuaPath::PostFlush => {
+                // No FUA on the queue: blk-flush sends the data as a plain
+                // write, then a flush (needed only for a volatile cache
+                // that is on) before the request completes.
+                let plain = DriverRequest { fua: false, ..*r };
+                let cmd = self.command(&plain, queued);
+                let t = self.device.execute(now, &cmd);
+                let wb = &self.device.config().write_buffer;
+                if !(wb.enabled && wb.volatile) {
+                    return t;
+                }
+                let flush = DriverRequest {
+                    op: Op::Flush,
+                    sector: 0,
+                    sectors: 0,
+                    ..plain
+                };
+                let cmd = self.command(&flush, queued);
+                self.device.execute(t, &cmd)
+            }
+        }
     }
 
     /// Sends held write `lead` with the held writes `members` packed behind
