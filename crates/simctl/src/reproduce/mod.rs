@@ -338,3 +338,53 @@ fn write_finding(
         omitted: figure.omitted.clone(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(findings: &[&str], phones: &[&str]) -> ReproduceArgs {
+        ReproduceArgs {
+            findings: findings.iter().map(|s| s.to_string()).collect(),
+            phones: phones.iter().map(|s| s.to_string()).collect(),
+            set: Vec::new(),
+            out: "unused".into(),
+            jobs: Some(1),
+            configs: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs"),
+        }
+    }
+
+    /// Finding 7 is about the Moto G: on other profiles it does not run,
+    /// said on the page and on stderr when the findings were not named, an
+    /// error when it was.
+    #[test]
+    fn a_finding_about_one_phone_runs_only_there() {
+        let reg = mmcsim::sched::builtin();
+        let p = plan(&args(&[], &["generic"]), &reg).unwrap();
+        assert!(p.findings.iter().all(|f| f.about().number != 7));
+        assert_eq!(p.not_run.len(), 1);
+        assert_eq!(p.not_run[0].number, 7);
+        assert!(
+            p.not_run[0].reason.contains("add --phone motog-2013"),
+            "{}",
+            p.not_run[0].reason
+        );
+
+        let e = plan(&args(&["7"], &["generic"]), &reg)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("finding-7") && e.contains("motog-2013"), "{e}");
+
+        let p = plan(&args(&["3", "7"], &["motog-2013", "generic"]), &reg).unwrap();
+        let names = |uses: &[(usize, Vec<usize>)]| -> Vec<String> {
+            uses.iter()
+                .map(|(i, _)| p.profiles[*i].name.clone())
+                .collect()
+        };
+        assert_eq!(names(&p.uses[0]), ["motog-2013", "generic"], "finding 3");
+        assert_eq!(names(&p.uses[1]), ["motog-2013"], "finding 7");
+        assert_eq!(p.uses[1][0].1.len(), 9, "nine schedulers");
+        assert!(p.not_run.is_empty());
+    }
+}
