@@ -113,8 +113,14 @@ fn every_finding_writes_a_verdict_a_figure_and_its_data_and_the_page_links_them(
     assert!(v7.contains("sequential read") && v7.contains(" — "), "{v7}");
     assert!(!v7.contains("generic:"), "{v7}");
     let f7 = std::fs::read_to_string(dir.join("finding-7.csv")).unwrap();
-    assert_eq!(f7.lines().filter(|l| l.starts_with("motog-2013,")).count(), 63);
-    assert!(f7.lines().skip(1).all(|l| l.starts_with("motog-2013,")), "{f7}");
+    assert_eq!(
+        f7.lines().filter(|l| l.starts_with("motog-2013,")).count(),
+        63
+    );
+    assert!(
+        f7.lines().skip(1).all(|l| l.starts_with("motog-2013,")),
+        "{f7}"
+    );
     assert!(html.contains("id=\"figure-7\""));
     // Finding 3's data has one row per scheduler.
     let f3 = std::fs::read_to_string(dir.join("finding-3.csv")).unwrap();
@@ -397,7 +403,10 @@ fn finding_7(name: &str, sets: &[&str]) -> (Output, Vec<Vec<String>>, String) {
         String::from_utf8_lossy(&o.stderr)
     );
     for ext in ["png", "svg"] {
-        assert!(dir.join(format!("finding-7.{ext}")).is_file(), "finding-7.{ext}");
+        assert!(
+            dir.join(format!("finding-7.{ext}")).is_file(),
+            "finding-7.{ext}"
+        );
     }
     let csv = std::fs::read_to_string(dir.join("finding-7.csv")).unwrap();
     let rows = csv
@@ -405,7 +414,11 @@ fn finding_7(name: &str, sets: &[&str]) -> (Output, Vec<Vec<String>>, String) {
         .skip(1)
         .map(|l| l.split(',').map(str::to_string).collect())
         .collect();
-    (o, rows, std::fs::read_to_string(dir.join("index.html")).unwrap())
+    (
+        o,
+        rows,
+        std::fs::read_to_string(dir.join("index.html")).unwrap(),
+    )
 }
 
 /// The simulated value of `metric` under `scheduler` in finding 7's rows.
@@ -427,7 +440,10 @@ fn finding_7_sets_the_moto_g_androbench_table_beside_the_measured_bands() {
     let missed = v.contains("(MISSED)") || v.contains("(WIDER)");
     assert_eq!(v.starts_with("PASS finding-7: "), !missed, "{v}");
     assert_eq!(o.status.code(), Some(if missed { 1 } else { 0 }), "{out}");
-    assert!(v.contains("every scheduler's AndroBench 3.4 result lies inside"), "{v}");
+    assert!(
+        v.contains("every scheduler's AndroBench 3.4 result lies inside"),
+        "{v}"
+    );
     for part in [
         "sequential read ",
         "MB/s: ",
@@ -453,8 +469,11 @@ fn finding_7_sets_the_moto_g_androbench_table_beside_the_measured_bands() {
     // Each row: the band, inside/outside as the value says, and the delta
     // against the median of the nine.
     for r in &rows {
-        let (v, lo, hi): (f64, f64, f64) =
-            (r[4].parse().unwrap(), r[5].parse().unwrap(), r[6].parse().unwrap());
+        let (v, lo, hi): (f64, f64, f64) = (
+            r[4].parse().unwrap(),
+            r[5].parse().unwrap(),
+            r[6].parse().unwrap(),
+        );
         assert_eq!(r[7] == "true", (lo..=hi).contains(&v), "{r:?}");
         let mut same: Vec<f64> = rows
             .iter()
@@ -471,7 +490,10 @@ fn finding_7_sets_the_moto_g_androbench_table_beside_the_measured_bands() {
     // the chart (the per-scheduler measurements are not known).
     assert!(html.contains("id=\"figure-7\""));
     assert!(html.contains("sequential write (MB/s), cfq</td><td>12–16 MB/s</td>"));
-    assert!(html.contains("How to read it:") && html.contains("per-scheduler values are not in this tree"));
+    assert!(
+        html.contains("How to read it:")
+            && html.contains("per-scheduler values are not in this tree")
+    );
 }
 
 #[test]
@@ -486,7 +508,10 @@ fn finding_7_follows_the_mechanisms_journal_off_raises_sqlite_and_is_only_about_
             simulated(&base, s, "sqlite_insert_tps"),
             simulated(&off, s, "sqlite_insert_tps"),
         );
-        assert!(o > b * 1.1, "{s}: insert {b} TPS -> {o} TPS with journal_mode=off");
+        assert!(
+            o > b * 1.1,
+            "{s}: insert {b} TPS -> {o} TPS with journal_mode=off"
+        );
         assert_eq!(
             simulated(&base, s, "rand_read_iops"),
             simulated(&off, s, "rand_read_iops")

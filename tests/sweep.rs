@@ -291,7 +291,13 @@ fn rows(csv: &[u8]) -> Vec<BTreeMap<String, String>> {
         .map(str::to_string)
         .collect();
     lines
-        .map(|l| header.iter().cloned().zip(l.split(',').map(str::to_string)).collect())
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(str::to_string))
+                .collect()
+        })
         .collect()
 }
 
@@ -336,19 +342,30 @@ fn phone_cells_run_as_run_phone_does_and_name_the_phone_in_results() {
         (&rs[6], "replay", "short.csv", "configs/phones/nexus-s.toml"),
     ] {
         let cell = &reference[&format!("cells/{}.json", row["cell"])];
-        let single = single_run(&dir, cmd, workload, &["--phone", phone, "--seed", &row["seed"]]);
+        let single = single_run(
+            &dir,
+            cmd,
+            workload,
+            &["--phone", phone, "--seed", &row["seed"]],
+        );
         assert!(
             *cell == single,
             "cell {} differs from `{cmd} --phone {phone}`",
             row["cell"]
         );
         let report: serde_json::Value = serde_json::from_slice(cell).unwrap();
-        assert_eq!(report["scheduler"]["name"].as_str(), Some(row["scheduler"].as_str()));
+        assert_eq!(
+            report["scheduler"]["name"].as_str(),
+            Some(row["scheduler"].as_str())
+        );
     }
     let motog: serde_json::Value =
         serde_json::from_slice(&reference[&format!("cells/{}.json", rs[0]["cell"])]).unwrap();
     assert_eq!(motog["device_profile"]["name"], "motog-2013-emmc");
-    assert_ne!(rs[0]["scheduler"], rs[2]["scheduler"], "each phone's own scheduler");
+    assert_ne!(
+        rs[0]["scheduler"], rs[2]["scheduler"],
+        "each phone's own scheduler"
+    );
 
     // Shards merged and a resumed run give the same bytes.
     let shards: Vec<_> = (1..=2).map(|i| dir.join(format!("shard{i}"))).collect();
@@ -405,7 +422,10 @@ fn phone_cells_run_as_run_phone_does_and_name_the_phone_in_results() {
             "3",
         ],
     );
-    assert!(*cell == single, "cell differs from `run --phone --device --scheduler`");
+    assert!(
+        *cell == single,
+        "cell differs from `run --phone --device --scheduler`"
+    );
     let report: serde_json::Value = serde_json::from_slice(cell).unwrap();
     assert_eq!(report["scheduler"]["name"], "deadline");
     assert_eq!(report["scheduler"]["hz"], 100, "the Moto G kernel's HZ");
@@ -416,7 +436,10 @@ fn phone_cells_run_as_run_phone_does_and_name_the_phone_in_results() {
 fn a_bad_grid_gives_a_located_error() {
     let dir = scratch("sweep-bad-grid");
     let sample = root().join("traces/sample.csv").display().to_string();
-    let motog = root().join("configs/phones/motog-2013.toml").display().to_string();
+    let motog = root()
+        .join("configs/phones/motog-2013.toml")
+        .display()
+        .to_string();
     let cases = [
         (
             format!("schedulers = [\"noop\"]\nworkloads = [\"{sample}\"]\nseed = [1]\n"),

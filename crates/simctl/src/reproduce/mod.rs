@@ -155,7 +155,10 @@ fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
     for f in selected {
         let about = f.about();
         let applies: Vec<usize> = (0..profiles.len())
-            .filter(|&p| f.only_on().is_none_or(|o| o.contains(&profiles[p].name.as_str())))
+            .filter(|&p| {
+                f.only_on()
+                    .is_none_or(|o| o.contains(&profiles[p].name.as_str()))
+            })
             .collect();
         if applies.is_empty() {
             let only = f.only_on().unwrap_or_default();

@@ -157,7 +157,10 @@ impl Cell {
             scheduler: self.scheduler.label.clone(),
             workload: self.workload.clone(),
             workload_path: self.workload_path.display().to_string(),
-            phone: self.phone.as_ref().map_or(String::new(), |p| p.name.clone()),
+            phone: self
+                .phone
+                .as_ref()
+                .map_or(String::new(), |p| p.name.clone()),
             device: self.device.as_ref().map_or(String::new(), |d| d.0.clone()),
             seed: self.seed,
             set_variant: self.set_variant,

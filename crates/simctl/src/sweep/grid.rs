@@ -322,7 +322,8 @@ fn phones(
             at(list.span().start)
         );
     }
-    let from = std::path::absolute(base).with_context(|| format!("{}: phones", at(list.span().start)))?;
+    let from =
+        std::path::absolute(base).with_context(|| format!("{}: phones", at(list.span().start)))?;
     let mut out: Vec<PhoneCell> = Vec::new();
     for p in list.get_ref() {
         let written = p.get_ref();
@@ -418,8 +419,14 @@ sets = [[], ["queue.read_ahead_kb=0"]]
             })
             .collect();
         assert_eq!(coords.len(), 8);
-        assert_eq!(coords[1], (1, "motog-2013", "configs/scenarios/rand16-128m.toml"));
-        assert_eq!(coords[2], (2, "nexus-s", "configs/scenarios/rand16-128m.toml"));
+        assert_eq!(
+            coords[1],
+            (1, "motog-2013", "configs/scenarios/rand16-128m.toml")
+        );
+        assert_eq!(
+            coords[2],
+            (2, "nexus-s", "configs/scenarios/rand16-128m.toml")
+        );
         assert_eq!(coords[4], (4, "motog-2013", "traces/sample.csv"));
         // A schedulers list replaces the phone's scheduler: it comes after
         // the phone's overrides.

@@ -122,7 +122,7 @@ const ABOUT: About = About {
     ],
 };
 
-const NOTE: &str = "The published per-scheduler values are not in this tree: only each metric's band is. The table gives every scheduler's simulated value against its metric's band (inside or outside) and its delta against the median of the nine; the chart draws those deltas as bars and, as the grey band with whiskers, the measured band's half-width relative to its midpoint (the largest delta the measured spread allows either side). For the four file tests the band is the range across the nine schedulers; for SQLite one range is known for insert, update and delete together, so its width bounds each statement's spread from above. The suite runs as the app does (three runs averaged) unless --set androbench.repetitions=N says otherwise.";
+const NOTE: &str = "The published per-scheduler values are not in this tree: only each metric's band is. The table gives every scheduler's simulated value against its metric's band (inside or outside) and its delta against the median of the nine; the chart draws those deltas as bars and, as the grey band with whiskers, the measured band's half-width relative to its midpoint (how far either side of their middle the measured values reach). For the four file tests the band is the range across the nine schedulers; for SQLite one range is known for insert, update and delete together, so its width bounds each statement's spread from above. The suite runs as the app does (three runs averaged) unless --set androbench.repetitions=N says otherwise.";
 
 /// The median of `v` (the mean of the middle two for an even count).
 fn median(v: &[f64]) -> f64 {
