@@ -108,6 +108,20 @@ fn every_finding_writes_a_verdict_a_figure_and_its_data_and_the_page_links_them(
             "figure {n} on the page"
         );
     }
+    // Finding 7 is about the Moto G: it ran there and nowhere else.
+    let v7 = verdict(&out, 7);
+    assert!(v7.contains("sequential read") && v7.contains(" — "), "{v7}");
+    assert!(!v7.contains("generic:"), "{v7}");
+    let f7 = std::fs::read_to_string(dir.join("finding-7.csv")).unwrap();
+    assert_eq!(
+        f7.lines().filter(|l| l.starts_with("motog-2013,")).count(),
+        63
+    );
+    assert!(
+        f7.lines().skip(1).all(|l| l.starts_with("motog-2013,")),
+        "{f7}"
+    );
+    assert!(html.contains("id=\"figure-7\""));
     // Finding 3's data has one row per scheduler.
     let f3 = std::fs::read_to_string(dir.join("finding-3.csv")).unwrap();
     assert_eq!(
@@ -169,7 +183,7 @@ fn the_page_renders_in_headless_chromium_with_every_figure() {
     };
     // The DOM after layout: every figure holds an SVG with drawn content.
     let dom = stdout(&run(&["--dump-dom"]));
-    for n in 1..=6 {
+    for n in 1..=8 {
         let start = dom
             .find(&format!("<figure id=\"figure-{n}\">"))
             .unwrap_or_else(|| panic!("figure {n} missing from the rendered DOM"));
@@ -369,4 +383,144 @@ fn a_phone_file_is_applied_to_every_run_and_named_in_the_outputs() {
         html.contains("generic-emmc51-cmdq"),
         "the phone's device on the page"
     );
+}
+
+/// Runs finding 7 with the suite once per scheduler (the app averages
+/// three runs) and any extra `--set`; returns the output, the CSV rows
+/// (after the header) and the page.
+fn finding_7(name: &str, sets: &[&str]) -> (Output, Vec<Vec<String>>, String) {
+    let dir = scratch(name);
+    let mut args = vec!["7", "--set", "androbench.repetitions=1"];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let d = dir.to_str().unwrap().to_string();
+    args.extend(["--out", &d]);
+    let o = reproduce(&args);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for ext in ["png", "svg"] {
+        assert!(
+            dir.join(format!("finding-7.{ext}")).is_file(),
+            "finding-7.{ext}"
+        );
+    }
+    let csv = std::fs::read_to_string(dir.join("finding-7.csv")).unwrap();
+    let rows = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    (
+        o,
+        rows,
+        std::fs::read_to_string(dir.join("index.html")).unwrap(),
+    )
+}
+
+/// The simulated value of `metric` under `scheduler` in finding 7's rows.
+fn simulated(rows: &[Vec<String>], scheduler: &str, metric: &str) -> f64 {
+    rows.iter()
+        .find(|r| r[1] == scheduler && r[2] == metric)
+        .unwrap_or_else(|| panic!("no row {scheduler} {metric}"))[4]
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn finding_7_sets_the_moto_g_androbench_table_beside_the_measured_bands() {
+    let (o, rows, html) = finding_7("reproduce_f7", &[]);
+    let out = stdout(&o);
+    let v = verdict(&out, 7);
+    // The verdict is computed: PASS exactly when every metric is inside its
+    // band with a spread no wider than the band's (exit code agrees).
+    let missed = v.contains("(MISSED)") || v.contains("(WIDER)");
+    assert_eq!(v.starts_with("PASS finding-7: "), !missed, "{v}");
+    assert_eq!(o.status.code(), Some(if missed { 1 } else { 0 }), "{out}");
+    assert!(
+        v.contains("every scheduler's AndroBench 3.4 result lies inside"),
+        "{v}"
+    );
+    for part in [
+        "sequential read ",
+        "MB/s: ",
+        "/9 in 53–63 MB/s, spread ",
+        "random read ",
+        "/9 in 1320–1383 IOPS",
+        "SQLite delete ",
+        "/9 in 35–43 TPS",
+        "% measured",
+    ] {
+        assert!(v.contains(part), "`{part}` in {v}");
+    }
+    // Only the Moto G ran (it is the phone measured), under the nine
+    // schedulers, seven metrics each.
+    assert_eq!(rows.len(), 63);
+    assert!(rows.iter().all(|r| r[0] == "motog-2013"));
+    let schedulers = [
+        "fiops", "noop", "bfq", "cfq", "deadline", "zen", "vr", "row", "sio",
+    ];
+    for s in schedulers {
+        assert_eq!(rows.iter().filter(|r| r[1] == s).count(), 7, "{s}");
+    }
+    // Each row: the band, inside/outside as the value says, and the delta
+    // against the median of the nine.
+    for r in &rows {
+        let (v, lo, hi): (f64, f64, f64) = (
+            r[4].parse().unwrap(),
+            r[5].parse().unwrap(),
+            r[6].parse().unwrap(),
+        );
+        assert_eq!(r[7] == "true", (lo..=hi).contains(&v), "{r:?}");
+        let mut same: Vec<f64> = rows
+            .iter()
+            .filter(|x| x[2] == r[2])
+            .map(|x| x[4].parse().unwrap())
+            .collect();
+        same.sort_by(f64::total_cmp);
+        let delta: f64 = r[8].parse().unwrap();
+        assert!((delta - (v / same[4] - 1.0) * 100.0).abs() < 1e-9, "{r:?}");
+    }
+    let seq_write = rows.iter().find(|r| r[2] == "seq_write_mb_s").unwrap();
+    assert_eq!((seq_write[5].as_str(), seq_write[6].as_str()), ("12", "16"));
+    // The page: the band beside each scheduler's value, and how to read
+    // the chart (the per-scheduler measurements are not known).
+    assert!(html.contains("id=\"figure-7\""));
+    assert!(html.contains("sequential write (MB/s), cfq</td><td>12–16 MB/s</td>"));
+    assert!(
+        html.contains("How to read it:")
+            && html.contains("per-scheduler values are not in this tree")
+    );
+}
+
+#[test]
+fn finding_7_follows_the_mechanisms_journal_off_raises_sqlite_and_is_only_about_the_moto_g() {
+    let (_, base, _) = finding_7("reproduce_f7_base", &[]);
+    // Without SQLite's rollback journal each transaction syncs fewer
+    // files: insert TPS rises under every scheduler, the file tests'
+    // reads do not move.
+    let (_, off, _) = finding_7("reproduce_f7_off", &["sqlite.journal_mode=off"]);
+    for s in ["noop", "cfq", "deadline", "bfq", "row"] {
+        let (b, o) = (
+            simulated(&base, s, "sqlite_insert_tps"),
+            simulated(&off, s, "sqlite_insert_tps"),
+        );
+        assert!(
+            o > b * 1.1,
+            "{s}: insert {b} TPS -> {o} TPS with journal_mode=off"
+        );
+        assert_eq!(
+            simulated(&base, s, "rand_read_iops"),
+            simulated(&off, s, "rand_read_iops")
+        );
+    }
+    // Named on another profile: unusable input, saying which phone.
+    let dir = scratch("reproduce_f7_generic");
+    let o = reproduce(&["7", "--phone", "generic", "--out", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("add --phone motog-2013"), "{err}");
 }

@@ -75,7 +75,7 @@ fn sweep_is_identical_across_workers_shards_and_resume() {
     let csv = String::from_utf8(reference["results.csv"].clone()).unwrap();
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
-    assert!(header.starts_with("cell,index,scheduler,workload,device,seed,set_variant,sets,"));
+    assert!(header.starts_with("cell,index,scheduler,workload,phone,device,seed,set_variant,sets,"));
     for col in [
         "iops",
         "mb_per_s",
@@ -268,10 +268,178 @@ sets = [["driver.mode=cmdq", "precondition.fill_fraction=0.1", "precondition.ste
         .contains("ran 0, skipped 1 already finished, failed 1"));
 }
 
+/// The phone grid: motog-2013 by name and nexus-s by file, each under its
+/// own scheduler, × 2 workloads × 2 seeds.
+const PHONE_GRID: &str = "tests/sweep-grid/phones.toml";
+
+/// The preconditioning overrides of the tests' grids.
+const HALF_FULL: [&str; 4] = [
+    "--set",
+    "precondition.fill_fraction=0.5",
+    "--set",
+    "precondition.max_overwrite_factor=0.3",
+];
+
+/// Rows of `results.csv` as column → value maps.
+fn rows(csv: &[u8]) -> Vec<BTreeMap<String, String>> {
+    let text = String::from_utf8(csv.to_vec()).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+/// What `simctl run|replay WORKLOAD --json` writes with `args`.
+fn single_run(dir: &Path, cmd: &str, workload: &str, args: &[&str]) -> Vec<u8> {
+    let json = dir.join(format!("single-{}.json", args.join("_").replace('/', "_")));
+    let j = json.display().to_string();
+    let w = format!("tests/sweep-grid/{workload}");
+    let mut a = vec![cmd, w.as_str(), "--json", &j, "--quiet"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&HALF_FULL);
+    simctl_ok(&a);
+    std::fs::read(&json).unwrap()
+}
+
+#[test]
+fn phone_cells_run_as_run_phone_does_and_name_the_phone_in_results() {
+    let dir = scratch("sweep-phones");
+    let serial = dir.join("serial");
+    let out = sweep(PHONE_GRID, &serial, &["--jobs", "1"]);
+    assert!(out.contains("8 cells; ran 8, skipped 0"), "{out}");
+    // One preconditioned device per phone and seed (the workloads share it).
+    assert!(out.contains("4 preconditioned device(s)"), "{out}");
+    let reference = tree(&serial);
+    let parallel = dir.join("parallel");
+    sweep(PHONE_GRID, &parallel, &["--jobs", "2"]);
+    assert_same(&reference, &tree(&parallel), "--jobs 1 vs --jobs 2");
+
+    // results.csv: the phone is a coordinate; without a schedulers list
+    // each phone runs its stock kernel's scheduler, which the row names.
+    let rs = rows(&reference["results.csv"]);
+    assert_eq!(rs.len(), 8);
+    let phones: Vec<&str> = rs.iter().map(|r| r["phone"].as_str()).collect();
+    assert_eq!(
+        phones,
+        ["motog-2013", "motog-2013", "nexus-s", "nexus-s"].repeat(2)
+    );
+    // A phone cell is exactly `run --phone` with the same seed and
+    // settings: same device and host profiles, same default scheduler.
+    for (row, cmd, workload, phone) in [
+        (&rs[1], "run", "small.toml", "motog-2013"),
+        (&rs[6], "replay", "short.csv", "configs/phones/nexus-s.toml"),
+    ] {
+        let cell = &reference[&format!("cells/{}.json", row["cell"])];
+        let single = single_run(
+            &dir,
+            cmd,
+            workload,
+            &["--phone", phone, "--seed", &row["seed"]],
+        );
+        assert!(
+            *cell == single,
+            "cell {} differs from `{cmd} --phone {phone}`",
+            row["cell"]
+        );
+        let report: serde_json::Value = serde_json::from_slice(cell).unwrap();
+        assert_eq!(
+            report["scheduler"]["name"].as_str(),
+            Some(row["scheduler"].as_str())
+        );
+    }
+    let motog: serde_json::Value =
+        serde_json::from_slice(&reference[&format!("cells/{}.json", rs[0]["cell"])]).unwrap();
+    assert_eq!(motog["device_profile"]["name"], "motog-2013-emmc");
+    assert_ne!(
+        rs[0]["scheduler"], rs[2]["scheduler"],
+        "each phone's own scheduler"
+    );
+
+    // Shards merged and a resumed run give the same bytes.
+    let shards: Vec<_> = (1..=2).map(|i| dir.join(format!("shard{i}"))).collect();
+    for (i, s) in shards.iter().enumerate() {
+        sweep(PHONE_GRID, s, &["--shard", &format!("{}/2", i + 1)]);
+    }
+    let merged = dir.join("merged");
+    let (m, a, b) = (
+        merged.display().to_string(),
+        shards[0].display().to_string(),
+        shards[1].display().to_string(),
+    );
+    simctl_ok(&["merge", &a, &b, "--out", &m]);
+    assert_same(&reference, &layout(&merged), "shards + merge vs unsharded");
+    let victim = format!("cells/{}.json", rs[5]["cell"]);
+    std::fs::remove_file(parallel.join(&victim)).unwrap();
+    let out = sweep(PHONE_GRID, &parallel, &[]);
+    assert!(out.contains("ran 1, skipped 7"), "{out}");
+    assert_same(&reference, &tree(&parallel), "resumed vs uninterrupted");
+
+    // With a schedulers list, the list's scheduler replaces the phone's
+    // (the phone's tick rate stays), and a devices entry its device.
+    let grid = dir.join("listed.toml");
+    std::fs::write(
+        &grid,
+        format!(
+            "schedulers = [\"deadline\", \"bfq\"]\nworkloads = [\"{}\"]\nphones = [\"{}\"]\ndevices = [\"{}\"]\nseeds = [3]\nsets = [[\"precondition.fill_fraction=0.5\", \"precondition.max_overwrite_factor=0.3\"]]\n",
+            root().join("tests/sweep-grid/small.toml").display(),
+            root().join("configs/phones/motog-2013.toml").display(),
+            root().join("configs/devices/generic-emmc.toml").display(),
+        ),
+    )
+    .unwrap();
+    let listed = dir.join("listed");
+    sweep(&grid.display().to_string(), &listed, &[]);
+    let t = tree(&listed);
+    let rs = rows(&t["results.csv"]);
+    let scheds: Vec<&str> = rs.iter().map(|r| r["scheduler"].as_str()).collect();
+    assert_eq!(scheds, ["deadline", "bfq"]);
+    assert!(rs.iter().all(|r| r["phone"] == "motog-2013"));
+    let cell = &t[&format!("cells/{}.json", rs[0]["cell"])];
+    let single = single_run(
+        &dir,
+        "run",
+        "small.toml",
+        &[
+            "--phone",
+            "motog-2013",
+            "--device",
+            "configs/devices/generic-emmc.toml",
+            "--scheduler",
+            "deadline",
+            "--seed",
+            "3",
+        ],
+    );
+    assert!(
+        *cell == single,
+        "cell differs from `run --phone --device --scheduler`"
+    );
+    let report: serde_json::Value = serde_json::from_slice(cell).unwrap();
+    assert_eq!(report["scheduler"]["name"], "deadline");
+    assert_eq!(report["scheduler"]["hz"], 100, "the Moto G kernel's HZ");
+    assert_eq!(report["device_profile"]["name"], "generic-emmc");
+}
+
 #[test]
 fn a_bad_grid_gives_a_located_error() {
     let dir = scratch("sweep-bad-grid");
     let sample = root().join("traces/sample.csv").display().to_string();
+    let motog = root()
+        .join("configs/phones/motog-2013.toml")
+        .display()
+        .to_string();
     let cases = [
         (
             format!("schedulers = [\"noop\"]\nworkloads = [\"{sample}\"]\nseed = [1]\n"),
@@ -296,6 +464,26 @@ fn a_bad_grid_gives_a_located_error() {
         (
             format!("schedulers = [\"noop\"]\nworkloads = [\"{sample}\"]\nseeds = \"1\"\n"),
             vec!["grid.toml", "line 3"],
+        ),
+        (
+            format!("workloads = [\"{sample}\"]\nphones = [\"nokia-3310\"]\n"),
+            vec!["grid.toml:2:11", "phones: `nokia-3310`", "nexus-s"],
+        ),
+        (
+            format!("workloads = [\"{sample}\"]\nphones = [\"no/such-phone.toml\"]\n"),
+            vec!["grid.toml:2:11", "no/such-phone.toml"],
+        ),
+        (
+            format!("workloads = [\"{sample}\"]\n"),
+            vec!["grid.toml", "no `schedulers`", "phones"],
+        ),
+        (
+            format!("schedulers = []\nworkloads = [\"{sample}\"]\nphones = [\"{motog}\"]\n"),
+            vec!["grid.toml:1:14", "`schedulers` is empty", "each phone's own"],
+        ),
+        (
+            format!("workloads = [\"{sample}\"]\nphones = [\"{motog}\", \"{motog}\"]\n"),
+            vec!["grid.toml:2:", "listed twice"],
         ),
     ];
     for (text, wanted) in cases {

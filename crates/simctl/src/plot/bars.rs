@@ -1,6 +1,7 @@
 //! Bar panels: one labelled bar per value, on an axis that starts at zero
 //! for amounts and hugs the data for ratios and indices (where a zero
-//! baseline would hide the differences).
+//! baseline would hide the differences), optionally over a shaded band (a
+//! measured range the bars are compared with).
 
 use super::tick;
 use plotters::coord::Shift;
@@ -18,6 +19,20 @@ pub struct BarPanel {
     /// Start the axis at zero (amounts); when false the axis spans the
     /// values with a margin and says that it does not start at zero.
     pub from_zero: bool,
+    /// A range drawn behind the bars across the whole panel, in the
+    /// bars' unit.
+    pub band: Option<Band>,
+}
+
+/// A shaded range with whiskers at both ends, drawn behind the bars.
+#[derive(Clone, Debug)]
+pub struct Band {
+    /// Lower end, in the bars' unit.
+    pub low: f64,
+    /// Upper end, in the bars' unit.
+    pub high: f64,
+    /// What the range is (legend text).
+    pub label: String,
 }
 
 impl BarPanel {
@@ -28,7 +43,14 @@ impl BarPanel {
             y_label: y_label.into(),
             bars,
             from_zero: true,
+            band: None,
         }
+    }
+
+    /// The same panel with `band` drawn behind the bars.
+    pub fn with_band(mut self, band: Band) -> BarPanel {
+        self.band = Some(band);
+        self
     }
 
     /// A panel of ratios or indices (axis fitted to the values).
@@ -39,19 +61,31 @@ impl BarPanel {
         }
     }
 
-    /// True when some bar has a finite, non-zero value.
+    /// True when some bar has a finite, non-zero value, or a band with
+    /// finite ends is drawn.
     pub(super) fn has_data(&self) -> bool {
         self.bars.iter().any(|(_, v)| v.is_finite() && *v != 0.0)
+            || self
+                .band
+                .as_ref()
+                .is_some_and(|b| b.low.is_finite() && b.high.is_finite())
     }
 
-    /// The y range: from zero, or around the values.
+    /// The y range: from zero, or around the values (and the band).
     fn range(&self) -> (f64, f64) {
-        let vals = self.bars.iter().map(|b| b.1).filter(|v| v.is_finite());
-        let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-            (l.min(v), h.max(v))
-        });
+        let band = self.band.iter().flat_map(|b| [b.low, b.high]);
+        let vals = self.bars.iter().map(|b| b.1).chain(band);
+        let (lo, hi) = vals
+            .filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                (l.min(v), h.max(v))
+            });
         if self.from_zero {
-            return (lo.min(0.0), (hi.max(0.0) * 1.15).max(f64::MIN_POSITIVE));
+            let (lo, hi) = (lo.min(0.0), hi.max(0.0));
+            // Headroom above the bars, for the band's legend too.
+            let room = if self.band.is_some() { 0.35 } else { 0.15 };
+            let bottom = if lo < 0.0 { lo - (hi - lo) * 0.05 } else { 0.0 };
+            return (bottom, (hi + (hi - lo) * room).max(f64::MIN_POSITIVE));
         }
         let pad = ((hi - lo) * 0.3)
             .max(hi.abs().max(lo.abs()) * 0.002)
@@ -90,6 +124,27 @@ impl BarPanel {
             .label_style(("sans-serif", 13))
             .axis_desc_style(("sans-serif", 14))
             .draw()?;
+        if let Some(b) = &self.band {
+            let (x0, x1) = (SegmentValue::Exact(0), SegmentValue::Exact(n));
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(x0.clone(), b.low), (x1.clone(), b.high)],
+                    RGBColor(150, 150, 150).mix(0.3).filled(),
+                )))?
+                .label(b.label.as_str())
+                .legend(|(x, y)| {
+                    Rectangle::new(
+                        [(x, y - 5), (x + 14, y + 5)],
+                        RGBColor(150, 150, 150).mix(0.5).filled(),
+                    )
+                });
+            for y in [b.low, b.high] {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x0.clone(), y), (x1.clone(), y)],
+                    BLACK.stroke_width(2),
+                )))?;
+            }
+        }
         let bottom = if self.from_zero || lo <= 0.0 { 0.0 } else { lo };
         chart.draw_series(self.bars.iter().enumerate().map(|(i, (_, v))| {
             let i = i as u32;
@@ -103,6 +158,16 @@ impl BarPanel {
             bar.set_margin(0, 0, 8, 8);
             bar
         }))?;
+        if self.band.is_some() {
+            // Above the bars: the range leaves headroom for it.
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 13))
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()?;
+        }
         Ok(())
     }
 }

@@ -221,6 +221,7 @@ pub fn scheduler_bars(title: &str, entries: &[(String, &Value)]) -> Result<Figur
             y_label: unit.into(),
             bars,
             from_zero,
+            band: None,
         }));
     }
     Figure::new(title, panels)

@@ -13,7 +13,7 @@ pub mod inputs;
 pub mod reqlog;
 mod xy;
 
-pub use bars::BarPanel;
+pub use bars::{Band, BarPanel};
 pub use xy::{Mark, Series, XyPanel};
 
 use anyhow::{anyhow, bail, Result};

@@ -31,6 +31,16 @@ pub trait Finding: Sync {
     /// The measurement on one profile, from the outputs of [`Finding::runs`]
     /// in the same order.
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure>;
+    /// The profiles (by name) the finding is about, when it is about one
+    /// measured phone and means nothing elsewhere; `None`: every profile.
+    fn only_on(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+    /// How to read the figure and table, when they need more than the
+    /// claim (shown on the report page).
+    fn note(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A finding measured on one profile.

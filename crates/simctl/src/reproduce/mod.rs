@@ -33,9 +33,20 @@ struct Plan {
     /// Distinct runs, in first-use order (finding, profile, spec).
     jobs: Vec<Job>,
     scenarios: Vec<Scenario>,
-    /// For each finding and profile, the indices of its runs in `jobs`.
-    uses: Vec<Vec<Vec<usize>>>,
+    /// For each finding, the profiles it runs on (indices into
+    /// `profiles`), each with the indices of its runs in `jobs`.
+    uses: Vec<Vec<(usize, Vec<usize>)>>,
+    /// Findings left out because none of the profiles is one they are
+    /// about (only when the findings were not named).
+    not_run: Vec<NotRun>,
     user_sets: Vec<(String, String)>,
+}
+
+/// A finding that did not run, and why.
+pub struct NotRun {
+    number: u32,
+    title: &'static str,
+    reason: String,
 }
 
 /// Runs `simctl reproduce`: exit 0 when every selected finding passes, 1
@@ -48,6 +59,9 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
             return Ok(ExitCode::from(2));
         }
     };
+    for n in &plan.not_run {
+        eprintln!("note: finding-{} not run: {}", n.number, n.reason);
+    }
     let bar = crate::compare::progress_bar(plan.jobs.len() as u64);
     let work = |(job, sc): (&Job, Scenario)| -> Result<RunOutput> {
         let r = runner::run(sc, &job.spec, &plan.profiles[job.profile].name, registry);
@@ -64,7 +78,8 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
     let mut all_pass = true;
     for (f, uses) in plan.findings.iter().zip(&plan.uses) {
         let mut measures = Vec::new();
-        for (p, idx) in plan.profiles.iter().zip(uses) {
+        for (p, idx) in uses {
+            let p = &plan.profiles[*p];
             let runs: Vec<&RunOutput> = idx.iter().map(|&i| &outputs[i]).collect();
             let m = f
                 .measure(&runs)
@@ -86,6 +101,7 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
         command: command_line(a),
         profiles: &plan.profiles,
         sections: &sections,
+        not_run: &plan.not_run,
     });
     let index = a.out.join("index.html");
     crate::output::write_atomic(&index, html.as_bytes())?;
@@ -134,9 +150,38 @@ fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
         .collect::<mmcsim::Result<Vec<_>>>()?;
     let mut jobs: Vec<Job> = Vec::new();
     let mut uses = Vec::new();
-    for f in &selected {
+    let mut not_run = Vec::new();
+    let mut run = Vec::new();
+    for f in selected {
+        let about = f.about();
+        let applies: Vec<usize> = (0..profiles.len())
+            .filter(|&p| {
+                f.only_on()
+                    .is_none_or(|o| o.contains(&profiles[p].name.as_str()))
+            })
+            .collect();
+        if applies.is_empty() {
+            let only = f.only_on().unwrap_or_default();
+            let given: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+            let reason = format!(
+                "it is about the phone measured ({}), which is not among the profiles ({}); add --phone {}",
+                only.join(", "),
+                given.join(", "),
+                only.first().copied().unwrap_or("NAME")
+            );
+            if a.findings.is_empty() {
+                not_run.push(NotRun {
+                    number: about.number,
+                    title: about.title,
+                    reason,
+                });
+                continue;
+            }
+            anyhow::bail!("finding-{}: {reason}", about.number);
+        }
+        run.push(f);
         let mut per_profile = Vec::new();
-        for p in 0..profiles.len() {
+        for p in applies {
             let mut idx = Vec::new();
             for spec in f.runs(registry) {
                 let job = Job { profile: p, spec };
@@ -149,7 +194,7 @@ fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
                 };
                 idx.push(i);
             }
-            per_profile.push(idx);
+            per_profile.push((p, idx));
         }
         uses.push(per_profile);
     }
@@ -161,11 +206,12 @@ fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Plan {
-        findings: selected,
+        findings: run,
         profiles,
         jobs,
         scenarios,
         uses,
+        not_run,
         user_sets,
     })
 }
@@ -194,6 +240,7 @@ pub struct Section {
     title: &'static str,
     source: &'static str,
     claim: &'static str,
+    note: Option<&'static str>,
     pass: bool,
     measured: String,
     /// `(profile, quantity)` rows.
@@ -285,6 +332,7 @@ fn write_finding(
         title: f.about().title,
         source: f.about().source,
         claim: f.about().claim,
+        note: f.note(),
         pass: measures.iter().all(|(_, m, _)| m.pass),
         measured: summaries.join("; "),
         table,
@@ -292,4 +340,54 @@ fn write_finding(
         svg,
         omitted: figure.omitted.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(findings: &[&str], phones: &[&str]) -> ReproduceArgs {
+        ReproduceArgs {
+            findings: findings.iter().map(|s| s.to_string()).collect(),
+            phones: phones.iter().map(|s| s.to_string()).collect(),
+            set: Vec::new(),
+            out: "unused".into(),
+            jobs: Some(1),
+            configs: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs"),
+        }
+    }
+
+    /// Finding 7 is about the Moto G: on other profiles it does not run,
+    /// said on the page and on stderr when the findings were not named, an
+    /// error when it was.
+    #[test]
+    fn a_finding_about_one_phone_runs_only_there() {
+        let reg = mmcsim::sched::builtin();
+        let p = plan(&args(&[], &["generic"]), &reg).unwrap();
+        assert!(p.findings.iter().all(|f| f.about().number != 7));
+        assert_eq!(p.not_run.len(), 1);
+        assert_eq!(p.not_run[0].number, 7);
+        assert!(
+            p.not_run[0].reason.contains("add --phone motog-2013"),
+            "{}",
+            p.not_run[0].reason
+        );
+
+        let e = plan(&args(&["7"], &["generic"]), &reg)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("finding-7") && e.contains("motog-2013"), "{e}");
+
+        let p = plan(&args(&["3", "7"], &["motog-2013", "generic"]), &reg).unwrap();
+        let names = |uses: &[(usize, Vec<usize>)]| -> Vec<String> {
+            uses.iter()
+                .map(|(i, _)| p.profiles[*i].name.clone())
+                .collect()
+        };
+        assert_eq!(names(&p.uses[0]), ["motog-2013", "generic"], "finding 3");
+        assert_eq!(names(&p.uses[1]), ["motog-2013"], "finding 7");
+        assert_eq!(p.uses[1][0].1.len(), 9, "nine schedulers");
+        assert!(p.not_run.is_empty());
+    }
 }

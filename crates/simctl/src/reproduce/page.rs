@@ -3,7 +3,7 @@
 //! published-vs-simulated table and the runs behind it.
 
 use super::profile::Profile;
-use super::Section;
+use super::{NotRun, Section};
 use std::fmt::Write;
 
 /// Everything the page shows.
@@ -16,6 +16,8 @@ pub struct Page<'a> {
     pub profiles: &'a [Profile],
     /// One per finding.
     pub sections: &'a [Section],
+    /// Findings not run, and why.
+    pub not_run: &'a [NotRun],
 }
 
 /// Escapes text for HTML.
@@ -65,6 +67,15 @@ pub fn render(p: &Page) -> String {
             esc(s.title)
         );
     }
+    for n in p.not_run {
+        let _ = writeln!(
+            h,
+            "<li>finding-{} not run: {}: {}</li>",
+            n.number,
+            esc(n.title),
+            esc(&n.reason)
+        );
+    }
     h.push_str("</ul>\n");
     for s in p.sections {
         section(&mut h, s);
@@ -97,6 +108,9 @@ fn section(h: &mut String, s: &Section) {
         measured = esc(&s.measured),
         svg = strip_prolog(&s.svg),
     );
+    if let Some(note) = s.note {
+        let _ = writeln!(h, "<p><b>How to read it:</b> {}</p>", esc(note));
+    }
     for o in &s.omitted {
         let _ = writeln!(h, "<p><i>{}</i></p>", esc(o));
     }

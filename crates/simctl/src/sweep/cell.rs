@@ -22,6 +22,8 @@ pub struct Cell {
     /// The workload file as the simulator opens it (relative to the
     /// current directory, or absolute).
     pub workload_path: PathBuf,
+    /// The phone; `None`: the workload's own profiles.
+    pub phone: Option<PhoneCell>,
     /// The device profile as written and its absolute path; `None`: the
     /// workload's own device.
     pub device: Option<(String, PathBuf)>,
@@ -35,6 +37,29 @@ pub struct Cell {
     pub set_pairs: Vec<(String, String)>,
     /// Overrides applied first to trace workloads (`trace_sets`).
     pub trace_sets: Vec<(String, String)>,
+}
+
+/// A phone of the grid, as its cells apply it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhoneCell {
+    /// The phone's name (its file's `name`), the cell's coordinate.
+    pub name: String,
+    /// The phone's default scheduler.
+    pub scheduler: String,
+    /// The overrides selecting its device and host profiles and scheduler
+    /// ([`mmcsim::config::Phone::sets`]), applied first.
+    pub sets: Vec<(String, String)>,
+}
+
+impl PhoneCell {
+    /// The phone's own scheduler as a scheduler entry (no tunables).
+    pub fn own_scheduler(&self) -> Entry {
+        Entry {
+            label: self.scheduler.clone(),
+            scheduler: self.scheduler.clone(),
+            tunables: Vec::new(),
+        }
+    }
 }
 
 /// A cell's coordinates as `sweep.json` records them.
@@ -51,6 +76,9 @@ pub struct CellRecord {
     pub workload: String,
     /// Workload file as opened.
     pub workload_path: String,
+    /// Phone name (empty, and left out of `sweep.json`: no phone).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub phone: String,
     /// Device profile as written (empty: the workload's own).
     pub device: String,
     /// Seed (absent: the workload's own).
@@ -59,6 +87,33 @@ pub struct CellRecord {
     pub set_variant: usize,
     /// The variant's overrides as written.
     pub sets: Vec<String>,
+}
+
+impl CellRecord {
+    /// The coordinates in one line, for messages.
+    pub fn describe(&self) -> String {
+        let own = |s: &str| {
+            if s.is_empty() {
+                "(workload's)".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        let phone = if self.phone.is_empty() {
+            String::new()
+        } else {
+            format!(", phone={}", self.phone)
+        };
+        format!(
+            "cell {} (scheduler={}, workload={}{phone}, device={}, seed={}, sets={:?})",
+            self.id,
+            self.scheduler,
+            self.workload,
+            own(&self.device),
+            self.seed.map_or(own(""), |s| s.to_string()),
+            self.sets
+        )
+    }
 }
 
 /// 64-bit FNV-1a: a small, portable, stable hash (the same on every
@@ -85,6 +140,12 @@ impl Cell {
             r.seed.map_or(String::new(), |s| s.to_string()),
             r.sets.join("\u{1e}")
         );
+        // Grids without phones keep the ids they had before phones existed.
+        let key = if r.phone.is_empty() {
+            key
+        } else {
+            format!("{key}\u{1f}phone={}", r.phone)
+        };
         self.id = format!("{:0width$}-{:08x}", self.index, fnv1a(key.as_bytes()) >> 32);
     }
 
@@ -96,6 +157,10 @@ impl Cell {
             scheduler: self.scheduler.label.clone(),
             workload: self.workload.clone(),
             workload_path: self.workload_path.display().to_string(),
+            phone: self
+                .phone
+                .as_ref()
+                .map_or(String::new(), |p| p.name.clone()),
             device: self.device.as_ref().map_or(String::new(), |d| d.0.clone()),
             seed: self.seed,
             set_variant: self.set_variant,
@@ -105,18 +170,7 @@ impl Cell {
 
     /// The coordinates in one line, for messages.
     pub fn describe(&self) -> String {
-        format!(
-            "cell {} (scheduler={}, workload={}, device={}, seed={}, sets={:?})",
-            self.id,
-            self.scheduler.label,
-            self.workload,
-            self.device
-                .as_ref()
-                .map_or("(workload's)", |d| d.0.as_str()),
-            self.seed
-                .map_or("(workload's)".to_string(), |s| s.to_string()),
-            self.sets
-        )
+        self.record().describe()
     }
 
     /// True when the workload is a scenario file (else a trace).
@@ -125,13 +179,17 @@ impl Cell {
     }
 
     /// The overrides in the order they apply: trace options (traces
-    /// only), device, scheduler and its tunables, seed, then the set
-    /// variant (so a variant can override anything, as `--set` does on
-    /// the command line).
+    /// only), the phone's profiles and scheduler, device, scheduler and
+    /// its tunables, seed, then the set variant (so a variant can override
+    /// anything, as `--set` does on the command line; the order of `run
+    /// --phone --device --scheduler --seed --set`).
     pub fn overrides(&self) -> Vec<(String, String)> {
         let mut s = Vec::new();
         if !self.is_scenario() {
             s.extend(self.trace_sets.iter().cloned());
+        }
+        if let Some(p) = &self.phone {
+            s.extend(p.sets.iter().cloned());
         }
         if let Some((_, p)) = &self.device {
             s.push(("device.profile".to_string(), p.display().to_string()));

@@ -2,22 +2,31 @@
 //! name the file, line and column.
 //!
 //! ```toml
-//! schedulers = ["deadline", "noop", "cfq:slice_idle=0"]   # as in `compare`
+//! schedulers = ["deadline", "noop", "cfq:slice_idle=0"]   # as in `compare`; optional with phones
 //! workloads  = ["rand16-128m.toml", "sample.csv"]          # scenarios (.toml) or traces
+//! phones     = ["motog-2013", "nexus-s.toml"]              # optional: names or phone files
 //! devices    = ["generic-emmc.toml"]                       # optional: the workload's own
 //! seeds      = [1, 2]                                      # optional: the workload's own
 //! sets       = [[], ["queue.read_ahead_kb=0"]]             # optional: [[]]
 //! trace_sets = ["trace.mode=closed"]                       # optional, traces only
 //! ```
 //!
-//! Paths are relative to the grid file's folder. The cells are the
-//! cartesian product, workloads outermost, then devices, set variants,
-//! schedulers and seeds (innermost).
+//! Paths are relative to the grid file's folder. A phone is a file (a
+//! path, or a name ending in `.toml`) or a name looked up in
+//! `configs/phones/` of the grid's folder or the nearest of its parents,
+//! as `--phone` does from the current directory ([`Phone::find`]). A phone
+//! cell runs with the phone's device profile, host profile and default
+//! scheduler, as `run --phone` does; a `devices` entry then replaces the
+//! phone's device, and a `schedulers` list its scheduler (without the list
+//! each phone runs its own, which the cell's `scheduler` names).
+//!
+//! The cells are the cartesian product, workloads outermost, then phones,
+//! devices, set variants, schedulers and seeds (innermost).
 
-use super::cell::Cell;
+use super::cell::{Cell, PhoneCell};
 use crate::compare::{parse_entries, Entry};
 use anyhow::{anyhow, bail, Context, Result};
-use mmcsim::config::parse_set;
+use mmcsim::config::{parse_set, Phone};
 use mmcsim::sched::Registry;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -27,10 +36,16 @@ use toml::Spanned;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GridFile {
-    /// Scheduler entries, `NAME[:TUNABLE=VALUE]...` or `all`.
-    schedulers: Vec<Spanned<String>>,
+    /// Scheduler entries, `NAME[:TUNABLE=VALUE]...` or `all`; absent
+    /// (only with `phones`): each phone's own.
+    #[serde(default)]
+    schedulers: Option<Spanned<Vec<Spanned<String>>>>,
     /// Scenario (`.toml`) or trace files.
     workloads: Vec<Spanned<String>>,
+    /// Phones, by name or file; absent: no phone (the workload's own
+    /// profiles).
+    #[serde(default)]
+    phones: Option<Spanned<Vec<Spanned<String>>>>,
     /// Device profile files; absent: each workload's own device.
     #[serde(default)]
     devices: Option<Spanned<Vec<Spanned<String>>>>,
@@ -85,14 +100,26 @@ impl Grid {
         let at = |offset: usize| locate(path, text, offset);
         let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
 
-        if g.schedulers.is_empty() {
-            bail!(
-                "{}: `schedulers` is empty; list at least one, e.g. schedulers = [\"deadline\"]",
+        let phones = phones(&g, &base, &at)?;
+        let listed: &[Spanned<String>] = match &g.schedulers {
+            Some(list) if list.get_ref().is_empty() => bail!(
+                "{}: `schedulers` is empty; list at least one, e.g. schedulers = [\"deadline\"]{}",
+                at(list.span().start),
+                if phones.is_some() {
+                    ", or leave the key out to run each phone's own"
+                } else {
+                    ""
+                }
+            ),
+            Some(list) => list.get_ref(),
+            None if phones.is_some() => &[],
+            None => bail!(
+                "{}: no `schedulers`; list them, e.g. schedulers = [\"deadline\"], or give `phones` to run each phone's own",
                 path.display()
-            );
-        }
+            ),
+        };
         let mut schedulers: Vec<Entry> = Vec::new();
-        for s in &g.schedulers {
+        for s in listed {
             // Compare's parser (`all`, or NAME[:TUNABLE=VALUE]...); its
             // messages name the command-line flag, the grid names the key.
             let entries = parse_entries(s.get_ref(), registry).map_err(|e| {
@@ -231,25 +258,41 @@ impl Grid {
         };
         let trace_sets = parse_list(&g.trace_sets, "trace_sets")?;
 
+        let phones: Vec<Option<PhoneCell>> = match phones {
+            None => vec![None],
+            Some(list) => list.into_iter().map(Some).collect(),
+        };
         let mut cells = Vec::new();
         for (workload, workload_path) in &workloads {
-            for device in &devices {
-                for (variant, (set_text, set_pairs)) in sets.iter().enumerate() {
-                    for sched in &schedulers {
-                        for &seed in &seeds {
-                            cells.push(Cell {
-                                index: cells.len(),
-                                id: String::new(),
-                                scheduler: sched.clone(),
-                                workload: workload.clone(),
-                                workload_path: workload_path.clone(),
-                                device: device.clone(),
-                                seed,
-                                set_variant: variant,
-                                sets: set_text.clone(),
-                                set_pairs: set_pairs.clone(),
-                                trace_sets: trace_sets.clone(),
-                            });
+            for phone in &phones {
+                // Without a schedulers list, the phone's own.
+                let own: Vec<Entry>;
+                let scheds = match phone {
+                    Some(p) if schedulers.is_empty() => {
+                        own = vec![p.own_scheduler()];
+                        &own
+                    }
+                    _ => &schedulers,
+                };
+                for device in &devices {
+                    for (variant, (set_text, set_pairs)) in sets.iter().enumerate() {
+                        for sched in scheds {
+                            for &seed in &seeds {
+                                cells.push(Cell {
+                                    index: cells.len(),
+                                    id: String::new(),
+                                    scheduler: sched.clone(),
+                                    workload: workload.clone(),
+                                    workload_path: workload_path.clone(),
+                                    phone: phone.clone(),
+                                    device: device.clone(),
+                                    seed,
+                                    set_variant: variant,
+                                    sets: set_text.clone(),
+                                    set_pairs: set_pairs.clone(),
+                                    trace_sets: trace_sets.clone(),
+                                });
+                            }
                         }
                     }
                 }
@@ -261,6 +304,63 @@ impl Grid {
         }
         Ok(Grid { cells })
     }
+}
+
+/// The grid's phones, loaded (`None` without the key): a path or a
+/// `.toml` name relative to the grid's folder, else a name found from it.
+fn phones(
+    g: &GridFile,
+    base: &Path,
+    at: &dyn Fn(usize) -> String,
+) -> Result<Option<Vec<PhoneCell>>> {
+    let Some(list) = &g.phones else {
+        return Ok(None);
+    };
+    if list.get_ref().is_empty() {
+        bail!(
+            "{}: `phones` is empty; list phones (names in configs/phones/ or files) or leave the key out",
+            at(list.span().start)
+        );
+    }
+    let from =
+        std::path::absolute(base).with_context(|| format!("{}: phones", at(list.span().start)))?;
+    let mut out: Vec<PhoneCell> = Vec::new();
+    for p in list.get_ref() {
+        let written = p.get_ref();
+        let is_file = written.contains('/')
+            || written.contains(std::path::MAIN_SEPARATOR)
+            || written.ends_with(".toml");
+        let phone = if is_file {
+            // Canonical, as `--phone FILE` from the repository root gives
+            // it: the profile paths the report shows do not depend on how
+            // the grid spells the way to the file.
+            let file = from.join(written);
+            Phone::load(&std::fs::canonicalize(&file).unwrap_or(file))
+        } else {
+            Phone::find(written, &from)
+        }
+        .map_err(|e| {
+            let msg = e.to_string();
+            let msg = msg
+                .strip_prefix(&format!("--phone {written}: "))
+                .unwrap_or(&msg)
+                .to_string();
+            anyhow!("{}: phones: `{written}`: {msg}", at(p.span().start))
+        })?;
+        if out.iter().any(|o| o.name == phone.name) {
+            bail!(
+                "{}: phones: `{written}` is phone `{}`, listed twice",
+                at(p.span().start),
+                phone.name
+            );
+        }
+        out.push(PhoneCell {
+            name: phone.name.clone(),
+            scheduler: phone.scheduler.clone(),
+            sets: phone.sets(),
+        });
+    }
+    Ok(Some(out))
 }
 
 #[cfg(test)]
@@ -300,6 +400,56 @@ sets = [[], ["queue.read_ahead_kb=0"]]
         uniq.sort();
         uniq.dedup();
         assert_eq!(uniq.len(), ids.len());
+    }
+
+    #[test]
+    fn phones_nest_inside_workloads_and_bring_their_own_scheduler() {
+        let g = grid(
+            "workloads = [\"configs/scenarios/rand16-128m.toml\", \"traces/sample.csv\"]\nphones = [\"motog-2013\", \"configs/phones/nexus-s.toml\"]\nseeds = [1, 2]\n",
+        )
+        .unwrap();
+        let coords: Vec<(usize, &str, &str)> = g
+            .cells
+            .iter()
+            .map(|c| {
+                let phone = c.phone.as_ref().unwrap();
+                assert_eq!(c.scheduler.scheduler, phone.scheduler);
+                assert_eq!(&c.overrides()[..phone.sets.len()], &phone.sets[..]);
+                (c.index, phone.name.as_str(), c.workload.as_str())
+            })
+            .collect();
+        assert_eq!(coords.len(), 8);
+        assert_eq!(
+            coords[1],
+            (1, "motog-2013", "configs/scenarios/rand16-128m.toml")
+        );
+        assert_eq!(
+            coords[2],
+            (2, "nexus-s", "configs/scenarios/rand16-128m.toml")
+        );
+        assert_eq!(coords[4], (4, "motog-2013", "traces/sample.csv"));
+        // A schedulers list replaces the phone's scheduler: it comes after
+        // the phone's overrides.
+        let g = grid(
+            "schedulers = [\"deadline\", \"bfq\"]\nworkloads = [\"traces/sample.csv\"]\nphones = [\"motog-2013\"]\n",
+        )
+        .unwrap();
+        assert_eq!(g.cells.len(), 2);
+        let o = g.cells[1].overrides();
+        let last_sched = o.iter().rposition(|(k, _)| k == "scheduler.name").unwrap();
+        assert_eq!(o[last_sched].1, "bfq");
+        assert!(o.iter().any(|(k, v)| k == "scheduler.hz" && v == "100"));
+    }
+
+    /// The ids (the file names of finished cells, so what a resumed sweep
+    /// looks for) of a grid without phones are those computed before
+    /// phones existed: FNV-1a of scheduler, workload, device, seed and
+    /// sets.
+    #[test]
+    fn ids_of_grids_without_phones_are_what_they_were() {
+        let g = grid(SIXTEEN).unwrap();
+        assert_eq!(g.cells[5].id, "0005-7c845580");
+        assert_eq!(g.cells[15].id, "0015-e04617a1");
     }
 
     #[test]

@@ -101,16 +101,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
     if !missing.is_empty() {
         let mut msg = String::new();
         for c in missing.iter().take(SHOWN) {
-            let _ = write!(
-                msg,
-                "\n  cell {} (scheduler={}, workload={}, device={}, seed={}, sets={:?})",
-                c.id,
-                c.scheduler,
-                c.workload,
-                c.device,
-                c.seed.map_or(String::new(), |s| s.to_string()),
-                c.sets
-            );
+            let _ = write!(msg, "\n  {}", c.describe());
             if let Some(n) = count {
                 let _ = write!(msg, " belongs to shard {}", Shard::of(c.index, n));
             }

@@ -10,6 +10,7 @@
 //! averages three runs, which a deterministic simulation does not need to
 //! compare configurations) so that `reproduce` stays within minutes.
 
+use super::{ANDROBENCH, ANDROBENCH_METRICS};
 use crate::plot::{BarPanel, Panel};
 use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
@@ -19,18 +20,6 @@ use mmcsim::sched::Registry;
 /// ext4 journaling, mount options and SQLite journal modes.
 pub struct Journaling;
 
-/// The scenario every variant runs.
-const SCENARIO: &str = "androbench-3.4.toml";
-/// The AndroBench metrics, report keys under `androbench`.
-const METRICS: [&str; 7] = [
-    "seq_read_mb_s",
-    "seq_write_mb_s",
-    "rand_read_iops",
-    "rand_write_iops",
-    "sqlite_insert_tps",
-    "sqlite_update_tps",
-    "sqlite_delete_tps",
-];
 /// The five write metrics of the journaling comparison.
 const WRITES: [&str; 5] = [
     "seq_write_mb_s",
@@ -119,7 +108,7 @@ impl Finding for Journaling {
             .into_iter()
             .map(|(_, mut sets)| {
                 sets.push(("androbench.repetitions", "1".to_string()));
-                RunSpec::new(SCENARIO, &sets)
+                RunSpec::new(ANDROBENCH, &sets)
             })
             .collect()
     }
@@ -142,7 +131,7 @@ impl Finding for Journaling {
         let mut csv = Vec::new();
         for ((label, _), r) in variants().iter().zip(runs) {
             let mut row = vec![label.to_string()];
-            for k in METRICS {
+            for k in ANDROBENCH_METRICS {
                 row.push(cell(read(r, k)?));
             }
             csv.push(row);

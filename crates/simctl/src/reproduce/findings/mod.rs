@@ -2,6 +2,7 @@
 //! scenarios this tree does not have yet is not listed.
 
 mod addr_diff;
+mod androbench_motog;
 mod fairness;
 mod host_share;
 mod journaling;
@@ -21,9 +22,24 @@ pub fn all() -> Vec<&'static dyn Finding> {
         &addr_diff::AddrDiff,
         &fairness::Fairness,
         &host_share::HostShare,
+        &androbench_motog::AndrobenchMotoG,
         &journaling::Journaling,
     ]
 }
+
+/// The AndroBench 3.4 scenario (findings 7 and 8).
+const ANDROBENCH: &str = "androbench-3.4.toml";
+/// The AndroBench metrics in the app's order, report keys under
+/// `androbench`.
+const ANDROBENCH_METRICS: [&str; 7] = [
+    "seq_read_mb_s",
+    "seq_write_mb_s",
+    "rand_read_iops",
+    "rand_write_iops",
+    "sqlite_insert_tps",
+    "sqlite_update_tps",
+    "sqlite_delete_tps",
+];
 
 /// The 16-thread random-read runs under every scheduler of the registry,
 /// with their request logs: findings 3, 4 and 5 share them.
