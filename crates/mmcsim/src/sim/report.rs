@@ -142,7 +142,10 @@ pub(super) fn build(sim: &Simulation) -> Report {
             None => sc.driver.clone(),
         },
         host: HostReport {
-            config: sc.host.clone(),
+            config: HostConfig {
+                profile: sc.host.profile.as_deref().map(portable_path),
+                ..sc.host.clone()
+            },
             cpu: sim.platform.stats(sim.end),
         },
         device_profile: sim.driver.device().config().clone(),
@@ -281,4 +284,16 @@ impl Report {
         }
         s
     }
+}
+
+/// `path` as a report shows it: an absolute path under the working
+/// directory (a phone's host profile is resolved to one) relative to it,
+/// so the same run from another checkout writes the same report; any
+/// other path as written.
+fn portable_path(path: &str) -> String {
+    let p = std::path::Path::new(path);
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| p.strip_prefix(cwd).ok().map(|r| r.display().to_string()))
+        .unwrap_or_else(|| path.to_string())
 }
