@@ -108,9 +108,29 @@ impl<'a> Problem<'a> {
                 }
             })
             .collect();
-        let rows = runs
+        // Targets that read different metrics of one scenario under one
+        // scheduler (AndroBench's seven numbers) share its simulation.
+        let mut sims: Vec<(usize, Option<&String>)> = Vec::new();
+        let sim_of: Vec<usize> = runs
+            .iter()
+            .map(|&(i, s)| {
+                let same = |&(j, t): &(usize, Option<&String>)| {
+                    self.targets[j].scenario == self.targets[i].scenario && t == s
+                };
+                sims.iter().position(same).unwrap_or_else(|| {
+                    sims.push((i, s));
+                    sims.len() - 1
+                })
+            })
+            .collect();
+        let reports = sims
             .into_par_iter()
-            .map(|(i, s)| self.run(i, s, &sets))
+            .map(|(i, s)| self.simulate(i, s, &sets))
+            .collect::<Result<Vec<serde_json::Value>>>()?;
+        let rows = runs
+            .iter()
+            .zip(&sim_of)
+            .map(|(&(i, s), &k)| self.row(i, s, &reports[k]))
             .collect::<Result<Vec<Row>>>()?;
         let mut objective = 0.0;
         for (i, t) in self.targets.iter().enumerate() {
@@ -134,29 +154,44 @@ impl<'a> Problem<'a> {
         Ok(e)
     }
 
-    fn run(&self, i: usize, scheduler: Option<&String>, sets: &[(String, String)]) -> Result<Row> {
+    /// Where target `i` under `scheduler` runs, for messages.
+    fn at(&self, i: usize, scheduler: Option<&String>) -> String {
         let t = &self.targets[i];
+        format!(
+            "target `{}` ({}{})",
+            t.name,
+            t.scenario_text,
+            scheduler
+                .map(|s| format!(", scheduler {s}"))
+                .unwrap_or_default()
+        )
+    }
+
+    /// Runs target `i`'s scenario under `scheduler` with `sets`; returns
+    /// the report as JSON.
+    fn simulate(
+        &self,
+        i: usize,
+        scheduler: Option<&String>,
+        sets: &[(String, String)],
+    ) -> Result<serde_json::Value> {
         let mut sets = sets.to_vec();
         if let Some(s) = scheduler {
             sets.push(("scheduler.name".into(), s.clone()));
         }
-        let at = || {
-            format!(
-                "target `{}` ({}{})",
-                t.name,
-                t.scenario_text,
-                scheduler
-                    .map(|s| format!(", scheduler {s}"))
-                    .unwrap_or_default()
-            )
-        };
-        let sc = Scenario::load(&t.scenario, &sets).with_context(at)?;
+        let at = || self.at(i, scheduler);
+        let sc = Scenario::load(&self.targets[i].scenario, &sets).with_context(at)?;
         let report = Simulation::with_registry(sc, self.registry)
             .and_then(|s| s.run(RunOptions::default()))
             .with_context(at)?;
-        let json: serde_json::Value =
-            serde_json::from_str(&report.to_json()).context("reading the run's report")?;
-        let achieved = metric(&json, &t.metric).map_err(|m| anyhow!("{}: {m}", at()))?;
+        serde_json::from_str(&report.to_json()).context("reading the run's report")
+    }
+
+    /// Target `i`'s row under `scheduler`, read from the run's `json`.
+    fn row(&self, i: usize, scheduler: Option<&String>, json: &serde_json::Value) -> Result<Row> {
+        let t = &self.targets[i];
+        let achieved =
+            metric(json, &t.metric).map_err(|m| anyhow!("{}: {m}", self.at(i, scheduler)))?;
         Ok(Row {
             target: i,
             scheduler: scheduler.cloned(),

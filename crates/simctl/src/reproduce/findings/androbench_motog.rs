@@ -333,7 +333,11 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let file: toml::Value = toml::from_str(&text).unwrap();
         let targets = file["targets"].as_array().unwrap();
-        assert_eq!(targets.len(), 4, "the four file tests");
+        assert_eq!(
+            targets.len(),
+            7,
+            "the four file tests and three SQLite tests"
+        );
         for t in targets {
             let metric = t["metric"].as_str().unwrap();
             let key = metric.strip_prefix("androbench.").unwrap();
