@@ -177,8 +177,11 @@ fn insert_block_writes_and_flushes_match_reference_4_3() {
     }
 }
 
+/// WAL with the framework's 100-page auto-checkpoint: after the first
+/// checkpoint the log is rewritten from its start, already allocated, so a
+/// commit is its frames and one flush-only fdatasync (no JBD2 commit), plus
+/// the checkpoint's share.
 #[test]
-#[ignore = "band missed: WAL 8.08 block writes per insert (band 2-6, §4.3 ≈ 3 once the WAL is allocated): with wal_autocheckpoint 1000 the 600 frames of 300 inserts never reach a checkpoint, so every commit extends the -wal file and fdatasync commits JBD2; flushes 1.00 are in band"]
 fn wal_insert_block_writes_match_reference_4_3() {
     let (bw, fl) = per_insert("wal");
     assert!((2.0..=6.0).contains(&bw), "wal: {bw} block writes");
