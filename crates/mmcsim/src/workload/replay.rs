@@ -33,6 +33,16 @@ use std::path::{Path, PathBuf};
 /// The most distinct processes (pids) a replayed trace may have.
 pub const MAX_TRACE_PROCESSES: usize = 4096;
 
+/// Timed replay: the most arrived records held in memory while their
+/// processes wait for a request (`nr_requests` full). Beyond it the feed
+/// stops reading the trace until the block layer admits one of them: a
+/// record not yet read still arrives at its recorded time (its latency
+/// counts from there), it is only issued when it is read. Memory is thus
+/// bounded whatever the trace length; the order of issue stays the one
+/// the held records would have had as long as no record of a process
+/// that is not waiting arrives behind a full backlog.
+pub const BACKLOG_RECORDS: usize = 4096;
+
 /// Sectors per compaction region (1 MiB).
 const REGION_SECTORS: u64 = 2048;
 
@@ -200,10 +210,25 @@ pub struct PreconditionTrace {
     pub sectors_written: u64,
 }
 
-/// Per-process state of closed-loop replay.
+/// How far timed replay fell behind its trace: operation counts for tests
+/// (not in the JSON report).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    /// Records issued after their arrival time (their process waited for
+    /// a request when they arrived).
+    pub deferred: u64,
+    /// The most records held in memory at once (arrived, not issued).
+    pub max_held: u64,
+    /// The longest a record waited between its arrival and its issue, ns.
+    pub max_wait_ns: Ns,
+}
+
+/// Per-process state of trace replay.
 #[derive(Default)]
 struct Process {
     thread: u32,
+    /// Closed loop: records read ahead. Timed: records that arrived while
+    /// the process waited for a request, in arrival order.
     queue: VecDeque<TraceRecord>,
     /// Recorded issue and completion of the previous record.
     prev: Option<(Ns, Option<Ns>)>,
@@ -227,6 +252,15 @@ struct TraceFeed {
     /// Thread index → pid.
     pid_of: Vec<u32>,
     thread_base: u32,
+    /// Timed: records held in processes' queues.
+    held: usize,
+    /// Timed: `next` has arrived but the backlog is full; the trace is not
+    /// read further until an admission makes room.
+    stalled: bool,
+    /// Timed: threads whose queue holds records, in the order they began
+    /// to wait.
+    waiting: Vec<u32>,
+    backlog: Backlog,
 }
 
 impl TraceFeed {
@@ -284,6 +318,10 @@ impl TraceFeed {
             procs: BTreeMap::new(),
             pid_of: Vec::new(),
             thread_base,
+            held: 0,
+            stalled: false,
+            waiting: Vec::new(),
+            backlog: Backlog::default(),
         })
     }
 
@@ -535,6 +573,11 @@ impl Replay {
         self.feed.info()
     }
 
+    /// How far timed replay fell behind its trace.
+    pub fn backlog(&self) -> Backlog {
+        self.feed.backlog
+    }
+
     /// True when `owner` tags one of replay's bios.
     pub fn owns(owner: u32) -> bool {
         owner & !(REPLAY_TAG - 1) == REPLAY_TAG
@@ -603,16 +646,15 @@ impl Replay {
         Ok(())
     }
 
-    /// Timed replay: issues the due record and schedules the next one.
+    /// Timed replay: the due record is issued (or held, when its process
+    /// waits for a request) and the next one is scheduled.
     fn arrival<E: ReplayEvents>(&mut self, now: Ns, b: &mut Below<E>) -> Result<()> {
-        let feed = &mut self.feed;
-        let Some(r) = feed.next.take() else {
+        let Some(r) = self.feed.next.take() else {
             return Ok(());
         };
-        let thread = feed
-            .process(r.pid.unwrap_or(0), r.process, b.collector)
-            .thread;
-        self.issue_record(now, &r, thread, b);
+        if !self.place(now, r, b) {
+            return Ok(());
+        }
         let feed = &mut self.feed;
         feed.next = feed.read()?;
         if let Some(r) = &feed.next {
@@ -620,6 +662,106 @@ impl Replay {
             b.q.at(at, ReplayEvent::Arrival);
         }
         Ok(())
+    }
+
+    /// Timed replay: record `r`, arrived by `now`, is issued now, unless
+    /// its process waits for a request (or holds earlier records): then it
+    /// is held in the process's queue, as a bio submitted by a sleeping
+    /// thread would be. When the backlog is full it stays the feed's next
+    /// record and reading stops (returns false).
+    fn place<E: ReplayEvents>(&mut self, now: Ns, r: TraceRecord, b: &mut Below<E>) -> bool {
+        let feed = &mut self.feed;
+        let pid = r.pid.unwrap_or(0);
+        let proc = feed.process(pid, r.process, b.collector);
+        let (thread, holds) = (proc.thread, !proc.queue.is_empty());
+        if !holds && !b.block.layer.is_blocked(thread) {
+            let at = feed.replay_time(r.time_ns);
+            self.issue_record(now, at, &r, thread, b);
+            return true;
+        }
+        if feed.held >= BACKLOG_RECORDS {
+            feed.next = Some(r);
+            feed.stalled = true;
+            feed.backlog.max_held = feed.backlog.max_held.max(feed.held as u64 + 1);
+            return false;
+        }
+        if !holds {
+            feed.waiting.push(thread);
+        }
+        feed.held += 1;
+        feed.backlog.max_held = feed.backlog.max_held.max(feed.held as u64);
+        let proc = feed.procs.get_mut(&pid).expect("registered above");
+        proc.queue.push_back(r);
+        // What submitting it would have done besides holding its bios.
+        b.block.run_queue(now, b.driver, b.q);
+        true
+    }
+
+    /// Timed replay, after the block layer may have admitted a waiting
+    /// process (a request completed): each waiting process that is no
+    /// longer blocked issues its held records in order until it waits
+    /// again; then, if the feed had stopped on a full backlog, the records
+    /// that arrived meanwhile are read and placed in order, and the first
+    /// one still to come is scheduled.
+    pub fn admitted<E: ReplayEvents>(&mut self, now: Ns, b: &mut Below<E>) -> Result<()> {
+        let mut i = 0;
+        while i < self.feed.waiting.len() {
+            let thread = self.feed.waiting[i];
+            let pid = self.feed.pid_of[(thread - self.feed.thread_base) as usize];
+            loop {
+                if b.block.layer.is_blocked(thread) {
+                    break;
+                }
+                let feed = &mut self.feed;
+                let proc = feed.procs.get_mut(&pid).expect("known process");
+                let Some(r) = proc.queue.pop_front() else {
+                    break;
+                };
+                feed.held -= 1;
+                let at = feed.replay_time(r.time_ns);
+                self.issue_record(now, at, &r, thread, b);
+            }
+            let feed = &mut self.feed;
+            let proc = feed.procs.get_mut(&pid).expect("known process");
+            if proc.queue.is_empty() {
+                if proc.queue.capacity() > 64 {
+                    proc.queue = VecDeque::new();
+                }
+                feed.waiting.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        if !self.feed.stalled {
+            return Ok(());
+        }
+        self.feed.stalled = false;
+        let r = self.feed.next.take().expect("a stalled feed holds its next record");
+        if !self.place(now, r, b) {
+            return Ok(());
+        }
+        loop {
+            let feed = &mut self.feed;
+            feed.next = feed.read()?;
+            let Some(r) = &feed.next else {
+                return Ok(());
+            };
+            let at = feed.replay_time(r.time_ns);
+            if at > now {
+                b.q.at(at, ReplayEvent::Arrival);
+                return Ok(());
+            }
+            let r = self.feed.next.take().expect("just read");
+            if !self.place(now, r, b) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// True when timed replay holds records or has stopped reading: the
+    /// core then calls [`Replay::admitted`] after each completion.
+    pub fn holds_records(&self) -> bool {
+        self.feed.held > 0 || self.feed.stalled
     }
 
     /// Closed loop: reads records until process `want` has one queued (or
@@ -665,7 +807,7 @@ impl Replay {
             return Ok(());
         };
         proc.prev = Some((r.time_ns, recorded_done(&r)));
-        self.issue_record(now, &r, thread, b);
+        self.issue_record(now, now, &r, thread, b);
         Ok(())
     }
 
@@ -693,17 +835,24 @@ impl Replay {
         Ok(())
     }
 
-    /// Issues one record as a call of `thread`: bios of at most
+    /// Issues one record at `now` as a call of `thread` that began at
+    /// `start` (its arrival; earlier than `now` when it was held): bios of at most
     /// `max_sectors_kb`, unplugged, straight into the block layer. A write
     /// flagged FUA is submitted with FUA; one flagged pre-flush is preceded
     /// by a cache flush it waits for, as Linux's flush sequence does.
     fn issue_record<E: ReplayEvents>(
         &mut self,
         now: Ns,
+        start: Ns,
         r: &TraceRecord,
         thread: u32,
         b: &mut Below<E>,
     ) {
+        if now > start {
+            let backlog = &mut self.feed.backlog;
+            backlog.deferred += 1;
+            backlog.max_wait_ns = backlog.max_wait_ns.max(now - start);
+        }
         let kind = match r.op {
             Op::Read => CallKind::Read,
             Op::Write => CallKind::Write,
@@ -715,7 +864,7 @@ impl Replay {
         } else {
             0
         };
-        let id = self.calls.insert(Call::new(now, thread, kind, bytes));
+        let id = self.calls.insert(Call::new(start, thread, kind, bytes));
         let is_write = r.op == Op::Write && r.sectors > 0;
         let template = Bio {
             op: r.op,
@@ -758,3 +907,4 @@ impl Replay {
         self.bios = bios;
     }
 }
+
