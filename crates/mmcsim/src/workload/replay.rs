@@ -195,6 +195,10 @@ pub struct TraceInfo {
     pub recorded_latency_us: Option<LatencySummary>,
     /// The preconditioning trace, if any.
     pub precondition: Option<PreconditionTrace>,
+    /// How far timed replay fell behind the trace (operation counts for
+    /// tests; not in the JSON).
+    #[serde(skip)]
+    pub backlog: Backlog,
 }
 
 /// What a preconditioning trace did.
@@ -300,6 +304,7 @@ impl TraceFeed {
             unaligned: 0,
             recorded_latency_us: None,
             precondition: None,
+            backlog: Backlog::default(),
         };
         Ok(TraceFeed {
             reader,
@@ -339,6 +344,7 @@ impl TraceFeed {
     fn info(&self) -> TraceInfo {
         let mut i = self.info.clone();
         i.unaligned = self.reader.unaligned_count();
+        i.backlog = self.backlog;
         if self.recorded.count() > 0 {
             i.recorded_latency_us = Some(self.recorded.summary());
         }
