@@ -836,7 +836,12 @@ impl Replay {
         // when the format records none, its issue) to this record's issue.
         let (prev_issue, prev_done) = proc.prev.unwrap_or((next.time_ns, None));
         let think = next.time_ns.saturating_sub(prev_done.unwrap_or(prev_issue));
-        let think = (think as f64 / speed).round() as Ns;
+        // (Exact below 2^53 ns at speed 1: no float round trip.)
+        let think = if speed == 1.0 && think < 1 << 53 {
+            think
+        } else {
+            (think as f64 / speed).round() as Ns
+        };
         b.q.at(now + think, ReplayEvent::Next(thread));
         Ok(())
     }
