@@ -231,6 +231,7 @@ pub struct Backlog {
 #[derive(Default)]
 struct Process {
     thread: u32,
+    pid: u32,
     /// Closed loop: records read ahead. Timed: records that arrived while
     /// the process waited for a request, in arrival order.
     queue: VecDeque<TraceRecord>,
@@ -251,10 +252,14 @@ struct TraceFeed {
     base_ns: Option<Ns>,
     info: TraceInfo,
     recorded: LatencyHistogram,
-    /// pid → process (thread index, closed-loop queue).
-    procs: BTreeMap<u32, Process>,
-    /// Thread index → pid.
-    pid_of: Vec<u32>,
+    /// The processes by thread index − `thread_base` (in order of first
+    /// sight).
+    procs: Vec<Process>,
+    /// pid → index in `procs`.
+    index_of: BTreeMap<u32, u32>,
+    /// The last pid looked up and its index (records of one process
+    /// mostly follow each other).
+    last: Option<(u32, u32)>,
     thread_base: u32,
     /// Timed: records held in processes' queues.
     held: usize,
@@ -320,8 +325,9 @@ impl TraceFeed {
             base_ns: None,
             info,
             recorded: LatencyHistogram::new(),
-            procs: BTreeMap::new(),
-            pid_of: Vec::new(),
+            procs: Vec::new(),
+            index_of: BTreeMap::new(),
+            last: None,
             thread_base,
             held: 0,
             stalled: false,
@@ -332,7 +338,7 @@ impl TraceFeed {
 
     /// True while records remain to be issued.
     fn has_next(&self) -> bool {
-        !self.eof || self.next.is_some() || self.procs.values().any(|p| !p.queue.is_empty())
+        !self.eof || self.next.is_some() || self.procs.iter().any(|p| !p.queue.is_empty())
     }
 
     /// Records what preconditioning from a trace did, for the report.
@@ -389,7 +395,7 @@ impl TraceFeed {
             self.info.rebased_from_ns = r.time_ns;
         }
         let pid = r.pid.unwrap_or(0);
-        if self.procs.len() >= MAX_TRACE_PROCESSES && !self.procs.contains_key(&pid) {
+        if self.procs.len() >= MAX_TRACE_PROCESSES && self.index(pid).is_none() {
             let message = format!(
                 "pid {pid} is the trace's {}th distinct process: at most {MAX_TRACE_PROCESSES} are replayed (each costs its own statistics)",
                 MAX_TRACE_PROCESSES + 1
@@ -454,23 +460,45 @@ impl TraceFeed {
         process: Option<u32>,
         collector: &mut Collector,
     ) -> &mut Process {
-        if !self.procs.contains_key(&pid) {
-            let thread = self.thread_base + self.procs.len() as u32;
-            let name = match process {
-                Some(p) => self.reader.process_name(p).to_string(),
-                None => format!("pid {pid}"),
-            };
-            collector.add_thread(thread, &name, pid);
-            self.pid_of.push(pid);
-            self.procs.insert(
-                pid,
-                Process {
+        let i = match self.index(pid) {
+            Some(i) => i,
+            None => {
+                let i = self.procs.len() as u32;
+                let thread = self.thread_base + i;
+                let name = match process {
+                    Some(p) => self.reader.process_name(p).to_string(),
+                    None => format!("pid {pid}"),
+                };
+                collector.add_thread(thread, &name, pid);
+                self.index_of.insert(pid, i);
+                self.procs.push(Process {
                     thread,
+                    pid,
                     ..Process::default()
-                },
-            );
+                });
+                i
+            }
+        };
+        self.last = Some((pid, i));
+        &mut self.procs[i as usize]
+    }
+
+    /// The index in `procs` of `pid`, if seen.
+    fn index(&self, pid: u32) -> Option<u32> {
+        match self.last {
+            Some((p, i)) if p == pid => Some(i),
+            _ => self.index_of.get(&pid).copied(),
         }
-        self.procs.get_mut(&pid).expect("just inserted")
+    }
+
+    /// The pid of thread index `thread`.
+    fn pid_of(&self, thread: u32) -> u32 {
+        self.procs[(thread - self.thread_base) as usize].pid
+    }
+
+    /// The process of thread index `thread`.
+    fn of_thread(&mut self, thread: u32) -> &mut Process {
+        &mut self.procs[(thread - self.thread_base) as usize]
     }
 }
 
@@ -696,8 +724,7 @@ impl Replay {
         }
         feed.held += 1;
         feed.backlog.max_held = feed.backlog.max_held.max(feed.held as u64);
-        let proc = feed.procs.get_mut(&pid).expect("registered above");
-        proc.queue.push_back(r);
+        feed.of_thread(thread).queue.push_back(r);
         // What submitting it would have done besides holding its bios.
         b.block.run_queue(now, b.driver, b.q);
         true
@@ -713,14 +740,12 @@ impl Replay {
         let mut i = 0;
         while i < self.feed.waiting.len() {
             let thread = self.feed.waiting[i];
-            let pid = self.feed.pid_of[(thread - self.feed.thread_base) as usize];
             loop {
                 if b.block.layer.is_blocked(thread) {
                     break;
                 }
                 let feed = &mut self.feed;
-                let proc = feed.procs.get_mut(&pid).expect("known process");
-                let Some(r) = proc.queue.pop_front() else {
+                let Some(r) = feed.of_thread(thread).queue.pop_front() else {
                     break;
                 };
                 feed.held -= 1;
@@ -728,7 +753,7 @@ impl Replay {
                 self.issue_record(now, at, &r, thread, b);
             }
             let feed = &mut self.feed;
-            let proc = feed.procs.get_mut(&pid).expect("known process");
+            let proc = feed.of_thread(thread);
             if proc.queue.is_empty() {
                 if proc.queue.capacity() > 64 {
                     proc.queue = VecDeque::new();
@@ -782,7 +807,10 @@ impl Replay {
         loop {
             let feed = &mut self.feed;
             if let Some(p) = want {
-                if feed.procs.get(&p).is_some_and(|p| !p.queue.is_empty()) {
+                if feed
+                    .index(p)
+                    .is_some_and(|i| !feed.procs[i as usize].queue.is_empty())
+                {
                     return Ok(());
                 }
             }
@@ -791,7 +819,7 @@ impl Replay {
             };
             let pid = r.pid.unwrap_or(0);
             let at = feed.replay_time(r.time_ns);
-            let new = !feed.procs.contains_key(&pid);
+            let new = feed.index(pid).is_none();
             let proc = feed.process(pid, r.process, collector);
             proc.queue.push_back(r);
             if new {
@@ -806,9 +834,7 @@ impl Replay {
 
     /// Closed loop: process of thread `thread` issues its next record.
     fn next<E: ReplayEvents>(&mut self, now: Ns, thread: u32, b: &mut Below<E>) -> Result<()> {
-        let feed = &mut self.feed;
-        let pid = feed.pid_of[(thread - feed.thread_base) as usize];
-        let proc = feed.procs.get_mut(&pid).expect("known process");
+        let proc = self.feed.of_thread(thread);
         let Some(r) = proc.queue.pop_front() else {
             return Ok(());
         };
@@ -824,11 +850,11 @@ impl Replay {
         if feed.spec.mode != ReplayMode::Closed {
             return Ok(());
         }
-        let pid = feed.pid_of[(thread - feed.thread_base) as usize];
+        let pid = feed.pid_of(thread);
         self.closed_read_ahead(Some(pid), b.q, b.collector)?;
         let feed = &mut self.feed;
         let speed = feed.spec.speed;
-        let proc = feed.procs.get_mut(&pid).expect("known process");
+        let proc = feed.of_thread(thread);
         let Some(next) = proc.queue.front() else {
             return Ok(());
         };
