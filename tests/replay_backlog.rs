@@ -66,7 +66,11 @@ fn an_overloaded_trace_holds_a_bounded_backlog_whatever_its_length() {
         let n = 3 * BACKLOG_RECORDS as u64;
         let (short, done_short) = replay(&trace(&format!("short{pids}"), n, 2, pids));
         let (long, done_long) = replay(&trace(&format!("long{pids}"), 2 * n, 2, pids));
-        assert_eq!((done_short, done_long), (n, 2 * n), "every record completes");
+        assert_eq!(
+            (done_short, done_long),
+            (n, 2 * n),
+            "every record completes"
+        );
         for (b, len) in [(short, n), (long, 2 * n)] {
             assert!(
                 b.max_held <= BACKLOG_RECORDS as u64 + 1,

@@ -767,7 +767,11 @@ impl Replay {
             return Ok(());
         }
         self.feed.stalled = false;
-        let r = self.feed.next.take().expect("a stalled feed holds its next record");
+        let r = self
+            .feed
+            .next
+            .take()
+            .expect("a stalled feed holds its next record");
         if !self.place(now, r, b) {
             return Ok(());
         }
@@ -944,4 +948,3 @@ impl Replay {
         self.bios = bios;
     }
 }
-

@@ -553,7 +553,11 @@ mod tests {
                     assert_eq!(a.prefetch(m), b.prefetch(m), "case {case} step {step}");
                 } else {
                     let dirty = next() % 2 == 0;
-                    assert_eq!(a.access(m, dirty), b.access(m, dirty), "case {case} step {step}");
+                    assert_eq!(
+                        a.access(m, dirty),
+                        b.access(m, dirty),
+                        "case {case} step {step}"
+                    );
                 }
                 if step % 500 == 499 {
                     a.clear();

@@ -326,7 +326,11 @@ mod tests {
                     want[lpn as usize] -= 1;
                 }
                 let probe = (next() % lpns) as u32;
-                assert_eq!(t.get(probe), want[probe as usize], "case {case} step {step}");
+                assert_eq!(
+                    t.get(probe),
+                    want[probe as usize],
+                    "case {case} step {step}"
+                );
             }
             for (lpn, &n) in want.iter().enumerate() {
                 assert_eq!(t.get(lpn as u32), n, "case {case}");

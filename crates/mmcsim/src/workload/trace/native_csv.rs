@@ -194,8 +194,7 @@ impl NativeCsvReader {
                 for piece in line.split(|&b| b == b',') {
                     let lead = piece.len() - piece.trim_ascii_start().len();
                     let field = piece.trim_ascii();
-                    self.spans
-                        .push((start + lead, start + lead + field.len()));
+                    self.spans.push((start + lead, start + lead + field.len()));
                     start += piece.len() + 1;
                 }
                 self.unquoted = false;
