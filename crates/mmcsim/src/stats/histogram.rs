@@ -120,6 +120,7 @@ const SUMMARY_QUANTILES: [f64; 4] = [0.50, 0.90, 0.99, 0.999];
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
 
     fn within(a: f64, b: f64, rel: f64) -> bool {
         (a - b).abs() <= b.abs() * rel + 1e-9
@@ -167,13 +168,8 @@ mod tests {
     /// distributions: narrow and wide, few and many samples, with ties.
     #[test]
     fn one_pass_summary_matches_hdrhistogram_quantile_rule() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::engine::component_rng(1, "histogram summary test");
+        let mut next = move || rng.random::<u64>();
         for case in 0..200u64 {
             let mut h = LatencyHistogram::new();
             let n = 1 + next() % [3, 50, 1000, 20_000][(case % 4) as usize];

@@ -465,6 +465,7 @@ impl MapLru {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
 
     #[test]
     fn lru_eviction_and_dirty_writeback() {
@@ -531,13 +532,8 @@ mod tests {
     /// random mixes of accesses (clean and dirty) and prefetches.
     #[test]
     fn indexed_lru_evicts_like_a_full_scan() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::engine::component_rng(1, "map lru test");
+        let mut next = move || rng.random::<u64>();
         for case in 0..100u64 {
             let capacity = 1 + (case % 9) as u32;
             let pages = 2 + (next() % 40) as u32;

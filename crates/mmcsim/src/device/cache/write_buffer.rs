@@ -276,6 +276,7 @@ impl LpnCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
 
     #[test]
     fn full_buffer_waits_for_the_oldest_program() {
@@ -302,13 +303,8 @@ mod tests {
     /// random adds and removes that collide, wrap the table and grow it.
     #[test]
     fn residency_table_counts_like_a_per_lpn_array() {
-        let mut x = 0x1234_5678_9ABC_DEF1u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::engine::component_rng(1, "residency test");
+        let mut next = move || rng.random::<u64>();
         for case in 0..50u64 {
             let lpns = 4 + next() % 300;
             let mut t = LpnCounts::with_room(1 + (case % 6) as usize);
