@@ -38,9 +38,10 @@ pub const MAX_TRACE_PROCESSES: usize = 4096;
 /// stops reading the trace until the block layer admits one of them: a
 /// record not yet read still arrives at its recorded time (its latency
 /// counts from there), it is only issued when it is read. Memory is thus
-/// bounded whatever the trace length; the order of issue stays the one
-/// the held records would have had as long as no record of a process
-/// that is not waiting arrives behind a full backlog.
+/// bounded whatever the trace length. A held record does nothing until
+/// its process is admitted, so whether it waits in memory or unread makes
+/// no difference, except to a record of a process that is not waiting
+/// which arrives behind a full backlog: it waits for the feed too.
 pub const BACKLOG_RECORDS: usize = 4096;
 
 /// Sectors per compaction region (1 MiB).
@@ -700,9 +701,10 @@ impl Replay {
 
     /// Timed replay: record `r`, arrived by `now`, is issued now, unless
     /// its process waits for a request (or holds earlier records): then it
-    /// is held in the process's queue, as a bio submitted by a sleeping
-    /// thread would be. When the backlog is full it stays the feed's next
-    /// record and reading stops (returns false).
+    /// is held in the process's queue and does nothing until the process
+    /// is admitted (a task asleep in `get_request` submits nothing, so it
+    /// does not run the queue either). When the backlog is full it stays
+    /// the feed's next record and reading stops (returns false).
     fn place<E: ReplayEvents>(&mut self, now: Ns, r: TraceRecord, b: &mut Below<E>) -> bool {
         let feed = &mut self.feed;
         let pid = r.pid.unwrap_or(0);
@@ -725,8 +727,6 @@ impl Replay {
         feed.held += 1;
         feed.backlog.max_held = feed.backlog.max_held.max(feed.held as u64);
         feed.of_thread(thread).queue.push_back(r);
-        // What submitting it would have done besides holding its bios.
-        b.block.run_queue(now, b.driver, b.q);
         true
     }
 
