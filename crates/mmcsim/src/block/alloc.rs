@@ -7,6 +7,12 @@ use crate::types::Ns;
 use mmcsim_elevator::MayQueue;
 
 impl BlockLayer {
+    /// True while a bio of `thread` waits for a request (the thread sleeps
+    /// in `get_request`): anything it submits now is held back.
+    pub fn is_blocked(&self, thread: u32) -> bool {
+        self.threads.get(thread as usize).is_some_and(|t| t.blocked)
+    }
+
     /// `ioc_batching`: may `thread` allocate past a full queue?
     fn ioc_batching(&self, thread: u32, now: Ns) -> bool {
         let Some(t) = self.threads.get(thread as usize) else {

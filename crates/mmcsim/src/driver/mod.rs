@@ -151,10 +151,24 @@ impl Driver {
     /// Its CPU work (waking `mmcqd`, preparing requests, the completion
     /// interrupt) is charged on `cpu`.
     pub fn new(cfg: &DriverConfig, profile: &DeviceConfig, cpu: SharedCpu) -> Result<Driver> {
+        // A bad queue setting is reported before the device is built.
+        cfg.resolve(profile.cmdq.as_ref().map(|q| q.depth))
+            .map_err(|e| Error::config(e.to_string()))?;
+        let device = Emmc::new(profile)?;
+        Driver::with_device(cfg, profile, device, cpu)
+    }
+
+    /// Like [`Driver::new`], driving `device` (built from `profile`, e.g. a
+    /// copy of a preconditioned one) instead of a new device.
+    pub fn with_device(
+        cfg: &DriverConfig,
+        profile: &DeviceConfig,
+        device: Emmc,
+        cpu: SharedCpu,
+    ) -> Result<Driver> {
         let tags = cfg
             .resolve(profile.cmdq.as_ref().map(|q| q.depth))
             .map_err(|e| Error::config(e.to_string()))?;
-        let device = Emmc::new(profile)?;
         let hw = match tags {
             Some(tags) => Hw::Cmdq(CmdqDriver::new(tags)),
             None => Hw::Legacy(LegacyDriver::new(cfg)),

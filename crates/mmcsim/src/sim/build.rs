@@ -123,7 +123,16 @@ pub(super) fn build_on(
         .is_some();
     let cpu = SharedCpu::new(Cpu::new(&sc.host, &sc.scheduler.name, cmdq));
     let platform = Platform::new(cpu.clone());
-    let mut driver = Driver::new(&sc.driver, &profile, cpu.clone())?;
+    // The device: a copy (or the state) of the prepared one, else a new one,
+    // preconditioned below once the files are laid out. Built once: the
+    // copy does not overwrite a fresh device (half the page faults of a
+    // sweep cell's start-up).
+    let (device, prepared) = match prepared {
+        Some(Cow::Borrowed(p)) => (p.device.clone(), Some(p.summary.clone())),
+        Some(Cow::Owned(p)) => (p.device, Some(p.summary)),
+        None => (Emmc::new(&profile)?, None),
+    };
+    let mut driver = Driver::with_device(&sc.driver, &profile, device, cpu.clone())?;
     let capacity = driver.device().capacity_sectors();
 
     let params = SchedParams {
@@ -228,21 +237,15 @@ pub(super) fn build_on(
     })
 }
 
-/// Preconditions `device` as `sc` says, or takes the state of `prepared`.
+/// Preconditions `device` as `sc` says, unless it is a prepared device's
+/// copy (`prepared`: what its preconditioning did).
 fn precondition_or_clone(
     device: &mut Emmc,
-    prepared: Option<Cow<'_, PreparedDevice>>,
+    prepared: Option<PreconditionSummary>,
     sc: &Scenario,
 ) -> PreconditionSummary {
     match prepared {
-        Some(Cow::Borrowed(p)) => {
-            device.clone_from(&p.device);
-            p.summary.clone()
-        }
-        Some(Cow::Owned(p)) => {
-            *device = p.device;
-            p.summary
-        }
+        Some(summary) => summary,
         None => device.precondition(&sc.precondition, sc.seed),
     }
 }

@@ -67,6 +67,19 @@ impl RequestQueue<Event> for Up<'_> {
         let mut bios = std::mem::take(self.bios);
         bios.clear();
         self.block.complete(now, rq, &mut bios);
+        if let Some(replay) = self.replay.as_deref_mut().filter(|r| r.holds_records()) {
+            // Records held while their process waited go in where the
+            // admission happened, before the completed bios climb.
+            let mut below = Below {
+                block: self.block,
+                driver,
+                q,
+                collector: self.collector,
+            };
+            if let Err(e) = replay.admitted(now, &mut below) {
+                self.error.get_or_insert(e);
+            }
+        }
         for bio in &bios {
             let mut below = Below {
                 block: self.block,

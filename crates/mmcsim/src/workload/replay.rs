@@ -33,6 +33,17 @@ use std::path::{Path, PathBuf};
 /// The most distinct processes (pids) a replayed trace may have.
 pub const MAX_TRACE_PROCESSES: usize = 4096;
 
+/// Timed replay: the most arrived records held in memory while their
+/// processes wait for a request (`nr_requests` full). Beyond it the feed
+/// stops reading the trace until the block layer admits one of them: a
+/// record not yet read still arrives at its recorded time (its latency
+/// counts from there), it is only issued when it is read. Memory is thus
+/// bounded whatever the trace length. A held record does nothing until
+/// its process is admitted, so whether it waits in memory or unread makes
+/// no difference, except to a record of a process that is not waiting
+/// which arrives behind a full backlog: it waits for the feed too.
+pub const BACKLOG_RECORDS: usize = 4096;
+
 /// Sectors per compaction region (1 MiB).
 const REGION_SECTORS: u64 = 2048;
 
@@ -185,6 +196,10 @@ pub struct TraceInfo {
     pub recorded_latency_us: Option<LatencySummary>,
     /// The preconditioning trace, if any.
     pub precondition: Option<PreconditionTrace>,
+    /// How far timed replay fell behind the trace (operation counts for
+    /// tests; not in the JSON).
+    #[serde(skip)]
+    pub backlog: Backlog,
 }
 
 /// What a preconditioning trace did.
@@ -200,10 +215,26 @@ pub struct PreconditionTrace {
     pub sectors_written: u64,
 }
 
-/// Per-process state of closed-loop replay.
+/// How far timed replay fell behind its trace: operation counts for tests
+/// (not in the JSON report).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    /// Records issued after their arrival time (their process waited for
+    /// a request when they arrived).
+    pub deferred: u64,
+    /// The most records held in memory at once (arrived, not issued).
+    pub max_held: u64,
+    /// The longest a record waited between its arrival and its issue, ns.
+    pub max_wait_ns: Ns,
+}
+
+/// Per-process state of trace replay.
 #[derive(Default)]
 struct Process {
     thread: u32,
+    pid: u32,
+    /// Closed loop: records read ahead. Timed: records that arrived while
+    /// the process waited for a request, in arrival order.
     queue: VecDeque<TraceRecord>,
     /// Recorded issue and completion of the previous record.
     prev: Option<(Ns, Option<Ns>)>,
@@ -222,11 +253,24 @@ struct TraceFeed {
     base_ns: Option<Ns>,
     info: TraceInfo,
     recorded: LatencyHistogram,
-    /// pid → process (thread index, closed-loop queue).
-    procs: BTreeMap<u32, Process>,
-    /// Thread index → pid.
-    pid_of: Vec<u32>,
+    /// The processes by thread index − `thread_base` (in order of first
+    /// sight).
+    procs: Vec<Process>,
+    /// pid → index in `procs`.
+    index_of: BTreeMap<u32, u32>,
+    /// The last pid looked up and its index (records of one process
+    /// mostly follow each other).
+    last: Option<(u32, u32)>,
     thread_base: u32,
+    /// Timed: records held in processes' queues.
+    held: usize,
+    /// Timed: `next` has arrived but the backlog is full; the trace is not
+    /// read further until an admission makes room.
+    stalled: bool,
+    /// Timed: threads whose queue holds records, in the order they began
+    /// to wait.
+    waiting: Vec<u32>,
+    backlog: Backlog,
 }
 
 impl TraceFeed {
@@ -266,6 +310,7 @@ impl TraceFeed {
             unaligned: 0,
             recorded_latency_us: None,
             precondition: None,
+            backlog: Backlog::default(),
         };
         Ok(TraceFeed {
             reader,
@@ -281,15 +326,20 @@ impl TraceFeed {
             base_ns: None,
             info,
             recorded: LatencyHistogram::new(),
-            procs: BTreeMap::new(),
-            pid_of: Vec::new(),
+            procs: Vec::new(),
+            index_of: BTreeMap::new(),
+            last: None,
             thread_base,
+            held: 0,
+            stalled: false,
+            waiting: Vec::new(),
+            backlog: Backlog::default(),
         })
     }
 
     /// True while records remain to be issued.
     fn has_next(&self) -> bool {
-        !self.eof || self.next.is_some() || self.procs.values().any(|p| !p.queue.is_empty())
+        !self.eof || self.next.is_some() || self.procs.iter().any(|p| !p.queue.is_empty())
     }
 
     /// Records what preconditioning from a trace did, for the report.
@@ -301,6 +351,7 @@ impl TraceFeed {
     fn info(&self) -> TraceInfo {
         let mut i = self.info.clone();
         i.unaligned = self.reader.unaligned_count();
+        i.backlog = self.backlog;
         if self.recorded.count() > 0 {
             i.recorded_latency_us = Some(self.recorded.summary());
         }
@@ -345,7 +396,7 @@ impl TraceFeed {
             self.info.rebased_from_ns = r.time_ns;
         }
         let pid = r.pid.unwrap_or(0);
-        if self.procs.len() >= MAX_TRACE_PROCESSES && !self.procs.contains_key(&pid) {
+        if self.procs.len() >= MAX_TRACE_PROCESSES && self.index(pid).is_none() {
             let message = format!(
                 "pid {pid} is the trace's {}th distinct process: at most {MAX_TRACE_PROCESSES} are replayed (each costs its own statistics)",
                 MAX_TRACE_PROCESSES + 1
@@ -410,23 +461,45 @@ impl TraceFeed {
         process: Option<u32>,
         collector: &mut Collector,
     ) -> &mut Process {
-        if !self.procs.contains_key(&pid) {
-            let thread = self.thread_base + self.procs.len() as u32;
-            let name = match process {
-                Some(p) => self.reader.process_name(p).to_string(),
-                None => format!("pid {pid}"),
-            };
-            collector.add_thread(thread, &name, pid);
-            self.pid_of.push(pid);
-            self.procs.insert(
-                pid,
-                Process {
+        let i = match self.index(pid) {
+            Some(i) => i,
+            None => {
+                let i = self.procs.len() as u32;
+                let thread = self.thread_base + i;
+                let name = match process {
+                    Some(p) => self.reader.process_name(p).to_string(),
+                    None => format!("pid {pid}"),
+                };
+                collector.add_thread(thread, &name, pid);
+                self.index_of.insert(pid, i);
+                self.procs.push(Process {
                     thread,
+                    pid,
                     ..Process::default()
-                },
-            );
+                });
+                i
+            }
+        };
+        self.last = Some((pid, i));
+        &mut self.procs[i as usize]
+    }
+
+    /// The index in `procs` of `pid`, if seen.
+    fn index(&self, pid: u32) -> Option<u32> {
+        match self.last {
+            Some((p, i)) if p == pid => Some(i),
+            _ => self.index_of.get(&pid).copied(),
         }
-        self.procs.get_mut(&pid).expect("just inserted")
+    }
+
+    /// The pid of thread index `thread`.
+    fn pid_of(&self, thread: u32) -> u32 {
+        self.procs[(thread - self.thread_base) as usize].pid
+    }
+
+    /// The process of thread index `thread`.
+    fn of_thread(&mut self, thread: u32) -> &mut Process {
+        &mut self.procs[(thread - self.thread_base) as usize]
     }
 }
 
@@ -535,6 +608,11 @@ impl Replay {
         self.feed.info()
     }
 
+    /// How far timed replay fell behind its trace.
+    pub fn backlog(&self) -> Backlog {
+        self.feed.backlog
+    }
+
     /// True when `owner` tags one of replay's bios.
     pub fn owns(owner: u32) -> bool {
         owner & !(REPLAY_TAG - 1) == REPLAY_TAG
@@ -603,16 +681,15 @@ impl Replay {
         Ok(())
     }
 
-    /// Timed replay: issues the due record and schedules the next one.
+    /// Timed replay: the due record is issued (or held, when its process
+    /// waits for a request) and the next one is scheduled.
     fn arrival<E: ReplayEvents>(&mut self, now: Ns, b: &mut Below<E>) -> Result<()> {
-        let feed = &mut self.feed;
-        let Some(r) = feed.next.take() else {
+        let Some(r) = self.feed.next.take() else {
             return Ok(());
         };
-        let thread = feed
-            .process(r.pid.unwrap_or(0), r.process, b.collector)
-            .thread;
-        self.issue_record(now, &r, thread, b);
+        if !self.place(now, r, b) {
+            return Ok(());
+        }
         let feed = &mut self.feed;
         feed.next = feed.read()?;
         if let Some(r) = &feed.next {
@@ -620,6 +697,106 @@ impl Replay {
             b.q.at(at, ReplayEvent::Arrival);
         }
         Ok(())
+    }
+
+    /// Timed replay: record `r`, arrived by `now`, is issued now, unless
+    /// its process waits for a request (or holds earlier records): then it
+    /// is held in the process's queue and does nothing until the process
+    /// is admitted (a task asleep in `get_request` submits nothing, so it
+    /// does not run the queue either). When the backlog is full it stays
+    /// the feed's next record and reading stops (returns false).
+    fn place<E: ReplayEvents>(&mut self, now: Ns, r: TraceRecord, b: &mut Below<E>) -> bool {
+        let feed = &mut self.feed;
+        let pid = r.pid.unwrap_or(0);
+        let proc = feed.process(pid, r.process, b.collector);
+        let (thread, holds) = (proc.thread, !proc.queue.is_empty());
+        if !holds && !b.block.layer.is_blocked(thread) {
+            let at = feed.replay_time(r.time_ns);
+            self.issue_record(now, at, &r, thread, b);
+            return true;
+        }
+        if feed.held >= BACKLOG_RECORDS {
+            feed.next = Some(r);
+            feed.stalled = true;
+            feed.backlog.max_held = feed.backlog.max_held.max(feed.held as u64 + 1);
+            return false;
+        }
+        if !holds {
+            feed.waiting.push(thread);
+        }
+        feed.held += 1;
+        feed.backlog.max_held = feed.backlog.max_held.max(feed.held as u64);
+        feed.of_thread(thread).queue.push_back(r);
+        true
+    }
+
+    /// Timed replay, after the block layer may have admitted a waiting
+    /// process (a request completed): each waiting process that is no
+    /// longer blocked issues its held records in order until it waits
+    /// again; then, if the feed had stopped on a full backlog, the records
+    /// that arrived meanwhile are read and placed in order, and the first
+    /// one still to come is scheduled.
+    pub fn admitted<E: ReplayEvents>(&mut self, now: Ns, b: &mut Below<E>) -> Result<()> {
+        let mut i = 0;
+        while i < self.feed.waiting.len() {
+            let thread = self.feed.waiting[i];
+            loop {
+                if b.block.layer.is_blocked(thread) {
+                    break;
+                }
+                let feed = &mut self.feed;
+                let Some(r) = feed.of_thread(thread).queue.pop_front() else {
+                    break;
+                };
+                feed.held -= 1;
+                let at = feed.replay_time(r.time_ns);
+                self.issue_record(now, at, &r, thread, b);
+            }
+            let feed = &mut self.feed;
+            let proc = feed.of_thread(thread);
+            if proc.queue.is_empty() {
+                if proc.queue.capacity() > 64 {
+                    proc.queue = VecDeque::new();
+                }
+                feed.waiting.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        if !self.feed.stalled {
+            return Ok(());
+        }
+        self.feed.stalled = false;
+        let r = self
+            .feed
+            .next
+            .take()
+            .expect("a stalled feed holds its next record");
+        if !self.place(now, r, b) {
+            return Ok(());
+        }
+        loop {
+            let feed = &mut self.feed;
+            feed.next = feed.read()?;
+            let Some(r) = &feed.next else {
+                return Ok(());
+            };
+            let at = feed.replay_time(r.time_ns);
+            if at > now {
+                b.q.at(at, ReplayEvent::Arrival);
+                return Ok(());
+            }
+            let r = self.feed.next.take().expect("just read");
+            if !self.place(now, r, b) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// True when timed replay holds records or has stopped reading: the
+    /// core then calls [`Replay::admitted`] after each completion.
+    pub fn holds_records(&self) -> bool {
+        self.feed.held > 0 || self.feed.stalled
     }
 
     /// Closed loop: reads records until process `want` has one queued (or
@@ -634,7 +811,10 @@ impl Replay {
         loop {
             let feed = &mut self.feed;
             if let Some(p) = want {
-                if feed.procs.get(&p).is_some_and(|p| !p.queue.is_empty()) {
+                if feed
+                    .index(p)
+                    .is_some_and(|i| !feed.procs[i as usize].queue.is_empty())
+                {
                     return Ok(());
                 }
             }
@@ -643,7 +823,7 @@ impl Replay {
             };
             let pid = r.pid.unwrap_or(0);
             let at = feed.replay_time(r.time_ns);
-            let new = !feed.procs.contains_key(&pid);
+            let new = feed.index(pid).is_none();
             let proc = feed.process(pid, r.process, collector);
             proc.queue.push_back(r);
             if new {
@@ -658,14 +838,12 @@ impl Replay {
 
     /// Closed loop: process of thread `thread` issues its next record.
     fn next<E: ReplayEvents>(&mut self, now: Ns, thread: u32, b: &mut Below<E>) -> Result<()> {
-        let feed = &mut self.feed;
-        let pid = feed.pid_of[(thread - feed.thread_base) as usize];
-        let proc = feed.procs.get_mut(&pid).expect("known process");
+        let proc = self.feed.of_thread(thread);
         let Some(r) = proc.queue.pop_front() else {
             return Ok(());
         };
         proc.prev = Some((r.time_ns, recorded_done(&r)));
-        self.issue_record(now, &r, thread, b);
+        self.issue_record(now, now, &r, thread, b);
         Ok(())
     }
 
@@ -676,11 +854,11 @@ impl Replay {
         if feed.spec.mode != ReplayMode::Closed {
             return Ok(());
         }
-        let pid = feed.pid_of[(thread - feed.thread_base) as usize];
+        let pid = feed.pid_of(thread);
         self.closed_read_ahead(Some(pid), b.q, b.collector)?;
         let feed = &mut self.feed;
         let speed = feed.spec.speed;
-        let proc = feed.procs.get_mut(&pid).expect("known process");
+        let proc = feed.of_thread(thread);
         let Some(next) = proc.queue.front() else {
             return Ok(());
         };
@@ -688,22 +866,34 @@ impl Replay {
         // when the format records none, its issue) to this record's issue.
         let (prev_issue, prev_done) = proc.prev.unwrap_or((next.time_ns, None));
         let think = next.time_ns.saturating_sub(prev_done.unwrap_or(prev_issue));
-        let think = (think as f64 / speed).round() as Ns;
+        // (Exact below 2^53 ns at speed 1: no float round trip.)
+        let think = if speed == 1.0 && think < 1 << 53 {
+            think
+        } else {
+            (think as f64 / speed).round() as Ns
+        };
         b.q.at(now + think, ReplayEvent::Next(thread));
         Ok(())
     }
 
-    /// Issues one record as a call of `thread`: bios of at most
+    /// Issues one record at `now` as a call of `thread` that began at
+    /// `start` (its arrival; earlier than `now` when it was held): bios of at most
     /// `max_sectors_kb`, unplugged, straight into the block layer. A write
     /// flagged FUA is submitted with FUA; one flagged pre-flush is preceded
     /// by a cache flush it waits for, as Linux's flush sequence does.
     fn issue_record<E: ReplayEvents>(
         &mut self,
         now: Ns,
+        start: Ns,
         r: &TraceRecord,
         thread: u32,
         b: &mut Below<E>,
     ) {
+        if now > start {
+            let backlog = &mut self.feed.backlog;
+            backlog.deferred += 1;
+            backlog.max_wait_ns = backlog.max_wait_ns.max(now - start);
+        }
         let kind = match r.op {
             Op::Read => CallKind::Read,
             Op::Write => CallKind::Write,
@@ -715,7 +905,7 @@ impl Replay {
         } else {
             0
         };
-        let id = self.calls.insert(Call::new(now, thread, kind, bytes));
+        let id = self.calls.insert(Call::new(start, thread, kind, bytes));
         let is_write = r.op == Op::Write && r.sectors > 0;
         let template = Bio {
             op: r.op,

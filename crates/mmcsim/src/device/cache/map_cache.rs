@@ -17,7 +17,7 @@
 //! Layout on NAND: consecutive map pages are kept in *translation pages* of
 //! one multi-plane stripe page (planes × page_kib / 4 map pages), spread
 //! round-robin over the dies, so map pages of one translation page are
-//! sensed together. Entries are few (tens): a linear scan is cheapest.
+//! sensed together.
 
 use super::{Direction, Stream};
 use crate::device::nand::NandTimelines;
@@ -64,9 +64,10 @@ impl MapCache {
         per_sense: u32,
         dies: u32,
     ) -> MapCache {
+        let pages = lpns.div_ceil(ENTRIES_PER_MAP_PAGE);
         MapCache {
-            lru: MapLru::new(entries),
-            pages: lpns.div_ceil(ENTRIES_PER_MAP_PAGE),
+            lru: MapLru::new(entries, pages),
+            pages,
             per_sense,
             dies,
             prefetch: prefetch.min(entries - 1),
@@ -233,32 +234,76 @@ struct MapAccess {
     evicted_dirty: Option<u32>,
 }
 
-/// LRU set of cached map pages.
+/// No slot / no map page (list end, uncached page).
+const NIL: u32 = u32::MAX;
+
+/// One cached map page, linked into the recency list.
+#[derive(Clone, Copy, Debug)]
+struct MapNode {
+    page: u32,
+    /// Access clock of the last use (a prefetched page: one below the
+    /// access that loaded it).
+    last_use: u64,
+    dirty: bool,
+    prev: u32,
+    next: u32,
+}
+
+impl MapNode {
+    /// Eviction order: least recent use first, ties (prefetched pages of
+    /// one access) by the lower map page.
+    fn key(&self) -> (u64, u32) {
+        (self.last_use, self.page)
+    }
+}
+
+/// LRU set of cached map pages: a slot per cached page, found through a
+/// per-map-page index, on a list kept in eviction order (`(last use, map
+/// page)` ascending), so a lookup, a hit and an eviction cost O(1) and a
+/// prefetched page's insertion below the newest entries a few steps.
 #[derive(Clone, Debug)]
 struct MapLru {
     capacity: usize,
-    /// `(map_page, last_use, dirty)`.
-    entries: Vec<(u32, u64, bool)>,
+    /// Map page → its slot in `nodes`, or `NIL`.
+    slot_of: Vec<u32>,
+    nodes: Vec<MapNode>,
+    /// Slots of `nodes` not in use.
+    free: Vec<u32>,
+    /// Least recently used slot (evicted first).
+    head: u32,
+    /// Most recently used slot.
+    tail: u32,
     clock: u64,
     hits: u64,
     misses: u64,
 }
 
 impl MapLru {
-    /// An empty cache of `capacity` map pages.
-    fn new(capacity: u32) -> MapLru {
+    /// An empty cache of `capacity` map pages, indexing map pages below
+    /// `pages` (higher ones grow the index on first use).
+    fn new(capacity: u32, pages: u32) -> MapLru {
+        let capacity = capacity.max(1) as usize;
         MapLru {
-            capacity: capacity.max(1) as usize,
-            entries: Vec::with_capacity(capacity as usize),
+            capacity,
+            slot_of: vec![NIL; pages as usize],
+            nodes: Vec::with_capacity(capacity),
+            free: Vec::with_capacity(capacity),
+            head: NIL,
+            tail: NIL,
             clock: 0,
             hits: 0,
             misses: 0,
         }
     }
 
+    /// The slot of `m`, if cached.
+    fn slot(&self, m: u32) -> Option<u32> {
+        self.slot_of.get(m as usize).copied().filter(|&s| s != NIL)
+    }
+
     /// True when `m` is cached (no recency update, no statistics).
     fn contains(&self, m: u32) -> bool {
-        self.entries.iter().any(|e| e.0 == m)
+        self.slot(m).is_some()
     }
 
     /// Looks up `m` for a host access, counting a hit or miss; on a miss the
@@ -266,9 +311,13 @@ impl MapLru {
     /// modified (writes, trims).
     fn access(&mut self, m: u32, dirty: bool) -> MapAccess {
         self.clock += 1;
-        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == m) {
-            e.1 = self.clock;
-            e.2 |= dirty;
+        if let Some(s) = self.slot(m) {
+            self.unlink(s);
+            let n = &mut self.nodes[s as usize];
+            n.last_use = self.clock;
+            n.dirty |= dirty;
+            // The clock just advanced: the newest entry of all.
+            self.link_after(self.tail, s);
             self.hits += 1;
             return MapAccess {
                 hit: true,
@@ -276,9 +325,12 @@ impl MapLru {
             };
         }
         self.misses += 1;
+        let evicted_dirty = self.make_room();
+        let s = self.new_node(m, self.clock, dirty);
+        self.link_after(self.tail, s);
         MapAccess {
             hit: false,
-            evicted_dirty: self.insert(m, dirty),
+            evicted_dirty,
         }
     }
 
@@ -288,36 +340,112 @@ impl MapLru {
         if self.contains(m) {
             return None;
         }
-        let ev = self.insert(m, false);
-        // Rank just below the current most-recent entry.
-        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == m) {
-            e.1 = self.clock.saturating_sub(1);
+        let ev = self.make_room();
+        let s = self.new_node(m, self.clock.saturating_sub(1), false);
+        // Walk back from the newest past the entries ranked above it (the
+        // access just made and other prefetches of it: a few steps).
+        let key = self.nodes[s as usize].key();
+        let mut after = self.tail;
+        while after != NIL && self.nodes[after as usize].key() > key {
+            after = self.nodes[after as usize].prev;
         }
+        self.link_after(after, s);
         ev
     }
 
-    fn insert(&mut self, m: u32, dirty: bool) -> Option<u32> {
-        let mut evicted = None;
-        if self.entries.len() == self.capacity {
-            let (i, _) = self
-                .entries
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, e)| (e.1, e.0))
-                .expect("capacity >= 1");
-            let old = self.entries.swap_remove(i);
-            if old.2 {
-                evicted = Some(old.0);
-            }
+    /// Evicts the least recently used page when the cache is full; returns
+    /// it if it was dirty.
+    fn make_room(&mut self) -> Option<u32> {
+        if self.len() < self.capacity {
+            return None;
         }
-        self.entries.push((m, self.clock, dirty));
-        evicted
+        let s = self.head;
+        self.unlink(s);
+        self.free.push(s);
+        let old = self.nodes[s as usize];
+        self.slot_of[old.page as usize] = NIL;
+        old.dirty.then_some(old.page)
+    }
+
+    /// Cached pages.
+    fn len(&self) -> usize {
+        self.nodes.len() - self.free.len()
+    }
+
+    /// A slot holding page `m` (not yet linked).
+    fn new_node(&mut self, m: u32, last_use: u64, dirty: bool) -> u32 {
+        let node = MapNode {
+            page: m,
+            last_use,
+            dirty,
+            prev: NIL,
+            next: NIL,
+        };
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.nodes[s as usize] = node;
+                s
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        if m as usize >= self.slot_of.len() {
+            self.slot_of.resize(m as usize + 1, NIL);
+        }
+        self.slot_of[m as usize] = s;
+        s
+    }
+
+    /// Links slot `s` right after slot `after` (`NIL`: at the head).
+    fn link_after(&mut self, after: u32, s: u32) {
+        let next = if after == NIL {
+            self.head
+        } else {
+            self.nodes[after as usize].next
+        };
+        self.nodes[s as usize].prev = after;
+        self.nodes[s as usize].next = next;
+        if after == NIL {
+            self.head = s;
+        } else {
+            self.nodes[after as usize].next = s;
+        }
+        if next == NIL {
+            self.tail = s;
+        } else {
+            self.nodes[next as usize].prev = s;
+        }
+    }
+
+    /// Takes slot `s` off the list.
+    fn unlink(&mut self, s: u32) {
+        let MapNode { prev, next, .. } = self.nodes[s as usize];
+        if prev == NIL {
+            self.head = next;
+        } else {
+            self.nodes[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            self.nodes[next as usize].prev = prev;
+        }
     }
 
     /// Empties the cache (dirty pages are dropped: used after
     /// preconditioning, where map writes are not timed).
     fn clear(&mut self) {
-        self.entries.clear();
+        for n in &self.nodes {
+            if let Some(s) = self.slot_of.get_mut(n.page as usize) {
+                *s = NIL;
+            }
+        }
+        self.nodes.clear();
+        self.free.clear();
+        self.head = NIL;
+        self.tail = NIL;
     }
     /// Host accesses that hit.
     fn hits(&self) -> u64 {
@@ -337,10 +465,11 @@ impl MapLru {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
 
     #[test]
     fn lru_eviction_and_dirty_writeback() {
-        let mut c = MapLru::new(2);
+        let mut c = MapLru::new(2, 0);
         assert!(!c.access(1, true).hit);
         assert!(!c.access(2, false).hit);
         assert!(c.access(1, false).hit);
@@ -349,5 +478,89 @@ mod tests {
         // 1 is least recent now and dirty.
         assert_eq!(c.access(4, false).evicted_dirty, Some(1));
         assert_eq!((c.hits(), c.misses()), (1, 4));
+    }
+
+    /// The eviction rule as first written: a vector scanned for the page and
+    /// for the least `(last use, map page)` entry.
+    struct ScanLru {
+        capacity: usize,
+        entries: Vec<(u32, u64, bool)>,
+        clock: u64,
+    }
+
+    impl ScanLru {
+        fn insert(&mut self, m: u32, dirty: bool) -> Option<u32> {
+            let mut evicted = None;
+            if self.entries.len() == self.capacity {
+                let (i, _) = (self.entries.iter().enumerate())
+                    .min_by_key(|(_, e)| (e.1, e.0))
+                    .unwrap();
+                let old = self.entries.swap_remove(i);
+                evicted = old.2.then_some(old.0);
+            }
+            self.entries.push((m, self.clock, dirty));
+            evicted
+        }
+        fn access(&mut self, m: u32, dirty: bool) -> MapAccess {
+            self.clock += 1;
+            if let Some(e) = self.entries.iter_mut().find(|e| e.0 == m) {
+                e.1 = self.clock;
+                e.2 |= dirty;
+                return MapAccess {
+                    hit: true,
+                    evicted_dirty: None,
+                };
+            }
+            MapAccess {
+                hit: false,
+                evicted_dirty: self.insert(m, dirty),
+            }
+        }
+        fn prefetch(&mut self, m: u32) -> Option<u32> {
+            if self.entries.iter().any(|e| e.0 == m) {
+                return None;
+            }
+            let ev = self.insert(m, false);
+            let clock = self.clock.saturating_sub(1);
+            self.entries.iter_mut().find(|e| e.0 == m).unwrap().1 = clock;
+            ev
+        }
+    }
+
+    /// The indexed LRU evicts exactly what a full scan for the least
+    /// recently used entry evicts, hits and dirty write-backs included, on
+    /// random mixes of accesses (clean and dirty) and prefetches.
+    #[test]
+    fn indexed_lru_evicts_like_a_full_scan() {
+        let mut rng = crate::engine::component_rng(1, "map lru test");
+        let mut next = move || rng.random::<u64>();
+        for case in 0..100u64 {
+            let capacity = 1 + (case % 9) as u32;
+            let pages = 2 + (next() % 40) as u32;
+            let mut a = MapLru::new(capacity, pages / 2);
+            let mut b = ScanLru {
+                capacity: capacity as usize,
+                entries: Vec::new(),
+                clock: 0,
+            };
+            for step in 0..2000 {
+                let m = (next() % pages as u64) as u32;
+                if next() % 3 == 0 {
+                    assert_eq!(a.prefetch(m), b.prefetch(m), "case {case} step {step}");
+                } else {
+                    let dirty = next() % 2 == 0;
+                    assert_eq!(
+                        a.access(m, dirty),
+                        b.access(m, dirty),
+                        "case {case} step {step}"
+                    );
+                }
+                if step % 500 == 499 {
+                    a.clear();
+                    b.entries.clear();
+                }
+                assert_eq!(a.len(), b.entries.len());
+            }
+        }
     }
 }

@@ -12,7 +12,10 @@
 //! programs them and they stay *in flight* — still occupying buffer space
 //! and still readable from SRAM — until the program ends. A write that finds
 //! the buffer full waits for the oldest program to end. Storage is fixed at
-//! creation: the hot path does not allocate.
+//! creation: the hot path does not allocate. Which LPNs are resident is
+//! counted in a small hash table sized for the buffer (not a count per
+//! LPN of the device), so the residency check every read makes stays in
+//! the CPU cache.
 
 use crate::types::Ns;
 use std::collections::VecDeque;
@@ -24,20 +27,22 @@ pub struct WriteBuffer {
     stripe_slots: usize,
     pending: Vec<(u32, u32)>,
     inflight: VecDeque<(Ns, u32)>,
-    resident: Vec<u16>,
+    resident: LpnCounts,
     stalls: u64,
 }
 
 impl WriteBuffer {
     /// An empty buffer of `capacity_slots` 4 KiB entries for `lpns` logical
-    /// pages, programming `stripe_slots` entries at a time.
+    /// pages (every LPN below it may be buffered), programming
+    /// `stripe_slots` entries at a time.
     pub fn new(capacity_slots: u32, stripe_slots: u32, lpns: u32) -> WriteBuffer {
+        debug_assert!(lpns < u32::MAX, "u32::MAX marks an empty residency slot");
         WriteBuffer {
             capacity_slots: capacity_slots as usize,
             stripe_slots: stripe_slots as usize,
             pending: Vec::with_capacity(stripe_slots as usize),
             inflight: VecDeque::with_capacity(capacity_slots as usize),
-            resident: vec![0; lpns as usize],
+            resident: LpnCounts::with_room(capacity_slots.max(stripe_slots) as usize),
             stalls: 0,
         }
     }
@@ -47,7 +52,7 @@ impl WriteBuffer {
     }
     /// True when `lpn`'s data is held in the buffer (pending or in flight).
     pub fn holds(&self, lpn: u32) -> bool {
-        self.resident[lpn as usize] > 0
+        self.resident.get(lpn) > 0
     }
     /// Releases the space of programs that ended by `now`.
     pub fn retire(&mut self, now: Ns) {
@@ -56,7 +61,7 @@ impl WriteBuffer {
                 break;
             }
             self.inflight.pop_front();
-            self.resident[lpn as usize] -= 1;
+            self.resident.remove_one(lpn);
         }
     }
     /// Earliest time ≥ `t` at which one more entry fits; counts a stall when
@@ -68,7 +73,7 @@ impl WriteBuffer {
             let Some((end, lpn)) = self.inflight.pop_front() else {
                 break;
             };
-            self.resident[lpn as usize] -= 1;
+            self.resident.remove_one(lpn);
             t2 = t2.max(end);
         }
         if t2 > t {
@@ -79,7 +84,7 @@ impl WriteBuffer {
     /// Adds host data; returns true when a full stripe page is pending.
     pub fn push(&mut self, lpn: u32, version: u32) -> bool {
         self.pending.push((lpn, version));
-        self.resident[lpn as usize] += 1;
+        self.resident.add_one(lpn);
         self.pending.len() >= self.stripe_slots
     }
     /// Moves the pending entries into `out` (cleared first) for programming;
@@ -92,7 +97,7 @@ impl WriteBuffer {
         for &(lpn, _) in out.iter() {
             match end {
                 Some(_) => {}
-                None => self.resident[lpn as usize] -= 1,
+                None => self.resident.remove_one(lpn),
             }
         }
     }
@@ -116,18 +121,20 @@ impl WriteBuffer {
     }
     /// Drops pending (not yet programmed) entries of `lpn` (discarded).
     pub fn discard(&mut self, lpn: u32) {
-        if self.resident[lpn as usize] == 0 {
+        if self.resident.get(lpn) == 0 {
             return;
         }
         let before = self.pending.len();
         self.pending.retain(|e| e.0 != lpn);
         let dropped = before - self.pending.len();
-        self.resident[lpn as usize] -= dropped as u16;
+        for _ in 0..dropped {
+            self.resident.remove_one(lpn);
+        }
     }
     /// Forgets every in-flight program (timelines reset to 0).
     pub fn clear_inflight(&mut self) {
         while let Some((_, lpn)) = self.inflight.pop_front() {
-            self.resident[lpn as usize] -= 1;
+            self.resident.remove_one(lpn);
         }
     }
     /// Writes that had to wait for buffer space.
@@ -140,9 +147,136 @@ impl WriteBuffer {
     }
 }
 
+/// Marks an empty slot of [`LpnCounts`].
+const EMPTY: u32 = u32::MAX;
+
+/// How many times each LPN is in the buffer (pending or in flight): an
+/// open-addressing hash table (linear probing, backward-shift deletion)
+/// kept at most half full; it grows (rarely, amortised) only if the
+/// buffer ever holds more entries than it was sized for.
+#[derive(Clone, Debug)]
+struct LpnCounts {
+    /// LPN per slot, or [`EMPTY`].
+    keys: Vec<u32>,
+    /// Count per slot (≥ 1 where the key is set).
+    counts: Vec<u32>,
+    /// log2 of the table size.
+    bits: u32,
+    /// Occupied slots.
+    len: usize,
+}
+
+impl LpnCounts {
+    /// A table for up to `room` distinct LPNs before it must grow.
+    fn with_room(room: usize) -> LpnCounts {
+        let bits = (2 * room.max(8)).next_power_of_two().trailing_zeros();
+        LpnCounts {
+            keys: vec![EMPTY; 1 << bits],
+            counts: vec![0; 1 << bits],
+            bits,
+            len: 0,
+        }
+    }
+
+    fn mask(&self) -> usize {
+        (1 << self.bits) - 1
+    }
+
+    /// Home slot of `lpn` (Fibonacci hashing: sequential LPNs spread).
+    fn home(&self, lpn: u32) -> usize {
+        ((lpn as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
+    }
+
+    /// The slot holding `lpn`, or the empty slot where it would go.
+    fn find(&self, lpn: u32) -> usize {
+        let mask = self.mask();
+        let mut i = self.home(lpn);
+        while self.keys[i] != lpn && self.keys[i] != EMPTY {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
+    /// Times `lpn` is in the buffer.
+    fn get(&self, lpn: u32) -> u32 {
+        let i = self.find(lpn);
+        if self.keys[i] == lpn {
+            self.counts[i]
+        } else {
+            0
+        }
+    }
+
+    /// One more entry of `lpn`.
+    fn add_one(&mut self, lpn: u32) {
+        let i = self.find(lpn);
+        if self.keys[i] == lpn {
+            self.counts[i] += 1;
+            return;
+        }
+        if 2 * (self.len + 1) > self.keys.len() {
+            self.grow();
+            return self.add_one(lpn);
+        }
+        self.keys[i] = lpn;
+        self.counts[i] = 1;
+        self.len += 1;
+    }
+
+    /// One entry of `lpn` left the buffer.
+    fn remove_one(&mut self, lpn: u32) {
+        let mut i = self.find(lpn);
+        debug_assert_eq!(self.keys[i], lpn, "LPN {lpn} is not in the buffer");
+        if self.keys[i] != lpn {
+            return;
+        }
+        self.counts[i] -= 1;
+        if self.counts[i] > 0 {
+            return;
+        }
+        // Backward-shift deletion: pull later entries of the probe run
+        // into the hole unless that would put them before their home.
+        let mask = self.mask();
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let k = self.keys[j];
+            if k == EMPTY {
+                break;
+            }
+            let home = self.home(k);
+            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(i) & mask) {
+                self.keys[i] = k;
+                self.counts[i] = self.counts[j];
+                i = j;
+            }
+        }
+        self.keys[i] = EMPTY;
+        self.counts[i] = 0;
+        self.len -= 1;
+    }
+
+    /// Doubles the table, reinserting every entry.
+    fn grow(&mut self) {
+        let keys = std::mem::take(&mut self.keys);
+        let counts = std::mem::take(&mut self.counts);
+        self.bits += 1;
+        self.keys = vec![EMPTY; 1 << self.bits];
+        self.counts = vec![0; 1 << self.bits];
+        for (k, c) in keys.into_iter().zip(counts) {
+            if k != EMPTY {
+                let i = self.find(k);
+                self.keys[i] = k;
+                self.counts[i] = c;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
 
     #[test]
     fn full_buffer_waits_for_the_oldest_program() {
@@ -163,5 +297,41 @@ mod tests {
         assert_eq!(w.stalls(), 1);
         assert!(!w.holds(1));
         assert_eq!(w.drain_time(0), 200);
+    }
+
+    /// The residency table counts like a count per LPN would, through
+    /// random adds and removes that collide, wrap the table and grow it.
+    #[test]
+    fn residency_table_counts_like_a_per_lpn_array() {
+        let mut rng = crate::engine::component_rng(1, "residency test");
+        let mut next = move || rng.random::<u64>();
+        for case in 0..50u64 {
+            let lpns = 4 + next() % 300;
+            let mut t = LpnCounts::with_room(1 + (case % 6) as usize);
+            let mut want = vec![0u32; lpns as usize];
+            let mut present: Vec<u32> = Vec::new();
+            for step in 0..3000 {
+                if next() % 2 == 0 || present.is_empty() {
+                    let lpn = (next() % lpns) as u32;
+                    t.add_one(lpn);
+                    want[lpn as usize] += 1;
+                    present.push(lpn);
+                } else {
+                    let lpn = present.swap_remove((next() % present.len() as u64) as usize);
+                    t.remove_one(lpn);
+                    want[lpn as usize] -= 1;
+                }
+                let probe = (next() % lpns) as u32;
+                assert_eq!(
+                    t.get(probe),
+                    want[probe as usize],
+                    "case {case} step {step}"
+                );
+            }
+            for (lpn, &n) in want.iter().enumerate() {
+                assert_eq!(t.get(lpn as u32), n, "case {case}");
+            }
+            assert_eq!(t.len, want.iter().filter(|&&n| n > 0).count());
+        }
     }
 }
