@@ -100,3 +100,47 @@ fn a_trace_the_device_keeps_up_with_holds_nothing() {
     assert_eq!(done, 2_000);
     assert_eq!(b, Backlog::default(), "no record waited for a request");
 }
+
+/// Through the binary: the report says how far a replay fell behind its
+/// trace (`trace.backlog`, and a line of the table), and leaves the section
+/// out when every record was issued at its arrival.
+#[test]
+fn the_report_says_how_far_the_replay_fell_behind() {
+    let exe = env!("CARGO_BIN_EXE_simctl");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("mmcsim-backlog-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let heavy = trace("report-heavy", 6_000, 2, 1);
+    let light = trace("report-light", 200, 5_000, 1);
+    let run = |t: &PathBuf, name: &str| {
+        let json = dir.join(format!("{name}.json"));
+        let out = std::process::Command::new(exe)
+            .current_dir(root)
+            .args(["replay", t.to_str().unwrap(), "--scheduler", "deadline"])
+            .args(["--json", json.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (r, String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (r, table) = run(&heavy, "heavy");
+    let b = &r["trace"]["backlog"];
+    let deferred = b["records_deferred"].as_u64().unwrap();
+    let held = b["max_records_held"].as_u64().unwrap();
+    assert!(deferred > 1_000, "{b}");
+    assert!((1..=BACKLOG_RECORDS as u64 + 1).contains(&held), "{b}");
+    assert!(b["max_wait_ns"].as_u64().unwrap() > 1_000_000, "{b}");
+    assert!(table.contains("replay fell behind the trace"), "{table}");
+    let (r, table) = run(&light, "light");
+    assert!(r["trace"].get("backlog").is_none(), "{}", r["trace"]);
+    assert!(!table.contains("fell behind"), "{table}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(heavy).ok();
+    std::fs::remove_file(light).ok();
+}

@@ -196,6 +196,17 @@ impl Report {
             w.requests.fsyncs,
             w.simulated_time_s
         );
+        if let Some(b) = self.trace.as_ref().map(|t| t.backlog) {
+            if !b.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "replay fell behind the trace: {} records waited for their process (at most {} held), up to {:.3} s after their arrival",
+                    b.deferred,
+                    b.max_held,
+                    b.max_wait_ns as f64 / 1e9
+                );
+            }
+        }
         let _ = writeln!(
             s,
             "{:<8} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",

@@ -196,9 +196,9 @@ pub struct TraceInfo {
     pub recorded_latency_us: Option<LatencySummary>,
     /// The preconditioning trace, if any.
     pub precondition: Option<PreconditionTrace>,
-    /// How far timed replay fell behind the trace (operation counts for
-    /// tests; not in the JSON).
-    #[serde(skip)]
+    /// How far timed replay fell behind the trace; absent when every
+    /// record was issued at its arrival.
+    #[serde(skip_serializing_if = "Backlog::is_empty")]
     pub backlog: Backlog,
 }
 
@@ -215,17 +215,32 @@ pub struct PreconditionTrace {
     pub sectors_written: u64,
 }
 
-/// How far timed replay fell behind its trace: operation counts for tests
-/// (not in the JSON report).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How far timed replay fell behind its trace (JSON `trace.backlog`, when
+/// any record waited): records that arrived while their process waited for
+/// a request wait in the feed, at most [`BACKLOG_RECORDS`] of them in
+/// memory; beyond that the trace is not read until one is admitted, so the
+/// depth in records is known up to that bound, and in time exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Backlog {
     /// Records issued after their arrival time (their process waited for
     /// a request when they arrived).
+    #[serde(rename = "records_deferred")]
     pub deferred: u64,
-    /// The most records held in memory at once (arrived, not issued).
+    /// The most records held in memory at once (arrived, not issued; at
+    /// most [`BACKLOG_RECORDS`] + 1).
+    #[serde(rename = "max_records_held")]
     pub max_held: u64,
-    /// The longest a record waited between its arrival and its issue, ns.
+    /// The longest a record waited between its arrival and its issue, ns:
+    /// how far behind the trace the replay fell.
+    #[serde(rename = "max_wait_ns")]
     pub max_wait_ns: Ns,
+}
+
+impl Backlog {
+    /// True when no record waited (the section is left out of reports).
+    pub fn is_empty(&self) -> bool {
+        self.deferred == 0
+    }
 }
 
 /// Per-process state of trace replay.
