@@ -205,3 +205,76 @@ mod tests {
         assert_eq!(t.len(), 3);
     }
 }
+
+#[cfg(test)]
+mod model_tests {
+    //! The tree against a plain model: a vector kept sorted by key with
+    //! equal keys in insertion order.
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u64, RqId),
+        Remove(RqId),
+        Reposition(RqId, u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        // Few distinct keys and ids, so equal keys and reused ids are common.
+        prop_oneof![
+            (0u64..24, 0u32..40).prop_map(|(k, r)| Op::Insert(k, r)),
+            (0u32..40).prop_map(Op::Remove),
+            (0u32..40, 0u64..24).prop_map(|(r, k)| Op::Reposition(r, k)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn every_query_matches_a_sorted_vector(ops in proptest::collection::vec(op(), 1..300)) {
+            let mut t = SectorTree::with_capacity(8);
+            let mut model: Vec<(u64, RqId)> = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Insert(k, r) => {
+                        if model.iter().any(|e| e.1 == r) {
+                            continue;
+                        }
+                        t.insert(k, r);
+                        let pos = model.partition_point(|e| e.0 <= k);
+                        model.insert(pos, (k, r));
+                    }
+                    Op::Remove(r) => {
+                        let at = model.iter().position(|e| e.1 == r);
+                        prop_assert_eq!(t.remove(r), at.is_some());
+                        if let Some(i) = at {
+                            model.remove(i);
+                        }
+                    }
+                    Op::Reposition(r, k) => {
+                        t.reposition(r, k);
+                        model.retain(|e| e.1 != r);
+                        let pos = model.partition_point(|e| e.0 <= k);
+                        model.insert(pos, (k, r));
+                    }
+                }
+                prop_assert_eq!(t.iter().collect::<Vec<_>>(), model.clone());
+                prop_assert_eq!(t.len(), model.len());
+                prop_assert_eq!(t.first(), model.first().map(|e| e.1));
+                prop_assert_eq!(t.last(), model.last().map(|e| e.1));
+                for k in 0..25u64 {
+                    let eq: Vec<RqId> = model.iter().filter(|e| e.0 == k).map(|e| e.1).collect();
+                    prop_assert_eq!(t.find(k), eq.first().copied());
+                    prop_assert_eq!(t.find_last(k), eq.last().copied());
+                    prop_assert_eq!(t.ceiling(k), model.iter().find(|e| e.0 >= k).map(|e| e.1));
+                    prop_assert_eq!(t.floor(k), model.iter().rev().find(|e| e.0 <= k).map(|e| e.1));
+                }
+                for (i, &(k, r)) in model.iter().enumerate() {
+                    prop_assert_eq!(t.key(r), Some(k));
+                    prop_assert_eq!(t.successor(r), model.get(i + 1).map(|e| e.1));
+                    prop_assert_eq!(t.predecessor(r), i.checked_sub(1).map(|j| model[j].1));
+                }
+            }
+        }
+    }
+}

@@ -8,11 +8,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mmcsim::config::Scenario;
 use mmcsim::sched::Registry;
 use mmcsim::sim::{PreparedDevice, RunOptions, Simulation};
-use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// What running a set of cells did.
 #[derive(Debug, Default)]
@@ -27,57 +27,128 @@ pub struct Outcome {
     pub devices_prepared: usize,
 }
 
-/// One preconditioned device, built by the first cell that needs it.
-type DeviceSlot = Arc<OnceLock<Result<Arc<PreparedDevice>, String>>>;
-
-/// Preconditioned devices shared by the cells still to run: a device is
-/// built once, by the first cell that needs it (others wait for it), and
-/// dropped when the last cell using it has finished, so memory holds only
-/// the devices of cells in flight.
-struct DeviceCache {
-    slots: Mutex<HashMap<String, (usize, DeviceSlot)>>,
-    built: Mutex<usize>,
+/// Where a group's preconditioned device stands.
+enum DeviceState<D> {
+    /// No worker has started building it.
+    Unbuilt,
+    /// A worker is building it; cells of the group wait for it.
+    Building,
+    /// Built; shared by the group's cells in flight.
+    Ready(Arc<D>),
+    /// Building failed; every cell of the group fails with this reason.
+    Failed(String),
+    /// The group's last cell has finished; the device is dropped.
+    Dropped,
 }
 
-impl DeviceCache {
-    /// A cache expecting each key of `keys` once per cell using it.
-    fn new<'a>(keys: impl Iterator<Item = &'a String>) -> DeviceCache {
-        let mut slots: HashMap<String, (usize, DeviceSlot)> = HashMap::new();
-        for k in keys {
-            slots.entry(k.clone()).or_default().0 += 1;
+/// The cells sharing one preconditioned device.
+struct Group<T, D> {
+    /// Cells not yet started, in cell order.
+    cells: VecDeque<T>,
+    /// Cells started and not yet finished.
+    in_flight: usize,
+    device: DeviceState<D>,
+}
+
+/// What a worker takes from the dispatcher.
+enum Task<T, D> {
+    /// Run this cell of group `.0` on the group's built device (or fail
+    /// it with the reason the device could not be built).
+    Run(usize, T, Result<Arc<D>, String>),
+    /// Build group `.0`'s device, then run this cell on it.
+    BuildThenRun(usize, T),
+}
+
+/// Hands cells to workers so that a worker never waits for a device
+/// another worker is building while other work exists: it prefers a cell
+/// whose device is built (keeping few devices in memory), then starts a
+/// device nobody builds yet, and waits only when every remaining cell
+/// needs a device under construction. A device is dropped when the last
+/// cell of its group finishes, so memory holds only the devices of
+/// groups in flight (at most one per worker beyond those in use).
+struct Dispatcher<T, D> {
+    groups: Mutex<Vec<Group<T, D>>>,
+    changed: Condvar,
+    built: AtomicUsize,
+}
+
+impl<T, D> Dispatcher<T, D> {
+    /// A dispatcher over `pending` (cell, device key), grouped by device
+    /// key in key order, each group's cells in the order given.
+    fn new(pending: impl IntoIterator<Item = (T, String)>) -> Dispatcher<T, D> {
+        let mut by_key: BTreeMap<String, VecDeque<T>> = BTreeMap::new();
+        for (cell, key) in pending {
+            by_key.entry(key).or_default().push_back(cell);
         }
-        DeviceCache {
-            slots: Mutex::new(slots),
-            built: Mutex::new(0),
+        let groups = by_key
+            .into_values()
+            .map(|cells| Group {
+                cells,
+                in_flight: 0,
+                device: DeviceState::Unbuilt,
+            })
+            .collect();
+        Dispatcher {
+            groups: Mutex::new(groups),
+            changed: Condvar::new(),
+            built: AtomicUsize::new(0),
         }
     }
 
-    /// The prepared device for `key`, building it from `sc` if no cell has.
-    fn get(&self, key: &str, sc: &Scenario) -> Result<Arc<PreparedDevice>, String> {
-        let slot = {
-            let slots = self.slots.lock().expect("device cache lock");
-            slots
-                .get(key)
-                .map(|(_, s)| s.clone())
-                .expect("every key counted")
-        };
-        slot.get_or_init(|| {
-            *self.built.lock().expect("counter lock") += 1;
-            PreparedDevice::new(sc)
-                .map(Arc::new)
-                .map_err(|e| format!("preconditioning the device: {e}"))
-        })
-        .clone()
-    }
-
-    /// A cell using `key` has finished; the last one drops the device.
-    fn release(&self, key: &str) {
-        let mut slots = self.slots.lock().expect("device cache lock");
-        if let Some((n, _)) = slots.get_mut(key) {
-            *n -= 1;
-            if *n == 0 {
-                slots.remove(key);
+    /// The next task, or `None` when no cell is left to start.
+    fn next(&self) -> Option<Task<T, D>> {
+        let mut groups = self.groups.lock().expect("dispatcher lock");
+        loop {
+            let ready = groups.iter().position(|g| {
+                !g.cells.is_empty()
+                    && matches!(g.device, DeviceState::Ready(_) | DeviceState::Failed(_))
+            });
+            if let Some(i) = ready {
+                let g = &mut groups[i];
+                let cell = g.cells.pop_front().expect("non-empty group");
+                g.in_flight += 1;
+                let device = match &g.device {
+                    DeviceState::Ready(d) => Ok(d.clone()),
+                    DeviceState::Failed(e) => Err(e.clone()),
+                    _ => unreachable!("selected as built"),
+                };
+                return Some(Task::Run(i, cell, device));
             }
+            let unbuilt = groups
+                .iter()
+                .position(|g| !g.cells.is_empty() && matches!(g.device, DeviceState::Unbuilt));
+            if let Some(i) = unbuilt {
+                let g = &mut groups[i];
+                let cell = g.cells.pop_front().expect("non-empty group");
+                g.in_flight += 1;
+                g.device = DeviceState::Building;
+                return Some(Task::BuildThenRun(i, cell));
+            }
+            if groups.iter().all(|g| g.cells.is_empty()) {
+                return None;
+            }
+            groups = self.changed.wait(groups).expect("dispatcher lock");
+        }
+    }
+
+    /// Group `i`'s device was built (or failed to build).
+    fn device_built(&self, i: usize, device: &Result<Arc<D>, String>) {
+        self.built.fetch_add(1, Ordering::Relaxed);
+        let mut groups = self.groups.lock().expect("dispatcher lock");
+        groups[i].device = match device {
+            Ok(d) => DeviceState::Ready(d.clone()),
+            Err(e) => DeviceState::Failed(e.clone()),
+        };
+        self.changed.notify_all();
+    }
+
+    /// A cell of group `i` has finished; the group's last drops its device.
+    fn finished(&self, i: usize) {
+        let mut groups = self.groups.lock().expect("dispatcher lock");
+        let g = &mut groups[i];
+        g.in_flight -= 1;
+        if g.in_flight == 0 && g.cells.is_empty() {
+            g.device = DeviceState::Dropped;
         }
     }
 }
@@ -115,9 +186,6 @@ pub fn run_cells(
             Err(e) => out.failed.push((c.index, format!("{e:#}"))),
         }
     }
-    // Cells sharing a device run next to each other.
-    pending.sort_by(|a, b| a.2.cmp(&b.2).then(a.0.index.cmp(&b.0.index)));
-    let cache = DeviceCache::new(pending.iter().map(|p| &p.2));
 
     let bar = if std::io::stderr().is_terminal() {
         let b = ProgressBar::new(pending.len() as u64);
@@ -132,29 +200,71 @@ pub fn run_cells(
         ProgressBar::hidden()
     };
 
-    let work = |(c, sc, key): (&Cell, Scenario, String)| -> (usize, Result<(), String>) {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let device = cache.get(&key, &sc)?;
-            let report = Simulation::with_prepared_device(sc, registry, &device)
-                .and_then(|s| s.run(RunOptions::default()))
-                .map_err(|e| e.to_string())?;
-            drop(device);
-            write_atomic(&cell_path(dir, &c.id), (report.to_json() + "\n").as_bytes())
+    let total = pending.len();
+    let dispatcher: Dispatcher<(&Cell, Scenario), PreparedDevice> =
+        Dispatcher::new(pending.into_iter().map(|(c, sc, key)| ((c, sc), key)));
+    let results: Mutex<Vec<(usize, Result<(), String>)>> = Mutex::new(Vec::with_capacity(total));
+    let worker = || {
+        while let Some(task) = dispatcher.next() {
+            let (group, cell) = match &task {
+                Task::Run(g, (c, _), _) | Task::BuildThenRun(g, (c, _)) => (*g, *c),
+            };
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let (sc, device) = match task {
+                    Task::Run(_, (_, sc), device) => (sc, device),
+                    Task::BuildThenRun(_, (_, sc)) => {
+                        let device = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            PreparedDevice::new(&sc)
+                                .map(Arc::new)
+                                .map_err(|e| format!("preconditioning the device: {e}"))
+                        }))
+                        .unwrap_or_else(|p| {
+                            Err(format!(
+                                "the simulator panicked preconditioning the device: {}",
+                                panic_message(&*p)
+                            ))
+                        });
+                        dispatcher.device_built(group, &device);
+                        (sc, device)
+                    }
+                };
+                let device = device?;
+                let report = Simulation::with_prepared_device(sc, registry, &device)
+                    .and_then(|s| s.run(RunOptions::default()))
+                    .map_err(|e| e.to_string())?;
+                drop(device);
+                write_atomic(
+                    &cell_path(dir, &cell.id),
+                    (report.to_json() + "\n").as_bytes(),
+                )
                 .map_err(|e| format!("{e:#}"))
-        }))
-        .unwrap_or_else(|p| Err(format!("the simulator panicked: {}", panic_message(&*p))));
-        cache.release(&key);
-        bar.inc(1);
-        (c.index, result)
+            }))
+            .unwrap_or_else(|p| Err(format!("the simulator panicked: {}", panic_message(&*p))));
+            dispatcher.finished(group);
+            bar.inc(1);
+            results
+                .lock()
+                .expect("results lock")
+                .push((cell.index, result));
+        }
     };
-    let results: Vec<(usize, Result<(), String>)> = match jobs {
+    let run_workers = |n: usize| {
+        rayon::scope(|s| {
+            for _ in 0..n {
+                s.spawn(|_| worker());
+            }
+        })
+    };
+    match jobs {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
             .build()
             .map_err(|e| anyhow::anyhow!("starting worker threads: {e}"))?
-            .install(|| pending.into_par_iter().map(work).collect()),
-        None => pending.into_par_iter().map(work).collect(),
-    };
+            .install(|| run_workers(n.max(1))),
+        None => run_workers(rayon::current_num_threads()),
+    }
+    let mut results = results.into_inner().expect("results lock");
+    results.sort_by_key(|r| r.0);
     bar.finish_and_clear();
     for (index, r) in results {
         match r {
@@ -163,6 +273,71 @@ pub fn run_cells(
         }
     }
     out.failed.sort_by_key(|f| f.0);
-    out.devices_prepared = *cache.built.lock().expect("counter lock");
+    out.devices_prepared = dispatcher.built.load(Ordering::Relaxed);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn next_kind(d: &Dispatcher<u32, ()>) -> Option<(usize, u32, bool)> {
+        d.next().map(|t| match t {
+            Task::Run(g, c, _) => (g, c, false),
+            Task::BuildThenRun(g, c) => (g, c, true),
+        })
+    }
+
+    #[test]
+    fn a_worker_starts_another_device_instead_of_waiting_for_one_being_built() {
+        let d: Dispatcher<u32, ()> =
+            Dispatcher::new([(0, "b"), (1, "a"), (2, "b"), (3, "a")].map(|(c, k)| (c, k.into())));
+        // Groups in key order ("a" then "b"), cells in the order given.
+        assert_eq!(next_kind(&d), Some((0, 1, true)), "first worker builds a");
+        assert_eq!(
+            next_kind(&d),
+            Some((1, 0, true)),
+            "second builds b, not waits for a"
+        );
+        d.device_built(1, &Ok(Arc::new(())));
+        assert_eq!(
+            next_kind(&d),
+            Some((1, 2, false)),
+            "b's next cell runs on b"
+        );
+        d.device_built(0, &Err("no space".into()));
+        match d.next() {
+            Some(Task::Run(0, 3, Err(e))) => assert_eq!(e, "no space"),
+            _ => panic!("a's cells fail with its build error"),
+        }
+        for g in [0, 1, 1, 0] {
+            d.finished(g);
+        }
+        assert!(d.next().is_none(), "no cell left");
+        let groups = d.groups.lock().unwrap();
+        assert!(groups
+            .iter()
+            .all(|g| matches!(g.device, DeviceState::Dropped)));
+        assert_eq!(d.built.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn a_built_device_is_preferred_so_few_devices_are_alive() {
+        let d: Dispatcher<u32, ()> =
+            Dispatcher::new([(0, "a"), (1, "a"), (2, "b")].map(|(c, k)| (c, k.into())));
+        assert_eq!(next_kind(&d), Some((0, 0, true)));
+        d.device_built(0, &Ok(Arc::new(())));
+        assert_eq!(
+            next_kind(&d),
+            Some((0, 1, false)),
+            "a's cell before building b"
+        );
+        d.finished(0);
+        d.finished(0);
+        assert!(matches!(
+            d.groups.lock().unwrap()[0].device,
+            DeviceState::Dropped
+        ));
+        assert_eq!(next_kind(&d), Some((1, 2, true)));
+    }
 }
