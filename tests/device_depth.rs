@@ -61,11 +61,15 @@ fn off_and_on(dir: &Path, scenario: &str, set: &str) -> (serde_json::Value, serd
 }
 
 /// Sequential 64 KiB writes are switch-merged a logical block at a time;
-/// random 4 KiB writes fill the 7 random log blocks, and each reclaimed log
-/// block costs a full merge (8 MiB copied) of every logical block it
-/// touched: the random-write collapse of 2012-era managed flash
+/// random 4 KiB writes fill the 7 random log blocks, and a reclaimed log
+/// block costs a full merge (8 MiB copied) of every logical block it holds
+/// pages of: the random-write collapse of 2012-era managed flash
 /// (emmc-parameters.md §3, §5 "0.2–1 MB/s" random against "8–20 MB/s"
-/// sequential writes for a Nexus 7 2012-like part).
+/// sequential writes for a Nexus 7 2012-like part). Confined to the 256
+/// MiB file (32 logical blocks), each reclaim merges all 32, which also
+/// empties the other log blocks of their pages; so once the pool holds
+/// only the run's writes the WAF is about 1 + 32 merged blocks per 7 log
+/// blocks written = 5.6.
 #[test]
 fn hybrid_mapping_collapses_on_random_writes_and_reports_its_merges() {
     let tmp = scratch("device-depth-hybrid");
@@ -80,11 +84,38 @@ fn hybrid_mapping_collapses_on_random_writes_and_reports_its_merges() {
         merges(&rnd, "full"),
         rnd["device"]["waf"]
     );
-    assert!(s >= 10.0 * r, "sequential {s} MB/s vs random {r} MB/s");
+    assert!(s >= 5.0 * r, "sequential {s} MB/s vs random {r} MB/s");
     assert!(merges(&seq, "switch") > 0 && merges(&seq, "full") == 0);
     assert!(merges(&rnd, "full") > 0);
-    assert!(rnd["device"]["waf"].as_f64().unwrap() > 5.0);
+    let waf = rnd["device"]["waf"].as_f64().unwrap();
+    assert!((4.5..7.0).contains(&waf), "WAF {waf}, about 5.6 expected");
     assert_eq!(rnd["precondition"]["steady_reached"], true);
+}
+
+/// A hybrid FTL's state renews itself every time its random log pool has
+/// been reclaimed and refilled, so preconditioning measures its WAF over
+/// windows of the pool (7 random log blocks × 2,048 slots = 14,336 LPNs)
+/// rather than of 1/16 of the filled range: it settles within a few pool
+/// cycles, at the collapse's WAF, instead of overwriting a quarter of the
+/// device through full merges.
+#[test]
+fn hybrid_preconditioning_settles_over_windows_of_its_random_log_pool() {
+    let tmp = scratch("device-depth-hybrid-precondition");
+    let r = run(&tmp, &writer(&tmp, "random", 4096, 100));
+    let p = &r["precondition"];
+    let pool = 7 * 2048;
+    let overwritten = p["pages_overwritten"].as_u64().unwrap();
+    eprintln!("hybrid precondition: {p}");
+    assert_eq!(p["steady_reached"], true);
+    assert_eq!(overwritten % pool, 0, "whole windows of the pool");
+    assert!(
+        (3 * pool..=8 * pool).contains(&overwritten),
+        "{overwritten} overwrites: 3-8 pool windows expected"
+    );
+    assert!(
+        p["final_waf"].as_f64().unwrap() > 5.0,
+        "full merges dominate"
+    );
 }
 
 /// A direct sequential writer of `request_kib` requests (200 MiB in all)

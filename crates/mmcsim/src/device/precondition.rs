@@ -3,9 +3,12 @@
 //!
 //! Sequential fill of `fill_fraction` of the user LPNs, then uniform random
 //! 4 KiB overwrites of the filled range. The overwrites run in windows of
-//! 1/16 of the filled pages; GC is in steady state once it has run and the
-//! window WAF changed by at most 2 % over two consecutive windows. The run
-//! stops there or at `max_overwrite_factor` × filled pages.
+//! the mapping's renewal period ([`Mapping::renewal_window`](super::ftl::Mapping::renewal_window):
+//! a hybrid FTL's random log pool) or, for page-level schemes whose GC
+//! spans the whole range, of 1/16 of the filled pages; GC is in steady
+//! state once it has run and the window WAF changed by at most 2 % over
+//! two consecutive windows. The run stops there or at
+//! `max_overwrite_factor` × filled pages.
 
 use super::{Emmc, Precondition};
 use crate::engine::component_rng;
@@ -95,7 +98,11 @@ pub(super) fn run(d: &mut Emmc, p: &Precondition, seed: u64) -> PreconditionSumm
     if p.steady_state && fill > 0 {
         let mut rng = component_rng(seed, "device.precondition");
         let max = (fill as f64 * p.max_overwrite_factor.max(0.0)) as u64;
-        let window = (fill as u64 / 16).max(d.geo.stripe_slots() as u64 * 64);
+        let window = d
+            .ftl
+            .renewal_window()
+            .unwrap_or(fill as u64 / 16)
+            .max(d.geo.stripe_slots() as u64 * 64);
         let mut stable = 0;
         let mut prog0 = d.ftl.stats().programmed_slots;
         let mut in_window = 0u64;

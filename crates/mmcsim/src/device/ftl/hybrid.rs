@@ -514,6 +514,13 @@ impl Mapping for HybridMapping {
         self.lbns * self.unit_slots
     }
 
+    /// The random log pool's capacity: after that many random writes every
+    /// log block has been reclaimed (full-merging the logical blocks it
+    /// held) and refilled, so the state renews itself at that period.
+    fn renewal_window(&self) -> Option<u64> {
+        Some(u64::from(self.rand_max) * u64::from(self.unit_slots))
+    }
+
     fn lookup(&self, lpn: u32) -> Option<u32> {
         match self.l2p[lpn as usize] {
             UNMAPPED => None,

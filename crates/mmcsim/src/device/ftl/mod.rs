@@ -203,6 +203,14 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
         let _ = (target, ops);
         None
     }
+    /// Host LPN writes over which the scheme's reclaim work renews its
+    /// state (LPNs): the window preconditioning measures its WAF over to
+    /// decide it is in steady state. `None` (default): a page-level
+    /// scheme's GC spans the whole filled range, so the window is a
+    /// fraction of that range.
+    fn renewal_window(&self) -> Option<u64> {
+        None
+    }
     /// Counters.
     fn stats(&self) -> FtlStats;
     /// Clears the counters (state such as erase counts is kept).
