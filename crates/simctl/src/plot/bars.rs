@@ -160,13 +160,7 @@ impl BarPanel {
         }))?;
         if self.band.is_some() {
             // Above the bars: the range leaves headroom for it.
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()?;
+            super::draw_legend(&mut chart)?;
         }
         Ok(())
     }

@@ -182,6 +182,24 @@ impl Figure {
     }
 }
 
+/// Draws a chart's series legend the way every plot does: upper left,
+/// 13 px sans-serif labels in a black-bordered, translucent white box.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+}
+
 /// An axis label: whole numbers from 1000 up, otherwise at most three
 /// decimals without trailing zeros, scientific below 0.001.
 fn tick(v: f64) -> String {

@@ -161,13 +161,7 @@ impl XyPanel {
             });
         }
         if self.series.len() > 1 || self.series.iter().any(|s| !s.name.is_empty()) {
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()?;
+            super::draw_legend(&mut chart)?;
         }
         Ok(())
     }
