@@ -1,6 +1,8 @@
 //! `simctl calibrate` through the binary: it recovers a parameter from
-//! targets a run with that parameter produced, its output is reproducible,
-//! and bad targets, parameters and bounds give located errors.
+//! targets a run with that parameter produced (a device parameter alone,
+//! or device and host parameters of a phone jointly), its output is
+//! reproducible, and bad targets, parameters and bounds give located
+//! errors.
 
 mod common;
 use common::*;
@@ -193,7 +195,8 @@ fn bad_targets_parameters_and_bounds_are_reported_where_they_are() {
         "value 64 lies outside the bounds 100:200",
     );
     bad_param("device.nand.t_r_us", "expected KEY=LOW:HIGH");
-    bad_param("host.syscall_us=1:100", "not a device profile key");
+    bad_param("host.syscall_us=1:100", "fitting one needs a phone");
+    bad_param("seed=1:100", "not a profile key");
     bad_param("device.bus.mode=1:2", "not a number");
     // The output may not overwrite an input.
     let err = simctl_err(&[
@@ -208,4 +211,124 @@ fn bad_targets_parameters_and_bounds_are_reported_where_they_are() {
     ]);
     assert!(err.contains("refusing to overwrite an input"), "{err}");
     assert!(!out.exists(), "no output after a failed calibration");
+}
+
+/// Device and host parameters of a phone are fitted together: targets from
+/// a Moto G run with tR = 50 µs (device) and a 20 µs system call (host)
+/// pin both — device time per request moves with tR only, the system-call
+/// layer's time with `syscall_us` only — and the two calibrated profiles,
+/// used together, reproduce the recorded values.
+#[test]
+fn fits_a_phones_device_and_host_parameters_jointly_into_two_profiles() {
+    let tmp = scratch("calibrate_joint");
+    let truth = report(
+        &[
+            "run",
+            SCENARIO,
+            "--phone",
+            "motog-2013",
+            "--set",
+            "device.nand.t_r_us=50",
+            "--set",
+            "host.syscall_us=20",
+        ],
+        &tmp,
+    );
+    let (dev_us, sys_us) = (
+        truth["breakdown_us"]["device"].as_f64().unwrap(),
+        truth["breakdown_us"]["syscall_fs"].as_f64().unwrap(),
+    );
+    let t = targets(
+        &tmp,
+        &format!(
+            "[[targets]]\nname = \"device\"\nscenario = {sc:?}\nmetric = \"breakdown_us.device\"\nvalue = {dev_us}\n[[targets]]\nname = \"syscall\"\nscenario = {sc:?}\nmetric = \"breakdown_us.syscall_fs\"\nvalue = {sys_us}\n",
+            sc = scenario_abs()
+        ),
+    );
+    let (dev, host) = (tmp.join("dev.toml"), tmp.join("host.toml"));
+    let table = simctl_ok(&[
+        "calibrate",
+        "configs/phones/motog-2013.toml",
+        "--targets",
+        t.to_str().unwrap(),
+        "--param",
+        "device.nand.t_r_us=20:200",
+        "--param",
+        "host.syscall_us=5:80",
+        "--max-iters",
+        "30",
+        "--out",
+        dev.to_str().unwrap(),
+        "--host-out",
+        host.to_str().unwrap(),
+    ]);
+    assert!(
+        table.contains("device profile") && table.contains("host profile"),
+        "{table}"
+    );
+    let read =
+        |p: &Path| -> toml::Table { toml::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let (d, h) = (read(&dev), read(&host));
+    let t_r = d["nand"]["t_r_us"].as_float().unwrap();
+    let sys = h["syscall_us"].as_float().unwrap();
+    assert!((t_r - 50.0).abs() <= 1.0, "fitted t_r_us = {t_r}");
+    assert!((sys - 20.0).abs() <= 0.5, "fitted syscall_us = {sys}");
+    // Each file carries the same record of the whole fit, and only its own
+    // values changed.
+    for doc in [&d, &h] {
+        let keys: Vec<&str> = doc["calibration"]["record"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["key"].as_str().unwrap())
+            .collect();
+        assert_eq!(keys, ["device.nand.t_r_us", "host.syscall_us"]);
+    }
+    assert_eq!(d["calibration"]["record"], h["calibration"]["record"]);
+    assert!(h.get("nand").is_none() && d.get("syscall_us").is_none());
+    // Used together (the phone, its fitted device, its fitted host), they
+    // reproduce the recorded values.
+    let r = report(
+        &[
+            "run",
+            SCENARIO,
+            "--phone",
+            "motog-2013",
+            "--device",
+            dev.to_str().unwrap(),
+            "--set",
+            &format!("host.profile={}", host.display()),
+        ],
+        &tmp,
+    );
+    let rows = d["calibration"]["record"]["targets"].as_array().unwrap();
+    assert_eq!(
+        r["breakdown_us"]["device"].as_f64(),
+        rows[0]["achieved"].as_float()
+    );
+    assert_eq!(
+        r["breakdown_us"]["syscall_fs"].as_f64(),
+        rows[1]["achieved"].as_float()
+    );
+    // An output without parameters of its kind, or one overwriting an
+    // input, is refused.
+    let refused = |out: [&str; 2]| {
+        simctl_err(&[
+            "calibrate",
+            "configs/phones/motog-2013.toml",
+            "--targets",
+            t.to_str().unwrap(),
+            "--param",
+            "host.syscall_us=5:80",
+            out[0],
+            out[1],
+        ])
+    };
+    let err = refused(["--out", dev.to_str().unwrap()]);
+    assert!(
+        err.contains("--out") && err.contains("no device.* parameter"),
+        "{err}"
+    );
+    let err = refused(["--host-out", "configs/hosts/snapdragon400.toml"]);
+    assert!(err.contains("refusing to overwrite an input"), "{err}");
 }

@@ -92,14 +92,14 @@ pub enum Command {
         #[arg(long, value_name = "N", requires = "slurm")]
         shards: Option<usize>,
     },
-    /// Fit device-profile parameters to measurements: Nelder–Mead over
-    /// log-scaled bounded parameters, each evaluation running every target
-    /// scenario in parallel; writes the calibrated profile (comments kept)
-    /// with a [calibration.record] table, and prints the fit.
+    /// Fit device- and host-profile parameters to measurements: Nelder–Mead
+    /// over log-scaled bounded parameters, each evaluation running every
+    /// target scenario in parallel; writes the calibrated profiles (comments
+    /// kept) with a [calibration.record] table, and prints the fit.
     Calibrate {
         /// Device profile (configs/devices/*.toml) or phone
-        /// (configs/phones/*.toml: its device profile is fitted, its host
-        /// and scheduler are used for the runs).
+        /// (configs/phones/*.toml: its device and host profiles can be
+        /// fitted, its scheduler is used for the runs).
         profile: PathBuf,
         /// Targets file (TOML): [[targets]] with scenario, metric (JSON
         /// path in the report, e.g. throughput.iops), value or band,
@@ -108,15 +108,22 @@ pub enum Command {
         targets: PathBuf,
         /// A free parameter and its bounds, KEY=LOW:HIGH with KEY a
         /// device profile key as for --set (e.g.
-        /// device.nand.t_r_us=40:120). Repeatable.
+        /// device.nand.t_r_us=40:120) or, for a phone, a host profile key
+        /// (e.g. host.syscall_us=10:80). Repeatable; device and host
+        /// parameters are fitted jointly.
         #[arg(long = "param", value_name = "KEY=LOW:HIGH", required = true)]
         params: Vec<String>,
         /// Nelder–Mead iterations at most.
         #[arg(long, value_name = "N", default_value_t = 30)]
         max_iters: u64,
-        /// Where to write the calibrated device profile.
+        /// Where to write the calibrated device profile (needed when a
+        /// device.* parameter is fitted).
         #[arg(long, value_name = "FILE")]
-        out: PathBuf,
+        out: Option<PathBuf>,
+        /// Where to write the calibrated host profile (needed when a host.*
+        /// parameter is fitted).
+        #[arg(long, value_name = "FILE")]
+        host_out: Option<PathBuf>,
         /// Simulations run in parallel (default: one per core); the output
         /// is identical whatever the number.
         #[arg(long, value_name = "N")]

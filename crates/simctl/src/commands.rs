@@ -101,6 +101,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             params,
             max_iters,
             out: dest,
+            host_out,
             jobs,
         } => {
             let args = crate::calibrate::CalibrateArgs {
@@ -109,6 +110,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
                 params,
                 max_iters,
                 out: dest,
+                host_out,
                 jobs,
             };
             let table = crate::calibrate::calibrate(&args, registry)?;

@@ -300,9 +300,22 @@ pub fn apply_host_profile(root: &mut toml::Value, base_dir: &Path) -> Result<()>
     let text = crate::textfile::read_config(&full)?;
     let mut base: toml::Table = toml::from_str(&text)
         .map_err(|e| Error::config(format!("{}: {}", full.display(), e.to_string().trim_end())))?;
-    // A profile file may describe itself; those keys are not host settings.
+    // A profile file may describe itself, and `simctl calibrate` records
+    // how its values were fitted in `[calibration.record]`; those keys are
+    // not host settings.
     base.remove("name");
     base.remove("description");
+    if let Some(cal) = base.remove("calibration") {
+        let only_record = cal
+            .as_table()
+            .is_some_and(|t| t.keys().all(|k| k == "record"));
+        if !only_record {
+            return Err(Error::config(format!(
+                "{}: [calibration] in a host profile holds only the `record` table simctl calibrate writes",
+                full.display()
+            )));
+        }
+    }
     if base.contains_key("profile") {
         return Err(Error::config(format!(
             "{}: a host profile cannot name another profile",
@@ -375,6 +388,34 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("host.irq_core"));
+    }
+
+    #[test]
+    fn a_profile_keeps_its_calibration_record_and_nothing_else_there() {
+        let dir = std::env::temp_dir().join(format!("mmcsim-host-cal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let apply = |body: &str| {
+            std::fs::write(dir.join("h.toml"), body).unwrap();
+            let mut root: toml::Value = toml::from_str("[host]\nprofile = \"h.toml\"\n").unwrap();
+            apply_host_profile(&mut root, &dir).map(|()| root)
+        };
+        let root =
+            apply("syscall_us = 30.0\n[calibration.record]\ncommand = \"simctl calibrate\"\n")
+                .unwrap();
+        let host = root["host"].as_table().unwrap();
+        assert!(
+            host.get("calibration").is_none(),
+            "the record is not a host setting"
+        );
+        assert_eq!(host["syscall_us"].as_float(), Some(30.0));
+        let e = apply("[calibration]\nfudge = 2.0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("h.toml") && e.contains("only the `record` table"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -1,15 +1,18 @@
-//! `simctl calibrate`: fit named device-profile parameters to measurements.
+//! `simctl calibrate`: fit named device- and host-profile parameters to
+//! measurements.
 //!
-//! Inputs: a profile (a device profile, or a phone whose device profile is
-//! fitted and whose host and scheduler are used for the runs), free
-//! parameters with bounds (`--param device.nand.t_r_us=40:120`), and a
-//! targets file ([`targets`]: scenario, metric, measured value or band,
-//! weight, schedulers). The search is Nelder–Mead (argmin) over the
+//! Inputs: a profile (a device profile, or a phone whose device and host
+//! profiles are fitted and whose scheduler is used for the runs), free
+//! parameters with bounds (`--param device.nand.t_r_us=40:120`, and for a
+//! phone `--param host.syscall_us=10:80`: host and device fitted jointly),
+//! and a targets file ([`targets`]: scenario, metric, measured value or
+//! band, weight, schedulers). The search is Nelder–Mead (argmin) over the
 //! parameters mapped log-linearly onto [0, 1]; each evaluation runs every
-//! target in parallel ([`objective`]). The output is the device profile
-//! with the fitted values replaced (comments kept) and a
-//! `[calibration.record]` table of the targets, achieved values, relative
-//! errors and the command that produced it ([`record`]). Same inputs give a
+//! target in parallel ([`objective`]). The outputs are the device profile
+//! (`--out`) and the host profile (`--host-out`) with their fitted values
+//! replaced (comments kept), each with the same `[calibration.record]`
+//! table of all parameters, the targets, achieved values, relative errors
+//! and the command that produced it ([`record`]). Same inputs give a
 //! byte-identical output: the simulator, the search and the collection
 //! order are deterministic.
 
@@ -24,7 +27,7 @@ use argmin::solver::neldermead::NelderMead;
 use mmcsim::config::Phone;
 use mmcsim::sched::Registry;
 use objective::{Cost, Problem};
-use params::Param;
+use params::{Param, ProfileKind};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -43,8 +46,10 @@ pub struct CalibrateArgs {
     pub params: Vec<String>,
     /// Nelder–Mead iterations at most.
     pub max_iters: u64,
-    /// Output device profile.
-    pub out: PathBuf,
+    /// Output device profile (needed when a `device.*` parameter is fitted).
+    pub out: Option<PathBuf>,
+    /// Output host profile (needed when a `host.*` parameter is fitted).
+    pub host_out: Option<PathBuf>,
     /// Threads (default: one per core); the output does not depend on it.
     pub jobs: Option<usize>,
 }
@@ -55,6 +60,8 @@ struct Profile {
     device: PathBuf,
     /// Its text.
     text: String,
+    /// A phone's host profile and its text.
+    host: Option<(PathBuf, String)>,
     /// Overrides selecting the profile for every run.
     sets: Vec<(String, String)>,
 }
@@ -71,9 +78,12 @@ fn load_profile(path: &Path) -> Result<Profile> {
         let text = mmcsim::textfile::read_config(&phone.device)
             .with_context(|| format!("{src}: device profile {}", phone.device.display()))?;
         mmcsim::device::DeviceConfig::from_toml_str(&text, &phone.device.display().to_string())?;
+        let host_text = mmcsim::textfile::read_config(&phone.host)
+            .with_context(|| format!("{src}: host profile {}", phone.host.display()))?;
         return Ok(Profile {
             device: phone.device.clone(),
             text,
+            host: Some((phone.host.clone(), host_text)),
             sets: phone.sets(),
         });
     }
@@ -82,6 +92,7 @@ fn load_profile(path: &Path) -> Result<Profile> {
     Ok(Profile {
         device: path.to_path_buf(),
         text,
+        host: None,
         sets: vec![("device.profile".into(), abs.display().to_string())],
     })
 }
@@ -98,31 +109,60 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
     if args.max_iters == 0 {
         bail!("--max-iters 0: expected at least 1 iteration");
     }
-    let same = |a: &Path, b: &Path| {
-        std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
-    };
-    for (what, p) in [
-        ("profile", args.profile.as_path()),
-        ("device profile", profile.device.as_path()),
-        ("targets file", args.targets.as_path()),
-    ] {
-        if same(&args.out, p) {
-            bail!(
-                "--out {}: this is the {what} calibrate reads; refusing to overwrite an input (choose another output file)",
-                args.out.display()
-            );
-        }
-    }
     let table: toml::Table = toml::from_str(&profile.text)?;
     let src = profile.device.display().to_string();
+    let host_table = match &profile.host {
+        Some((path, text)) => Some((
+            toml::from_str::<toml::Table>(text)
+                .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?,
+            path.display().to_string(),
+        )),
+        None => None,
+    };
     let params = args
         .params
         .iter()
-        .map(|a| Param::parse(a, &table, &src))
+        .map(|a| {
+            Param::parse(
+                a,
+                (&table, &src),
+                host_table.as_ref().map(|(t, s)| (t, s.as_str())),
+            )
+        })
         .collect::<Result<Vec<_>>>()?;
     for (i, p) in params.iter().enumerate() {
         if params[..i].iter().any(|q| q.key == p.key) {
             bail!("--param {}: given twice", p.key);
+        }
+    }
+    let outputs = outputs(args, &params)?;
+    let same = |a: &Path, b: &Path| {
+        std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+    };
+    let mut inputs = vec![
+        ("profile", args.profile.as_path()),
+        ("device profile", profile.device.as_path()),
+        ("targets file", args.targets.as_path()),
+    ];
+    if let Some((h, _)) = &profile.host {
+        inputs.push(("host profile", h.as_path()));
+    }
+    for (_, out, flag) in &outputs {
+        for (what, p) in &inputs {
+            if same(out, p) {
+                bail!(
+                    "{flag} {}: this is the {what} calibrate reads; refusing to overwrite an input (choose another output file)",
+                    out.display()
+                );
+            }
+        }
+    }
+    if let [(_, a, _), (_, b, _)] = outputs.as_slice() {
+        if a == b || same(a, b) {
+            bail!(
+                "--out and --host-out are both {}: the device and host profiles need two files",
+                a.display()
+            );
         }
     }
     let targets = targets::load(&args.targets, &registry.names())?;
@@ -144,9 +184,49 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
         iterations: iters,
         command: command_line(args),
     };
-    let out = record::calibrated_profile(&profile.text, &fit)?;
-    write_atomic(&args.out, &out)?;
-    Ok(record::table(&fit, &args.out))
+    for (kind, out, _) in &outputs {
+        let text = match kind {
+            ProfileKind::Device => &profile.text,
+            ProfileKind::Host => &profile.host.as_ref().expect("checked: a phone").1,
+        };
+        let written = record::calibrated_profile(text, &fit, *kind)?;
+        write_atomic(out, &written)?;
+    }
+    let files: Vec<(ProfileKind, &Path)> =
+        outputs.iter().map(|(k, p, _)| (*k, p.as_path())).collect();
+    Ok(record::table(&fit, &files))
+}
+
+/// The output file of each profile kind that has a fitted parameter, with
+/// its option's name; an output without parameters, or parameters without
+/// an output, is an error.
+fn outputs<'a>(
+    args: &'a CalibrateArgs,
+    params: &[Param],
+) -> Result<Vec<(ProfileKind, &'a PathBuf, &'static str)>> {
+    let mut v = Vec::new();
+    for (kind, out, flag) in [
+        (ProfileKind::Device, &args.out, "--out"),
+        (ProfileKind::Host, &args.host_out, "--host-out"),
+    ] {
+        let fitted = params.iter().any(|p| p.kind == kind);
+        match (fitted, out) {
+            (true, Some(o)) => v.push((kind, o, flag)),
+            (true, None) => bail!(
+                "{flag} FILE is needed: a {}.* parameter is fitted, and the calibrated {} is written there",
+                if kind == ProfileKind::Device { "device" } else { "host" },
+                kind.noun()
+            ),
+            (false, Some(o)) => bail!(
+                "{flag} {}: no {}.* parameter is fitted, so there is no calibrated {} to write",
+                o.display(),
+                if kind == ProfileKind::Device { "device" } else { "host" },
+                kind.noun()
+            ),
+            (false, None) => {}
+        }
+    }
+    Ok(v)
 }
 
 /// Nelder–Mead from the profile's values; returns the best evaluation and
@@ -195,11 +275,13 @@ fn command_line(a: &CalibrateArgs) -> String {
     for p in &a.params {
         s.push_str(&format!(" --param {p}"));
     }
-    s.push_str(&format!(
-        " --max-iters {} --out {}",
-        a.max_iters,
-        a.out.display()
-    ));
+    s.push_str(&format!(" --max-iters {}", a.max_iters));
+    if let Some(o) = &a.out {
+        s.push_str(&format!(" --out {}", o.display()));
+    }
+    if let Some(o) = &a.host_out {
+        s.push_str(&format!(" --host-out {}", o.display()));
+    }
     s
 }
 
@@ -210,7 +292,7 @@ fn write_atomic(p: &Path, text: &str) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let writing = || format!("writing --out {}", p.display());
+    let writing = || format!("writing {}", p.display());
     let mut tmp = tempfile::Builder::new()
         .prefix(".calibrate.")
         .suffix(".tmp")

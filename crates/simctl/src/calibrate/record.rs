@@ -1,9 +1,10 @@
-//! The output of `simctl calibrate`: the calibrated device profile (the
-//! input text with the fitted values replaced, comments kept, plus a
-//! `[calibration.record]` table) and the printed fit table.
+//! The output of `simctl calibrate`: the calibrated device and host
+//! profiles (each input text with its fitted values replaced, comments
+//! kept, plus the same `[calibration.record]` table of the whole fit) and
+//! the printed fit table.
 
 use super::objective::Evaluation;
-use super::params::Param;
+use super::params::{Param, ProfileKind};
 use super::targets::{Measured, Targets};
 use anyhow::{Context, Result};
 use std::path::Path;
@@ -36,10 +37,16 @@ fn number(p: &Param, x: f64) -> toml_edit::Value {
     }
 }
 
-/// The input profile text with fitted values and the record.
-pub fn calibrated_profile(text: &str, fit: &Fit) -> Result<String> {
-    let mut doc: DocumentMut = text.parse().context("re-reading the device profile")?;
+/// The input text of the `kind` profile with its fitted values and the
+/// record of the whole fit (every parameter, of both profiles).
+pub fn calibrated_profile(text: &str, fit: &Fit, kind: ProfileKind) -> Result<String> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .with_context(|| format!("re-reading the {}", kind.noun()))?;
     for (p, &x) in fit.params.iter().zip(&fit.best.x) {
+        if p.kind != kind {
+            continue;
+        }
         let mut item: &mut Item = doc.as_item_mut();
         for part in &p.path {
             item = item
@@ -111,14 +118,18 @@ pub fn calibrated_profile(text: &str, fit: &Fit) -> Result<String> {
     Ok(doc.to_string())
 }
 
-/// The fit as a text table.
-pub fn table(fit: &Fit, out: &Path) -> String {
+/// The fit as a text table, naming the profile files written.
+pub fn table(fit: &Fit, files: &[(ProfileKind, &Path)]) -> String {
     use std::fmt::Write;
     let mut s = String::new();
+    let written: Vec<String> = files
+        .iter()
+        .map(|(k, p)| format!("{} {}", k.noun(), p.display()))
+        .collect();
     let _ = writeln!(
         s,
-        "calibrated profile: {} (objective {:.6} after {} evaluations, {} iterations)",
-        out.display(),
+        "calibrated {} (objective {:.6} after {} evaluations, {} iterations)",
+        written.join(" and "),
         fit.best.objective,
         fit.evaluations,
         fit.iterations
