@@ -41,6 +41,7 @@ mod merge;
 pub mod params;
 mod plug;
 pub mod request;
+mod rqhash;
 mod stage;
 #[cfg(test)]
 mod tests;
@@ -53,7 +54,8 @@ pub use params::QueueParams;
 use request::{Bio, BioId, Request, RqId, NIL};
 pub use stage::{split_bio, BlockEvent, BlockEvents, BlockStage};
 
-use mmcsim_elevator::{Elevator, SchedParams, SectorTree, Slab};
+use mmcsim_elevator::{Elevator, SchedParams, Slab};
+use rqhash::RqHash;
 
 use crate::types::{Ns, Op};
 
@@ -220,7 +222,7 @@ pub struct BlockLayer {
     /// `q->boundary_rq`.
     boundary_rq: Option<RqId>,
     /// Back-merge hash: requests in the scheduler keyed by end sector.
-    hash: SectorTree,
+    hash: RqHash,
     /// `q->last_merge`: the one-hit merge cache.
     last_merge: Option<RqId>,
     /// Allocated requests `[async, sync]` (`rl->count`).
@@ -260,7 +262,7 @@ impl BlockLayer {
             dispatch: VecDeque::with_capacity(cap),
             end_sector: 0,
             boundary_rq: None,
-            hash: SectorTree::with_capacity(cap),
+            hash: RqHash::with_capacity(cap),
             last_merge: None,
             count: [0; 2],
             starved: [false; 2],
