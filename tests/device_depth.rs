@@ -194,16 +194,151 @@ fn hpi_lowers_read_latency_between_64k_writes() {
     assert!(on < 0.7 * off, "HPI {on} µs vs {off} µs");
 }
 
-/// Not modelled: with 512 KiB writes the read waits in the legacy driver
-/// behind the write command itself (≈ 25 ms, stalled on write-buffer
-/// space); interrupting that command and re-queueing its remainder (the
-/// msm-3.4 urgent-request stop flow) is not implemented, so HPI does not
-/// help. Measured: mean 22 011 µs without, 21 546 µs with HPI.
+/// The writer-and-reader scenario with 512 KiB writes and the reader in
+/// the RT class, under ROW with read idling off (`rd_idle_data_freq` 0:
+/// otherwise reads 5 ms apart keep ROW idling and starve the writer, and
+/// no write is on the bus when a read comes): every read enters an empty
+/// HIGH_READ after a write was served, so ROW marks it urgent.
+fn urgent_reads_under_512k_writes(dir: &Path) -> String {
+    let path = writer_and_reader(dir, 512);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replace(
+        "think_time_us = 5000\n",
+        "think_time_us = 5000\nioprio_class = \"rt\"\n",
+    );
+    assert!(text.contains("ioprio_class"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs `scenario` under ROW (no read idling) on the 2 GiB array with the
+/// extra `--set`s `sets` and then the extra arguments `flags`.
+fn row_run(dir: &Path, scenario: &str, sets: &[&str], flags: &[&str]) -> serde_json::Value {
+    let mut a = vec![
+        "run",
+        scenario,
+        "--scheduler",
+        "row",
+        "--set",
+        "iosched.rd_idle_data_freq=0",
+        "--set",
+        "device.nand.blocks_per_plane=256",
+    ];
+    for s in sets {
+        a.extend(["--set", s]);
+    }
+    a.extend(flags);
+    report(&a, dir)
+}
+
+/// HPI of a write on the bus (msm-3.4 urgent-request flow): with 512 KiB
+/// writes a read waits in the legacy driver behind the write command itself
+/// (≈ 20 ms, stalled on write-buffer space), which the read-path HPI cannot
+/// shorten. ROW marks the read urgent, the block layer notifies the driver,
+/// and `mmcqd` stops the write (host stop, CMD12, HPI), re-inserts it whole
+/// and serves the read. Measured: mean 22.0 ms without HPI, 21.5 ms with
+/// HPI but a host that cannot stop a transfer, 1.7 ms with the stop (every
+/// one of the 300 reads stopped a write).
 #[test]
-#[ignore = "HPI of an in-flight write command is not modelled (22.0 ms vs 21.5 ms)"]
 fn hpi_lowers_read_latency_under_512k_writes() {
-    let (off, on) = hpi_read_latency(512);
-    assert!(on < 0.7 * off, "HPI {on} µs vs {off} µs");
+    let tmp = scratch("device-depth-hpi-stop");
+    let scenario = urgent_reads_under_512k_writes(&tmp);
+    let off = row_run(&tmp, &scenario, &[], &[]);
+    let no_stop = row_run(
+        &tmp,
+        &scenario,
+        &["device.features.hpi=true", "driver.stop_request=false"],
+        &[],
+    );
+    let on = row_run(&tmp, &scenario, &["device.features.hpi=true"], &[]);
+    let lat = |r: &serde_json::Value| r["read"]["latency_us"]["mean"].as_f64().unwrap();
+    let stops = |r: &serde_json::Value| r["device"]["hpi_stopped_writes"].as_u64().unwrap();
+    eprintln!(
+        "read mean under 512 KiB writes (ROW, RT reader): no HPI {:.0} µs, HPI without stop {:.0} µs, HPI with stop {:.0} µs ({} writes stopped, {} bytes re-sent); write MB/s {:.2} / {:.2} / {:.2}",
+        lat(&off),
+        lat(&no_stop),
+        lat(&on),
+        stops(&on),
+        on["device"]["hpi_stopped_write_bytes"],
+        off["write"]["mb_per_s"].as_f64().unwrap(),
+        no_stop["write"]["mb_per_s"].as_f64().unwrap(),
+        on["write"]["mb_per_s"].as_f64().unwrap(),
+    );
+    assert!(off["device"].get("hpi_stopped_writes").is_none());
+    assert_eq!(stops(&no_stop), 0, "a host without stop_request waits");
+    assert!(
+        lat(&no_stop) > 0.8 * lat(&off),
+        "the read-path HPI alone does not help"
+    );
+    assert!(stops(&on) > 0);
+    assert!(
+        lat(&on) < 0.2 * lat(&off),
+        "stop {} µs vs {} µs",
+        lat(&on),
+        lat(&off)
+    );
+}
+
+/// A stopped write is re-inserted whole (msm-3.4 `mmc_blk_reinsert_req`
+/// for a request that is not packed), so the sectors the card had
+/// accepted before the stop are sent again: every byte the application
+/// wrote reaches the card, the newest data of every page reads back
+/// (`--check-integrity`), and the card receives exactly the application's
+/// bytes plus the accepted prefixes of the stopped writes.
+#[test]
+fn a_stopped_write_is_written_whole_in_the_end() {
+    let tmp = scratch("device-depth-hpi-stop-integrity");
+    let scenario = urgent_reads_under_512k_writes(&tmp);
+    let r = row_run(
+        &tmp,
+        &scenario,
+        &["device.features.hpi=true"],
+        &["--check-integrity"],
+    );
+    assert_eq!(r["integrity"]["violations"], 0, "{}", r["integrity"]);
+    let app_bytes = 200u64 << 20;
+    assert_eq!(r["write"]["count"], 400);
+    let stopped = r["device"]["hpi_stopped_writes"].as_u64().unwrap();
+    let resent = r["device"]["hpi_stopped_write_bytes"].as_u64().unwrap();
+    let host = r["device"]["host_slots_written"].as_u64().unwrap() * 4096;
+    eprintln!("{stopped} writes stopped; card received {host} bytes for {app_bytes} written");
+    assert!(stopped > 0 && resent > 0);
+    assert_eq!(host, app_bytes + resent);
+}
+
+/// Only a scheduler that marks requests urgent (ROW) makes the driver stop
+/// a write: under noop and deadline nothing is stopped, and running writes
+/// one transfer at a time (as a host that may stop them does) changes no
+/// result against the one-shot path of a host that cannot stop.
+#[test]
+fn without_urgent_requests_nothing_is_stopped_and_nothing_changes() {
+    let tmp = scratch("device-depth-hpi-no-urgent");
+    let scenario = writer_and_reader(&tmp, 512);
+    for sched in ["noop", "deadline"] {
+        let run = |stop: &str| {
+            report(
+                &[
+                    "run",
+                    &scenario,
+                    "--scheduler",
+                    sched,
+                    "--set",
+                    "device.nand.blocks_per_plane=256",
+                    "--set",
+                    "device.features.hpi=true",
+                    "--set",
+                    stop,
+                ],
+                &tmp,
+            )
+        };
+        let may_stop = run("driver.stop_request=true");
+        let cannot = run("driver.stop_request=false");
+        assert_eq!(may_stop["device"]["hpi_stopped_writes"], 0, "{sched}");
+        for k in ["read", "write", "device"] {
+            assert_eq!(may_stop[k], cannot[k], "{sched}: {k}");
+        }
+    }
 }
 
 /// BKOPS (eMMC 4.41) through the legacy driver: random 256 KiB direct

@@ -96,6 +96,25 @@ pub trait Elevator: Send + std::any::Any {
     /// `elevator_completed_req_fn`: the device finished `rq`.
     fn completed(&mut self, _ctx: &mut SchedCtx, _rq: RqId) {}
 
+    /// `elevator_is_urgent_fn` (msm-3.4 urgent-request API): `Some(true)`
+    /// when an urgent request waits in the scheduler and none is in the
+    /// driver, so the block layer notifies a driver that can stop the
+    /// write in flight (`q->urgent_request_fn`). `None` (the default): the
+    /// scheduler has no such hook and never marks requests urgent.
+    fn is_urgent(&self) -> Option<bool> {
+        None
+    }
+
+    /// `elevator_reinsert_req_fn`: the driver stopped dispatched request
+    /// `rq` (or gave back the one it had prepared) to serve an urgent one;
+    /// put it back as if it had never been dispatched. Returns false when
+    /// the scheduler has no such hook (the default): the block layer then
+    /// requeues it at the head of the dispatch list, as
+    /// `blk_requeue_request` does.
+    fn reinsert_request(&mut self, _ctx: &mut SchedCtx, _rq: RqId) -> bool {
+        false
+    }
+
     /// `elevator_may_queue_fn` for a new request of `bio`'s kind.
     fn may_queue(&self, _ctx: &SchedCtx, _bio: &Bio) -> MayQueue {
         MayQueue::May

@@ -75,6 +75,10 @@ pub struct Request {
     pub elv_priv: [u64; 2],
     /// Merging with this request failed once (REQ_NOMERGE).
     pub nomerge: bool,
+    /// `REQ_URGENT`: the scheduler marked the request urgent (it may
+    /// interrupt a write the driver has in flight; see
+    /// [`crate::Elevator::is_urgent`]). Only the scheduler sets it.
+    pub urgent: bool,
     /// Set when the request leaves the scheduler for the dispatch list.
     pub dispatch_ns: Option<Ns>,
     /// Set when the device starts executing it.
@@ -115,6 +119,7 @@ impl Request {
             fifo_time: 0,
             elv_priv: [0; 2],
             nomerge: false,
+            urgent: false,
             dispatch_ns: None,
             device_start_ns: None,
             bio_head: bio_id,

@@ -34,6 +34,21 @@ impl BlockLayer {
         }
     }
 
+    /// `blk_reinsert_request`: the driver gives back `rq`, fetched and not
+    /// completed. It leaves the driver's count; the scheduler puts it back
+    /// (`elevator_reinsert_req_fn`), or, without that hook or for a request
+    /// that bypassed the scheduler, it is requeued at the head of the
+    /// dispatch list (`blk_requeue_request`).
+    pub fn reinsert(&mut self, now: Ns, rq: RqId) {
+        let c = self.rqs[rq].sync as usize;
+        self.in_driver[c] = self.in_driver[c].saturating_sub(1);
+        self.rqs[rq].device_start_ns = None;
+        if self.sorted(rq) && self.elevator.reinsert_request(ctx!(self, now), rq) {
+            return;
+        }
+        self.dispatch.push_front(rq);
+    }
+
     /// The device finished `rq`: the scheduler's `completed` (if it came
     /// through the scheduler), then the request and its bios are freed — the
     /// bios are pushed to `done` in sector order so the caller can notify
@@ -42,6 +57,10 @@ impl BlockLayer {
     pub fn complete(&mut self, now: Ns, rq: RqId, done: &mut Vec<Bio>) {
         let c = self.rqs[rq].sync as usize;
         self.in_driver[c] = self.in_driver[c].saturating_sub(1);
+        if self.rqs[rq].urgent {
+            // elv_completed_request
+            self.notified_urgent = false;
+        }
         if self.sorted(rq) {
             self.elevator.completed(ctx!(self, now), rq);
         }

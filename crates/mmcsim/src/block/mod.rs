@@ -9,6 +9,8 @@
 //!   [`BlockLayer::activate`] when it starts the request and
 //!   [`BlockLayer::complete`] when the device is done; completion hands the
 //!   bios back so their owners can be woken.
+//! * The driver gives back a fetched request it stopped (or had prepared)
+//!   for an urgent one with [`BlockLayer::reinsert`].
 //! * The scheduler's timer is read with [`BlockLayer::timer`]; the core calls
 //!   [`BlockLayer::on_timer`] at that time. After any call the core may
 //!   `fetch` again (the kernel's "run queue").
@@ -243,6 +245,9 @@ pub struct BlockLayer {
     in_driver: [u32; 2],
     /// The scheduler's armed timer.
     timer: Option<Ns>,
+    /// `q->notified_urgent`: the driver was told of the urgent request
+    /// the scheduler holds; cleared when an urgent request completes.
+    notified_urgent: bool,
     stats: BlockStats,
 }
 
@@ -273,6 +278,7 @@ impl BlockLayer {
             threads: Vec::new(),
             in_driver: [0; 2],
             timer: None,
+            notified_urgent: false,
             stats: BlockStats::default(),
         }
     }
@@ -354,6 +360,17 @@ impl BlockLayer {
     /// The scheduler, mutably (tunables).
     pub fn elevator_mut(&mut self) -> &mut dyn Elevator {
         self.elevator.as_mut()
+    }
+
+    /// The urgent-request check of `__blk_run_queue`: true (once, until an
+    /// urgent request completes) when the scheduler reports an urgent
+    /// request ([`Elevator::is_urgent`]), so the driver is notified.
+    pub fn notify_urgent(&mut self) -> bool {
+        if self.notified_urgent || self.elevator.is_urgent() != Some(true) {
+            return false;
+        }
+        self.notified_urgent = true;
+        true
     }
 
     /// Counters so far.

@@ -1,7 +1,9 @@
 //! The block layer as a stage of the running simulation: the request queue
 //! ([`BlockLayer`]) plus the two things it does in time — the scheduler's
 //! timer (an event the block stage owns) and running the queue, which rings
-//! the driver below when requests wait (`__blk_run_queue` → `request_fn`).
+//! the driver below when requests wait (`__blk_run_queue` → `request_fn`,
+//! or `urgent_request_fn` once for an urgent request when the driver takes
+//! those notifications).
 
 use super::request::{Bio, RqId};
 use super::BlockLayer;
@@ -83,7 +85,12 @@ impl BlockStage {
     ) {
         self.sync_timer(q);
         if self.layer.has_pending() {
-            driver.request_fn(now, q);
+            // __blk_run_queue: an urgent request is announced once.
+            if driver.takes_urgent_requests() && self.layer.notify_urgent() {
+                driver.urgent_request_fn(now, q);
+            } else {
+                driver.request_fn(now, q);
+            }
         }
     }
 
@@ -132,7 +139,14 @@ impl BlockStage {
             sector: r.sector,
             sectors: r.sectors,
             fua: r.fua,
+            urgent: r.urgent,
         })
+    }
+
+    /// `blk_reinsert_request` for the driver (see
+    /// [`BlockLayer::reinsert`]).
+    pub fn reinsert(&mut self, now: Ns, rq: RqId) {
+        self.layer.reinsert(now, rq);
     }
 
     /// Ends request `rq`: its bios are appended to `done`.

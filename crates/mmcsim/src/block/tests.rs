@@ -370,3 +370,53 @@ fn an_overload_backlog_drains_in_linear_operations() {
         "{resubmits} resubmissions of held bios for {n} bios: the backlog is rescanned per wake-up"
     );
 }
+
+/// `blk_reinsert_request`: a request the driver gives back leaves its
+/// count; a scheduler without `elevator_reinsert_req_fn` (noop) gets it
+/// requeued at the dispatch head (`blk_requeue_request`), ROW takes it back
+/// at the head of its queue; either way it is the next one fetched.
+#[test]
+fn a_request_given_back_by_the_driver_is_fetched_again_first() {
+    for sched in ["noop", "row"] {
+        let mut b = layer(sched, QueueParams::default());
+        b.submit_bio(0, bio(Op::Write, 0, 8, 0), false);
+        b.submit_bio(0, bio(Op::Write, 1000, 8, 1), false);
+        let rq = b.fetch(0).unwrap();
+        b.activate(0, rq);
+        assert_eq!(b.in_driver(), 1);
+        b.reinsert(10, rq);
+        assert_eq!(b.in_driver(), 0, "{sched}");
+        assert_eq!(b.dispatch_len(), usize::from(sched == "noop"), "{sched}");
+        assert_eq!(b.fetch(20), Some(rq), "{sched}");
+    }
+}
+
+/// `__blk_run_queue` announces an urgent request once; the announcement
+/// is re-armed when an urgent request completes (`elv_completed_request`).
+#[test]
+fn an_urgent_request_is_announced_once_until_one_completes() {
+    let mut b = layer("row", QueueParams::default());
+    assert!(!b.notify_urgent());
+    let mut w = bio(Op::Write, 0, 8, 0);
+    w.sync = true;
+    b.submit_bio(0, w, false);
+    let wr = b.fetch(0).unwrap();
+    b.activate(0, wr);
+    let mut rt = bio(Op::Read, 5000, 8, 1);
+    rt.ioprio = IoPrio {
+        class: crate::types::IoClass::Rt,
+        level: 0,
+    };
+    b.submit_bio(NS_PER_MS, rt, false);
+    assert!(
+        b.notify_urgent(),
+        "RT read into an empty HIGH_READ after a REG dispatch"
+    );
+    assert!(!b.notify_urgent(), "announced once");
+    let r = b.fetch(NS_PER_MS).unwrap();
+    assert!(b.request(r).urgent);
+    b.activate(NS_PER_MS, r);
+    let mut done = Vec::new();
+    b.complete(2 * NS_PER_MS, r, &mut done);
+    assert!(!b.notify_urgent(), "nothing urgent waits");
+}

@@ -40,6 +40,11 @@ pub(super) struct Counters {
     pub reverse_penalties: u64,
     /// Reads that interrupted busy NAND work with an HPI.
     pub hpi_interrupts: u64,
+    /// Write commands the host stopped part-way (CMD12 + HPI) for an
+    /// urgent request.
+    pub hpi_stopped_writes: u64,
+    /// 512-byte sectors the card had accepted of the stopped writes.
+    pub hpi_stopped_sectors: u64,
     /// BKOPS started by the host (CMD6 BKOPS_START).
     pub bkops_runs: u64,
     /// Victims collected by BKOPS (counted in `gc_runs` too).
@@ -72,7 +77,7 @@ impl Emmc {
     }
 
     /// Command phase on the bus, firmware, and the calibration knob.
-    fn front(&mut self, t0: Ns, seq: &Sequence, sector: u64) -> Ns {
+    pub(super) fn front(&mut self, t0: Ns, seq: &Sequence, sector: u64) -> Ns {
         let mut t = self.hi.command_phase(t0, seq) + self.fw_ns;
         if self.reverse_penalty_ns > 0 && self.last_sector.is_some_and(|p| sector < p) {
             t += self.reverse_penalty_ns;
@@ -177,7 +182,7 @@ impl Emmc {
     /// mapping scheme keeps its own translation state in SRAM
     /// ([`super::ftl::Mapping::owns_translation`]). Returns when the
     /// translation is known, ns.
-    fn translate(&mut self, t: Ns, first: u32, end: u32, dirty: bool) -> Ns {
+    pub(super) fn translate(&mut self, t: Ns, first: u32, end: u32, dirty: bool) -> Ns {
         if self.ftl.owns_translation() {
             return t;
         }
@@ -254,7 +259,7 @@ impl Emmc {
     /// Whether `cmd` completes only once programmed: FUA (reliable write)
     /// on a volatile cache, or any write with the cache turned off
     /// (CACHE_CTRL = 0).
-    fn must_commit(&self, cmd: &DeviceCommand) -> bool {
+    pub(super) fn must_commit(&self, cmd: &DeviceCommand) -> bool {
         (cmd.fua && self.cfg.write_buffer.volatile) || !self.cfg.write_buffer.enabled
     }
 
@@ -269,21 +274,34 @@ impl Emmc {
         let t_map = self.translate(t, first, end, true);
         let mut bus_t = t_map;
         for lpn in first..end {
-            bus_t = self.wbuf.wait_for_space(bus_t);
-            let d = self.hi.data_ns(sectors_in(lpn, cmd.sector, cmd.sectors));
-            bus_t = self.hi.xfer(bus_t, d);
-            let v = self.oracle.write(lpn);
-            self.c.host_slots_written += 1;
-            if self.wbuf.push(lpn, v) {
-                self.program_pending(bus_t);
-            }
+            bus_t = self.write_lpn(bus_t, lpn, cmd);
         }
         bus_t
     }
 
+    /// One 4 KiB piece of write `cmd` (LPN `lpn`) after the previous one
+    /// ended at `bus_t`: waits for buffer space, moves the data over the
+    /// bus, buffers it (programming a full stripe page); returns when its
+    /// transfer ends, ns.
+    pub(super) fn write_lpn(&mut self, bus_t: Ns, lpn: u32, cmd: &DeviceCommand) -> Ns {
+        let bus_t = self.wbuf.wait_for_space(bus_t);
+        let bus_t = self.hi.xfer(bus_t, self.lpn_data_ns(lpn, cmd));
+        let v = self.oracle.write(lpn);
+        self.c.host_slots_written += 1;
+        if self.wbuf.push(lpn, v) {
+            self.program_pending(bus_t);
+        }
+        bus_t
+    }
+
+    /// Bus time of the sectors of `cmd` that fall in `lpn`, ns.
+    pub(super) fn lpn_data_ns(&self, lpn: u32, cmd: &DeviceCommand) -> Ns {
+        self.hi.data_ns(sectors_in(lpn, cmd.sector, cmd.sectors))
+    }
+
     /// When a write whose data arrived by `bus_t` completes, ns: then, or
     /// when everything buffered is programmed if it must be `durable`.
-    fn commit(&mut self, bus_t: Ns, durable: bool) -> Ns {
+    pub(super) fn commit(&mut self, bus_t: Ns, durable: bool) -> Ns {
         if !durable {
             return bus_t;
         }

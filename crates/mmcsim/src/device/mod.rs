@@ -35,6 +35,10 @@
 //!   [`Emmc::trim_untimed`]) run the same FTL code and drop the NAND timing.
 //! * [`Emmc::save_state`] / [`Emmc::load_state`] write and restore a
 //!   preconditioned device as a compact versioned file (module `state`).
+//! * A legacy write the host may stop for an urgent read (HPI) runs one
+//!   4 KiB transfer at a time instead ([`Emmc::begin_stoppable_write`],
+//!   [`Emmc::step_write`], [`Emmc::stop_write`]; module `stop`): stopped,
+//!   only the pieces that crossed the bus are on the card.
 //! * [`Emmc::check_integrity`] proves, with a per-LPN version oracle, that
 //!   every LPN reads its newest data and every valid slot is mapped once;
 //!   [`Emmc::start_integrity_check`] makes [`Emmc::execute`] prove it after
@@ -52,6 +56,7 @@ mod oracle;
 mod precondition;
 pub mod state;
 mod stats;
+mod stop;
 
 pub use cache::ENTRIES_PER_MAP_PAGE;
 pub use config::{CmdqConfig, DeviceConfig, FeaturesConfig, FuaPath, Precondition};
@@ -61,6 +66,7 @@ pub use integrity_check::{CheckPoint, IntegrityStats, Violation};
 pub use precondition::PreconditionSummary;
 pub use state::{StateError, FORMAT_VERSION as STATE_FORMAT_VERSION};
 pub use stats::{DeviceStats, EraseCountStats, MergeStats};
+pub use stop::{WriteStep, STOP_COMMANDS};
 
 use crate::error::Result;
 use crate::types::{us_to_ns, Ns, SECTORS_PER_PAGE};
@@ -103,6 +109,8 @@ pub struct Emmc {
     oracle: VersionOracle,
     /// The per-command integrity check, when running.
     integrity: Option<Box<integrity_check::IntegrityChecker>>,
+    /// A stoppable write receiving its data (module `stop`).
+    open: Option<stop::OpenWrite>,
     c: Counters,
 }
 
@@ -152,6 +160,7 @@ impl Emmc {
             stripe_tmp: Vec::with_capacity(geo.stripe_slots() as usize),
             oracle: VersionOracle::new(lpns),
             integrity: None,
+            open: None,
             c: Counters::default(),
             ftl,
             cfg: cfg.clone(),
@@ -379,6 +388,7 @@ impl Emmc {
         self.hi.reset();
         self.last_sector = None;
         self.bkops = None;
+        self.open = None;
     }
 
     /// A snapshot of the counters and wear statistics.

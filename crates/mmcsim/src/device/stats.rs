@@ -96,6 +96,15 @@ pub struct DeviceStats {
     /// profile enables `[features] hpi`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hpi_interrupts: Option<u64>,
+    /// Write commands the host stopped part-way (CMD12 + HPI) to serve an
+    /// urgent read (msm-3.4 stop flow); absent unless `[features] hpi`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpi_stopped_writes: Option<u64>,
+    /// Bytes of those stopped writes the card had accepted before the stop
+    /// (written to it, and sent again when the driver re-issues the
+    /// re-inserted request); absent unless `[features] hpi`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpi_stopped_write_bytes: Option<u64>,
     /// BKOPS started by the host; absent unless `[gc] background`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bkops_runs: Option<u64>,
@@ -178,6 +187,8 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         reverse_seek_penalties: d.c.reverse_penalties,
         die_busy_ns: d.tl.die_busy().to_vec(),
         hpi_interrupts: d.cfg.features.hpi.then_some(d.c.hpi_interrupts),
+        hpi_stopped_writes: d.cfg.features.hpi.then_some(d.c.hpi_stopped_writes),
+        hpi_stopped_write_bytes: d.cfg.features.hpi.then_some(d.c.hpi_stopped_sectors * 512),
         packed_commands: d.cfg.features.packed.then_some(d.c.packed_commands),
         reliable_writes: d
             .cfg

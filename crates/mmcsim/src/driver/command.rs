@@ -75,6 +75,7 @@ mod tests {
             sector: 8,
             sectors: 8,
             fua: false,
+            urgent: false,
         }
     }
 

@@ -43,6 +43,14 @@ pub struct DriverConfig {
     /// [`DriverConfig::DEFAULT_BKOPS_IDLE_MS`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bkops_idle_ms: Option<u32>,
+    /// The host controller can stop a data transfer in flight
+    /// (`MMC_CAP2_STOP_REQUEST`, `host->ops->stop_request`). With a card
+    /// that has HPI (`[features] hpi`), the legacy driver then registers for
+    /// urgent-request notifications and stops a write on the bus when the
+    /// scheduler marks a read urgent (msm-3.4 `mmc_urgent_request`). Absent
+    /// = [`DriverConfig::DEFAULT_STOP_REQUEST`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_request: Option<bool>,
 }
 
 impl Default for DriverConfig {
@@ -52,6 +60,7 @@ impl Default for DriverConfig {
             mode: DriverMode::Auto,
             cmdq_depth: None,
             bkops_idle_ms: None,
+            stop_request: None,
         }
     }
 }
@@ -61,6 +70,17 @@ impl DriverConfig {
     /// include/linux/mmc/card.h `MMC_IDLE_BKOPS_TIME_MS` = 200, the delay of
     /// the `mmc_start_idle_time_bkops` delayed work].
     pub const DEFAULT_BKOPS_IDLE_MS: u32 = 200;
+
+    /// Default host stop capability: true [src: msm-3.4
+    /// drivers/mmc/host/sdhci-msm.c `sdhci_msm_probe` sets
+    /// `MMC_CAP2_STOP_REQUEST` on every SDHC of the Qualcomm hosts, e.g. the
+    /// Moto G's msm8226 SDC1].
+    pub const DEFAULT_STOP_REQUEST: bool = true;
+
+    /// The host stop capability in effect.
+    pub fn stop_request(&self) -> bool {
+        self.stop_request.unwrap_or(Self::DEFAULT_STOP_REQUEST)
+    }
 
     /// The BKOPS idle time in effect, in ms.
     pub fn bkops_idle(&self) -> u32 {

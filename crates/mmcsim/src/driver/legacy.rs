@@ -10,7 +10,7 @@
 //! must wake it.
 
 use super::RqId;
-use super::{Driver, DriverConfig, DriverEvents, Hw, RequestQueue};
+use super::{Driver, DriverConfig, DriverEvent, DriverEvents, Hw, RequestQueue};
 use crate::engine::EventQueue;
 use crate::types::{Ns, Op};
 
@@ -35,6 +35,11 @@ pub struct LegacyDriver {
     /// A request fetched while building a pack that did not fit it (the
     /// kernel requeues it); it is the next one prepared.
     pub stash: Option<super::DriverRequest>,
+    /// An urgent-request notification is pending (`context_info.is_urgent`
+    /// / `pending_is_urgent`): the request in flight could not be stopped,
+    /// so at its completion the prepared request, unless urgent itself, is
+    /// given back (`MMC_BLK_URGENT_DONE`).
+    pub is_urgent: bool,
 }
 
 impl LegacyDriver {
@@ -50,6 +55,7 @@ impl LegacyDriver {
             prepared_pack: Vec::new(),
             executing_pack: Vec::new(),
             stash: None,
+            is_urgent: false,
         }
     }
 
@@ -178,6 +184,10 @@ impl Driver {
     ) {
         self.legacy().executing = None;
         let members = std::mem::take(&mut self.legacy().executing_pack);
+        if std::mem::take(&mut self.legacy().is_urgent) {
+            // MMC_BLK_URGENT_DONE: the urgent request goes next.
+            self.give_back_prepared(now, up);
+        }
         if self.legacy().can_start(now) {
             self.legacy_start(now, q);
         }
@@ -189,6 +199,86 @@ impl Driver {
         if !self.legacy().asleep {
             self.legacy_run(now, up, q);
         }
+    }
+}
+
+impl Driver {
+    /// `mmcqd` woke for an urgent request (`mmc_wait_for_data_req_done`).
+    /// A write in flight that is not urgent, not reliable, not packed and
+    /// still receiving data (`mmc_should_stop_curr_req`:
+    /// `get_xfer_remain` > 0) is stopped (`mmc_stop_request`: host stop,
+    /// CMD12, then `mmc_interrupt_hpi`); otherwise the notification waits
+    /// for the request's completion. With nothing on the bus the prepared
+    /// request is given back at once (`mmc_start_req`).
+    pub(super) fn legacy_urgent<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        if !self.legacy().is_urgent {
+            return;
+        }
+        let Some(rq) = self.legacy().executing else {
+            self.legacy().is_urgent = false;
+            self.give_back_prepared(now, up);
+            self.legacy_run(now, up, q);
+            return;
+        };
+        let r = self.held[rq as usize].0;
+        let stoppable = r.op == Op::Write
+            && !r.fua
+            && !r.urgent
+            && self.legacy().executing_pack.is_empty()
+            && self.device.write_data_remaining();
+        if !stoppable {
+            return;
+        }
+        self.legacy().is_urgent = false;
+        if let Some((end, _accepted)) = self.device.stop_write(now) {
+            self.step_gen = self.step_gen.wrapping_add(1);
+            q.at(end, DriverEvent::Stopped(rq));
+        }
+    }
+
+    /// The stop sequence of write `rq` ended (`MMC_BLK_URGENT`): the
+    /// prepared request, unless urgent, and then the stopped write are
+    /// re-inserted into the scheduler — the write whole, as msm-3.4
+    /// `mmc_blk_reinsert_req` does for a request that is not packed (the
+    /// sectors the card accepted are sent again) — and `mmcqd` fetches the
+    /// urgent request.
+    pub(super) fn legacy_stopped<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        rq: RqId,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        self.legacy().executing = None;
+        self.give_back_prepared(now, up);
+        up.reinsert(now, rq);
+        if self.legacy().can_start(now) {
+            self.legacy_start(now, q);
+        }
+        self.legacy_run(now, up, q);
+    }
+
+    /// Gives the prepared request (and its pack, last member first) back
+    /// to the scheduler unless it is urgent (`MMC_REQ_NOREINSERT_MASK`).
+    fn give_back_prepared<E, Q: RequestQueue<E>>(&mut self, now: Ns, up: &mut Q) {
+        let Some(p) = self.legacy().prepared else {
+            return;
+        };
+        if self.held[p as usize].0.urgent {
+            return;
+        }
+        let d = self.legacy();
+        d.prepared = None;
+        let pack = std::mem::take(&mut d.prepared_pack);
+        for &m in pack.iter().rev() {
+            up.reinsert(now, m);
+        }
+        up.reinsert(now, p);
     }
 }
 

@@ -30,7 +30,7 @@ pub use cmdq::CmdqDriver;
 pub use config::{DriverConfig, DriverMode};
 pub use legacy::LegacyDriver;
 
-use crate::device::{DeviceConfig, Emmc, FuaPath};
+use crate::device::{DeviceConfig, Emmc, FuaPath, WriteStep};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::platform::SharedCpu;
@@ -53,6 +53,16 @@ pub enum DriverEvent {
     /// The queue has been idle for `bkops_idle_ms` since the driver went to
     /// sleep (the arming with this number): check BKOPS_STATUS.
     BkopsIdle(u32),
+    /// The planned 4 KiB transfer of a stoppable write ended (request, and
+    /// the driver's stop generation when it was planned: a stop makes the
+    /// older ones stale).
+    WriteStep(RqId, u32),
+    /// `mmcqd`, woken by an urgent-request notification, checks whether to
+    /// stop the write in flight (`mmc_wait_for_data_req_done`).
+    Urgent,
+    /// The stop sequence of the write `rq` (host stop, CMD12, CMD13) ended:
+    /// the driver gives the write back to the scheduler.
+    Stopped(RqId),
 }
 
 /// BKOPS_STATUS level from which the idle-time check starts BKOPS [src:
@@ -79,6 +89,8 @@ pub struct DriverRequest {
     pub sectors: u32,
     /// Forced unit access.
     pub fua: bool,
+    /// The scheduler marked it urgent (`REQ_URGENT`).
+    pub urgent: bool,
 }
 
 /// When a request ran on the device.
@@ -117,6 +129,13 @@ pub trait RequestQueue<E> {
     /// `blk_run_queue` after a completion: the queue re-checks its timer
     /// and rings `driver` if it still holds requests.
     fn run_queue(&mut self, now: Ns, driver: &mut Driver, q: &mut EventQueue<E>);
+
+    /// `blk_reinsert_request`: the driver gives back request `rq`, fetched
+    /// and not completed (a write it stopped, or the one it had prepared),
+    /// to be dispatched again later; the scheduler puts it back where it
+    /// came from, or (without that hook) it is requeued at the head of the
+    /// dispatch list (`blk_requeue_request`).
+    fn reinsert(&mut self, now: Ns, rq: RqId);
 }
 
 /// Which driver runs, with its state.
@@ -143,6 +162,13 @@ pub struct Driver {
     bkops_idle_ns: Option<Ns>,
     /// Arming number of the BKOPS idle check (a wake-up cancels it).
     bkops_gen: u32,
+    /// The legacy driver takes urgent-request notifications and stops
+    /// writes for them: the host can stop a transfer and the card has HPI
+    /// (msm-3.4 `mmc_init_queue` registers `mmc_urgent_request` only then).
+    urgent_stop: bool,
+    /// Stop generation: [`DriverEvent::WriteStep`]s planned before the
+    /// last stop are stale.
+    step_gen: u32,
 }
 
 impl Driver {
@@ -175,6 +201,7 @@ impl Driver {
         };
         let bkops_idle_ns =
             (profile.gc.background && tags.is_none()).then(|| cfg.bkops_idle() as Ns * 1_000_000);
+        let urgent_stop = tags.is_none() && cfg.stop_request() && profile.features.hpi;
         Ok(Driver {
             hw,
             device,
@@ -183,6 +210,8 @@ impl Driver {
             held: Vec::with_capacity(512),
             bkops_idle_ns,
             bkops_gen: 0,
+            urgent_stop,
+            step_gen: 0,
         })
     }
 
@@ -240,6 +269,58 @@ impl Driver {
                 if g == self.bkops_gen && idle && self.device.bkops_status() >= BKOPS_START_LEVEL {
                     self.device.start_bkops(now);
                 }
+            }
+            DriverEvent::WriteStep(rq, gen) => {
+                if gen == self.step_gen {
+                    self.step_write(now, rq, q);
+                }
+            }
+            DriverEvent::Urgent => self.legacy_urgent(now, up, q),
+            DriverEvent::Stopped(rq) => self.legacy_stopped(now, rq, up, q),
+        }
+    }
+
+    /// True when the driver takes urgent-request notifications
+    /// (`q->urgent_request_fn` is set): see [`Driver::urgent_request_fn`].
+    pub fn takes_urgent_requests(&self) -> bool {
+        self.urgent_stop
+    }
+
+    /// `q->urgent_request_fn` (msm-3.4 `mmc_urgent_request`): the scheduler
+    /// holds an urgent request. When the legacy driver has a request in
+    /// flight or prepared, `mmcqd` (waiting for the request on the bus) is
+    /// woken to decide whether to stop it; otherwise this is a plain
+    /// [`Driver::request_fn`].
+    pub fn urgent_request_fn<E: DriverEvents>(&mut self, now: Ns, q: &mut EventQueue<E>) {
+        let cpu = &self.cpu;
+        match &mut self.hw {
+            Hw::Legacy(d) if d.executing.is_some() || d.prepared.is_some() => {
+                d.is_urgent = true;
+                let from = now.max(d.cpu_free);
+                q.at(
+                    from + cpu.with(|c| c.mmcqd_wakeup(from)),
+                    DriverEvent::Urgent,
+                );
+            }
+            _ => self.request_fn(now, q),
+        }
+    }
+
+    /// A stoppable write's planned transfer ended at `now`: the device
+    /// takes the piece and plans the next, or the write completes.
+    fn step_write<E: DriverEvents>(&mut self, now: Ns, rq: RqId, q: &mut EventQueue<E>) {
+        let step = self.device.step_write(now);
+        self.follow_write(rq, step, q);
+    }
+
+    /// Schedules what comes next for stoppable write `rq`: its next
+    /// transfer's end, or its completion.
+    fn follow_write<E: DriverEvents>(&mut self, rq: RqId, step: WriteStep, q: &mut EventQueue<E>) {
+        match step {
+            WriteStep::Next(at) => q.at(at, DriverEvent::WriteStep(rq, self.step_gen)),
+            WriteStep::Done(done) => {
+                self.held[rq as usize].1.done = done;
+                q.at(done, DriverEvent::DeviceDone(rq));
             }
         }
     }
@@ -323,6 +404,15 @@ impl Driver {
             t.start = now;
             t.done = now;
             q.at(now, DriverEvent::DeviceDone(rq));
+            return;
+        }
+        if self.urgent_stop && !queued && r.op == Op::Write && !r.fua {
+            // A write the driver may stop for an urgent read: the device
+            // takes it one transfer at a time.
+            let cmd = self.command(&r, false);
+            self.held[rq as usize].1.start = now;
+            let step = self.device.begin_stoppable_write(now, &cmd);
+            self.follow_write(rq, step, q);
             return;
         }
         let done = if r.op == Op::Write && r.fua {

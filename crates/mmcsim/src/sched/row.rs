@@ -26,8 +26,17 @@
 //!
 //! Urgent (at most one pending or in flight): a read entering an empty
 //! HIGH_READ when the last served class was not HIGH, or entering an
-//! unserved HIGH_READ / REG_READ. The HPI re-insertion of a running write is
-//! not modelled (the simulated driver cannot interrupt a request).
+//! unserved HIGH_READ / REG_READ; it is marked REQ_URGENT
+//! ([`Request::urgent`]). `row_urgent_pending` ([`Elevator::is_urgent`])
+//! reports it while no urgent request is in the driver, so the block layer
+//! notifies the driver, which may stop the write it has in flight (HPI,
+//! msm-3.4 `mmc_urgent_request`) and give the write back:
+//! `row_reinsert_req` ([`Elevator::reinsert_request`]) puts it at the head
+//! of the queue it was dispatched from, as if never dispatched (a
+//! re-inserted urgent request, which the kernel WARNs about, becomes the
+//! pending urgent one again).
+//!
+//! [`Request::urgent`]: mmcsim_elevator::Request::urgent
 //!
 //! Merging: generic hash and one-hit cache only (no sector tree, so
 //! `former`/`latter` find nothing).
@@ -126,9 +135,10 @@ pub struct Row {
     urgent_dispatched: u64,
 }
 
-/// `elv_priv[0]`: queue index; `elv_priv[1]`: REQ_URGENT.
+/// `elv_priv[0]`: queue index (REQ_URGENT is [`Request::urgent`]).
+///
+/// [`Request::urgent`]: mmcsim_elevator::Request::urgent
 const P_QUEUE: usize = 0;
-const P_URGENT: usize = 1;
 
 impl Row {
     /// A new ROW with the defaults (independent of `hz`).
@@ -213,7 +223,7 @@ impl Row {
     fn dispatch_insert(&mut self, ctx: &mut SchedCtx, rq: RqId) {
         let qi = ctx.rq(rq).elv_priv[P_QUEUE] as usize;
         self.remove(ctx, rq);
-        if ctx.rq(rq).elv_priv[P_URGENT] != 0 {
+        if ctx.rq(rq).urgent {
             self.urgent_in_flight = true;
             self.urgent_dispatched += 1;
         }
@@ -336,7 +346,7 @@ impl Elevator for Row {
         {
             let r = &mut ctx.rqs[rq];
             r.elv_priv[P_QUEUE] = qi as u64;
-            r.elv_priv[P_URGENT] = 0;
+            r.urgent = false;
             r.fifo_time = now;
         }
         if IDLING[qi] {
@@ -357,7 +367,7 @@ impl Elevator for Row {
                 self.unserved & (1 << qi) != 0
             };
             if urgent {
-                ctx.rqs[rq].elv_priv[P_URGENT] = 1;
+                ctx.rqs[rq].urgent = true;
                 self.pending_urgent = Some(rq);
             }
         }
@@ -368,7 +378,7 @@ impl Elevator for Row {
         self.remove(ctx, next);
         if was_urgent {
             self.pending_urgent = Some(rq);
-            ctx.rqs[rq].elv_priv[P_URGENT] = 1;
+            ctx.rqs[rq].urgent = true;
         }
     }
 
@@ -400,10 +410,29 @@ impl Elevator for Row {
     }
 
     fn completed(&mut self, ctx: &mut SchedCtx, rq: RqId) {
-        if ctx.rq(rq).elv_priv[P_URGENT] != 0 {
+        if ctx.rq(rq).urgent {
             self.urgent_in_flight = false;
-            ctx.rqs[rq].elv_priv[P_URGENT] = 0;
+            ctx.rqs[rq].urgent = false;
         }
+    }
+
+    fn is_urgent(&self) -> Option<bool> {
+        // row_urgent_pending
+        Some(!self.urgent_in_flight && self.pending_urgent.is_some())
+    }
+
+    fn reinsert_request(&mut self, ctx: &mut SchedCtx, rq: RqId) -> bool {
+        // row_reinsert_req: back at the head of its queue, not re-hashed.
+        let qi = ctx.rq(rq).elv_priv[P_QUEUE] as usize;
+        self.q[qi].fifo.push_front(rq);
+        self.nr_reqs[ctx.rq(rq).dir()] += 1;
+        if ctx.rq(rq).urgent && self.urgent_in_flight {
+            self.urgent_in_flight = false;
+            if let Some(old) = self.pending_urgent.replace(rq) {
+                ctx.rqs[old].urgent = false;
+            }
+        }
+        true
     }
 
     fn on_timer(&mut self, _ctx: &mut SchedCtx) {
@@ -597,6 +626,30 @@ mod tests {
         );
     }
 
+    /// `row_urgent_pending` reports the urgent read while none is in the
+    /// driver; `row_reinsert_req` puts a stopped write back at the head of
+    /// the queue it came from, so it goes next after the urgent read.
+    #[test]
+    fn an_urgent_read_is_reported_and_a_stopped_write_goes_back_to_its_queue_head() {
+        let mut e = Row::new(&params(1000));
+        let mut d = Direct::new();
+        let ms = NS_PER_MS;
+        let w1 = d.add(&mut e, 0, swrite(2_000_000, 1024));
+        let w2 = d.add(&mut e, 0, swrite(2_001_024, 1024));
+        assert_eq!(e.is_urgent(), Some(false));
+        assert_eq!(d.dispatch(&mut e, 0), Some(w1));
+        let r = d.add(&mut e, ms, with_prio(bio(Op::Read, 9, 8), IoClass::Rt, 0));
+        assert!(d.rqs[r].urgent, "RT read into an empty HIGH_READ after REG");
+        assert_eq!(e.is_urgent(), Some(true));
+        assert!(e.reinsert_request(&mut d.ctx(ms), w1));
+        assert_eq!(queue_of(&d, w1), REG_SWRITE);
+        assert_eq!(d.dispatch(&mut e, ms), Some(r));
+        assert_eq!(e.is_urgent(), Some(false), "the urgent read is in flight");
+        e.completed(&mut d.ctx(2 * ms), r);
+        assert_eq!(d.dispatch(&mut e, 2 * ms), Some(w1));
+        assert_eq!(d.dispatch(&mut e, 2 * ms), Some(w2));
+    }
+
     #[test]
     fn reads_exhausted_early_make_the_next_read_urgent() {
         let mut e = Row::new(&params(1000));
@@ -623,7 +676,7 @@ mod tests {
         assert_eq!(first, want);
         assert_eq!(e.unserved & (1 << REG_READ), 1 << REG_READ);
         let r3 = d.add(&mut e, 200 * ms, bio(Op::Read, 1_000_128, 1));
-        assert_eq!(d.rqs[r3].elv_priv[P_URGENT], 1);
+        assert!(d.rqs[r3].urgent);
         assert_eq!(d.dispatch(&mut e, 200 * ms), Some(r3));
         assert_eq!(e.urgent_dispatched(), 1);
         // The remaining write quanta follow.
@@ -644,7 +697,7 @@ mod tests {
             200 * ms,
             with_prio(bio(Op::Read, 9, 4), IoClass::Rt, 0),
         );
-        assert_eq!(d.rqs[rt].elv_priv[P_URGENT], 0, "urgent still in flight");
+        assert!(!d.rqs[rt].urgent, "urgent still in flight");
         e.completed(&mut d.ctx(200 * ms), r3);
         assert_eq!(d.dispatch(&mut e, 200 * ms), Some(rt));
         let rt2 = d.add(
@@ -652,7 +705,7 @@ mod tests {
             300 * ms,
             with_prio(bio(Op::Read, 99, 4), IoClass::Rt, 0),
         );
-        assert_eq!(d.rqs[rt2].elv_priv[P_URGENT], 0, "last served was HIGH");
+        assert!(!d.rqs[rt2].urgent, "last served was HIGH");
     }
 
     #[test]

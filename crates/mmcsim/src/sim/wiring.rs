@@ -102,4 +102,8 @@ impl RequestQueue<Event> for Up<'_> {
     fn run_queue(&mut self, now: Ns, driver: &mut Driver, q: &mut EventQueue<Event>) {
         self.block.run_queue(now, driver, q);
     }
+
+    fn reinsert(&mut self, now: Ns, rq: RqId) {
+        self.block.reinsert(now, rq);
+    }
 }

@@ -81,6 +81,22 @@ impl WriteBuffer {
         }
         t2
     }
+    /// What [`WriteBuffer::wait_for_space`] at `t` would return, without
+    /// releasing anything or counting a stall (a transfer planned before
+    /// its data arrives).
+    pub fn space_at(&self, t: Ns) -> Ns {
+        let retired = self.inflight.iter().take_while(|e| e.0 <= t).count();
+        let used = self.pending.len() + self.inflight.len() - retired;
+        if used < self.capacity_slots {
+            return t;
+        }
+        let need = used + 1 - self.capacity_slots;
+        self.inflight
+            .iter()
+            .skip(retired)
+            .take(need)
+            .fold(t, |a, e| a.max(e.0))
+    }
     /// Adds host data; returns true when a full stripe page is pending.
     pub fn push(&mut self, lpn: u32, version: u32) -> bool {
         self.pending.push((lpn, version));

@@ -162,6 +162,11 @@ impl HostInterface {
         }
     }
 
+    /// Time of `n` commands with their responses on the CMD line, ns.
+    pub fn commands_ns(&self, n: u32) -> Ns {
+        self.bus.commands_ns(n)
+    }
+
     /// Transfer time of `sectors` 512-byte blocks on the DAT lines, ns.
     pub fn data_ns(&self, sectors: u64) -> Ns {
         self.bus.data_ns(sectors)
