@@ -57,7 +57,10 @@ pub struct FeaturesConfig {
     /// interrupts it (Linux `mmc_interrupt_hpi`: CMD13, then CMD12 with the
     /// HPI bit or CMD13 HPI); the card stops at the end of the NAND
     /// operation in flight, serves the read, then resumes the interrupted
-    /// work. Default false.
+    /// work. With it the legacy driver can also stop a write command on the
+    /// bus for a read the scheduler marks urgent (ROW), when the host can
+    /// stop a transfer (`driver.stop_request`, msm-3.4 `mmc_stop_request`);
+    /// the stopped write is given back to the scheduler whole. Default false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub hpi: bool,
     /// Cost of one HPI, in µs: the status + HPI command exchange and the
