@@ -18,6 +18,7 @@ pub(crate) fn bio(op: Op, sector: u64, sectors: u32, thread: u32) -> Bio {
         sectors,
         sync: op == Op::Read,
         fua: false,
+        secure: false,
         prio: false,
         pid: thread,
         thread,

@@ -91,6 +91,8 @@ pub struct DriverRequest {
     pub fua: bool,
     /// The scheduler marked it urgent (`REQ_URGENT`).
     pub urgent: bool,
+    /// A secure discard (`REQ_SECURE`, BLKSECDISCARD).
+    pub secure: bool,
 }
 
 /// When a request ran on the device.
@@ -404,6 +406,20 @@ impl Driver {
             t.start = now;
             t.done = now;
             q.at(now, DriverEvent::DeviceDone(rq));
+            return;
+        }
+        if r.op == Op::Discard {
+            // `mmc_blk_issue_discard_rq` / `mmc_blk_issue_secdiscard_rq`.
+            let cfg = self.device.config();
+            let plan = command::erase(&r, &cfg.features, cfg.erase_group_sectors());
+            if r.secure && !cfg.features.can_sanitize() {
+                self.device.count_secure_discard_as_plain();
+            }
+            let done = plan.map_or(now, |cmd| self.device.execute(now, &cmd));
+            let t = &mut self.held[rq as usize].1;
+            t.start = now;
+            t.done = done;
+            q.at(done, DriverEvent::DeviceDone(rq));
             return;
         }
         if self.urgent_stop && !queued && r.op == Op::Write && !r.fua {
