@@ -941,6 +941,12 @@ impl DeviceConfig {
                 }
             }
         }
+        if f.can_sanitize() && !f.can_trim() {
+            return err(
+                "[features] sanitize",
+                "true, but the card has no TRIM: the driver trims the unaligned part of a secure discard before SANITIZE_START (eMMC 4.5 has both); set trim = true".to_string(),
+            );
+        }
         if let Some(g) = f.erase_group_kib {
             let raw_kib = self.raw_bytes() / 1024;
             if g == 0 || g % 4 != 0 || g as u64 > raw_kib {
