@@ -130,7 +130,7 @@ pub struct FeaturesConfig {
     /// widened to by the driver (`mmc_erase` trims the range to whole
     /// groups) and the alignment `mmc_erase_group_aligned` checks. Absent =
     /// one NAND erase stripe (`planes_per_die × pages_per_block ×
-    /// page_kib`), the card's physical erase unit [est].
+    /// page_kib`), the card's physical erase unit \[est\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erase_group_kib: Option<u32>,
 }

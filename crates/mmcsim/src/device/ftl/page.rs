@@ -166,19 +166,14 @@ impl Mapping for PageMapping {
     }
 
     fn erase_unmapped(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
-        Some(
-            self.gc
-                .erase_empty(&mut self.blocks, &mut self.stats, ops),
-        )
+        Some(self.gc.erase_empty(&mut self.blocks, &mut self.stats, ops))
     }
 
     fn sanitize(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
-        Some(self.gc.sanitize(
-            &mut self.blocks,
-            &mut self.table,
-            &mut self.stats,
-            ops,
-        ))
+        Some(
+            self.gc
+                .sanitize(&mut self.blocks, &mut self.table, &mut self.stats, ops),
+        )
     }
 
     fn invalid_slots(&self) -> Option<u64> {

@@ -384,7 +384,10 @@ mod tests {
         assert_eq!(d(Op::Discard, DISCARD).erase, Some(EraseArg::Discard));
         assert_eq!(d(Op::Discard, TRIM).erase, Some(EraseArg::Trim));
         let s = d(Op::Discard, ERASE_SANITIZE);
-        assert_eq!((s.direct, s.erase, s.sanitize), (4, Some(EraseArg::Erase), true));
+        assert_eq!(
+            (s.direct, s.erase, s.sanitize),
+            (4, Some(EraseArg::Erase), true)
+        );
         assert!(d(Op::Discard, TRIM_SANITIZE).sanitize);
         assert!(!d(Op::Discard, ERASE).sanitize);
         assert_eq!(d(Op::Flush, FLUSH_CACHE).direct, 1);
