@@ -184,6 +184,21 @@ fn discard_never_merges_with_write() {
 }
 
 #[test]
+fn a_secure_discard_merges_only_with_secure_discards() {
+    let mut b = layer("deadline", QueueParams::default());
+    let secure = |sector| Bio {
+        secure: true,
+        ..bio(Op::Discard, sector, 8, 0)
+    };
+    b.submit_bio(0, bio(Op::Discard, 0, 8, 0), false);
+    b.submit_bio(0, secure(8), false);
+    b.submit_bio(0, secure(16), false);
+    b.submit_bio(0, bio(Op::Discard, 24, 8, 0), false);
+    let v: Vec<_> = drain(&mut b, 1);
+    assert_eq!(v, vec![(0, 8), (8, 16), (24, 8)]);
+}
+
+#[test]
 fn flush_and_fua_bypass_the_scheduler_and_never_merge() {
     let mut b = layer("deadline", QueueParams::default());
     b.submit_bio(0, w(100, 8), false);

@@ -20,6 +20,8 @@ use crate::device::DeviceCommand;
 use crate::types::Op;
 
 /// The legacy (non-queued) command of `r`; `poll` = CMD13 after writes.
+/// A discard here is the eMMC 4.5 DISCARD sequence; the driver sends
+/// discards through [`erase`], which picks the argument the card takes.
 pub fn legacy(r: &DriverRequest, poll: bool) -> DeviceCommand {
     let commands: &'static [MmcCommand] = match r.op {
         Op::Read => READ_MULTIPLE,

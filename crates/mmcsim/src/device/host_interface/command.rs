@@ -186,6 +186,8 @@ pub const QUEUED_WRITE: &[MmcCommand] = &[Cmd44, Cmd45, Cmd47];
 /// The sequence a legacy (non-queued) driver sends for `op`; a write ends
 /// with CMD13 when the host polls the status after writes
 /// (`status_poll_after_write` of the profile's `[bus]`).
+/// A discard is the eMMC 4.5 [`DISCARD`] sequence; the argument a given
+/// card takes is the driver's choice (`driver::command::erase`).
 pub fn legacy_commands(op: Op, status_poll_after_write: bool) -> &'static [MmcCommand] {
     match op {
         Op::Read => READ_MULTIPLE,
