@@ -458,3 +458,193 @@ requests = 400
     );
     assert!(mb(&on) > 1.5 * mb(&off));
 }
+
+/// A native CSV trace (`time_us,op,sector,sectors,flags`) of `rows` in
+/// `dir`, one record per millisecond; returns its path.
+fn erase_trace(dir: &Path, name: &str, rows: &[(char, u64, u32, &str)]) -> String {
+    let mut text = String::from("time_us,op,sector,sectors,flags\n");
+    for (i, (op, sector, sectors, flags)) in rows.iter().enumerate() {
+        text += &format!("{},{op},{sector},{sectors},{flags}\n", i * 1000);
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Replays `trace` closed loop (each record after the previous one
+/// completes) on an empty generic profile of 256 blocks per plane (2 GiB
+/// raw; 4 MiB erase groups = one stripe of 2 planes × 256 pages × 8 KiB)
+/// with `[features] emmc_version = version`, plus `extra` arguments.
+fn erase_run(dir: &Path, trace: &str, version: &str, extra: &[&str]) -> serde_json::Value {
+    let v = format!("device.features.emmc_version=\"{version}\"");
+    let mut a = vec![
+        "replay",
+        trace,
+        "--mode",
+        "closed",
+        "--set",
+        "precondition.fill_fraction=0",
+        "--set",
+        "device.nand.blocks_per_plane=256",
+        "--set",
+        &v,
+    ];
+    a.extend(extra);
+    report(&a, dir)
+}
+
+/// 16 MiB written sequentially in 512 KiB requests from sector 0.
+fn fill_16_mib() -> Vec<(char, u64, u32, &'static str)> {
+    (0..32).map(|i| ('W', i * 1024, 1024, "")).collect()
+}
+
+fn erase_kind(r: &serde_json::Value, kind: &str) -> u64 {
+    r["device"]["erase_commands"][kind].as_u64().unwrap()
+}
+
+fn dev_u64(r: &serde_json::Value, key: &str) -> u64 {
+    r["device"][key].as_u64().unwrap()
+}
+
+/// Linux 3.4 `mmc_blk_issue_discard_rq` picks the CMD38 argument from
+/// the card: DISCARD on eMMC 4.5, TRIM on 4.41. Either way the card only
+/// unmaps: the 512 KiB read of the discarded range afterwards finds 128
+/// unmapped 4 KiB pages, and no block is erased.
+#[test]
+fn a_discard_is_cmd38_discard_on_4_5_and_trim_on_4_41_and_leaves_the_pages_unmapped() {
+    let tmp = scratch("device-depth-discard");
+    let mut rows = fill_16_mib();
+    rows.extend([('D', 0, 16384, ""), ('R', 0, 1024, "")]);
+    let trace = erase_trace(&tmp, "discard.csv", &rows);
+    for (version, kind, other) in [("4.5", "discard", "trim"), ("4.41", "trim", "discard")] {
+        let r = erase_run(&tmp, &trace, version, &[]);
+        assert_eq!(erase_kind(&r, kind), 1, "{version}");
+        assert_eq!(erase_kind(&r, other), 0, "{version}");
+        assert_eq!(erase_kind(&r, "erase"), 0, "{version}");
+        assert_eq!(dev_u64(&r, "unmapped_reads"), 128, "{version}");
+        assert_eq!(dev_u64(&r, "nand_erases"), 0, "{version}");
+        assert_eq!(dev_u64(&r, "erase_blocks_erased"), 0, "{version}");
+    }
+}
+
+/// A card with neither DISCARD nor TRIM (eMMC 4.3) gets CMD38 ERASE,
+/// which `mmc_erase` shrinks to whole 4 MiB erase groups. Sequential data
+/// is striped over the 2 dies a 16 KiB stripe page at a time, so the
+/// first stripe of each die holds exactly the first 8 MiB: erasing those
+/// two groups leaves both stripes without valid data and the card erases
+/// them (2 NAND erases). A 500 KiB discard inside one group holds no
+/// whole group: the driver sends no command at all.
+#[test]
+fn an_erase_of_whole_groups_erases_the_blocks_it_empties() {
+    let tmp = scratch("device-depth-erase");
+    let mut rows = fill_16_mib();
+    rows.extend([
+        ('F', 0, 0, ""),
+        ('D', 0, 16384, ""),
+        ('D', 20000, 1000, ""),
+        ('R', 0, 1024, ""),
+    ]);
+    let trace = erase_trace(&tmp, "erase.csv", &rows);
+    let r = erase_run(&tmp, &trace, "4.3", &["--check-integrity"]);
+    assert_eq!(erase_kind(&r, "erase"), 1);
+    assert_eq!(erase_kind(&r, "discard") + erase_kind(&r, "trim"), 0);
+    assert_eq!(dev_u64(&r, "erase_blocks_erased"), 2);
+    assert_eq!(dev_u64(&r, "nand_erases"), 2);
+    assert_eq!(dev_u64(&r, "gc_runs"), 0);
+    assert_eq!(dev_u64(&r, "unmapped_reads"), 128);
+}
+
+/// A secure discard (native CSV flag `E`, BLKSECDISCARD) on an eMMC 4.5
+/// card: ERASE of its aligned 4 MiB, then CMD6 SANITIZE_START. Random
+/// 4 KiB overwrites first left invalid data in many blocks; SANITIZE
+/// collects every one of them, so a second secure discard of the same
+/// (already unmapped) range finds nothing to collect. The card is busy at
+/// least one block erase (tBERS 3.5 ms) per collected block on each of
+/// the 2 dies, and `--check-integrity` proves no valid data was lost.
+#[test]
+fn a_secure_discard_on_a_4_5_card_sanitizes_every_block_holding_invalid_data() {
+    let tmp = scratch("device-depth-sanitize");
+    let mut rows = fill_16_mib();
+    let mut x: u64 = 7;
+    for _ in 0..600 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        rows.push(('W', (x >> 33) % 4096 * 8, 8, ""));
+    }
+    rows.extend([('F', 0, 0, ""), ('D', 8192, 8192, "E")]);
+    let once = erase_trace(&tmp, "once.csv", &rows);
+    rows.extend([('D', 8192, 8192, "E"), ('R', 8192, 1024, "")]);
+    let twice = erase_trace(&tmp, "twice.csv", &rows);
+    let a = erase_run(&tmp, &once, "4.5", &["--check-integrity"]);
+    let b = erase_run(&tmp, &twice, "4.5", &["--check-integrity"]);
+    assert_eq!(erase_kind(&a, "erase"), 1);
+    assert_eq!(erase_kind(&a, "sanitize"), 1);
+    assert_eq!(erase_kind(&a, "discard"), 0);
+    let blocks = dev_u64(&a, "sanitize_blocks");
+    assert!(blocks >= 4, "sanitize collected {blocks} blocks");
+    let t_bers_ns = 3_500_000;
+    assert!(
+        dev_u64(&a, "sanitize_ns") >= blocks / 2 * t_bers_ns,
+        "{} ns for {blocks} blocks",
+        dev_u64(&a, "sanitize_ns")
+    );
+    assert_eq!(erase_kind(&b, "sanitize"), 2);
+    assert_eq!(
+        dev_u64(&b, "sanitize_blocks"),
+        blocks,
+        "nothing invalid was left"
+    );
+    assert_eq!(dev_u64(&b, "unmapped_reads"), 128);
+}
+
+/// The same secure discard on an eMMC 4.41 card (no SANITIZE; its
+/// SECURE_TRIM is not modelled) goes as a plain TRIM, and the report
+/// says so.
+#[test]
+fn a_secure_discard_without_sanitize_is_reported_as_sent_plain() {
+    let tmp = scratch("device-depth-secure-plain");
+    let mut rows = fill_16_mib();
+    rows.push(('D', 8192, 8192, "E"));
+    let trace = erase_trace(&tmp, "plain.csv", &rows);
+    let r = erase_run(&tmp, &trace, "4.41", &[]);
+    assert_eq!(erase_kind(&r, "trim"), 1);
+    assert_eq!(erase_kind(&r, "sanitize"), 0);
+    assert_eq!(erase_kind(&r, "secure_as_plain"), 1);
+}
+
+/// Erase-class capabilities contradicting the stated version, or an
+/// unknown version, are refused naming the key.
+#[test]
+fn erase_capabilities_contradicting_the_emmc_version_are_refused() {
+    let tmp = scratch("device-depth-erase-errors");
+    let trace = erase_trace(&tmp, "e.csv", &[('W', 0, 8, "")]);
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &[
+                "device.features.emmc_version=\"4.41\"",
+                "device.features.sanitize=true",
+            ],
+            &["[features] sanitize", "4.5"],
+        ),
+        (
+            &["device.features.emmc_version=\"4.6\""],
+            &["[features] emmc_version", "4.41"],
+        ),
+        (
+            &[
+                "device.features.emmc_version=\"4.5\"",
+                "device.ftl.mapping=\"hybrid\"",
+            ],
+            &["mapping = \"page\" only"],
+        ),
+    ];
+    for (sets, wanted) in cases {
+        let mut a = vec!["replay", trace.as_str()];
+        for &k in sets {
+            a.extend(["--set", k]);
+        }
+        let e = simctl_err(&a);
+        assert!(wanted.iter().all(|w| e.contains(w)), "{e}");
+    }
+}

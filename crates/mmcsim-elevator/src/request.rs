@@ -26,6 +26,9 @@ pub struct Bio {
     pub sync: bool,
     /// Force unit access: the device must make the data durable first.
     pub fua: bool,
+    /// REQ_SECURE on a discard (BLKSECDISCARD): the data must be made
+    /// unrecoverable, not only unmapped.
+    pub secure: bool,
     /// REQ_META / REQ_PRIO: file-system metadata that CFQ favours.
     pub prio: bool,
     /// Submitting process id (the flusher's pid for background writeback).
@@ -59,6 +62,8 @@ pub struct Request {
     pub sync: bool,
     /// Force unit access.
     pub fua: bool,
+    /// REQ_SECURE: a secure discard (merges only with secure discards).
+    pub secure: bool,
     /// REQ_META / REQ_PRIO.
     pub prio: bool,
     /// Process the request is charged to (its first bio's submitter).
@@ -111,6 +116,7 @@ impl Request {
             sectors: bio.sectors,
             sync: bio.sync,
             fua: bio.fua,
+            secure: bio.secure,
             prio: bio.prio,
             pid: bio.pid,
             thread: bio.thread,

@@ -46,11 +46,11 @@ impl BlockLayer {
 
     /// `blk_rq_merge_ok` / `elv_rq_merge_ok`: may `bio` join request `rq` at
     /// all (either end)? Same operation (so same direction, discard only with
-    /// discard), neither a barrier, `rq` not NOMERGE, and the scheduler's
-    /// `allow_merge`.
+    /// discard, a secure discard only with a secure one), neither a
+    /// barrier, `rq` not NOMERGE, and the scheduler's `allow_merge`.
     fn bio_merge_ok(&mut self, now: Ns, rq: RqId, bio: &Bio) -> bool {
         let r = &self.rqs[rq];
-        if !rq_mergeable(r) || bio_is_barrier(bio) || r.op != bio.op {
+        if !rq_mergeable(r) || bio_is_barrier(bio) || r.op != bio.op || r.secure != bio.secure {
             return false;
         }
         self.elevator.allow_merge(ctx!(ref self, now), rq, bio)
@@ -218,7 +218,12 @@ impl BlockLayer {
             return false;
         }
         let (a, n) = (&self.rqs[req], &self.rqs[next]);
-        if !rq_mergeable(a) || !rq_mergeable(n) || a.op != n.op || a.end() != n.sector {
+        if !rq_mergeable(a)
+            || !rq_mergeable(n)
+            || a.op != n.op
+            || a.secure != n.secure
+            || a.end() != n.sector
+        {
             return false;
         }
         if a.op == Op::Flush || a.sectors as u64 + n.sectors as u64 > self.params.max_sectors() {

@@ -140,6 +140,7 @@ impl BlockStage {
             sectors: r.sectors,
             fua: r.fua,
             urgent: r.urgent,
+            secure: r.secure,
         })
     }
 

@@ -18,6 +18,7 @@ pub(crate) fn bio(op: Op, sector: u64, sectors: u32, thread: u32) -> Bio {
         sectors,
         sync: op == Op::Read,
         fua: false,
+        secure: false,
         prio: false,
         pid: thread,
         thread,
@@ -178,6 +179,21 @@ fn discard_never_merges_with_write() {
     b.submit_bio(0, bio(Op::Discard, 8, 8, 0), false);
     b.submit_bio(0, bio(Op::Discard, 16, 8, 0), false); // discard + discard merge
     b.submit_bio(0, w(24, 8), false);
+    let v: Vec<_> = drain(&mut b, 1);
+    assert_eq!(v, vec![(0, 8), (8, 16), (24, 8)]);
+}
+
+#[test]
+fn a_secure_discard_merges_only_with_secure_discards() {
+    let mut b = layer("deadline", QueueParams::default());
+    let secure = |sector| Bio {
+        secure: true,
+        ..bio(Op::Discard, sector, 8, 0)
+    };
+    b.submit_bio(0, bio(Op::Discard, 0, 8, 0), false);
+    b.submit_bio(0, secure(8), false);
+    b.submit_bio(0, secure(16), false);
+    b.submit_bio(0, bio(Op::Discard, 24, 8, 0), false);
     let v: Vec<_> = drain(&mut b, 1);
     assert_eq!(v, vec![(0, 8), (8, 16), (24, 8)]);
 }

@@ -99,7 +99,44 @@ pub struct FeaturesConfig {
     /// any length and alignment in one command).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rel_wr_sec_c: Option<u32>,
+    /// The card's eMMC version (EXT_CSD_REV), one of `"4.3"`, `"4.4"`,
+    /// `"4.41"`, `"4.5"`, `"5.0"`, `"5.1"`: the erase-class capabilities
+    /// below default from it. Absent = the capabilities default to a card
+    /// that takes DISCARD and TRIM but no SANITIZE (the erase model before
+    /// the version was stated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emmc_version: Option<String>,
+    /// CMD38 DISCARD argument (0x3) supported (eMMC 4.5: Linux
+    /// `mmc_can_discard`, set for EXT_CSD_REV ≥ 6): a discard unmaps the
+    /// pages without the card having to erase them. Absent = from
+    /// `emmc_version` (≥ 4.5), or true when no version is stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard: Option<bool>,
+    /// CMD38 TRIM argument (0x1) supported (eMMC 4.41: EXT_CSD
+    /// SEC_FEATURE_SUPPORT bit SEC_GB_CL_EN, Linux `mmc_can_trim`): the
+    /// discard of a card without DISCARD. Absent = from `emmc_version`
+    /// (≥ 4.41), or true when no version is stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<bool>,
+    /// SANITIZE supported (eMMC 4.5: SEC_FEATURE_SUPPORT bit SEC_SANITIZE,
+    /// Linux `mmc_can_sanitize`): a secure discard unmaps its range, then
+    /// CMD6 SANITIZE_START makes the card physically remove every piece of
+    /// unmapped data (it is busy until done). Absent = from `emmc_version`
+    /// (≥ 4.5), or false when no version is stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sanitize: Option<bool>,
+    /// Erase group size, in KiB (EXT_CSD HC_ERASE_GRP_SIZE × 512 KiB on a
+    /// high-capacity card): the unit an ERASE (CMD38 argument 0x0) is
+    /// widened to by the driver (`mmc_erase` trims the range to whole
+    /// groups) and the alignment `mmc_erase_group_aligned` checks. Absent =
+    /// one NAND erase stripe (`planes_per_die × pages_per_block ×
+    /// page_kib`), the card's physical erase unit \[est\].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_group_kib: Option<u32>,
 }
+
+/// eMMC versions accepted in `[features] emmc_version`, oldest first.
+pub const EMMC_VERSIONS: [&str; 6] = ["4.3", "4.4", "4.41", "4.5", "5.0", "5.1"];
 
 /// How the driver makes a FUA write durable (see
 /// [`FeaturesConfig::reliable_write`]).
@@ -145,6 +182,56 @@ impl FeaturesConfig {
     /// then counts reliable writes and flush commands).
     pub fn sets_fua_path(&self) -> bool {
         self.reliable_write.is_some() || self.rel_wr_sec_c.is_some()
+    }
+
+    /// Rank of the stated eMMC version in [`EMMC_VERSIONS`], if any.
+    fn version_rank(&self) -> Option<usize> {
+        let v = self.emmc_version.as_deref()?;
+        EMMC_VERSIONS.iter().position(|&k| k == v)
+    }
+
+    /// Whether the stated version is at least `v`; `None` without one.
+    fn version_at_least(&self, v: &str) -> Option<bool> {
+        let min = EMMC_VERSIONS.iter().position(|&k| k == v)?;
+        Some(self.version_rank()? >= min)
+    }
+
+    /// The card takes CMD38 DISCARD (`mmc_can_discard`).
+    pub fn can_discard(&self) -> bool {
+        self.discard
+            .or_else(|| self.version_at_least("4.5"))
+            .unwrap_or(true)
+    }
+
+    /// The card takes CMD38 TRIM (`mmc_can_trim`).
+    pub fn can_trim(&self) -> bool {
+        self.trim
+            .or_else(|| self.version_at_least("4.41"))
+            .unwrap_or(true)
+    }
+
+    /// The card takes SANITIZE (`mmc_can_sanitize`).
+    pub fn can_sanitize(&self) -> bool {
+        self.sanitize
+            .or_else(|| self.version_at_least("4.5"))
+            .unwrap_or(false)
+    }
+
+    /// The card may receive CMD38 ERASE (argument 0x0): a plain discard on
+    /// a card with neither DISCARD nor TRIM, or the erase-group-aligned
+    /// part of a secure discard before SANITIZE.
+    pub fn may_erase(&self) -> bool {
+        !(self.can_discard() || self.can_trim()) || self.can_sanitize()
+    }
+
+    /// True when the profile names an erase-class capability (the report
+    /// then counts `device.erase_commands`).
+    pub fn sets_erase(&self) -> bool {
+        self.emmc_version.is_some()
+            || self.discard.is_some()
+            || self.trim.is_some()
+            || self.sanitize.is_some()
+            || self.erase_group_kib.is_some()
     }
 
     /// How a FUA write is made durable on this card.
@@ -817,6 +904,7 @@ impl DeviceConfig {
                 );
             }
         }
+        self.validate_erase(src)?;
         let r = self.calibration.reverse_seek_penalty_us;
         if !(0.0..1e6).contains(&r) {
             return err(
@@ -825,6 +913,71 @@ impl DeviceConfig {
             );
         }
         Ok(())
+    }
+
+    /// Checks the erase-class capabilities of `[features]` against the
+    /// stated eMMC version and the mapping scheme.
+    fn validate_erase(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let f = &self.features;
+        if let Some(v) = f.emmc_version.as_deref() {
+            if f.version_rank().is_none() {
+                return err(
+                    "[features] emmc_version",
+                    format!("\"{v}\": expected one of {}", EMMC_VERSIONS.join(", ")),
+                );
+            }
+            let claims = [
+                ("discard", f.discard, "4.5", "DISCARD"),
+                ("trim", f.trim, "4.41", "TRIM (SEC_GB_CL_EN)"),
+                ("sanitize", f.sanitize, "4.5", "SANITIZE"),
+            ];
+            for (key, set, since, what) in claims {
+                if set == Some(true) && f.version_at_least(since) == Some(false) {
+                    return err(
+                        &format!("[features] {key}"),
+                        format!("true, but {what} exists from eMMC {since} on and emmc_version is \"{v}\""),
+                    );
+                }
+            }
+        }
+        if f.can_sanitize() && !f.can_trim() {
+            return err(
+                "[features] sanitize",
+                "true, but the card has no TRIM: the driver trims the unaligned part of a secure discard before SANITIZE_START (eMMC 4.5 has both); set trim = true".to_string(),
+            );
+        }
+        if let Some(g) = f.erase_group_kib {
+            let raw_kib = self.raw_bytes() / 1024;
+            if g == 0 || g % 4 != 0 || g as u64 > raw_kib {
+                return err(
+                    "[features] erase_group_kib",
+                    format!("{g}: expected a positive multiple of 4 KiB, at most the array's {raw_kib} KiB"),
+                );
+            }
+        }
+        if f.may_erase() && self.ftl.mapping != MappingScheme::Page {
+            return err(
+                "[features] discard / trim / sanitize",
+                format!(
+                    "this card may receive CMD38 ERASE or SANITIZE (no DISCARD and no TRIM, or SANITIZE), whose block erases are modelled for mapping = \"page\" only, not \"{}\": set sanitize = false and discard or trim = true",
+                    self.ftl.mapping.name()
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Erase group of this card, in 512-byte sectors (see
+    /// [`FeaturesConfig::erase_group_kib`]).
+    pub fn erase_group_sectors(&self) -> u64 {
+        let kib = self.features.erase_group_kib.map_or(
+            self.nand.planes_per_die as u64
+                * self.nand.pages_per_block as u64
+                * self.nand.page_kib as u64,
+            u64::from,
+        );
+        kib * 2
     }
 
     /// Checks the `[ftl.hybrid]` / `[ftl.dftl]` sections: only with their

@@ -11,12 +11,16 @@
 //!   and the transfer; a full stripe page is programmed in the background
 //!   (with any foreground GC first). A FUA write on a volatile buffer waits
 //!   until its data is on NAND.
-//! * Discard: mapping-cache lookup (dirty), then TRIM of every LPN.
+//! * Discard (CMD38 with the DISCARD, TRIM or ERASE argument):
+//!   mapping-cache lookup (dirty), then TRIM of every LPN; an ERASE then
+//!   erases every block left without valid data. A following CMD6
+//!   SANITIZE_START collects every block holding invalid data (the card
+//!   stays busy until done).
 //! * Flush: on a volatile buffer, programs the pending entries (padding the
 //!   stripe page) and waits for every program in flight.
 
 use super::cache::Stream;
-use super::host_interface::{DeviceCommand, Sequence};
+use super::host_interface::{DeviceCommand, EraseArg, Sequence};
 use super::nand::{Geometry, NandOp};
 use super::Emmc;
 use crate::types::{Ns, Op, SECTORS_PER_PAGE};
@@ -55,6 +59,28 @@ pub(super) struct Counters {
     pub reliable_writes: u64,
     /// FLUSH_CACHE commands executed.
     pub flush_commands: u64,
+    /// CMD38 commands executed, by argument: DISCARD, TRIM, ERASE.
+    pub erase_commands: [u64; 3],
+    /// Blocks (stripes) erased by ERASE commands, left without valid data.
+    pub erase_blocks_erased: u64,
+    /// SANITIZE_START commands executed.
+    pub sanitize_commands: u64,
+    /// Blocks (stripes) collected by SANITIZE.
+    pub sanitize_blocks: u64,
+    /// Card busy time of SANITIZE, from its start to its last NAND
+    /// operation, ns.
+    pub sanitize_ns: u64,
+    /// Secure discards sent as plain discards (card without SANITIZE).
+    pub secure_as_plain: u64,
+}
+
+/// Index of `a` in [`Counters::erase_commands`].
+pub(super) fn erase_index(a: EraseArg) -> usize {
+    match a {
+        EraseArg::Discard => 0,
+        EraseArg::Trim => 1,
+        EraseArg::Erase => 2,
+    }
 }
 
 /// Sectors of `[sector, sector + sectors)` falling in `lpn`.
@@ -311,22 +337,61 @@ impl Emmc {
         self.wbuf.drain_time(bus_t)
     }
 
+    /// An erase-class command: the range's LPNs unmapped (DISCARD, TRIM
+    /// and ERASE alike), then for ERASE the erase of the blocks left
+    /// without valid data, then SANITIZE if the sequence ends with it.
     fn discard(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
         let t = self.front(t0, seq, cmd.sector);
-        let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
-        if first == end {
-            return t;
+        if let Some(a) = seq.erase {
+            self.c.erase_commands[erase_index(a)] += 1;
         }
-        let t_map = self.translate(t, first, end, true);
-        let mut done = t_map;
-        for lpn in first..end {
-            self.wbuf.discard(lpn);
+        let (first, end) = self.lpn_range(cmd.sector, cmd.sectors as u64);
+        let mut done = t;
+        if first < end {
+            done = self.translate(t, first, end, true);
+            for lpn in first..end {
+                self.wbuf.discard(lpn);
+                self.ops.clear();
+                self.ftl.discard(lpn, &mut self.ops);
+                self.oracle.trim(lpn);
+                done = self.apply_serial(done);
+            }
+        }
+        if seq.erase == Some(EraseArg::Erase) {
             self.ops.clear();
-            self.ftl.discard(lpn, &mut self.ops);
-            self.oracle.trim(lpn);
-            done = self.apply_serial(done);
+            let n = self.ftl.erase_unmapped(&mut self.ops).unwrap_or_else(|| {
+                panic!("mmcsim device: simulator bug: ERASE on a mapping without it (profile validation should have refused)")
+            });
+            self.c.erase_blocks_erased += n as u64;
+            done = self.apply_parallel(done);
+        }
+        if seq.sanitize {
+            self.c.sanitize_commands += 1;
+            let start = done + self.fw_ns;
+            self.ops.clear();
+            let n = self.ftl.sanitize(&mut self.ops).unwrap_or_else(|| {
+                panic!("mmcsim device: simulator bug: SANITIZE on a mapping without it (profile validation should have refused)")
+            });
+            self.c.sanitize_blocks += n as u64;
+            done = self.apply_parallel(start);
+            self.c.sanitize_ns += done - start;
         }
         done
+    }
+
+    /// Times `self.ops` all issued at `t` (each die runs its own in
+    /// order, dies in parallel: background programs, GC, erases); returns
+    /// when the last ends, ns.
+    fn apply_parallel(&mut self, t: Ns) -> Ns {
+        let mut end = t;
+        let ppb = self.geo.pages_per_block;
+        for op in &self.ops {
+            end = end.max(self.tl.apply(t, op));
+            if let NandOp::Erase { blk, .. } = *op {
+                self.rbuf.invalidate_range(blk * ppb, ppb);
+            }
+        }
+        end
     }
 
     /// The slot of `lpn` for a host read from `t` (the mapping scheme's own
@@ -377,14 +442,7 @@ impl Emmc {
     fn program_pending(&mut self, t: Ns) -> Ns {
         self.wbuf.take_pending(&mut self.stripe_tmp, Some(t));
         self.write_stripe();
-        let mut end = t;
-        let ppb = self.geo.pages_per_block;
-        for op in &self.ops {
-            end = end.max(self.tl.apply(t, op));
-            if let NandOp::Erase { blk, .. } = *op {
-                self.rbuf.invalidate_range(blk * ppb, ppb);
-            }
-        }
+        let end = self.apply_parallel(t);
         self.wbuf.mark_inflight(&self.stripe_tmp, end);
         end
     }

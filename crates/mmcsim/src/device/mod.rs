@@ -61,11 +61,11 @@ mod stop;
 pub use cache::ENTRIES_PER_MAP_PAGE;
 pub use config::{CmdqConfig, DeviceConfig, FeaturesConfig, FuaPath, Precondition};
 pub use error::DeviceError;
-pub use host_interface::{DeviceCommand, MmcCommand};
+pub use host_interface::{DeviceCommand, EraseArg, MmcCommand};
 pub use integrity_check::{CheckPoint, IntegrityStats, Violation};
 pub use precondition::PreconditionSummary;
 pub use state::{StateError, FORMAT_VERSION as STATE_FORMAT_VERSION};
-pub use stats::{DeviceStats, EraseCountStats, MergeStats};
+pub use stats::{DeviceStats, EraseCommandStats, EraseCountStats, MergeStats};
 pub use stop::{WriteStep, STOP_COMMANDS};
 
 use crate::error::Result;
@@ -211,6 +211,12 @@ impl Emmc {
             self.hi.end_legacy(end);
             end
         }
+    }
+
+    /// Notes a secure discard the driver sends as a plain discard because
+    /// the card has no SANITIZE (reported in `device.erase_commands`).
+    pub fn count_secure_discard_as_plain(&mut self) {
+        self.c.secure_as_plain += 1;
     }
 
     /// BKOPS_STATUS (EXT_CSD 246) urgency, 0..=3, from the fewest free

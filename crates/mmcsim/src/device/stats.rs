@@ -129,6 +129,41 @@ pub struct DeviceStats {
     /// Hybrid mapping merges; absent for the other mapping schemes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merges: Option<MergeStats>,
+    /// Erase-class commands executed, by kind; absent unless the profile
+    /// names an erase capability in `[features]` (`emmc_version`,
+    /// `discard`, `trim`, `sanitize`, `erase_group_kib`) or a secure
+    /// discard was sent as a plain one. So are the three fields below.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub erase_commands: Option<EraseCommandStats>,
+    /// Blocks (stripes of `planes_per_die` blocks) an ERASE erased because
+    /// it left them without valid data (counted in `nand_erases` too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub erase_blocks_erased: Option<u64>,
+    /// Blocks (stripes) SANITIZE collected: valid data moved, then erased
+    /// (counted in `gc_runs` and `nand_erases` too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sanitize_blocks: Option<u64>,
+    /// Time the card was busy with SANITIZE, summed over the commands:
+    /// from SANITIZE_START to its last NAND operation, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sanitize_ns: Option<u64>,
+}
+
+/// Erase-class commands by kind (`device.erase_commands`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EraseCommandStats {
+    /// CMD38 with the DISCARD argument (0x3).
+    pub discard: u64,
+    /// CMD38 with the TRIM argument (0x1).
+    pub trim: u64,
+    /// CMD38 with the ERASE argument (0x0).
+    pub erase: u64,
+    /// CMD6 SANITIZE_START.
+    pub sanitize: u64,
+    /// Secure discards the driver sent as plain discards: the card has no
+    /// SANITIZE, and eMMC 4.4/4.41 SECURE_ERASE / SECURE_TRIM is not
+    /// modelled.
+    pub secure_as_plain: u64,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -137,6 +172,11 @@ fn ratio(a: u64, b: u64) -> f64 {
     } else {
         a as f64 / b as f64
     }
+}
+
+/// Whether the erase-class counters are reported.
+fn erase_reported(d: &Emmc) -> bool {
+    d.cfg.features.sets_erase() || d.c.secure_as_plain > 0
 }
 
 pub(super) fn collect(d: &Emmc) -> DeviceStats {
@@ -198,6 +238,16 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         flush_commands: d.cfg.features.sets_fua_path().then_some(d.c.flush_commands),
         bkops_runs: d.cfg.gc.background.then_some(d.c.bkops_runs),
         bkops_gc_runs: d.cfg.gc.background.then_some(d.c.bkops_gc_runs),
+        erase_commands: erase_reported(d).then_some(EraseCommandStats {
+            discard: d.c.erase_commands[0],
+            trim: d.c.erase_commands[1],
+            erase: d.c.erase_commands[2],
+            sanitize: d.c.sanitize_commands,
+            secure_as_plain: d.c.secure_as_plain,
+        }),
+        erase_blocks_erased: erase_reported(d).then_some(d.c.erase_blocks_erased),
+        sanitize_blocks: erase_reported(d).then_some(d.c.sanitize_blocks),
+        sanitize_ns: erase_reported(d).then_some(d.c.sanitize_ns),
         merges: (d.ftl.scheme() == MappingScheme::Hybrid).then_some(MergeStats {
             switch: f.merges_switch,
             partial: f.merges_partial,

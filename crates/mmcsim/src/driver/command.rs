@@ -4,20 +4,24 @@
 //! WRITE_MULTIPLE_BLOCK (reliable write flagged in CMD23's argument for
 //! FUA), a write followed by CMD13 SEND_STATUS polling until the card is
 //! out of programming when the host polls (`status_poll_after_write`); a
-//! discard is the erase sequence CMD35 + CMD36 + CMD38; a flush is CMD6
-//! SWITCH to FLUSH_CACHE. On the CMDQ driver a data request becomes a
+//! discard is the erase sequence CMD35 + CMD36 + CMD38 with the argument
+//! the card takes ([`erase`]), a secure discard on an eMMC 4.5 card adds
+//! CMD6 SANITIZE_START; a flush is CMD6 SWITCH to FLUSH_CACHE. On the CMDQ driver a data request becomes a
 //! queued task (CMD44 + CMD45, executed by CMD46/CMD47, no CMD13: the
 //! queue reports completion); flush and discard stay direct commands.
 
 use super::DriverRequest;
+use crate::device::config::FeaturesConfig;
 use crate::device::host_interface::{
-    MmcCommand, DISCARD, FLUSH_CACHE, QUEUED_READ, QUEUED_WRITE, READ_MULTIPLE, WRITE_MULTIPLE,
-    WRITE_MULTIPLE_POLLED,
+    MmcCommand, DISCARD, ERASE, ERASE_SANITIZE, FLUSH_CACHE, QUEUED_READ, QUEUED_WRITE,
+    READ_MULTIPLE, TRIM, TRIM_SANITIZE, WRITE_MULTIPLE, WRITE_MULTIPLE_POLLED,
 };
 use crate::device::DeviceCommand;
 use crate::types::Op;
 
 /// The legacy (non-queued) command of `r`; `poll` = CMD13 after writes.
+/// A discard here is the eMMC 4.5 DISCARD sequence; the driver sends
+/// discards through [`erase`], which picks the argument the card takes.
 pub fn legacy(r: &DriverRequest, poll: bool) -> DeviceCommand {
     let commands: &'static [MmcCommand] = match r.op {
         Op::Read => READ_MULTIPLE,
@@ -38,6 +42,49 @@ pub fn queued(r: &DriverRequest, poll: bool) -> DeviceCommand {
         Op::Write => device_command(r, QUEUED_WRITE),
         Op::Discard | Op::Flush => legacy(r, poll),
     }
+}
+
+/// The erase-class command of discard `r` on a card with features `f`
+/// and an erase group of `group` sectors, or `None` when the driver sends
+/// nothing. Linux 3.x `mmc_blk_issue_discard_rq`: the DISCARD argument if
+/// the card can discard (eMMC 4.5), else TRIM if it can trim (4.41), else
+/// ERASE, which `mmc_erase` shrinks to the whole erase groups inside the
+/// range (nothing left: no command, the request completes).
+/// `mmc_blk_issue_secdiscard_rq` on a card that can sanitize: ERASE if
+/// the range is erase-group aligned (`mmc_erase_group_aligned`), else
+/// TRIM, then CMD6 SANITIZE_START (the flow of msm-3.4 and mainline from
+/// 3.6; mainline 3.4 sent SANITIZE_START alone, leaving the range
+/// mapped). A secure discard on a card without SANITIZE (eMMC 4.4/4.41
+/// SECURE_ERASE / SECURE_TRIM) is not modelled: it goes as a plain discard
+/// and the device counts it (`device.erase_commands.secure_as_plain`).
+pub fn erase(r: &DriverRequest, f: &FeaturesConfig, group: u64) -> Option<DeviceCommand> {
+    let group = group.max(1);
+    let aligned = r.sector % group == 0 && r.sectors as u64 % group == 0;
+    let commands = if r.secure && f.can_sanitize() {
+        if aligned {
+            ERASE_SANITIZE
+        } else {
+            TRIM_SANITIZE
+        }
+    } else if f.can_discard() {
+        DISCARD
+    } else if f.can_trim() {
+        TRIM
+    } else {
+        ERASE
+    };
+    let mut cmd = device_command(r, commands);
+    if commands == ERASE {
+        // `mmc_erase`: start rounded up, length down, to whole groups.
+        let start = r.sector.div_ceil(group) * group;
+        let end = (r.sector + r.sectors as u64) / group * group;
+        if end <= start {
+            return None;
+        }
+        cmd.sector = start;
+        cmd.sectors = (end - start) as u32;
+    }
+    Some(cmd)
 }
 
 /// Sectors in the next command of a legacy reliable write starting at
@@ -76,6 +123,7 @@ mod tests {
             sectors: 8,
             fua: false,
             urgent: false,
+            secure: false,
         }
     }
 
@@ -87,11 +135,8 @@ mod tests {
             &[Cmd23, Cmd25, Cmd13]
         );
         assert_eq!(legacy(&rq(Op::Write), false).commands, &[Cmd23, Cmd25]);
-        assert_eq!(
-            legacy(&rq(Op::Discard), true).commands,
-            &[Cmd35, Cmd36, Cmd38]
-        );
-        assert_eq!(legacy(&rq(Op::Flush), true).commands, &[Cmd6]);
+        assert_eq!(legacy(&rq(Op::Discard), true).commands, DISCARD);
+        assert_eq!(legacy(&rq(Op::Flush), true).commands, FLUSH_CACHE);
     }
 
     #[test]
@@ -114,10 +159,61 @@ mod tests {
             queued(&rq(Op::Write), true).commands,
             &[Cmd44, Cmd45, Cmd47]
         );
-        assert_eq!(queued(&rq(Op::Flush), true).commands, &[Cmd6]);
+        assert_eq!(queued(&rq(Op::Flush), true).commands, FLUSH_CACHE);
+        assert_eq!(queued(&rq(Op::Discard), false).commands, DISCARD);
+    }
+
+    fn card(version: &str) -> FeaturesConfig {
+        FeaturesConfig {
+            emmc_version: Some(version.to_string()),
+            ..FeaturesConfig::default()
+        }
+    }
+
+    fn discard(sector: u64, sectors: u32, secure: bool) -> DriverRequest {
+        DriverRequest {
+            sector,
+            sectors,
+            secure,
+            ..rq(Op::Discard)
+        }
+    }
+
+    #[test]
+    fn a_discard_takes_the_argument_of_the_cards_era() {
+        let d = discard(8, 8, false);
+        assert_eq!(erase(&d, &card("4.5"), 1024).unwrap().commands, DISCARD);
+        assert_eq!(erase(&d, &card("4.41"), 1024).unwrap().commands, TRIM);
+        // No version: the erase model before versions were stated.
+        let none = FeaturesConfig::default();
+        assert_eq!(erase(&d, &none, 1024).unwrap().commands, DISCARD);
+        let old = card("4.3");
+        let c = |s, n| erase(&discard(s, n, false), &old, 1024);
+        // ERASE keeps only the whole groups inside the range.
+        assert!(c(8, 8).is_none());
+        assert!(c(100, 1900).is_none());
+        let e = c(100, 3000).unwrap();
+        assert_eq!(e.commands, ERASE);
+        assert_eq!((e.sector, e.sectors), (1024, 2048));
+        let e = c(2048, 1024).unwrap();
+        assert_eq!((e.sector, e.sectors), (2048, 1024));
+    }
+
+    #[test]
+    fn a_secure_discard_on_a_4_5_card_erases_or_trims_then_sanitizes() {
+        let f = card("4.5");
+        let aligned = erase(&discard(2048, 1024, true), &f, 1024).unwrap();
+        assert_eq!(aligned.commands, ERASE_SANITIZE);
+        assert_eq!((aligned.sector, aligned.sectors), (2048, 1024));
+        let partial = erase(&discard(2048, 8, true), &f, 1024).unwrap();
+        assert_eq!(partial.commands, TRIM_SANITIZE);
+        assert_eq!((partial.sector, partial.sectors), (2048, 8));
+        // Without SANITIZE (4.41): sent as a plain discard.
         assert_eq!(
-            queued(&rq(Op::Discard), false).commands,
-            &[Cmd35, Cmd36, Cmd38]
+            erase(&discard(2048, 1024, true), &card("4.41"), 1024)
+                .unwrap()
+                .commands,
+            TRIM
         );
     }
 }

@@ -91,6 +91,8 @@ pub struct DriverRequest {
     pub fua: bool,
     /// The scheduler marked it urgent (`REQ_URGENT`).
     pub urgent: bool,
+    /// A secure discard (`REQ_SECURE`, BLKSECDISCARD).
+    pub secure: bool,
 }
 
 /// When a request ran on the device.
@@ -398,14 +400,6 @@ impl Driver {
     /// completion.
     fn issue<E: DriverEvents>(&mut self, now: Ns, rq: RqId, queued: bool, q: &mut EventQueue<E>) {
         let r = self.held[rq as usize].0;
-        if r.op == Op::Flush && !self.device.config().write_buffer.enabled {
-            // `mmc_flush_cache` sends nothing when the card's cache is off.
-            let t = &mut self.held[rq as usize].1;
-            t.start = now;
-            t.done = now;
-            q.at(now, DriverEvent::DeviceDone(rq));
-            return;
-        }
         if self.urgent_stop && !queued && r.op == Op::Write && !r.fua {
             // A write the driver may stop for an urgent read: the device
             // takes it one transfer at a time.
@@ -415,7 +409,12 @@ impl Driver {
             self.follow_write(rq, step, q);
             return;
         }
-        let done = if r.op == Op::Write && r.fua {
+        let done = if r.op == Op::Flush && !self.device.config().write_buffer.enabled {
+            // `mmc_flush_cache` sends nothing when the card's cache is off.
+            now
+        } else if r.op == Op::Discard {
+            self.issue_discard(now, &r)
+        } else if r.op == Op::Write && r.fua {
             self.issue_fua_write(now, &r, queued)
         } else {
             let cmd = self.command(&r, queued);
@@ -435,6 +434,19 @@ impl Driver {
         } else {
             command::legacy(r, poll)
         }
+    }
+
+    /// Sends discard `r` from `now` as the erase-class commands the card
+    /// takes (`mmc_blk_issue_discard_rq` / `mmc_blk_issue_secdiscard_rq`,
+    /// [`command::erase`]); returns when the card is done, ns (`now` when
+    /// nothing is sent).
+    fn issue_discard(&mut self, now: Ns, r: &DriverRequest) -> Ns {
+        let cfg = self.device.config();
+        let plan = command::erase(r, &cfg.features, cfg.erase_group_sectors());
+        if r.secure && !cfg.features.can_sanitize() {
+            self.device.count_secure_discard_as_plain();
+        }
+        plan.map_or(now, |cmd| self.device.execute(now, &cmd))
     }
 
     /// Sends FUA write `r` from `now` the way the card makes it durable

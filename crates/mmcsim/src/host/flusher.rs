@@ -53,6 +53,7 @@ impl Host {
             sectors: 0,
             sync: false,
             fua: false,
+            secure: false,
             prio: false,
             pid: FLUSHER_PID,
             thread: flusher,

@@ -88,6 +88,7 @@ impl Host {
             sectors,
             sync: true,
             fua,
+            secure: false,
             prio: false,
             pid: JBD2_PID,
             thread: self.kj.thread,

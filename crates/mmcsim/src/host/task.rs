@@ -189,6 +189,7 @@ impl Task {
             sectors,
             sync: true,
             fua: false,
+            secure: false,
             prio: false,
             pid: self.pid,
             thread: t,

@@ -327,6 +327,7 @@ mod tests {
             sectors: 8,
             sync: op == Op::Read,
             fua: false,
+            secure: false,
             prio: false,
             pid: 1,
             thread: 0,

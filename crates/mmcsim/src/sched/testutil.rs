@@ -29,6 +29,7 @@ pub(crate) fn bio(op: Op, sector: u64, pid: u32) -> Bio {
         sectors: 8,
         sync: op == Op::Read,
         fua: false,
+        secure: false,
         prio: false,
         pid,
         thread: pid,

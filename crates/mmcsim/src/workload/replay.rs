@@ -928,6 +928,7 @@ impl Replay {
             sectors: if r.op == Op::Flush { 0 } else { r.sectors },
             sync: r.sync.unwrap_or(matches!(r.op, Op::Read | Op::Flush)),
             fua: is_write && r.flags & TraceRecord::FUA != 0,
+            secure: r.op == Op::Discard && r.flags & TraceRecord::SECURE != 0,
             prio: false,
             pid: r.pid.unwrap_or(0),
             thread,

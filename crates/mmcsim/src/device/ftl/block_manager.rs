@@ -271,6 +271,10 @@ pub struct BlockManager {
     pub(super) slot_version: Vec<u32>,
     /// Per stripe: valid slots.
     pub(super) valid: Vec<u32>,
+    /// Per stripe: slots programmed with host or moved data since its
+    /// erase (padding excluded); `written − valid` are its invalid slots
+    /// (overwritten, trimmed or moved data still on NAND).
+    written: Vec<u32>,
     pub(super) state: Vec<BlockState>,
     /// Per die: free stripes keyed by wear `(erase_count, stripe)`.
     pub(super) free: Vec<SortedSet>,
@@ -308,6 +312,7 @@ impl BlockManager {
             p2l: vec![UNMAPPED; slots],
             slot_version: vec![0; slots],
             valid: vec![0; stripes as usize],
+            written: vec![0; stripes as usize],
             state: vec![BlockState::Free; stripes as usize],
             free,
             full: (0..geo.dies())
@@ -483,6 +488,7 @@ impl BlockManager {
                 self.p2l[slot] = lpn;
                 self.slot_version[slot] = ver;
                 self.valid[sb as usize] += 1;
+                self.written[sb as usize] += 1;
             } else {
                 stats.padding_slots += 1;
             }
@@ -525,6 +531,37 @@ impl BlockManager {
         }
     }
 
+    /// Invalid slots of stripe `sb`: data programmed there and since
+    /// overwritten, trimmed or moved (padding excluded).
+    pub fn invalid(&self, sb: u32) -> u32 {
+        self.written[sb as usize] - self.valid[sb as usize]
+    }
+
+    /// Fills the open write points of `die` whose stripe holds invalid
+    /// data with padding pages until the stripe is full (the firmware
+    /// closes the block so it can be collected); returns the stripe pages
+    /// programmed.
+    pub fn close_points_with_invalid(
+        &mut self,
+        die: u32,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) -> u32 {
+        let ppb = self.geo.pages_per_block;
+        let mut pages = 0;
+        for s in [Stream::Host, Stream::Gc, Stream::Cold] {
+            let p = self.points[die as usize][s as usize];
+            if p.page == ppb || self.invalid(p.stripe) == 0 {
+                continue;
+            }
+            for _ in p.page..ppb {
+                self.program(die, s, &[], stats, ops);
+                pages += 1;
+            }
+        }
+        pages
+    }
+
     /// Takes full stripe `sb` out of the victim candidates to collect it.
     pub fn begin_collect(&mut self, sb: u32) {
         let die = self.stripe_die(sb) as usize;
@@ -548,6 +585,7 @@ impl BlockManager {
             });
         }
         stats.nand_erases += 1;
+        self.written[sb as usize] = 0;
         self.state[sb as usize] = BlockState::Free;
         let key = self.free_key(sb);
         self.free[die as usize].insert(key);
@@ -644,6 +682,9 @@ impl BlockManager {
             self.slot_version[slot as usize] = expected[lpn];
             let sb = self.block_stripe(g.slot_block(slot));
             self.valid[sb as usize] += 1;
+            // A saved state keeps no record of invalid slots: they load
+            // as padding.
+            self.written[sb as usize] += 1;
         }
         for set in &mut self.free {
             while set.pop_last().is_some() {}

@@ -150,6 +150,59 @@ impl GarbageCollector {
         true
     }
 
+    /// The card's part of an ERASE (CMD38 argument 0x0) once the erased
+    /// groups are unmapped: every full stripe left without valid data is
+    /// erased at once and returns to the free pool. Returns the stripes
+    /// erased.
+    pub fn erase_empty(
+        &mut self,
+        blocks: &mut BlockManager,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) -> u32 {
+        let mut n = 0;
+        for die in 0..blocks.geometry().dies() {
+            while let Some((0, sb)) = blocks.least_valid_full(die) {
+                blocks.begin_collect(sb);
+                blocks.erase(sb, stats, ops);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// SANITIZE (EXT_CSD SANITIZE_START): physically removes every piece
+    /// of invalid data. On each die the open write points holding invalid
+    /// data are closed with padding, then every full stripe holding
+    /// invalid data (as found then) is collected, the emptiest first so
+    /// their erases make room for the moves. Returns the stripes
+    /// collected (counted in `gc_runs` too).
+    pub fn sanitize(
+        &mut self,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) -> u32 {
+        let mut n = 0;
+        let mut victims = Vec::new();
+        for die in 0..blocks.geometry().dies() {
+            blocks.close_points_with_invalid(die, stats, ops);
+            victims.clear();
+            victims.extend(
+                blocks
+                    .full_stripes(die)
+                    .filter(|&(_, sb)| blocks.invalid(sb) > 0),
+            );
+            victims.sort_unstable();
+            for &(_, sb) in &victims {
+                self.collect(sb, Purpose::Reclaim, blocks, table, stats, ops);
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// Most valid slots a victim may hold to be worth collecting.
     pub fn worth_limit(geo: &Geometry) -> u32 {
         geo.stripe_slots() * (geo.pages_per_block - 1)

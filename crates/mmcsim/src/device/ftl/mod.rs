@@ -184,6 +184,27 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
         let _ = ops;
         self.trim(lpn);
     }
+    /// The card's part of an eMMC ERASE (CMD38 argument 0x0) after the
+    /// erased groups' LPNs were trimmed: erases every block left without
+    /// valid data, appending the NAND work; returns the blocks (stripes)
+    /// erased. `None` (default): the scheme does not model it (profile
+    /// validation keeps such cards to the page mapping).
+    fn erase_unmapped(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let _ = ops;
+        None
+    }
+    /// eMMC SANITIZE: migrates the valid data out of every block holding
+    /// invalid data and erases it, appending the NAND work; returns the
+    /// blocks (stripes) collected. `None` (default): not modelled.
+    fn sanitize(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let _ = ops;
+        None
+    }
+    /// Invalid 4 KiB slots on NAND (data overwritten, trimmed or moved and
+    /// not yet erased), where the scheme tracks them.
+    fn invalid_slots(&self) -> Option<u64> {
+        None
+    }
     /// Writes one stripe page of host data (`entries` = `(lpn, version)`, at
     /// most a stripe page; the rest is padding), reclaiming space first if
     /// needed; the NAND operations are appended to `ops`.

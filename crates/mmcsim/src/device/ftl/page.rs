@@ -165,6 +165,22 @@ impl Mapping for PageMapping {
             .then_some(die)
     }
 
+    fn erase_unmapped(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        Some(self.gc.erase_empty(&mut self.blocks, &mut self.stats, ops))
+    }
+
+    fn sanitize(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        Some(
+            self.gc
+                .sanitize(&mut self.blocks, &mut self.table, &mut self.stats, ops),
+        )
+    }
+
+    fn invalid_slots(&self) -> Option<u64> {
+        let stripes = self.blocks.geometry().dies() * self.blocks.stripes_per_die();
+        Some((0..stripes).map(|sb| self.blocks.invalid(sb) as u64).sum())
+    }
+
     fn stats(&self) -> FtlStats {
         self.stats
     }
@@ -344,6 +360,50 @@ mod tests {
         let mut expected = vec![0u32; f.user_lpns() as usize];
         expected[8] = 2;
         f.check(&[], &expected).unwrap();
+    }
+
+    #[test]
+    fn erase_frees_blocks_left_empty_and_sanitize_leaves_no_invalid_data() {
+        let mut f = tiny(VictimPolicy::Greedy, false);
+        let n = f.user_lpns();
+        let mut ops = Vec::new();
+        let mut expected = vec![0u32; n as usize];
+        // Fill the space sequentially, 4 LPNs a stripe page.
+        for base in (0..n - 3).step_by(4) {
+            let e: Vec<_> = (base..base + 4).map(|l| (l, l + 1)).collect();
+            f.write(&e, &mut ops);
+            for &(l, v) in &e {
+                expected[l as usize] = v;
+            }
+        }
+        ops.clear();
+        // Unmapping the first 64 LPNs (two whole stripes of 8 pages × 4
+        // slots) leaves those stripes empty: the ERASE erases them.
+        let before = f.stats().nand_erases;
+        for l in 0..64 {
+            f.trim(l);
+            expected[l as usize] = 0;
+        }
+        assert_eq!(f.erase_unmapped(&mut ops), Some(2));
+        assert_eq!(f.stats().nand_erases - before, 2);
+        assert!(ops.iter().any(|o| matches!(o, NandOp::Erase { .. })));
+        f.check(&[], &expected).unwrap();
+        // Scattered trims leave invalid slots in partly valid stripes (and
+        // the open write point); SANITIZE collects all of them.
+        for l in (64..n).step_by(3) {
+            f.trim(l);
+            expected[l as usize] = 0;
+        }
+        assert!(f.invalid_slots().unwrap() > 0);
+        ops.clear();
+        let collected = f.sanitize(&mut ops).unwrap();
+        assert!(collected > 0);
+        assert_eq!(f.invalid_slots(), Some(0));
+        f.check(&[], &expected).unwrap();
+        // Nothing left to do.
+        ops.clear();
+        assert_eq!(f.sanitize(&mut ops), Some(0));
+        assert!(ops.is_empty());
     }
 
     /// Writes the whole space once (cold data), then rewrites only a hot

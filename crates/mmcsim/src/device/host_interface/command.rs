@@ -12,9 +12,10 @@ use std::fmt;
 /// (the kernel's `MMC_*` opcodes in `include/linux/mmc/mmc.h`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MmcCommand {
-    /// CMD6 SWITCH: writes an EXT_CSD byte; here FLUSH_CACHE (EXT_CSD\[32\]),
-    /// the cache flush of a REQ_FLUSH.
-    Cmd6,
+    /// CMD6 SWITCH: writes an EXT_CSD byte ([`Switch`]): FLUSH_CACHE
+    /// (EXT_CSD\[32\]), the cache flush of a REQ_FLUSH, or SANITIZE_START
+    /// (EXT_CSD\[165\]) after the erase of a secure discard.
+    Cmd6(Switch),
     /// CMD13 SEND_STATUS: the status poll after a write (`card_busy_detect`).
     Cmd13,
     /// CMD18 READ_MULTIPLE_BLOCK: the data read.
@@ -28,8 +29,9 @@ pub enum MmcCommand {
     Cmd35,
     /// CMD36 ERASE_GROUP_END: last sector of a discard.
     Cmd36,
-    /// CMD38 ERASE (with the DISCARD argument): starts the discard.
-    Cmd38,
+    /// CMD38 ERASE with its argument ([`EraseArg`]): starts the erase,
+    /// trim or discard of the range CMD35/CMD36 set.
+    Cmd38(EraseArg),
     /// CMD44 QUEUED_TASK_PARAMS: direction, tag and block count of a queued
     /// task (eMMC 5.1 command queue).
     Cmd44,
@@ -41,18 +43,64 @@ pub enum MmcCommand {
     Cmd47,
 }
 
+/// The argument of CMD38 ERASE (JESD84-B45 §6.6.9; Linux
+/// `include/linux/mmc/core.h` `MMC_ERASE_ARG`, `MMC_TRIM_ARG`,
+/// `MMC_DISCARD_ARG`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EraseArg {
+    /// 0x0 ERASE: the card erases the whole erase groups of the range
+    /// (the driver widens nothing, it trims the range to whole groups).
+    Erase,
+    /// 0x1 TRIM (eMMC 4.41): the write blocks of the range are unmapped;
+    /// the card erases them when it sees fit.
+    Trim,
+    /// 0x3 DISCARD (eMMC 4.5): like TRIM, but the card need not make the
+    /// data unreadable.
+    Discard,
+}
+
+impl EraseArg {
+    /// The 32-bit CMD38 argument.
+    pub fn arg(self) -> u32 {
+        match self {
+            EraseArg::Erase => 0x0,
+            EraseArg::Trim => 0x1,
+            EraseArg::Discard => 0x3,
+        }
+    }
+
+    /// Lower-case name, as in reports (`device.erase_commands.<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EraseArg::Erase => "erase",
+            EraseArg::Trim => "trim",
+            EraseArg::Discard => "discard",
+        }
+    }
+}
+
+/// The EXT_CSD byte a CMD6 SWITCH writes (`include/linux/mmc/mmc.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Switch {
+    /// EXT_CSD_FLUSH_CACHE (byte 32) = 1: flush the volatile cache.
+    FlushCache,
+    /// EXT_CSD_SANITIZE_START (byte 165) = 1: physically remove every
+    /// piece of unmapped data (eMMC 4.5).
+    SanitizeStart,
+}
+
 impl MmcCommand {
     /// The JEDEC command index (the `N` of `CMDN`).
     pub fn index(self) -> u8 {
         match self {
-            MmcCommand::Cmd6 => 6,
+            MmcCommand::Cmd6(_) => 6,
             MmcCommand::Cmd13 => 13,
             MmcCommand::Cmd18 => 18,
             MmcCommand::Cmd23 => 23,
             MmcCommand::Cmd25 => 25,
             MmcCommand::Cmd35 => 35,
             MmcCommand::Cmd36 => 36,
-            MmcCommand::Cmd38 => 38,
+            MmcCommand::Cmd38(_) => 38,
             MmcCommand::Cmd44 => 44,
             MmcCommand::Cmd45 => 45,
             MmcCommand::Cmd46 => 46,
@@ -63,14 +111,14 @@ impl MmcCommand {
     /// The JEDEC command name, e.g. `"READ_MULTIPLE_BLOCK"`.
     pub fn name(self) -> &'static str {
         match self {
-            MmcCommand::Cmd6 => "SWITCH",
+            MmcCommand::Cmd6(_) => "SWITCH",
             MmcCommand::Cmd13 => "SEND_STATUS",
             MmcCommand::Cmd18 => "READ_MULTIPLE_BLOCK",
             MmcCommand::Cmd23 => "SET_BLOCK_COUNT",
             MmcCommand::Cmd25 => "WRITE_MULTIPLE_BLOCK",
             MmcCommand::Cmd35 => "ERASE_GROUP_START",
             MmcCommand::Cmd36 => "ERASE_GROUP_END",
-            MmcCommand::Cmd38 => "ERASE",
+            MmcCommand::Cmd38(_) => "ERASE",
             MmcCommand::Cmd44 => "QUEUED_TASK_PARAMS",
             MmcCommand::Cmd45 => "QUEUED_TASK_ADDRESS",
             MmcCommand::Cmd46 => "EXECUTE_READ_TASK",
@@ -81,7 +129,13 @@ impl MmcCommand {
 
 impl fmt::Display for MmcCommand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CMD{} {}", self.index(), self.name())
+        write!(f, "CMD{} {}", self.index(), self.name())?;
+        match self {
+            MmcCommand::Cmd38(a) => write!(f, " arg=0x{:x} ({})", a.arg(), a.name()),
+            MmcCommand::Cmd6(Switch::FlushCache) => write!(f, " FLUSH_CACHE"),
+            MmcCommand::Cmd6(Switch::SanitizeStart) => write!(f, " SANITIZE_START"),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -95,10 +149,33 @@ pub const WRITE_MULTIPLE: &[MmcCommand] = &[Cmd23, Cmd25];
 /// Legacy data write as Linux sends it: CMD23 + CMD25, then CMD13
 /// SEND_STATUS once the card is done.
 pub const WRITE_MULTIPLE_POLLED: &[MmcCommand] = &[Cmd23, Cmd25, Cmd13];
-/// Discard: CMD35 ERASE_GROUP_START + CMD36 ERASE_GROUP_END + CMD38 ERASE.
-pub const DISCARD: &[MmcCommand] = &[Cmd35, Cmd36, Cmd38];
+/// Discard on an eMMC 4.5 card: CMD35 ERASE_GROUP_START + CMD36
+/// ERASE_GROUP_END + CMD38 ERASE with the DISCARD argument.
+pub const DISCARD: &[MmcCommand] = &[Cmd35, Cmd36, Cmd38(EraseArg::Discard)];
+/// Discard on a card with TRIM but no DISCARD (eMMC 4.41): the erase
+/// sequence with the TRIM argument.
+pub const TRIM: &[MmcCommand] = &[Cmd35, Cmd36, Cmd38(EraseArg::Trim)];
+/// Discard on a card with neither (or the erase-group-aligned part of a
+/// secure discard): the erase sequence with the ERASE argument.
+pub const ERASE: &[MmcCommand] = &[Cmd35, Cmd36, Cmd38(EraseArg::Erase)];
+/// Secure discard on an eMMC 4.5 card whose range is erase-group aligned:
+/// ERASE, then CMD6 SWITCH to SANITIZE_START.
+pub const ERASE_SANITIZE: &[MmcCommand] = &[
+    Cmd35,
+    Cmd36,
+    Cmd38(EraseArg::Erase),
+    Cmd6(Switch::SanitizeStart),
+];
+/// Secure discard on an eMMC 4.5 card, range not aligned: TRIM, then
+/// SANITIZE_START.
+pub const TRIM_SANITIZE: &[MmcCommand] = &[
+    Cmd35,
+    Cmd36,
+    Cmd38(EraseArg::Trim),
+    Cmd6(Switch::SanitizeStart),
+];
 /// Cache flush: CMD6 SWITCH to EXT_CSD FLUSH_CACHE.
-pub const FLUSH_CACHE: &[MmcCommand] = &[Cmd6];
+pub const FLUSH_CACHE: &[MmcCommand] = &[Cmd6(Switch::FlushCache)];
 /// Queued read task: CMD44 QUEUED_TASK_PARAMS + CMD45 QUEUED_TASK_ADDRESS,
 /// then CMD46 EXECUTE_READ_TASK before the data phase.
 pub const QUEUED_READ: &[MmcCommand] = &[Cmd44, Cmd45, Cmd46];
@@ -109,6 +186,8 @@ pub const QUEUED_WRITE: &[MmcCommand] = &[Cmd44, Cmd45, Cmd47];
 /// The sequence a legacy (non-queued) driver sends for `op`; a write ends
 /// with CMD13 when the host polls the status after writes
 /// (`status_poll_after_write` of the profile's `[bus]`).
+/// A discard is the eMMC 4.5 [`DISCARD`] sequence; the argument a given
+/// card takes is the driver's choice (`driver::command::erase`).
 pub fn legacy_commands(op: Op, status_poll_after_write: bool) -> &'static [MmcCommand] {
     match op {
         Op::Read => READ_MULTIPLE,
@@ -179,6 +258,10 @@ pub struct Sequence {
     pub queue_task: u32,
     /// Execute commands (CMD46/CMD47) charged before the first transfer.
     pub execute: u32,
+    /// The CMD38 argument of an erase-class sequence.
+    pub erase: Option<EraseArg>,
+    /// The sequence ends with CMD6 SANITIZE_START.
+    pub sanitize: bool,
 }
 
 impl Sequence {
@@ -194,8 +277,8 @@ impl Sequence {
     /// |---|---|
     /// | read | `[CMD23] CMD18 CMD13*`, or `CMD44 CMD45 CMD46` |
     /// | write | `[CMD23] CMD25 CMD13*`, or `CMD44 CMD45 CMD47` |
-    /// | discard | `CMD35 CMD36 CMD38 CMD13*` |
-    /// | flush | `CMD6 CMD13*` |
+    /// | discard | `CMD35 CMD36 CMD38(arg) [CMD6(SANITIZE_START)] CMD13*` |
+    /// | flush | `CMD6(FLUSH_CACHE) CMD13*` |
     ///
     /// On a mismatch the counts are still returned in the error's place by
     /// [`Sequence::classify`], so a caller may charge what was sent.
@@ -204,7 +287,7 @@ impl Sequence {
         let ok = match cmd.op {
             Op::Read => legacy_data(c, Cmd18) || c == QUEUED_READ,
             Op::Write => legacy_data(c, Cmd25) || c == QUEUED_WRITE,
-            Op::Discard => c.starts_with(DISCARD) && polls_only(&c[DISCARD.len()..]),
+            Op::Discard => erase_class(c),
             Op::Flush => c.starts_with(FLUSH_CACHE) && polls_only(&c[FLUSH_CACHE.len()..]),
         };
         if ok {
@@ -220,8 +303,8 @@ impl Sequence {
             expected: match cmd.op {
                 Op::Read => "[CMD23] CMD18 CMD13* or CMD44 CMD45 CMD46",
                 Op::Write => "[CMD23] CMD25 CMD13* or CMD44 CMD45 CMD47",
-                Op::Discard => "CMD35 CMD36 CMD38 CMD13*",
-                Op::Flush => "CMD6 CMD13*",
+                Op::Discard => "CMD35 CMD36 CMD38(arg) [CMD6 SANITIZE_START] CMD13*",
+                Op::Flush => "CMD6 FLUSH_CACHE CMD13*",
             },
         })
     }
@@ -233,9 +316,19 @@ impl Sequence {
             status_polls: 0,
             queue_task: 0,
             execute: 0,
+            erase: None,
+            sanitize: false,
         };
         for c in commands {
-            match c {
+            match *c {
+                Cmd38(a) => {
+                    s.erase = Some(a);
+                    s.direct += 1;
+                }
+                Cmd6(Switch::SanitizeStart) => {
+                    s.sanitize = true;
+                    s.direct += 1;
+                }
                 Cmd13 => s.status_polls += 1,
                 Cmd44 | Cmd45 => s.queue_task += 1,
                 Cmd46 | Cmd47 => s.execute += 1,
@@ -250,6 +343,17 @@ impl Sequence {
 fn legacy_data(c: &[MmcCommand], data: MmcCommand) -> bool {
     let c = c.strip_prefix(&[Cmd23]).unwrap_or(c);
     c.first() == Some(&data) && polls_only(&c[1..])
+}
+
+/// `CMD35 CMD36 CMD38(arg) [CMD6(SANITIZE_START)] CMD13*`.
+fn erase_class(c: &[MmcCommand]) -> bool {
+    let [Cmd35, Cmd36, Cmd38(_), rest @ ..] = c else {
+        return false;
+    };
+    let rest = rest
+        .strip_prefix(&[Cmd6(Switch::SanitizeStart)])
+        .unwrap_or(rest);
+    polls_only(rest)
 }
 
 fn polls_only(c: &[MmcCommand]) -> bool {
@@ -279,6 +383,15 @@ mod tests {
         assert_eq!((s.direct, s.status_polls), (2, 1));
         assert_eq!(d(Op::Write, WRITE_MULTIPLE).status_polls, 0);
         assert_eq!(d(Op::Discard, DISCARD).direct, 3);
+        assert_eq!(d(Op::Discard, DISCARD).erase, Some(EraseArg::Discard));
+        assert_eq!(d(Op::Discard, TRIM).erase, Some(EraseArg::Trim));
+        let s = d(Op::Discard, ERASE_SANITIZE);
+        assert_eq!(
+            (s.direct, s.erase, s.sanitize),
+            (4, Some(EraseArg::Erase), true)
+        );
+        assert!(d(Op::Discard, TRIM_SANITIZE).sanitize);
+        assert!(!d(Op::Discard, ERASE).sanitize);
         assert_eq!(d(Op::Flush, FLUSH_CACHE).direct, 1);
         for (op, c) in [(Op::Read, QUEUED_READ), (Op::Write, QUEUED_WRITE)] {
             let s = d(op, c);
@@ -304,8 +417,10 @@ mod tests {
         );
         assert!(Sequence::decode(&cmd(Op::Write, QUEUED_READ)).is_err());
         assert!(Sequence::decode(&cmd(Op::Flush, &[])).is_err());
-        assert!(Sequence::decode(&cmd(Op::Discard, &[Cmd35, Cmd38])).is_err());
+        let short: &[MmcCommand] = &[Cmd35, Cmd38(EraseArg::Discard)];
+        assert!(Sequence::decode(&cmd(Op::Discard, short)).is_err());
+        assert!(Sequence::decode(&cmd(Op::Discard, FLUSH_CACHE)).is_err());
         // The counts of what was sent stay available.
-        assert_eq!(Sequence::classify(&[Cmd35, Cmd38]).direct, 2);
+        assert_eq!(Sequence::classify(short).direct, 2);
     }
 }

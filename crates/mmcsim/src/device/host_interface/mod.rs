@@ -13,7 +13,8 @@
 //!   |---|---|---|
 //!   | read | [`READ_MULTIPLE`]: CMD23 + CMD18 | [`QUEUED_READ`]: CMD44 + CMD45, CMD46 |
 //!   | write | [`WRITE_MULTIPLE_POLLED`]: CMD23 + CMD25, CMD13 (or [`WRITE_MULTIPLE`] when the profile's `status_poll_after_write` is false) | [`QUEUED_WRITE`]: CMD44 + CMD45, CMD47 |
-//!   | discard | [`DISCARD`]: CMD35 + CMD36 + CMD38 | the same, as a direct command |
+//!   | discard | [`DISCARD`] (eMMC 4.5), [`TRIM`] (4.41) or [`ERASE`]: CMD35 + CMD36 + CMD38 with the argument the card takes | the same, as a direct command |
+//!   | secure discard | [`ERASE_SANITIZE`] / [`TRIM_SANITIZE`]: the erase sequence, then CMD6 SANITIZE_START (eMMC 4.5) | the same, as a direct command |
 //!   | flush | [`FLUSH_CACHE`]: CMD6 | the same, as a direct command |
 //!
 //!   [`legacy_commands`] and [`queued_commands`] pick them by operation.
@@ -36,8 +37,9 @@ mod command;
 
 pub use bus::Bus;
 pub use command::{
-    legacy_commands, queued_commands, CommandError, DeviceCommand, MmcCommand, Sequence, DISCARD,
-    FLUSH_CACHE, QUEUED_READ, QUEUED_WRITE, READ_MULTIPLE, WRITE_MULTIPLE, WRITE_MULTIPLE_POLLED,
+    legacy_commands, queued_commands, CommandError, DeviceCommand, EraseArg, MmcCommand, Sequence,
+    Switch, DISCARD, ERASE, ERASE_SANITIZE, FLUSH_CACHE, QUEUED_READ, QUEUED_WRITE, READ_MULTIPLE,
+    TRIM, TRIM_SANITIZE, WRITE_MULTIPLE, WRITE_MULTIPLE_POLLED,
 };
 
 use super::config::BusConfig;
