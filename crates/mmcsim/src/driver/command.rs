@@ -52,9 +52,10 @@ pub fn queued(r: &DriverRequest, poll: bool) -> DeviceCommand {
 /// range (nothing left: no command, the request completes).
 /// `mmc_blk_issue_secdiscard_rq` on a card that can sanitize: ERASE if
 /// the range is erase-group aligned (`mmc_erase_group_aligned`), else
-/// TRIM, then CMD6 SANITIZE_START (the flow of msm-3.4 and mainline from
-/// 3.6; mainline 3.4 sent SANITIZE_START alone, leaving the range
-/// mapped). A secure discard on a card without SANITIZE (eMMC 4.4/4.41
+/// TRIM, then CMD6 SANITIZE_START (the eMMC 4.5 branch of the mainline
+/// kernels that followed 3.4, recalled, not re-read; 3.4 itself sent
+/// SANITIZE_START alone, leaving the range mapped, and later kernels moved
+/// sanitize to its own request). A secure discard on a card without SANITIZE (eMMC 4.4/4.41
 /// SECURE_ERASE / SECURE_TRIM) is not modelled: it goes as a plain discard
 /// and the device counts it (`device.erase_commands.secure_as_plain`).
 pub fn erase(r: &DriverRequest, f: &FeaturesConfig, group: u64) -> Option<DeviceCommand> {
