@@ -55,6 +55,29 @@ fn loading_a_saved_state_gives_the_report_of_preconditioning_in_place() {
             "cfq",
         ],
     );
+    // A secure discard on an eMMC 4.5 card sanitizes: it collects every
+    // block holding invalid data, which a loaded state must know as such
+    // (not as padding).
+    let tmp = scratch("device_state_sanitize_trace");
+    let trace = tmp.join("secure-discard.csv");
+    std::fs::write(
+        &trace,
+        "time_us,op,sector,sectors,flags\n0,D,0,8192,E\n1000,R,0,1024,\n",
+    )
+    .unwrap();
+    same_report(
+        "sanitize",
+        &[
+            "replay",
+            trace.to_str().unwrap(),
+            "--mode",
+            "closed",
+            "--set",
+            "device.nand.blocks_per_plane=256",
+            "--set",
+            "device.features.emmc_version=\"4.5\"",
+        ],
+    );
     same_report(
         "scenario-cmdq",
         &[

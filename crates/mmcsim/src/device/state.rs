@@ -14,8 +14,9 @@
 //! | … | payload: the preconditioning summary, the version oracle, then the mapping's own state ([`super::ftl::Mapping::save_state`]) |
 //!
 //! Only what cannot be derived is stored: the page mapping keeps its L2P
-//! table, per-block program positions and erase counts, per-stripe state
-//! and clocks and its write points; the physical-to-logical records, valid
+//! table, per-block program positions and erase counts, per-stripe state,
+//! clocks and counts of slots written since the last erase (version 2:
+//! they tell invalid data from padding) and its write points; the physical-to-logical records, valid
 //! counts and the ordered free and victim sets are rebuilt from them. A
 //! saved state is taken right after preconditioning, when the write buffer
 //! is empty and every timeline, cache and counter has been reset, so
@@ -27,7 +28,7 @@ use super::{Emmc, PreconditionSummary};
 use crate::device::nand::Geometry;
 
 /// The saved-state format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 const MAGIC: &[u8; 8] = b"MMCSIMST";
 const HEADER_BYTES: usize = 8 + 4 + 24 + 8 + 8 + 8;

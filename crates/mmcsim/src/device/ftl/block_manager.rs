@@ -605,6 +605,10 @@ impl BlockManager {
         w.u32s(&states);
         w.u64s(&self.filled_at);
         w.u64s(&self.modified_at);
+        // Slots written since each stripe's last erase: with the valid
+        // counts rebuilt from the L2P table they tell invalid data (which
+        // SANITIZE and ERASE must find) from padding.
+        w.u32s(&self.written);
         let points: Vec<u32> = self
             .points
             .iter()
@@ -652,6 +656,8 @@ impl BlockManager {
         }
         r.u64s_into("the stripe fill clocks", &mut self.filled_at)?;
         r.u64s_into("the stripe modification clocks", &mut self.modified_at)?;
+        let mut written = vec![0u32; self.written.len()];
+        r.u32s_into("the stripe written-slot counts", &mut written)?;
         let mut points = vec![0u32; self.points.len() * STREAMS * 2];
         r.u32s_into("the write points", &mut points)?;
         let stripes = g.dies() * g.blocks_per_plane;
@@ -682,10 +688,17 @@ impl BlockManager {
             self.slot_version[slot as usize] = expected[lpn];
             let sb = self.block_stripe(g.slot_block(slot));
             self.valid[sb as usize] += 1;
-            // A saved state keeps no record of invalid slots: they load
-            // as padding.
-            self.written[sb as usize] += 1;
         }
+        let stripe_slots = g.pages_per_block * g.stripe_slots();
+        for (sb, &w) in written.iter().enumerate() {
+            if w < self.valid[sb] || w > stripe_slots {
+                return Err(StateError(format!(
+                    "stripe {sb} has {w} slots written but {} valid (at most {stripe_slots}): the file is corrupted",
+                    self.valid[sb]
+                )));
+            }
+        }
+        self.written = written;
         for set in &mut self.free {
             while set.pop_last().is_some() {}
         }
