@@ -79,6 +79,32 @@ fn the_text_output_is_the_apps_result_screen() {
     }
 }
 
+/// The app shows the mean of its repetitions; the report keeps each one,
+/// so a first run that meets the preconditioned device's GC is visible.
+#[test]
+fn the_report_keeps_every_repetition_beside_their_mean() {
+    let tmp = scratch("ab-runs");
+    let args = [
+        "run",
+        V34,
+        "--set",
+        "androbench.repetitions=2",
+        "--set",
+        "androbench.sqlite_transactions=20",
+    ];
+    let r = report(&args, &tmp);
+    let runs = r["androbench"]["runs"].as_array().expect("androbench.runs");
+    assert_eq!(runs.len(), 2);
+    for k in ["seq_read_mb_s", "rand_write_iops", "sqlite_insert_tps"] {
+        let each: Vec<f64> = runs.iter().map(|x| x[k].as_f64().unwrap()).collect();
+        assert!(each.iter().all(|v| *v > 0.0), "{k}: {each:?}");
+        let mean = each.iter().sum::<f64>() / 2.0;
+        assert!((metric(&r, k) - mean).abs() <= 1e-9 * mean, "{k}");
+    }
+    let out = simctl_ok(&args);
+    assert!(out.contains("(runs: "), "per-run numbers missing:\n{out}");
+}
+
 #[test]
 #[ignore = "band missed: write geometric mean +42.0 % (band 10-40 %): seq W 12.16->13.65 MB/s, rand W 88.9->171.6 IOPS, insert 36.7->49.9, update 40.0->56.7, delete 42.2->58.2 TPS; reads unchanged (58.87/58.86 MB/s, 847.0/847.1 IOPS)"]
 fn turning_off_the_ext4_journal_raises_the_write_metrics() {

@@ -101,10 +101,12 @@ fn unit_of(path: &[String]) -> &'static str {
 
 /// The unit a key's name states, if any.
 fn key_unit(k: &str) -> Option<&'static str> {
-    let u = if k.ends_with("mb_per_s") {
+    let u = if k.ends_with("mb_per_s") || k.ends_with("_mb_s") {
         "MB/s"
-    } else if k == "iops" {
+    } else if k == "iops" || k.ends_with("_iops") || k.ends_with("_tps") {
         "1/s"
+    } else if k.ends_with("_mt_per_s") {
+        "MT/s"
     } else if k.ends_with("_us") {
         "us"
     } else if k.ends_with("_ns") {
@@ -178,5 +180,12 @@ mod tests {
         assert_eq!(unit_of(&p("simulated_time_s")), "s");
         assert_eq!(unit_of(&p("device.waf")), "");
         assert_eq!(unit_of(&p("device.die_busy_ns.1")), "ns");
+        // AndroBench's result screen: MB/s, IOPS and transactions/s are
+        // rates, not seconds.
+        assert_eq!(unit_of(&p("androbench.seq_write_mb_s")), "MB/s");
+        assert_eq!(unit_of(&p("androbench.runs.0.seq_read_mb_s")), "MB/s");
+        assert_eq!(unit_of(&p("androbench.rand_read_iops")), "1/s");
+        assert_eq!(unit_of(&p("androbench.sqlite_insert_tps")), "1/s");
+        assert_eq!(unit_of(&p("device_profile.nand.channel_mt_per_s")), "MT/s");
     }
 }

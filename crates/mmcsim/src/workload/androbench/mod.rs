@@ -517,13 +517,9 @@ impl Suite {
         Action::Call(call)
     }
 
-    /// The result screen's numbers.
+    /// The result screen's numbers: each the mean over the repetitions,
+    /// with every repetition's own numbers beside them.
     pub fn report(&self) -> AndrobenchReport {
-        let reps = self.acc.len().max(1) as f64;
-        let mean = |f: &dyn Fn(&Acc) -> f64, k: Kind| -> f64 {
-            let i = k.index().expect("a measured test");
-            self.acc.iter().map(|r| f(&r[i])).sum::<f64>() / reps
-        };
         let secs = |ns: u128| ns as f64 / NS_PER_S as f64;
         let mb_s = |a: &Acc| {
             if a.timed_ns == 0 {
@@ -537,15 +533,36 @@ impl Suite {
             _ if a.timed_ns > 0 => a.ops as f64 / secs(a.timed_ns),
             _ => 0.0,
         };
+        fn at(r: &[Acc; plan::MEASURED], k: Kind) -> &Acc {
+            &r[k.index().expect("a measured test")]
+        }
+        let runs: Vec<AndrobenchRun> = self
+            .acc
+            .iter()
+            .map(|r| AndrobenchRun {
+                seq_read_mb_s: mb_s(at(r, Kind::SeqRead)),
+                seq_write_mb_s: mb_s(at(r, Kind::SeqWrite)),
+                rand_read_iops: per_s(at(r, Kind::RandRead)),
+                rand_write_iops: per_s(at(r, Kind::RandWrite)),
+                sqlite_insert_tps: per_s(at(r, Kind::Insert)),
+                sqlite_update_tps: per_s(at(r, Kind::Update)),
+                sqlite_delete_tps: per_s(at(r, Kind::Delete)),
+            })
+            .collect();
+        let reps = runs.len().max(1) as f64;
+        let mean = |f: fn(&AndrobenchRun) -> f64| runs.iter().map(f).sum::<f64>() / reps;
         AndrobenchReport {
             settings: self.settings.clone(),
-            seq_read_mb_s: mean(&mb_s, Kind::SeqRead),
-            seq_write_mb_s: mean(&mb_s, Kind::SeqWrite),
-            rand_read_iops: mean(&per_s, Kind::RandRead),
-            rand_write_iops: mean(&per_s, Kind::RandWrite),
-            sqlite_insert_tps: mean(&per_s, Kind::Insert),
-            sqlite_update_tps: mean(&per_s, Kind::Update),
-            sqlite_delete_tps: mean(&per_s, Kind::Delete),
+            mean: AndrobenchRun {
+                seq_read_mb_s: mean(|r| r.seq_read_mb_s),
+                seq_write_mb_s: mean(|r| r.seq_write_mb_s),
+                rand_read_iops: mean(|r| r.rand_read_iops),
+                rand_write_iops: mean(|r| r.rand_write_iops),
+                sqlite_insert_tps: mean(|r| r.sqlite_insert_tps),
+                sqlite_update_tps: mean(|r| r.sqlite_update_tps),
+                sqlite_delete_tps: mean(|r| r.sqlite_delete_tps),
+            },
+            runs,
         }
     }
 
@@ -558,15 +575,32 @@ impl Suite {
 /// The app's MB (file sizes are in units of 2^20 bytes).
 const MIB: f64 = 1_048_576.0;
 
-/// The report's `androbench` section: the settings and the seven numbers
-/// of the app's result screen, each the mean over the repetitions.
+/// The report's `androbench` section: the settings, the seven numbers of
+/// the app's result screen (each the mean over the repetitions) and every
+/// repetition's own numbers.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AndrobenchReport {
     /// The settings as run.
     pub settings: Settings,
-    /// Sequential read, MB/s (2^20 bytes / s of time inside read()).
+    /// The result screen: the mean of each number over the repetitions.
+    #[serde(flatten)]
+    pub mean: AndrobenchRun,
+    /// The same seven numbers for each repetition, in run order (the app
+    /// shows only their mean; the first run after preconditioning can
+    /// differ, e.g. when its writes meet GC that later runs do not).
+    pub runs: Vec<AndrobenchRun>,
+}
+
+/// A line of the result screen: label, mean, unit, and the repetition's
+/// own value.
+type ScreenLine = (&'static str, f64, &'static str, fn(&AndrobenchRun) -> f64);
+
+/// The seven numbers of the result screen, of one repetition or their mean.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AndrobenchRun {
+    /// Sequential read, MB/s.
     pub seq_read_mb_s: f64,
-    /// Sequential write, MB/s (time inside write() and fsync()).
+    /// Sequential write, MB/s.
     pub seq_write_mb_s: f64,
     /// Random read, IOPS.
     pub rand_read_iops: f64,
@@ -581,22 +615,53 @@ pub struct AndrobenchReport {
 }
 
 impl AndrobenchReport {
-    /// The app's result screen, as text.
+    /// The app's result screen, as text; with more than one repetition,
+    /// each line also lists the repetitions' own numbers in run order.
     pub fn screen(&self) -> String {
         let v = match self.settings.version {
             Version::V3_4 => "3.4",
             Version::V4_1 => "4.1",
         };
-        format!(
-            "AndroBench {v} results (mean of {} runs)\n  Sequential Read   {:>10.2} MB/s\n  Sequential Write  {:>10.2} MB/s\n  Random Read       {:>10.2} IOPS\n  Random Write      {:>10.2} IOPS\n  SQLite Insert     {:>10.2} TPS\n  SQLite Update     {:>10.2} TPS\n  SQLite Delete     {:>10.2} TPS\n",
-            self.settings.repetitions,
-            self.seq_read_mb_s,
-            self.seq_write_mb_s,
-            self.rand_read_iops,
-            self.rand_write_iops,
-            self.sqlite_insert_tps,
-            self.sqlite_update_tps,
-            self.sqlite_delete_tps
-        )
+        let lines: [ScreenLine; 7] = [
+            ("Sequential Read", self.mean.seq_read_mb_s, "MB/s", |r| {
+                r.seq_read_mb_s
+            }),
+            ("Sequential Write", self.mean.seq_write_mb_s, "MB/s", |r| {
+                r.seq_write_mb_s
+            }),
+            ("Random Read", self.mean.rand_read_iops, "IOPS", |r| {
+                r.rand_read_iops
+            }),
+            ("Random Write", self.mean.rand_write_iops, "IOPS", |r| {
+                r.rand_write_iops
+            }),
+            ("SQLite Insert", self.mean.sqlite_insert_tps, "TPS", |r| {
+                r.sqlite_insert_tps
+            }),
+            ("SQLite Update", self.mean.sqlite_update_tps, "TPS", |r| {
+                r.sqlite_update_tps
+            }),
+            ("SQLite Delete", self.mean.sqlite_delete_tps, "TPS", |r| {
+                r.sqlite_delete_tps
+            }),
+        ];
+        let mut out = format!(
+            "AndroBench {v} results (mean of {} runs)\n",
+            self.settings.repetitions
+        );
+        for (name, value, unit, per_run) in lines {
+            out.push_str(&format!("  {name:<17} {value:>10.2} {unit}"));
+            if self.runs.len() > 1 {
+                let each: Vec<String> = self
+                    .runs
+                    .iter()
+                    .map(|r| format!("{:.2}", per_run(r)))
+                    .collect();
+                let pad = 5 - unit.len();
+                out.push_str(&format!("{:pad$}  (runs: {})", "", each.join(", ")));
+            }
+            out.push('\n');
+        }
+        out
     }
 }
