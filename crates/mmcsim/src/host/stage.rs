@@ -232,6 +232,7 @@ impl Host {
             inodes_per_group: l.inodes_per_group,
             journal_first_block: l.journal_first,
             journal_blocks: l.journal_blocks,
+            fstrim_blocks: fs.fstrim_blocks,
             stats,
         })
     }

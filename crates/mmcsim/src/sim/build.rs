@@ -176,7 +176,7 @@ pub(super) fn build_on(
             (Mount::Raw(files), precondition)
         }
         Some(fs) => {
-            let ext4 = mount::mkfs_and_populate(&sc, fs, capacity, &mut cache)?;
+            let mut ext4 = mount::mkfs_and_populate(&sc, fs, capacity, &mut cache)?;
             let precondition = precondition_or_clone(device, prepared, &sc);
             let prewritten: Vec<u32> = sc
                 .files
@@ -186,6 +186,11 @@ pub(super) fn build_on(
                 .collect();
             for (sector, sectors) in ext4.written_extents(&|ino| prewritten.contains(&ino)) {
                 device.write_untimed(sector, sectors);
+            }
+            if fs.fstrim {
+                for (sector, sectors) in ext4.fstrim() {
+                    device.trim_untimed(sector, sectors);
+                }
             }
             (Mount::Ext4(Box::new(ext4)), precondition)
         }

@@ -100,6 +100,15 @@ pub struct FsConfig {
     /// default 16384): sets inodes per group.
     #[serde(default = "bytes_per_inode")]
     pub bytes_per_inode: u32,
+    /// FITRIM once before measurement, after the files are made (`fstrim
+    /// /data`): every free block run of the file system is discarded on
+    /// the device (unmeasured), so data the preconditioning left in free
+    /// space is no longer valid to the FTL. Android 4.3 added this as a
+    /// periodic idle-maintenance job [src: reference emmc-parameters.md §3
+    /// "TRIM"]; without it (default false, as on Android ≤ 4.2) the device
+    /// still holds free space as valid data.
+    #[serde(default)]
+    pub fstrim: bool,
 }
 
 fn journal_on() -> JournalSwitch {

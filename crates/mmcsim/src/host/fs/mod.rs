@@ -79,6 +79,9 @@ pub struct FsReport {
     pub journal_first_block: u64,
     /// Journal length, blocks (0 without one).
     pub journal_blocks: u64,
+    /// Blocks discarded by the FITRIM before measurement (0 without
+    /// `fstrim`), 4 KiB blocks.
+    pub fstrim_blocks: u64,
     /// Counters.
     #[serde(flatten)]
     pub stats: FsStats,

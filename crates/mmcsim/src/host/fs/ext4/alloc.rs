@@ -169,6 +169,29 @@ impl Bitmaps {
         None
     }
 
+    /// Every run of free blocks, group by group in block order, a run never
+    /// crossing a group (`ext4_trim_all_free` walks each group's bitmap
+    /// the same way for FITRIM).
+    pub fn free_runs(&self) -> Vec<Run> {
+        let mut out = Vec::new();
+        for (g, grp) in self.groups.iter().enumerate() {
+            let end = self.len[g];
+            let mut from = 0;
+            while let Some(s) = grp.blocks.next_clear(from, end) {
+                let mut e = s + 1;
+                while e < end && !grp.blocks.get(e) {
+                    e += 1;
+                }
+                out.push(Run {
+                    start: self.first[g] + s,
+                    len: e - s,
+                });
+                from = e;
+            }
+        }
+        out
+    }
+
     /// Returns `[start, start + len)` to the free pool.
     pub fn free_blocks(&mut self, start: u64, len: u64) {
         for blk in start..start + len {
@@ -289,6 +312,40 @@ mod tests {
         );
         b.free_blocks(a.start, a.len);
         assert_eq!(b.alloc(g1 + 100, 2).unwrap().start, g1 + 100);
+    }
+
+    #[test]
+    fn free_runs_cover_exactly_the_free_blocks_group_by_group() {
+        let (l, mut b) = fs();
+        let a = b
+            .alloc(l.groups[0].inode_table + l.inode_table_blocks + 10, 5)
+            .unwrap();
+        let runs = b.free_runs();
+        assert_eq!(
+            runs.iter().map(|r| r.len).sum::<u64>(),
+            b.free_blocks_total()
+        );
+        for w in runs.windows(2) {
+            assert!(
+                w[0].start + w[0].len < w[1].start
+                    || b.group_of(w[0].start) != b.group_of(w[1].start)
+            );
+        }
+        for r in &runs {
+            // inside one group, never over metadata, the journal or a file
+            assert_eq!(b.group_of(r.start), b.group_of(r.start + r.len - 1));
+            assert!(r.start + r.len <= a.start || r.start >= a.start + a.len);
+            assert!(
+                r.start + r.len <= l.journal_first || r.start >= l.journal_first + l.journal_blocks
+            );
+            let (ms, me) = l.group_metadata(b.group_of(r.start));
+            assert!(r.start >= me || r.start + r.len <= ms);
+        }
+        // the allocated run splits group 0's data area in two
+        let g0: Vec<_> = runs.iter().filter(|r| b.group_of(r.start) == 0).collect();
+        assert_eq!(g0.len(), 2);
+        assert_eq!(g0[0].start + g0[0].len, a.start);
+        assert_eq!(g0[1].start, a.start + a.len);
     }
 
     #[test]

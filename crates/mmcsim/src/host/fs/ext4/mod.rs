@@ -98,6 +98,8 @@ pub struct Ext4 {
     mounting: bool,
     /// Counters.
     pub stats: FsStats,
+    /// Blocks discarded by the FITRIM before measurement (`[fs] fstrim`).
+    pub fstrim_blocks: u64,
 }
 
 /// Relatime's age limit: atime older than this is updated anyway, ns.
@@ -154,6 +156,7 @@ impl Ext4 {
             tick: tick_ns.max(1),
             mounting: true,
             stats: FsStats::default(),
+            fstrim_blocks: 0,
         };
         fs.note_mapping(bdev, 0);
         // Root directory (inode 2) and lost+found (inode 11, 4 blocks as
@@ -948,6 +951,18 @@ impl Ext4 {
             }
         }
         out
+    }
+
+    /// FITRIM of the whole file system (`ext4_trim_fs` with `minlen` one
+    /// block, as `fstrim /data` asks): every free block run, as
+    /// `(first sector, sectors)` discards, in block order. Records the
+    /// blocks in [`Ext4::fstrim_blocks`].
+    pub fn fstrim(&mut self) -> Vec<(u64, u64)> {
+        let runs = self.bitmaps.free_runs();
+        self.fstrim_blocks += runs.iter().map(|r| r.len).sum::<u64>();
+        runs.iter()
+            .map(|r| (self.sector_of(r.start), r.len * SECTORS_PER_PAGE))
+            .collect()
     }
 
     /// Whether metadata block `blk` is the journal's (its superblock).
