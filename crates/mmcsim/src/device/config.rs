@@ -542,6 +542,27 @@ pub struct WriteBufferConfig {
     /// FLUSH_CACHE. Default true.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub enabled: bool,
+    /// SLC-mode log (`device::slc_log`): a FLUSH_CACHE, a reliable write or
+    /// (cache off) any write that finds less than a stripe page cached
+    /// makes it durable by an SLC-mode program into reserved log blocks
+    /// instead of programming the MLC page padded; the data reaches its
+    /// MLC page when the page fills. Reference §3 "Write buffer": "some
+    /// 2013+ parts also stage small writes in an SLC-mode region" [est].
+    /// Default false (no profile source states it for a given part).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub slc_log: bool,
+    /// Program time of one SLC-mode log page, µs; absent = `[nand]
+    /// t_prog_lower_us` (SLC mode programs the lower page only) [est].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_prog_slc_us: Option<f64>,
+}
+
+impl WriteBufferConfig {
+    /// The SLC log's page program time, µs, for NAND lower-page program
+    /// time `t_prog_lower_us`.
+    pub fn slc_program_us(&self, t_prog_lower_us: f64) -> f64 {
+        self.t_prog_slc_us.unwrap_or(t_prog_lower_us)
+    }
 }
 
 fn yes() -> bool {
@@ -813,6 +834,20 @@ impl DeviceConfig {
                     w.size_kib
                 ),
             );
+        }
+        if w.slc_log && w.enabled && !w.volatile {
+            return err(
+                "[write_buffer] slc_log",
+                "true on a power-protected buffer (volatile = false): its writes are durable once buffered, so nothing is ever logged; set volatile = true (eMMC 4.5 cache) or enabled = false".into(),
+            );
+        }
+        if let Some(v) = w.t_prog_slc_us {
+            if !(v > 0.0 && v < 1e6) {
+                return err(
+                    "[write_buffer] t_prog_slc_us",
+                    format!("{v}: expected 0 < µs < 1e6"),
+                );
+            }
         }
         if let Some(q) = &self.cmdq {
             if !(2..=32).contains(&q.depth) {

@@ -331,10 +331,31 @@ impl Emmc {
         if !durable {
             return bus_t;
         }
-        if !self.wbuf.pending().is_empty() {
-            self.program_pending(bus_t);
+        self.make_durable(bus_t)
+    }
+
+    /// Makes everything cached durable from `t` (a FLUSH_CACHE, a reliable
+    /// write, a write with the cache off): the pending partial stripe page
+    /// is programmed padded, or with the SLC log logged (only the entries
+    /// not logged yet); then every program in flight must end. Returns
+    /// when all of it is durable, ns.
+    fn make_durable(&mut self, t: Ns) -> Ns {
+        let mut end = t;
+        match self.slc.as_mut() {
+            Some(log) => {
+                let n = self.wbuf.unlogged();
+                if n > 0 {
+                    end = log.log(&mut self.tl, t, n);
+                    self.wbuf.mark_logged();
+                }
+            }
+            None => {
+                if !self.wbuf.pending().is_empty() {
+                    self.program_pending(t);
+                }
+            }
         }
-        self.wbuf.drain_time(bus_t)
+        self.wbuf.drain_time(end)
     }
 
     /// An erase-class command: the range's LPNs unmapped (DISCARD, TRIM
@@ -424,10 +445,7 @@ impl Emmc {
         if !self.cfg.write_buffer.volatile {
             return t;
         }
-        if !self.wbuf.pending().is_empty() {
-            self.program_pending(t);
-        }
-        self.wbuf.drain_time(t)
+        self.make_durable(t)
     }
 
     /// TRIM of one LPN: buffered data dropped, mapping removed.

@@ -54,6 +54,7 @@ mod integrity_check;
 pub mod nand;
 mod oracle;
 mod precondition;
+mod slc_log;
 pub mod state;
 mod stats;
 mod stop;
@@ -111,6 +112,8 @@ pub struct Emmc {
     integrity: Option<Box<integrity_check::IntegrityChecker>>,
     /// A stoppable write receiving its data (module `stop`).
     open: Option<stop::OpenWrite>,
+    /// The SLC-mode log of durable commits, when `[write_buffer] slc_log`.
+    slc: Option<slc_log::SlcLog>,
     c: Counters,
 }
 
@@ -161,6 +164,13 @@ impl Emmc {
             oracle: VersionOracle::new(lpns),
             integrity: None,
             open: None,
+            slc: cfg.write_buffer.slc_log.then(|| {
+                slc_log::SlcLog::new(
+                    geo.dies(),
+                    geo.pages_per_block,
+                    us_to_ns(cfg.write_buffer.slc_program_us(cfg.nand.t_prog_lower_us)),
+                )
+            }),
             c: Counters::default(),
             ftl,
             cfg: cfg.clone(),
@@ -395,6 +405,9 @@ impl Emmc {
         self.last_sector = None;
         self.bkops = None;
         self.open = None;
+        if let Some(l) = self.slc.as_mut() {
+            l.reset();
+        }
     }
 
     /// A snapshot of the counters and wear statistics.
@@ -410,6 +423,9 @@ impl Emmc {
         self.rbuf.reset_stats();
         self.wbuf.reset_stats();
         self.tl.reset_busy();
+        if let Some(l) = self.slc.as_mut() {
+            l.reset_stats();
+        }
     }
 
     /// Checks the FTL against the version oracle: every LPN reads its newest

@@ -407,17 +407,23 @@ impl NandTimelines {
 
     /// Reserves data-in of `bytes` and a program; returns the program's end.
     pub fn program(&mut self, t: Ns, die: u32, bytes: u32, upper: bool) -> Ns {
+        let t_prog = if upper {
+            self.t_prog_upper
+        } else {
+            self.t_prog_lower
+        };
+        self.program_for(t, die, bytes, t_prog)
+    }
+
+    /// Reserves data-in of `bytes` and a program lasting `t_prog` ns (an
+    /// SLC-mode program); returns the program's end.
+    pub fn program_for(&mut self, t: Ns, die: u32, bytes: u32, t_prog: Ns) -> Ns {
         let d = die as usize;
         let c = (die / self.dies_per_channel) as usize;
         let dur = self.xfer_ns(bytes);
         let x0 = self.reserve_channel(c, t.max(self.die_free[d]), dur);
         let x1 = x0 + dur;
-        let end = x1
-            + if upper {
-                self.t_prog_upper
-            } else {
-                self.t_prog_lower
-            };
+        let end = x1 + t_prog;
         self.book(d, end);
         self.die_busy[d] += end - x0;
         end

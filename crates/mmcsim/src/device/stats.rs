@@ -32,8 +32,9 @@ pub struct MergeStats {
 /// lifetime values). Slots are 4 KiB units.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DeviceStats {
-    /// Write amplification: NAND slots programmed (host data, GC moves and
-    /// padding) ÷ host slots written; 0 when nothing was written.
+    /// Write amplification: NAND slots programmed (host data, GC moves,
+    /// padding and SLC-log copies) ÷ host slots written; 0 when nothing
+    /// was written.
     pub waf: f64,
     /// Victim blocks collected by GC.
     pub gc_runs: u64,
@@ -147,6 +148,10 @@ pub struct DeviceStats {
     /// from SANITIZE_START to its last NAND operation, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sanitize_ns: Option<u64>,
+    /// What the SLC-mode log of durable commits did; absent unless
+    /// `[write_buffer] slc_log`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slc_log: Option<super::slc_log::SlcLogStats>,
 }
 
 /// Erase-class commands by kind (`device.erase_commands`).
@@ -189,7 +194,10 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
     let (map_hits, map_misses) = (d.map.hits() + f.cmt_hits, d.map.misses() + f.cmt_misses);
     let var = ec.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / n;
     DeviceStats {
-        waf: ratio(f.programmed_slots, d.c.host_slots_written),
+        waf: ratio(
+            f.programmed_slots + d.slc.as_ref().map_or(0, |l| l.stats().slots),
+            d.c.host_slots_written,
+        ),
         gc_runs: f.gc_runs,
         gc_pages_moved: f.gc_slots_moved,
         read_buffer_hit_rate: ratio(rb_hits, rb_hits + rb_misses),
@@ -253,5 +261,6 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
             partial: f.merges_partial,
             full: f.merges_full,
         }),
+        slc_log: d.slc.as_ref().map(|l| l.stats()),
     }
 }

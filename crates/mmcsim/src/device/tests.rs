@@ -392,6 +392,93 @@ fn flush_and_fua_wait_for_programs() {
     d.check_integrity().unwrap();
 }
 
+/// With the SLC log, a flush of a partial stripe page costs one SLC-mode
+/// program and no padding; the logged data stays cached (a second flush
+/// logs nothing) and reaches NAND once its stripe page fills, with the
+/// log copies counted in the WAF.
+#[test]
+fn the_slc_log_makes_a_partial_stripe_durable_without_padding() {
+    let mut c = generic();
+    c.write_buffer.slc_log = true;
+    c.write_buffer.t_prog_slc_us = Some(300.0);
+    let t_slc = us_to_ns(300.0);
+    let t_lower = us_to_ns(c.nand.t_prog_lower_us);
+    assert!(t_slc < t_lower);
+    let mut d = Emmc::new(&c).unwrap();
+    let mut now = 0;
+    run(&mut d, &mut now, cmd(Op::Write, 0, 8));
+    let f = run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    assert!(f >= t_slc && f < t_lower, "flush = one SLC program: {f}");
+    let s = d.stats();
+    assert_eq!(s.padding_slots, 0);
+    assert_eq!(s.nand_programs, 0, "nothing programmed to MLC yet");
+    let log = s.slc_log.unwrap();
+    assert_eq!((log.programs, log.slots), (1, 1));
+    // Nothing new since: the second flush costs the command only.
+    let f2 = run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    assert!(f2 < 100_000, "{f2}");
+    assert_eq!(d.stats().slc_log.unwrap().programs, 1);
+    // A reliable write logs only itself, and reads come from the cache.
+    let mut fua = cmd(Op::Write, 8, 8);
+    fua.fua = true;
+    let w = run(&mut d, &mut now, fua);
+    assert!(w < t_lower, "{w}");
+    assert_eq!(d.stats().slc_log.unwrap().slots, 2);
+    d.reset_stats();
+    read4k(&mut d, &mut now, 0);
+    assert_eq!(d.stats().write_buffer_read_hits, 1);
+    // Filling the stripe page programs it to MLC as without the log.
+    let stripe_sectors = d.geo.stripe_slots() as u64 * 8;
+    run(
+        &mut d,
+        &mut now,
+        cmd(Op::Write, 16, (stripe_sectors - 16) as u32),
+    );
+    let f3 = run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    let s = d.stats();
+    assert!(f3 >= t_lower, "the full page's MLC program: {f3}");
+    assert_eq!(s.padding_slots, 0);
+    assert!(s.nand_programs >= 1);
+    assert_eq!(s.slc_log.unwrap().slots, 0, "a full page is not logged");
+    d.check_integrity().unwrap();
+}
+
+/// A log block holds the lower pages of an MLC block; the program that
+/// fills it starts the erase of the next log block on that die.
+#[test]
+fn a_full_slc_log_block_is_erased() {
+    let mut c = generic();
+    c.write_buffer.slc_log = true;
+    let mut d = Emmc::new(&c).unwrap();
+    let per_block = (c.nand.pages_per_block / 2) as u64;
+    let dies = d.geo.dies() as u64;
+    let mut now = 0;
+    // Reliable 4 KiB writes each log themselves, except the one that
+    // fills a stripe page (programmed to MLC instead).
+    let mut i = 0;
+    while d.stats().slc_log.unwrap().programs < per_block * dies {
+        let log = d.stats().slc_log.unwrap();
+        if log.programs < per_block * dies - (dies - 1) {
+            assert_eq!(log.erases, 0, "no log block full yet: {log:?}");
+        }
+        let mut w = cmd(Op::Write, (i % 2) * 8, 8);
+        w.fua = true;
+        run(&mut d, &mut now, w);
+        i += 1;
+    }
+    let log = d.stats().slc_log.unwrap();
+    assert_eq!(log.erases, dies, "one full log block per die");
+}
+
+#[test]
+fn slc_log_on_a_power_protected_buffer_is_a_located_error() {
+    let mut c = generic();
+    c.write_buffer.slc_log = true;
+    c.write_buffer.volatile = false;
+    let e = Emmc::new(&c).unwrap_err().to_string();
+    assert!(e.contains("[write_buffer] slc_log"), "{e}");
+}
+
 #[test]
 fn buffered_data_is_read_from_the_write_buffer() {
     let mut d = Emmc::new(&generic()).unwrap();

@@ -29,6 +29,8 @@ pub struct WriteBuffer {
     inflight: VecDeque<(Ns, u32)>,
     resident: LpnCounts,
     stalls: u64,
+    /// Pending entries (a prefix) already durable in the SLC log.
+    logged: usize,
 }
 
 impl WriteBuffer {
@@ -44,11 +46,22 @@ impl WriteBuffer {
             inflight: VecDeque::with_capacity(capacity_slots as usize),
             resident: LpnCounts::with_room(capacity_slots.max(stripe_slots) as usize),
             stalls: 0,
+            logged: 0,
         }
     }
     /// Entries waiting for a full stripe page, oldest first.
     pub fn pending(&self) -> &[(u32, u32)] {
         &self.pending
+    }
+    /// Pending entries not yet made durable in the SLC log (all of them
+    /// without one).
+    pub fn unlogged(&self) -> usize {
+        self.pending.len() - self.logged
+    }
+    /// Records that every pending entry is now durable in the SLC log; it
+    /// stays pending until its stripe page is programmed.
+    pub fn mark_logged(&mut self) {
+        self.logged = self.pending.len();
     }
     /// True when `lpn`'s data is held in the buffer (pending or in flight).
     pub fn holds(&self, lpn: u32) -> bool {
@@ -110,6 +123,7 @@ impl WriteBuffer {
         out.clear();
         out.extend_from_slice(&self.pending);
         self.pending.clear();
+        self.logged = 0;
         for &(lpn, _) in out.iter() {
             match end {
                 Some(_) => {}
@@ -141,6 +155,11 @@ impl WriteBuffer {
             return;
         }
         let before = self.pending.len();
+        let logged_dropped = self.pending[..self.logged]
+            .iter()
+            .filter(|e| e.0 == lpn)
+            .count();
+        self.logged -= logged_dropped;
         self.pending.retain(|e| e.0 != lpn);
         let dropped = before - self.pending.len();
         for _ in 0..dropped {
