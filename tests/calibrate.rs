@@ -332,3 +332,52 @@ fn fits_a_phones_device_and_host_parameters_jointly_into_two_profiles() {
     let err = refused(["--host-out", "configs/hosts/snapdragon400.toml"]);
     assert!(err.contains("refusing to overwrite an input"), "{err}");
 }
+
+/// A target with `weight = 0` is held out: run and recorded with its
+/// error (`held_out = true`, "(held out)" in the printed fit), but it does
+/// not steer the search — a contradicting held-out measurement leaves the
+/// fit where the fitted target puts it. A file of held-out targets only is
+/// a located error.
+#[test]
+fn held_out_targets_are_recorded_but_not_fitted() {
+    let tmp = scratch("calibrate_held_out");
+    let measured = iops_with_t_r(50.0, &tmp);
+    let t = targets(
+        &tmp,
+        &format!(
+            "[[targets]]\nname = \"fitted\"\nscenario = {sc:?}\nmetric = \"throughput.iops\"\nvalue = {measured}\n[[targets]]\nname = \"validation\"\nscenario = {sc:?}\nmetric = \"throughput.iops\"\nvalue = {v}\nweight = 0\n",
+            sc = scenario_abs(),
+            v = measured * 3.0
+        ),
+    );
+    let out = tmp.join("fitted.toml");
+    let table = calibrate(&t, &out, &[]);
+    assert!(table.contains("(held out)"), "{table}");
+    let doc: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let fitted = doc["nand"]["t_r_us"].as_float().unwrap();
+    assert!((fitted - 50.0).abs() <= 1.0, "fitted t_r_us = {fitted}");
+    let rows = doc["calibration"]["record"]["targets"].as_array().unwrap();
+    assert_eq!(rows[0].get("held_out"), None);
+    assert_eq!(rows[1]["held_out"].as_bool(), Some(true));
+    let err = rows[1]["relative_error"].as_float().unwrap();
+    assert!((err + 2.0 / 3.0).abs() < 0.02, "validation error {err}");
+
+    let only = targets(
+        &tmp,
+        &format!(
+            "[[targets]]\nscenario = {:?}\nmetric = \"throughput.iops\"\nvalue = 100.0\nweight = 0\n",
+            scenario_abs()
+        ),
+    );
+    let e = simctl_err(&[
+        "calibrate",
+        "configs/devices/generic-emmc.toml",
+        "--targets",
+        only.to_str().unwrap(),
+        "--param",
+        "device.nand.t_r_us=20:200",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(e.contains("nothing to fit"), "{e}");
+}

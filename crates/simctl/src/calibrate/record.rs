@@ -109,6 +109,9 @@ pub fn calibrated_profile(text: &str, fit: &Fit, kind: ProfileKind) -> Result<St
             }
         }
         t["weight"] = value(tg.weight);
+        if tg.weight == 0.0 {
+            t["held_out"] = value(true);
+        }
         t["achieved"] = value(r.achieved);
         t["relative_error"] = value(r.relative_error);
         ts.push(t);
@@ -189,12 +192,13 @@ pub fn table(fit: &Fit, files: &[(ProfileKind, &Path)]) -> String {
         let t = &fit.targets.targets[r.target];
         let _ = writeln!(
             s,
-            "{:<tw$} {:<mw$} {:>17} {:>12.4} {:>8.1}%",
+            "{:<tw$} {:<mw$} {:>17} {:>12.4} {:>8.1}%{}",
             label(r),
             t.metric,
             t.measured.text(),
             r.achieved,
-            r.relative_error * 100.0
+            r.relative_error * 100.0,
+            if t.weight == 0.0 { "  (held out)" } else { "" }
         );
     }
     s

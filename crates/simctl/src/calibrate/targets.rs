@@ -8,7 +8,7 @@
 //! scenario = "../scenarios/x.toml"         # relative to this file
 //! metric = "throughput.mb_per_s"           # JSON path in the run report
 //! band = [53.0, 63.0]                      # or: value = 58.0
-//! weight = 1.0                             # optional, default 1
+//! weight = 1.0                             # optional, default 1; 0 = held out
 //! schedulers = ["noop", "cfq"]             # optional: run under each
 //! ```
 
@@ -59,7 +59,8 @@ pub struct Target {
     pub metric: String,
     /// The measurement.
     pub measured: Measured,
-    /// Weight in the objective.
+    /// Weight in the objective; 0 = held out (run and recorded with its
+    /// error, not fitted: a validation of the fit).
     pub weight: f64,
     /// Schedulers to run it under (empty: the profile's or scenario's).
     pub schedulers: Vec<String>,
@@ -138,8 +139,8 @@ pub fn load(path: &Path, known_schedulers: &[&str]) -> Result<Targets> {
             (None, None) => bail!("{at}: no measurement: add value = X or band = [LOW, HIGH]"),
         };
         let weight = t.weight.unwrap_or(1.0);
-        if !(weight.is_finite() && weight > 0.0) {
-            bail!("{at}: weight = {weight}: expected a number > 0");
+        if !(weight.is_finite() && weight >= 0.0) {
+            bail!("{at}: weight = {weight}: expected a number >= 0 (0 = held out: run and recorded, not fitted)");
         }
         if t.metric.trim().is_empty() || t.metric.split('.').any(str::is_empty) {
             bail!(
@@ -178,6 +179,12 @@ pub fn load(path: &Path, known_schedulers: &[&str]) -> Result<Targets> {
             weight,
             schedulers: t.schedulers,
         });
+    }
+    if !out.is_empty() && out.iter().all(|t| t.weight == 0.0) {
+        bail!(
+            "{}: every target has weight = 0 (held out): nothing to fit; give at least one a weight > 0",
+            path.display()
+        );
     }
     Ok(Targets {
         note: f.note,
