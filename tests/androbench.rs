@@ -148,7 +148,10 @@ fn fstrim_before_the_run_removes_the_first_runs_gc_penalty() {
     // every free block of the file system was discarded
     let trimmed_blocks = trimmed["fs"]["fstrim_blocks"].as_u64().unwrap();
     let blocks = trimmed["fs"]["blocks"].as_u64().unwrap();
-    assert!(trimmed_blocks > blocks * 9 / 10, "{trimmed_blocks} of {blocks}");
+    assert!(
+        trimmed_blocks > blocks * 9 / 10,
+        "{trimmed_blocks} of {blocks}"
+    );
     assert!((t[0] / t[1] - 1.0).abs() < 0.05, "fstrim: {t:?}");
     assert_eq!(trimmed["device"]["gc_pages_moved"], 0);
 }
