@@ -694,3 +694,135 @@ fn the_slc_log_serves_small_synchronous_writes_without_padding() {
     // the log's copies count in the WAF: above 1 + 3/4 per write
     assert!(waf(&on) >= 1.5, "{}", waf(&on));
 }
+
+/// Packed reads (eMMC 4.5, a what-if no Linux driver of the era used): 16
+/// random 4 KiB readers keep reads queued, and with `[features]
+/// packed_read` the legacy driver packs them. A pack pays one command
+/// overhead, one `mmcqd` preparation round and one completion for up to
+/// MAX_PACKED_READS reads, and the card senses its entries on both dies at
+/// once; the reads themselves (NAND senses) stay the same. Off (the
+/// default), the report has no packed-read keys (the golden reports are
+/// unchanged); a card stated as eMMC 4.41 refuses the feature with a
+/// located error.
+#[test]
+fn packed_reads_raise_random_read_iops() {
+    let tmp = scratch("device-depth-packed-read");
+    let scenario = "configs/scenarios/rand16-128m.toml";
+    let off = report(&["run", scenario], &tmp);
+    let on = report(
+        &["run", scenario, "--set", "device.features.packed_read=true"],
+        &tmp,
+    );
+    let iops = |r: &serde_json::Value| r["read"]["iops"].as_f64().unwrap();
+    let dev = |r: &serde_json::Value, k: &str| r["device"][k].as_u64().unwrap();
+    eprintln!(
+        "16 random 4 KiB readers: {:.0} IOPS unpacked, {:.0} IOPS packed ({} packed reads carrying {} requests; {} vs {} data NAND reads)",
+        iops(&off),
+        iops(&on),
+        on["device"]["packed_read_commands"],
+        on["device"]["packed_read_requests"],
+        dev(&off, "data_nand_reads"),
+        dev(&on, "data_nand_reads"),
+    );
+    assert!(off["device"].get("packed_read_commands").is_none());
+    assert!(off["device"].get("packed_read_requests").is_none());
+    let packs = dev(&on, "packed_read_commands");
+    let carried = dev(&on, "packed_read_requests");
+    assert!(
+        packs > 0 && carried >= 2 * packs,
+        "{packs} packs, {carried}"
+    );
+    assert!(carried <= on["read"]["count"].as_u64().unwrap());
+    assert!(
+        on["device"].get("packed_commands").is_none(),
+        "packed writes stay off"
+    );
+    assert!(iops(&on) > 1.2 * iops(&off));
+    // The same reads reach NAND, give or take read-buffer hits from the
+    // different order (within 5 %).
+    let (a, b) = (dev(&off, "data_nand_reads"), dev(&on, "data_nand_reads"));
+    assert!(a.abs_diff(b) * 20 < a, "{a} vs {b}");
+    // With HPI on (stop-request flow), packed reads still run.
+    let hpi = report(
+        &[
+            "run",
+            scenario,
+            "--set",
+            "device.features.packed_read=true",
+            "--set",
+            "device.features.hpi=true",
+        ],
+        &tmp,
+    );
+    assert!(dev(&hpi, "packed_read_commands") > 0);
+    let e = simctl_err(&[
+        "run",
+        scenario,
+        "--set",
+        "device.features.packed_read=true",
+        "--set",
+        "device.features.emmc_version=\"4.41\"",
+    ]);
+    assert!(
+        e.contains("[features] packed_read") && e.contains("4.41"),
+        "{e}"
+    );
+    // The CMDQ driver never packs: the feature changes nothing there.
+    let cmdq = |sets: &[&str]| {
+        let mut a = vec![
+            "run",
+            scenario,
+            "--scheduler",
+            "mq-deadline",
+            "--set",
+            "device.profile=../devices/generic-emmc51-cmdq.toml",
+        ];
+        for s in sets {
+            a.extend(["--set", s]);
+        }
+        report(&a, &tmp)
+    };
+    let (q_off, q_on) = (cmdq(&[]), cmdq(&["device.features.packed_read=true"]));
+    assert_eq!(q_on["device"]["packed_read_commands"], 0);
+    assert_eq!(q_off["read"], q_on["read"]);
+}
+
+/// Packed reads beside the HPI stop flow: eight urgent (RT) random readers
+/// under 512 KiB writes on ROW with `[features] hpi` and `packed_read`.
+/// Reads queued together are packed; a write on the bus is still stopped
+/// for an urgent read and re-inserted whole (a packed read is never
+/// stopped), every page reads its newest data (`--check-integrity`) and
+/// the card receives exactly the application's bytes plus the resent
+/// prefixes of the stopped writes.
+#[test]
+fn packed_reads_keep_the_hpi_stop_flow_working() {
+    let tmp = scratch("device-depth-packed-read-hpi");
+    let scenario = urgent_reads_under_512k_writes(&tmp);
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    let text = text.replace("requests = 300\n", "requests = 300\nthreads = 8\n");
+    assert!(text.contains("threads = 8"));
+    std::fs::write(&scenario, text).unwrap();
+    let r = row_run(
+        &tmp,
+        &scenario,
+        &[
+            "device.features.hpi=true",
+            "device.features.packed_read=true",
+        ],
+        &["--check-integrity"],
+    );
+    let dev = |k: &str| r["device"][k].as_u64().unwrap();
+    eprintln!(
+        "{} packed reads carrying {} requests; {} writes stopped; read mean {} µs",
+        dev("packed_read_commands"),
+        dev("packed_read_requests"),
+        dev("hpi_stopped_writes"),
+        r["read"]["latency_us"]["mean"]
+    );
+    assert_eq!(r["integrity"]["violations"], 0, "{}", r["integrity"]);
+    assert_eq!(r["read"]["count"], 2400);
+    assert!(dev("packed_read_commands") > 0);
+    assert!(dev("hpi_stopped_writes") > 0);
+    let host = dev("host_slots_written") * 4096;
+    assert_eq!(host, (200u64 << 20) + dev("hpi_stopped_write_bytes"));
+}

@@ -78,6 +78,22 @@ pub struct FeaturesConfig {
     /// commands; absent = [`FeaturesConfig::DEFAULT_MAX_PACKED_WRITES`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_packed_writes: Option<u32>,
+    /// eMMC 4.5 packed reads, a what-if (default false): the legacy driver
+    /// packs consecutive queued reads into one packed read — CMD23 with the
+    /// PACKED flag and a block count of 1, CMD25 writing the packed header
+    /// (R/W = read, each entry's CMD23 argument and CMD18 address), then
+    /// CMD23 with the total block count and CMD18 reading every entry's
+    /// data back to back. The card knows every address once the header
+    /// arrives, so it senses all entries at once on their dies. Opt-in
+    /// because no Linux driver of the era issued packed reads: mainline
+    /// 3.7+ defines `MMC_CAP2_PACKED_RD`, but `mmc_blk_prep_packed_list`
+    /// packs writes only (as recalled, not re-read).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub packed_read: bool,
+    /// Most reads in one packed read (EXT_CSD MAX_PACKED_READS, byte 501),
+    /// in commands; absent = [`FeaturesConfig::DEFAULT_MAX_PACKED_READS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_packed_reads: Option<u32>,
     /// Reliable write (CMD23 argument bit 31, REL_WR): how the driver
     /// makes a FUA write durable. true = the card supports it, so Linux
     /// advertises FUA (`mmc_blk_alloc_req` sets REQ_FUA when the card has
@@ -171,6 +187,17 @@ impl FeaturesConfig {
     pub fn max_packed(&self) -> u32 {
         self.max_packed_writes
             .unwrap_or(Self::DEFAULT_MAX_PACKED_WRITES)
+    }
+
+    /// Default MAX_PACKED_READS, in commands [est: card-specific like
+    /// MAX_PACKED_WRITES; the same default as
+    /// [`FeaturesConfig::DEFAULT_MAX_PACKED_WRITES`]].
+    pub const DEFAULT_MAX_PACKED_READS: u32 = Self::DEFAULT_MAX_PACKED_WRITES;
+
+    /// MAX_PACKED_READS in effect, in commands.
+    pub fn max_packed_reads(&self) -> u32 {
+        self.max_packed_reads
+            .unwrap_or(Self::DEFAULT_MAX_PACKED_READS)
     }
 
     /// The HPI cost in effect, in µs.
@@ -914,6 +941,14 @@ impl DeviceConfig {
                 );
             }
         }
+        if let Some(m) = self.features.max_packed_reads {
+            if !self.features.packed_read || !(2..=255).contains(&m) {
+                return err(
+                    "[features] max_packed_reads",
+                    format!("{m}: expected 2..=255 commands, with packed_read = true"),
+                );
+            }
+        }
         if self.cmdq.is_some() && self.features.fua_path() != FuaPath::ReliableWrite {
             return err(
                 "[features] reliable_write / rel_wr_sec_c",
@@ -963,6 +998,12 @@ impl DeviceConfig {
                 );
             }
             let claims = [
+                (
+                    "packed_read",
+                    Some(f.packed_read),
+                    "4.5",
+                    "the packed command (PACKED_COMMAND)",
+                ),
                 ("discard", f.discard, "4.5", "DISCARD"),
                 ("trim", f.trim, "4.41", "TRIM (SEC_GB_CL_EN)"),
                 ("sanitize", f.sanitize, "4.5", "SANITIZE"),

@@ -18,9 +18,18 @@
 //!   stays busy until done).
 //! * Flush: on a volatile buffer, programs the pending entries (padding the
 //!   stripe page) and waits for every program in flight.
+//! * Packed write (eMMC 4.5): one command phase and firmware cost, the
+//!   packed header block, then every entry's data as a write; entries that
+//!   must be durable share page programs.
+//! * Packed read (eMMC 4.5, `[features] packed_read`): the header write,
+//!   then every entry's translation and NAND senses started at once (dies
+//!   in parallel), and the entries streamed on the bus in header order as
+//!   each becomes ready.
 
 use super::cache::Stream;
-use super::host_interface::{DeviceCommand, EraseArg, Sequence};
+use super::host_interface::{
+    legacy_commands, DeviceCommand, EraseArg, Sequence, PACKED_HEADER_BLOCKS,
+};
 use super::nand::{Geometry, NandOp};
 use super::Emmc;
 use crate::types::{Ns, Op, SECTORS_PER_PAGE};
@@ -55,6 +64,10 @@ pub(super) struct Counters {
     pub bkops_gc_runs: u64,
     /// Packed write commands executed.
     pub packed_commands: u64,
+    /// Packed read commands executed.
+    pub packed_read_commands: u64,
+    /// Read requests carried by the packed read commands.
+    pub packed_read_requests: u64,
     /// Reliable (FUA) write commands executed.
     pub reliable_writes: u64,
     /// FLUSH_CACHE commands executed.
@@ -73,6 +86,11 @@ pub(super) struct Counters {
     /// Secure discards sent as plain discards (card without SANITIZE).
     pub secure_as_plain: u64,
 }
+
+/// One entry of a packed read being executed: its LPN range `[first,
+/// end)`, when its translation was known (ns) and the read-buffer stream it
+/// continued.
+pub(super) type PackedEntry = (u32, u32, Ns, Option<Stream>);
 
 /// Index of `a` in [`Counters::erase_commands`].
 pub(super) fn erase_index(a: EraseArg) -> usize {
@@ -114,10 +132,18 @@ impl Emmc {
     }
 
     fn read(&mut self, t0: Ns, cmd: &DeviceCommand, seq: &Sequence) -> Ns {
-        // HPI (legacy bus only): the card is busy with NAND work (buffer
-        // programs, GC, background operations), so the host interrupts it
-        // before the read (`mmc_interrupt_hpi`) and the read's senses stop
-        // the dies at their next operation boundary.
+        let (t0, hpi) = self.hpi_before_read(t0, seq);
+        let end = self.read_data(t0, cmd, seq);
+        self.hpi_after_read(hpi);
+        end
+    }
+
+    /// HPI (legacy bus only) before a read issued at `t0`: when the card
+    /// is busy with NAND work (buffer programs, GC, background operations)
+    /// the host interrupts it first (`mmc_interrupt_hpi`) and the read's
+    /// senses stop the dies at their next operation boundary. Returns when
+    /// the read may start, ns, and whether it interrupts.
+    fn hpi_before_read(&mut self, t0: Ns, seq: &Sequence) -> (Ns, bool) {
         let hpi = self.hpi_ns.is_some_and(|_| !seq.queued())
             && (0..self.geo.dies()).any(|d| self.tl.die_free_at(d) > t0);
         let t0 = match self.hpi_ns {
@@ -130,13 +156,17 @@ impl Emmc {
         if hpi {
             self.tl.begin_preempting();
         }
-        let end = self.read_data(t0, cmd, seq);
+        (t0, hpi)
+    }
+
+    /// Ends an interrupting read ([`Emmc::hpi_before_read`]): the buffer
+    /// programs it stopped finish later.
+    fn hpi_after_read(&mut self, hpi: bool) {
         if hpi {
             for &(stop, by) in self.tl.end_preempting() {
                 self.wbuf.delay_inflight(stop, by);
             }
         }
-        end
     }
 
     /// The read's foreground part (translation and data), then its
@@ -151,33 +181,9 @@ impl Emmc {
         let stream = self
             .rbuf
             .note_read(cmd.sector, cmd.sector + cmd.sectors as u64);
-        let page_bytes = self.geo.page_bytes();
         let mut bus_t = t_map;
         for lpn in first..end {
-            let ready = if self.wbuf.holds(lpn) {
-                self.c.write_buffer_read_hits += 1;
-                t_map
-            } else if let (Some(slot), t_map) = self.resolve(lpn, t_map) {
-                let page = self.geo.slot_page_id(slot);
-                match self.rbuf.find(page) {
-                    Some(r) => {
-                        self.rbuf.count(true);
-                        r.max(t_map)
-                    }
-                    None => {
-                        self.rbuf.count(false);
-                        let upper = Geometry::is_upper_page(self.geo.slot_page(slot));
-                        let die = self.geo.slot_die(slot);
-                        let (_, e) = self.tl.read_page(t_map, die, page_bytes, upper);
-                        self.c.data_nand_reads += 1;
-                        self.rbuf.insert(page, e);
-                        e
-                    }
-                }
-            } else {
-                self.c.unmapped_reads += 1;
-                t_map
-            };
+            let ready = self.sense_lpn(lpn, t_map);
             let d = self.hi.data_ns(sectors_in(lpn, cmd.sector, cmd.sectors));
             bus_t = self.hi.xfer(bus_t.max(ready), d);
         }
@@ -187,6 +193,45 @@ impl Emmc {
         if !self.ftl.owns_translation() {
             self.map.issue_prefetch(&mut self.tl);
         }
+        self.read_ahead(t_map, first, end, stream);
+        bus_t
+    }
+
+    /// When the data of host-read LPN `lpn`, whose translation is known at
+    /// `t_map`, is ready in the controller, ns: at once from the write
+    /// buffer, from the read buffer, or after a NAND sense and data-out
+    /// (counted as a data NAND read); unmapped LPNs read at once.
+    fn sense_lpn(&mut self, lpn: u32, t_map: Ns) -> Ns {
+        if self.wbuf.holds(lpn) {
+            self.c.write_buffer_read_hits += 1;
+            return t_map;
+        }
+        let (Some(slot), t_map) = self.resolve(lpn, t_map) else {
+            self.c.unmapped_reads += 1;
+            return t_map;
+        };
+        let page = self.geo.slot_page_id(slot);
+        match self.rbuf.find(page) {
+            Some(r) => {
+                self.rbuf.count(true);
+                r.max(t_map)
+            }
+            None => {
+                self.rbuf.count(false);
+                let upper = Geometry::is_upper_page(self.geo.slot_page(slot));
+                let die = self.geo.slot_die(slot);
+                let (_, e) = self.tl.read_page(t_map, die, self.geo.page_bytes(), upper);
+                self.c.data_nand_reads += 1;
+                self.rbuf.insert(page, e);
+                e
+            }
+        }
+    }
+
+    /// The read-buffer stream prefetch after a host read of LPNs `[first,
+    /// end)` that continued `stream`, from `t_map` (the read's translation
+    /// time).
+    fn read_ahead(&mut self, t_map: Ns, first: u32, end: u32, stream: Option<Stream>) {
         let n = self.cfg.read_buffer.prefetch_kib / 4;
         match stream {
             _ if n == 0 => {}
@@ -199,6 +244,80 @@ impl Emmc {
                 self.prefetch(t_map, (first.saturating_sub(n)..first).rev())
             }
         }
+    }
+
+    /// A packed read (eMMC 4.5 packed command, `[features] packed_read`)
+    /// carrying the read commands `cmds` (their `seq` is CMD23 + CMD18):
+    ///
+    /// 1. The header: CMD23 (PACKED flag, block count 1) + CMD25, one
+    ///    command phase and firmware cost, the 512-byte packed header on
+    ///    the bus, and the CMD13 polls the host sends after a write (the
+    ///    profile's `status_poll_after_write`) — costed as the packed write
+    ///    costs its header.
+    /// 2. Once the header is in, the firmware knows every entry's address
+    ///    and starts them all at once: per entry, in header order, the
+    ///    translation a normal read does (map cache, DFTL translation),
+    ///    then per LPN the write buffer, the read buffer or a NAND sense on
+    ///    its die plus the channel transfer. Entries on different dies
+    ///    overlap their tR; entries on one die queue on its timeline.
+    /// 3. CMD23 (total block count) + CMD18, then the bus streams the
+    ///    entries in header order, each 4 KiB as soon as it is ready.
+    /// 4. In the background, as after separate reads: the deferred
+    ///    map-page prefetch, then each entry's read-buffer stream prefetch.
+    ///
+    /// Returns when the last entry's data has crossed the bus, ns.
+    pub(super) fn read_packed(&mut self, t0: Ns, cmds: &[DeviceCommand], seq: &Sequence) -> Ns {
+        let (t0, hpi) = self.hpi_before_read(t0, seq);
+        let header = Sequence::classify(legacy_commands(
+            Op::Write,
+            self.cfg.bus.status_poll_after_write,
+        ));
+        let t = self.front(t0, &header, cmds[0].sector);
+        let t = self.hi.xfer(t, self.hi.data_ns(PACKED_HEADER_BLOCKS));
+        let t_hdr = t + self.hi.status_polls_ns(&header);
+        let mut ready = std::mem::take(&mut self.packed_ready);
+        let mut entries = std::mem::take(&mut self.packed_entries);
+        ready.clear();
+        entries.clear();
+        for c in cmds {
+            let (first, end) = self.lpn_range(c.sector, c.sectors as u64);
+            if first == end {
+                entries.push((first, end, t_hdr, None));
+                continue;
+            }
+            let t_map = self.translate(t_hdr, first, end, false);
+            let stream = self.rbuf.note_read(c.sector, c.sector + c.sectors as u64);
+            for lpn in first..end {
+                ready.push(self.sense_lpn(lpn, t_map));
+            }
+            self.c.host_slots_read += (end - first) as u64;
+            entries.push((first, end, t_map, stream));
+        }
+        let mut bus_t = self.hi.command_phase(t_hdr, seq);
+        let mut next = ready.iter();
+        for (c, &(first, end, _, _)) in cmds.iter().zip(&entries) {
+            if first == end {
+                bus_t = self.hi.xfer(bus_t, self.hi.data_ns(c.sectors as u64));
+                continue;
+            }
+            for lpn in first..end {
+                let r = next.next().copied().unwrap_or(bus_t);
+                let d = self.hi.data_ns(sectors_in(lpn, c.sector, c.sectors));
+                bus_t = self.hi.xfer(bus_t.max(r), d);
+            }
+        }
+        self.tl.preempting_off();
+        if !self.ftl.owns_translation() {
+            self.map.issue_prefetch(&mut self.tl);
+        }
+        for &(first, end, t_map, stream) in &entries {
+            if first < end {
+                self.read_ahead(t_map, first, end, stream);
+            }
+        }
+        self.packed_ready = ready;
+        self.packed_entries = entries;
+        self.hpi_after_read(hpi);
         bus_t
     }
 
@@ -268,7 +387,7 @@ impl Emmc {
     /// programmed), ns.
     pub(super) fn write_packed(&mut self, t0: Ns, cmds: &[DeviceCommand], seq: &Sequence) -> Ns {
         let mut t = self.front(t0, seq, cmds[0].sector);
-        t = self.hi.xfer(t, self.hi.data_ns(1));
+        t = self.hi.xfer(t, self.hi.data_ns(PACKED_HEADER_BLOCKS));
         for c in cmds {
             t = self.write_data(t, c);
         }

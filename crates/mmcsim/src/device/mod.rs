@@ -70,7 +70,7 @@ pub use stats::{DeviceStats, EraseCommandStats, EraseCountStats, MergeStats};
 pub use stop::{WriteStep, STOP_COMMANDS};
 
 use crate::error::Result;
-use crate::types::{us_to_ns, Ns, SECTORS_PER_PAGE};
+use crate::types::{us_to_ns, Ns, Op, SECTORS_PER_PAGE};
 use cache::{MapCache, ReadBuffer, WriteBuffer};
 use firmware::Counters;
 use ftl::{DftlMapping, HybridMapping, Mapping, MappingScheme, PageMapping};
@@ -114,6 +114,11 @@ pub struct Emmc {
     open: Option<stop::OpenWrite>,
     /// The SLC-mode log of durable commits, when `[write_buffer] slc_log`.
     slc: Option<slc_log::SlcLog>,
+    /// Scratch of a packed read: each LPN's data-ready time, ns, in header
+    /// order.
+    packed_ready: Vec<Ns>,
+    /// Scratch of a packed read: its entries.
+    packed_entries: Vec<firmware::PackedEntry>,
     c: Counters,
 }
 
@@ -171,6 +176,8 @@ impl Emmc {
                     us_to_ns(cfg.write_buffer.slc_program_us(cfg.nand.t_prog_lower_us)),
                 )
             }),
+            packed_ready: Vec::new(),
+            packed_entries: Vec::new(),
             c: Counters::default(),
             ftl,
             cfg: cfg.clone(),
@@ -297,28 +304,46 @@ impl Emmc {
         }
     }
 
-    /// Starts a packed write at `start` ns (eMMC 4.5 packed command:
-    /// CMD23 with the packed flag + CMD25 whose first block is the packed
-    /// header, then CMD13 as for one write) carrying the legacy write
-    /// commands `cmds` (at least one; each as [`Emmc::execute`] would take
-    /// it); returns when the whole pack completes, ns.
+    /// Starts a packed command at `start` ns carrying the legacy data
+    /// commands `cmds` (at least one, all writes or all reads, each as
+    /// [`Emmc::execute`] would take it); returns when the whole pack
+    /// completes, ns.
+    ///
+    /// * Writes (eMMC 4.5 packed write): CMD23 with the PACKED flag +
+    ///   CMD25 whose first block is the packed header, then CMD13 as for
+    ///   one write.
+    /// * Reads (eMMC 4.5 packed read, [`FeaturesConfig::packed_read`]):
+    ///   CMD23 with the PACKED flag and a block count of 1 + CMD25 writing
+    ///   the packed header, then CMD23 with the total block count + CMD18
+    ///   reading every entry's data back to back (module `firmware`,
+    ///   `read_packed`).
     pub fn execute_packed(&mut self, start: Ns, cmds: &[DeviceCommand]) -> Ns {
+        let op = cmds.first().map(|c| c.op);
         assert!(
-            !cmds.is_empty() && cmds.iter().all(|c| c.op == crate::types::Op::Write),
-            "mmcsim device: simulator bug: a packed command carries writes only"
+            matches!(op, Some(Op::Write | Op::Read)) && cmds.iter().all(|c| Some(c.op) == op),
+            "mmcsim device: simulator bug: a packed command carries writes only or reads only"
         );
         self.stop_bkops(start);
         let seq = self.hi.decode(&cmds[0]);
         let t0 = self.hi.begin_legacy(start);
         self.wbuf.retire(t0);
         self.tl.forget_before(t0);
-        let end = self.write_packed(t0, cmds, &seq);
+        let end = if op == Some(Op::Read) {
+            self.read_packed(t0, cmds, &seq)
+        } else {
+            self.write_packed(t0, cmds, &seq)
+        };
         for c in cmds {
             self.check_after_command(start, c);
         }
         let end = end + self.hi.status_polls_ns(&seq);
         self.hi.end_legacy(end);
-        self.c.packed_commands += 1;
+        if op == Some(Op::Read) {
+            self.c.packed_read_commands += 1;
+            self.c.packed_read_requests += cmds.len() as u64;
+        } else {
+            self.c.packed_commands += 1;
+        }
         end
     }
 

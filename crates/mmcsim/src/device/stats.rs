@@ -117,6 +117,15 @@ pub struct DeviceStats {
     /// Packed write commands; absent unless `[features] packed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packed_commands: Option<u64>,
+    /// Packed read commands (eMMC 4.5 packed read, a what-if: no Linux
+    /// driver of the era issued them); absent unless `[features]
+    /// packed_read`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed_read_commands: Option<u64>,
+    /// Read requests those packed read commands carried (each an entry of
+    /// a packed header); absent unless `[features] packed_read`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed_read_requests: Option<u64>,
     /// Reliable writes executed (FUA writes sent with CMD23's REL_WR bit;
     /// a legacy card's request counts once per command); absent unless the
     /// profile sets `[features] reliable_write` or `rel_wr_sec_c`.
@@ -238,6 +247,16 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         hpi_stopped_writes: d.cfg.features.hpi.then_some(d.c.hpi_stopped_writes),
         hpi_stopped_write_bytes: d.cfg.features.hpi.then_some(d.c.hpi_stopped_sectors * 512),
         packed_commands: d.cfg.features.packed.then_some(d.c.packed_commands),
+        packed_read_commands: d
+            .cfg
+            .features
+            .packed_read
+            .then_some(d.c.packed_read_commands),
+        packed_read_requests: d
+            .cfg
+            .features
+            .packed_read
+            .then_some(d.c.packed_read_requests),
         reliable_writes: d
             .cfg
             .features

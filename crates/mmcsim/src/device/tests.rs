@@ -951,3 +951,148 @@ fn a_packed_write_saves_the_per_command_overhead() {
     assert_eq!(d.stats().host_slots_written, 16);
     d.check_integrity().unwrap();
 }
+
+/// Dies in the packed-read test array: 4 channels × 1 die, so no two test
+/// dies share a NAND channel.
+const PACKED_READ_DIES: u32 = 4;
+
+/// The generic profile with [`PACKED_READ_DIES`] dies (one per channel),
+/// shrunk to 128 blocks per plane, with packed reads on.
+fn packed_read_profile() -> DeviceConfig {
+    let mut c = small();
+    c.nand.channels = PACKED_READ_DIES;
+    c.nand.dies_per_channel = 1;
+    c.features.packed_read = true;
+    c
+}
+
+/// A device of [`packed_read_profile`] whose first map page's LPNs
+/// (4 MiB) are on NAND, and `n` of those LPNs picked in a seeded random
+/// order, each on its own NAND page: on `n` different dies, or all on die
+/// 0 when `one_die`.
+fn packed_read_setup(n: usize, one_die: bool) -> (Emmc, Vec<u64>) {
+    let mut d = Emmc::new(&packed_read_profile()).unwrap();
+    let lpns = ENTRIES_PER_MAP_PAGE;
+    d.write_untimed(0, lpns as u64 * SECTORS_PER_PAGE);
+    let mut order: Vec<u32> = (0..lpns).collect();
+    order.shuffle(&mut component_rng(7, "packed-read-test"));
+    let (mut picked, mut pages, mut dies) = (Vec::new(), Vec::new(), Vec::new());
+    for lpn in order {
+        let slot = d.ftl.lookup(lpn).expect("written LPN is mapped");
+        let (page, die) = (d.geo.slot_page_id(slot), d.geo.slot_die(slot));
+        let die_ok = if one_die {
+            die == 0
+        } else {
+            !dies.contains(&die)
+        };
+        if die_ok && !pages.contains(&page) {
+            picked.push(lpn as u64);
+            pages.push(page);
+            dies.push(die);
+        }
+        if picked.len() == n {
+            break;
+        }
+    }
+    assert_eq!(picked.len(), n, "the test region holds {n} suitable LPNs");
+    (d, picked)
+}
+
+/// Runs the 4 KiB reads of `lpns` on clones of `d`: one by one (each
+/// issued when the previous completes) and as one packed read from 0.
+/// Returns `(separate_ns, packed_ns)` and the two devices after.
+fn separate_and_packed(d: &Emmc, lpns: &[u64]) -> ((Ns, Ns), (Emmc, Emmc)) {
+    let reads: Vec<_> = lpns.iter().map(|&l| cmd(Op::Read, l * 8, 8)).collect();
+    let (mut one, mut packed) = (d.clone(), d.clone());
+    let mut now = 0;
+    for r in &reads {
+        run(&mut one, &mut now, *r);
+    }
+    let p = packed.execute_packed(0, &reads);
+    ((now, p), (one, packed))
+}
+
+#[test]
+fn a_packed_read_overlaps_the_senses_of_different_dies() {
+    let n = PACKED_READ_DIES as usize;
+    let (d, lpns) = packed_read_setup(n, false);
+    let ((separate, packed), (one, pk)) = separate_and_packed(&d, &lpns);
+    let c = d.config();
+    let fw = us_to_ns(c.controller.fw_cmd_us);
+    let t_r = us_to_ns(c.nand.t_r_us);
+    eprintln!("{n} × 4 KiB on {n} dies: one by one {separate} ns, packed {packed} ns");
+    // Each read after the first saves its command overhead (firmware
+    // cost) and its sense, which overlaps the first one's on another die.
+    let saved = (n as Ns - 1) * (fw + t_r);
+    assert!(
+        packed + saved < separate,
+        "packed {packed} + {saved} vs one by one {separate}"
+    );
+    let (s1, s2) = (one.stats(), pk.stats());
+    assert_eq!(s2.packed_read_commands, Some(1));
+    assert_eq!(s2.packed_read_requests, Some(n as u64));
+    assert_eq!(s2.packed_commands, None, "no packed write on this card");
+    assert_eq!(s1.packed_read_commands, Some(0));
+    assert_eq!(s2.data_nand_reads, n as u64, "one sense per entry");
+    assert_eq!(
+        (s1.data_nand_reads, s1.nand_reads, s1.host_slots_read),
+        (s2.data_nand_reads, s2.nand_reads, s2.host_slots_read),
+        "the same data path"
+    );
+    pk.check_integrity().unwrap();
+}
+
+#[test]
+fn a_packed_read_on_one_die_saves_overhead_but_not_senses() {
+    let n = PACKED_READ_DIES as usize;
+    let (d, lpns) = packed_read_setup(n, true);
+    let ((separate, packed), (one, pk)) = separate_and_packed(&d, &lpns);
+    let (dm, lm) = packed_read_setup(n, false);
+    let ((_, packed_dies), _) = separate_and_packed(&dm, &lm);
+    let c = d.config();
+    let fw = us_to_ns(c.controller.fw_cmd_us);
+    let t_r = us_to_ns(c.nand.t_r_us);
+    eprintln!(
+        "{n} × 4 KiB on one die: one by one {separate} ns, packed {packed} ns ({packed_dies} ns on {n} dies)"
+    );
+    assert!(
+        packed + (n as Ns - 1) * fw < separate,
+        "the per-command overhead is saved: packed {packed} vs {separate}"
+    );
+    // The die senses the entries one after another.
+    assert!(packed >= n as Ns * t_r, "{packed}");
+    assert!(
+        packed >= packed_dies + (n as Ns - 1) * t_r / 2,
+        "one die {packed} vs {n} dies {packed_dies}"
+    );
+    assert_eq!(one.stats().data_nand_reads, pk.stats().data_nand_reads);
+}
+
+#[test]
+fn packed_read_is_validated_against_the_card() {
+    let mut c = generic();
+    c.features.max_packed_reads = Some(4);
+    let e = c.validate("x.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("x.toml") && e.contains("max_packed_reads"),
+        "{e}"
+    );
+    c.features.packed_read = true;
+    c.validate("x.toml").unwrap();
+    assert_eq!(c.features.max_packed_reads(), 4);
+    c.features.max_packed_reads = None;
+    assert_eq!(
+        c.features.max_packed_reads(),
+        FeaturesConfig::DEFAULT_MAX_PACKED_WRITES
+    );
+    c.features.emmc_version = Some("4.41".into());
+    let e = c.validate("x.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("[features] packed_read") && e.contains("4.41"),
+        "{e}"
+    );
+    c.features.emmc_version = Some("4.5".into());
+    c.validate("x.toml").unwrap();
+    let j = serde_json::to_string(&Emmc::new(&generic()).unwrap().stats()).unwrap();
+    assert!(!j.contains("packed_read"), "absent when off: {j}");
+}

@@ -11,6 +11,7 @@
 
 use super::RqId;
 use super::{Driver, DriverConfig, DriverEvent, DriverEvents, Hw, RequestQueue};
+use crate::device::host_interface::PACKED_HEADER_BLOCKS;
 use crate::engine::EventQueue;
 use crate::types::{Ns, Op};
 
@@ -28,9 +29,10 @@ pub struct LegacyDriver {
     pub cpu_free: Ns,
     /// `mmcqd` sleeps: the next request must pay the wake-up.
     pub asleep: bool,
-    /// Writes packed behind the prepared request (packed writes).
+    /// Requests packed behind the prepared request (packed writes, or
+    /// packed reads with `[features] packed_read`).
     pub prepared_pack: Vec<RqId>,
-    /// Writes packed behind the executing request.
+    /// Requests packed behind the executing request.
     pub executing_pack: Vec<RqId>,
     /// A request fetched while building a pack that did not fit it (the
     /// kernel requeues it); it is the next one prepared.
@@ -77,6 +79,54 @@ impl LegacyDriver {
     }
 }
 
+/// Most 512-byte blocks one CMD23 SET_BLOCK_COUNT can announce: its
+/// argument's NUMBER_OF_BLOCKS field is bits 15:0 [spec: JESD84-B45 CMD23;
+/// src: Linux 3.7+ `mmc_blk_prep_packed_list` caps the pack's blocks at
+/// `0xffff`, as recalled].
+pub const CMD23_MAX_BLOCKS: u64 = 0xffff;
+
+/// Most requests the legacy driver may pack behind (and with) `r` on a
+/// card with features `f`; 1 when `r` is not packed. Linux 3.7+
+/// `mmc_blk_prep_packed_list`: a write packs up to MAX_PACKED_WRITES when
+/// the card and host support packed writes (`[features] packed`); this
+/// model keeps FUA writes out (the reliable-write path sends them alone).
+/// A read packs up to MAX_PACKED_READS only with the what-if `[features]
+/// packed_read` (the kernel defines `MMC_CAP2_PACKED_RD` but never packs a
+/// read, as recalled), with the same rules as a write.
+pub fn pack_limit(f: &crate::device::FeaturesConfig, r: &super::DriverRequest) -> usize {
+    let max = match r.op {
+        Op::Write if f.packed => f.max_packed(),
+        Op::Read if f.packed_read => f.max_packed_reads(),
+        _ => 1,
+    };
+    if r.fua {
+        1
+    } else {
+        max as usize
+    }
+}
+
+/// Whether `n`, fetched while packing behind `lead`, may join the pack:
+/// the same direction (`rq_data_dir`), and not FUA (a discard or flush
+/// has another op and stops the pack, as in the kernel).
+fn can_join(lead: &super::DriverRequest, n: &super::DriverRequest) -> bool {
+    n.op == lead.op && !n.fua
+}
+
+/// 512-byte blocks a pack led by `lead` announces in its data CMD23 before
+/// any member: the lead's sectors, plus the packed header block for a write
+/// (it travels in the same CMD25, as the kernel counts it); a packed read
+/// sends its header in a CMD25 of its own, so its data CMD23 counts the
+/// entries' blocks only.
+fn pack_blocks(lead: &super::DriverRequest) -> u64 {
+    let header = if lead.op == Op::Write {
+        PACKED_HEADER_BLOCKS
+    } else {
+        0
+    };
+    lead.sectors as u64 + header
+}
+
 impl Driver {
     fn legacy(&mut self) -> &mut LegacyDriver {
         match &mut self.hw {
@@ -114,14 +164,19 @@ impl Driver {
                 Some(r) => {
                     let mut prep = self.hold(now, r);
                     let mut pack = Vec::new();
-                    let f = &self.device.config().features;
-                    if f.packed && r.op == Op::Write && !r.fua {
-                        // `mmc_blk_prep_packed_list`: pull further writes
-                        // until a request that cannot join (requeued).
-                        let max = f.max_packed() as usize;
+                    let max = pack_limit(&self.device.config().features, &r);
+                    if max > 1 {
+                        // `mmc_blk_prep_packed_list`: pull further requests
+                        // of the same direction until one cannot join (it is
+                        // requeued) or the pack is full.
+                        let mut blocks = pack_blocks(&r);
                         while pack.len() + 1 < max {
                             match up.fetch(now) {
-                                Some(n) if n.op == Op::Write && !n.fua => {
+                                Some(n)
+                                    if can_join(&r, &n)
+                                        && blocks + n.sectors as u64 <= CMD23_MAX_BLOCKS =>
+                                {
+                                    blocks += n.sectors as u64;
                                     prep += self.hold(now, n);
                                     pack.push(n.id);
                                 }
@@ -285,6 +340,46 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_are_packed_only_with_packed_read() {
+        use crate::device::FeaturesConfig;
+        use crate::driver::DriverRequest;
+        let rq = |op, fua| DriverRequest {
+            id: 0,
+            op,
+            sector: 0,
+            sectors: 8,
+            fua,
+            urgent: false,
+            secure: false,
+        };
+        let mut f = FeaturesConfig {
+            packed: true,
+            ..FeaturesConfig::default()
+        };
+        assert_eq!(
+            pack_limit(&f, &rq(Op::Read, false)),
+            1,
+            "Linux packs writes only"
+        );
+        assert_eq!(pack_limit(&f, &rq(Op::Write, false)), 8);
+        assert_eq!(pack_limit(&f, &rq(Op::Write, true)), 1, "FUA goes alone");
+        f.packed = false;
+        f.packed_read = true;
+        f.max_packed_reads = Some(5);
+        assert_eq!(pack_limit(&f, &rq(Op::Read, false)), 5);
+        assert_eq!(pack_limit(&f, &rq(Op::Write, false)), 1);
+        assert_eq!(pack_limit(&f, &rq(Op::Flush, false)), 1);
+        assert!(can_join(&rq(Op::Read, false), &rq(Op::Read, false)));
+        assert!(!can_join(&rq(Op::Read, false), &rq(Op::Write, false)));
+        assert_eq!(pack_blocks(&rq(Op::Read, false)), 8, "header sent apart");
+        assert_eq!(
+            pack_blocks(&rq(Op::Write, false)),
+            9,
+            "header block counted"
+        );
+    }
 
     #[test]
     fn one_slot_driver_never_prefetches_while_a_request_runs() {

@@ -498,9 +498,9 @@ impl Driver {
         }
     }
 
-    /// Sends held write `lead` with the held writes `members` packed behind
-    /// it as one packed write command at `now` and schedules the pack's
-    /// completion (as `lead`'s).
+    /// Sends held request `lead` with the held requests `members` packed
+    /// behind it (all writes or all reads) as one packed command at `now`
+    /// and schedules the pack's completion (as `lead`'s).
     fn issue_packed<E: DriverEvents>(
         &mut self,
         now: Ns,

@@ -141,6 +141,13 @@ impl fmt::Display for MmcCommand {
 
 use MmcCommand::*;
 
+/// 512-byte blocks of the packed command header on the bus: one, for a
+/// card with 512-byte sectors [spec: JESD84-B45 packed commands — the
+/// header is the first block of a packed write's CMD25 and the only block
+/// of a packed read's header CMD25; a 4 KiB-sector card would send 8, not
+/// modelled].
+pub const PACKED_HEADER_BLOCKS: u64 = 1;
+
 /// Legacy data read: CMD23 SET_BLOCK_COUNT + CMD18 READ_MULTIPLE_BLOCK.
 pub const READ_MULTIPLE: &[MmcCommand] = &[Cmd23, Cmd18];
 /// Legacy data write without a status poll: CMD23 + CMD25

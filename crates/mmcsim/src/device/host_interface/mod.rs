@@ -16,6 +16,8 @@
 //!   | discard | [`DISCARD`] (eMMC 4.5), [`TRIM`] (4.41) or [`ERASE`]: CMD35 + CMD36 + CMD38 with the argument the card takes | the same, as a direct command |
 //!   | secure discard | [`ERASE_SANITIZE`] / [`TRIM_SANITIZE`]: the erase sequence, then CMD6 SANITIZE_START (eMMC 4.5) | the same, as a direct command |
 //!   | flush | [`FLUSH_CACHE`]: CMD6 | the same, as a direct command |
+//!   | packed write (eMMC 4.5, `[features] packed`) | CMD23 (PACKED) + CMD25 carrying the packed header block then every entry's data, CMD13 | — |
+//!   | packed read (eMMC 4.5, `[features] packed_read`) | CMD23 (PACKED, 1 block) + CMD25 writing the packed header, CMD13; then CMD23 + CMD18 reading every entry | — |
 //!
 //!   [`legacy_commands`] and [`queued_commands`] pick them by operation.
 //! * Phases: the commands before the data (CMD23 + CMD18/CMD25, CMD35 +
@@ -38,8 +40,8 @@ mod command;
 pub use bus::Bus;
 pub use command::{
     legacy_commands, queued_commands, CommandError, DeviceCommand, EraseArg, MmcCommand, Sequence,
-    Switch, DISCARD, ERASE, ERASE_SANITIZE, FLUSH_CACHE, QUEUED_READ, QUEUED_WRITE, READ_MULTIPLE,
-    TRIM, TRIM_SANITIZE, WRITE_MULTIPLE, WRITE_MULTIPLE_POLLED,
+    Switch, DISCARD, ERASE, ERASE_SANITIZE, FLUSH_CACHE, PACKED_HEADER_BLOCKS, QUEUED_READ,
+    QUEUED_WRITE, READ_MULTIPLE, TRIM, TRIM_SANITIZE, WRITE_MULTIPLE, WRITE_MULTIPLE_POLLED,
 };
 
 use super::config::BusConfig;
