@@ -574,12 +574,12 @@ pub struct WriteBufferConfig {
     /// makes it durable by an SLC-mode program into reserved log blocks
     /// instead of programming the MLC page padded; the data reaches its
     /// MLC page when the page fills. Reference §3 "Write buffer": "some
-    /// 2013+ parts also stage small writes in an SLC-mode region" [est].
+    /// 2013+ parts also stage small writes in an SLC-mode region" (an estimate).
     /// Default false (no profile source states it for a given part).
     #[serde(default, skip_serializing_if = "is_false")]
     pub slc_log: bool,
     /// Program time of one SLC-mode log page, µs; absent = `[nand]
-    /// t_prog_lower_us` (SLC mode programs the lower page only) [est].
+    /// t_prog_lower_us` (SLC mode programs the lower page only) (an estimate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t_prog_slc_us: Option<f64>,
 }

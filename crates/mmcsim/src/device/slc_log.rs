@@ -5,7 +5,7 @@
 //! (the padding wastes NAND and the program may land on a slow MSB page).
 //! Firmware of 2013+ parts is described as staging such small writes in an
 //! SLC-mode region instead (reference emmc-parameters.md §3 "Write buffer":
-//! "Some 2013+ parts also stage small writes in an SLC-mode region" [est]):
+//! "Some 2013+ parts also stage small writes in an SLC-mode region" (an estimate)):
 //! the cached data is programmed, lower pages only, into a few reserved log
 //! blocks, which makes it durable; it stays in the cache and goes to its
 //! MLC stripe page when that page fills, as it would have without the log.
