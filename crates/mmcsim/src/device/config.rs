@@ -843,15 +843,6 @@ impl DeviceConfig {
                 );
             }
         }
-        if self.gc.background && self.ftl.mapping != MappingScheme::Page {
-            return err(
-                "[gc] background",
-                format!(
-                    "BKOPS background GC is modelled for mapping = \"page\" only, not \"{}\"",
-                    self.ftl.mapping.name()
-                ),
-            );
-        }
         if let Some(t) = self.gc.bkops_target_free_blocks_per_die {
             if !self.gc.background {
                 return err(
@@ -955,15 +946,6 @@ impl DeviceConfig {
                     format!("{g}: expected a positive multiple of 4 KiB, at most the array's {raw_kib} KiB"),
                 );
             }
-        }
-        if f.may_erase() && self.ftl.mapping != MappingScheme::Page {
-            return err(
-                "[features] discard / trim / sanitize",
-                format!(
-                    "this card may receive CMD38 ERASE or SANITIZE (no DISCARD and no TRIM, or SANITIZE), whose block erases are modelled for mapping = \"page\" only, not \"{}\": set sanitize = false and discard or trim = true",
-                    self.ftl.mapping.name()
-                ),
-            );
         }
         Ok(())
     }

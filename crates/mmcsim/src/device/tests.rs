@@ -822,10 +822,9 @@ fn bkops_status_and_keys_are_absent_when_off() {
     let j = serde_json::to_string(&d.stats()).unwrap();
     assert!(!j.contains("bkops"), "{j}");
     let mut bad = c.clone();
-    bad.gc.background = true;
-    bad.ftl.mapping = MappingScheme::Hybrid;
+    bad.gc.bkops_target_free_blocks_per_die = Some(20);
     let e = bad.validate("x.toml").unwrap_err().to_string();
-    assert!(e.contains("[gc] background"), "{e}");
+    assert!(e.contains("[gc] bkops_target_free_blocks_per_die"), "{e}");
 }
 
 #[test]
