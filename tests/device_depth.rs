@@ -406,9 +406,9 @@ think_time_us = 400000
 /// (a full-merge step of 8 MiB fits the gap). DFTL collects victims as the
 /// page mapping does (its default target); the hybrid FTL reclaims its
 /// random log blocks a full merge per step once the free pool — spare
-/// superblocks not holding a log block, here 256 − 238 = 18 — falls below
-/// a target of 22 blocks per die = 2 planes × (18 − 1 sequential − 6
-/// random log blocks). Foreground reclaim (GC victims or merges not run by
+/// superblocks (here 256 − 238 = 18) neither reserved for the sequential
+/// log block nor holding a random one — falls below a target of 22 blocks
+/// per die = 2 planes × (18 − 1 sequential − 6 random log blocks). Foreground reclaim (GC victims or merges not run by
 /// BKOPS) drops to under half; the hybrid write that had to wait for a
 /// whole log block's merges no longer does.
 #[test]

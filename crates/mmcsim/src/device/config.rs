@@ -843,6 +843,32 @@ impl DeviceConfig {
                 );
             }
         }
+        if self.gc.background && self.ftl.mapping == MappingScheme::Hybrid {
+            // The hybrid free pool: planes × spare superblocks neither
+            // reserved for the sequential log block nor holding a random
+            // one (see `HybridMapping::min_free_blocks_per_die`).
+            let units = self.nand.blocks_per_plane;
+            let spare = units - ftl::hybrid::logical_blocks(units, self.ftl.over_provisioning);
+            let h = self.ftl.hybrid();
+            let planes = self.nand.planes_per_die;
+            let lo = planes * spare.saturating_sub(h.random_log_blocks + h.sequential_log_blocks);
+            let hi = planes * spare.saturating_sub(h.sequential_log_blocks);
+            let ok = self
+                .gc
+                .bkops_target_free_blocks_per_die
+                .is_some_and(|t| lo < t && t <= hi);
+            if !ok {
+                return err(
+                    "[gc] bkops_target_free_blocks_per_die",
+                    format!(
+                        "{}: with mapping = \"hybrid\" BKOPS reclaims random log blocks while the free pool (planes × spare superblocks neither reserved for the sequential log block nor holding a random one) is below this target, and the pool runs from {lo} blocks per die (every random log block open) to {hi} (none): set a target above {lo} and at most {hi}; {planes} × (spare {spare} − 1 sequential − k) keeps at most k random log blocks open",
+                        self.gc
+                            .bkops_target_free_blocks_per_die
+                            .map_or("unset".to_string(), |t| t.to_string())
+                    ),
+                );
+            }
+        }
         if let Some(t) = self.gc.bkops_target_free_blocks_per_die {
             if !self.gc.background {
                 return err(
@@ -850,8 +876,9 @@ impl DeviceConfig {
                     "set but background = false".to_string(),
                 );
             }
-            if t <= self.gc.stop_at_free_blocks_per_die
-                || t >= self.nand.planes_per_die * self.nand.blocks_per_plane
+            if self.ftl.mapping != MappingScheme::Hybrid
+                && (t <= self.gc.stop_at_free_blocks_per_die
+                    || t >= self.nand.planes_per_die * self.nand.blocks_per_plane)
             {
                 return err(
                     "[gc] bkops_target_free_blocks_per_die",

@@ -48,6 +48,11 @@ use crate::device::config::{FtlConfig, GcConfig, WearLevelingConfig};
 use crate::device::nand::{Geometry, NandArray, NandOp};
 use crate::device::state::{StateError, StateReader, StateWriter};
 
+/// Sequential log blocks: FAST keeps exactly one (Lee et al., ACM TECS
+/// 2007; `[ftl.hybrid] sequential_log_blocks` is validated to 1). The free
+/// pool counts its superblock as reserved whether it is open or not.
+const SEQUENTIAL_LOG_BLOCKS: u32 = 1;
+
 /// Saved-state code of a free superblock's role.
 const ROLE_FREE: u32 = u32::MAX;
 /// Saved-state code of the sequential log block's role.
@@ -492,10 +497,11 @@ impl HybridMapping {
         self.erase(victim.unit, ops);
     }
 
-    /// Spare superblocks not holding a log block (see
+    /// Spare superblocks neither reserved for the sequential log block nor
+    /// holding a random log block (see
     /// [`Mapping::min_free_blocks_per_die`]).
     fn spare_pool(&self) -> u32 {
-        let logs = self.rand.len() as u32 + u32::from(self.seq.is_some());
+        let logs = SEQUENTIAL_LOG_BLOCKS + self.rand.len() as u32;
         (self.units - self.lbns).saturating_sub(logs)
     }
 
@@ -753,15 +759,17 @@ impl Mapping for HybridMapping {
     }
 
     /// The hybrid FTL's free-block pool: the spare superblocks (blocks
-    /// per plane − logical blocks) not holding a log block — the free
-    /// superblocks once every logical block has its data block, whatever
-    /// the fill — each one block per plane of every die, so free blocks
-    /// per die = planes × that. It shrinks by one superblock for each log
-    /// block opened and grows by one for each reclaimed, and never drops
-    /// below the merge reserve validation keeps (spare − sequential −
-    /// random log blocks ≥ 1): a BKOPS target (`[gc]
-    /// bkops_target_free_blocks_per_die`) of planes × (spare − 1 − k) has
-    /// idle time keep at most `k` random log blocks open.
+    /// per plane − logical blocks) neither reserved for the sequential log
+    /// block nor holding a random log block — the free superblocks, once
+    /// every logical block has its data block and the sequential log block
+    /// is open, whatever the fill — each one block per plane of every die,
+    /// so free blocks per die = planes × that. It shrinks by one superblock
+    /// for each random log block opened and grows by one for each
+    /// reclaimed, between planes × (spare − 1 − `random_log_blocks`) (≥ 1
+    /// superblock: the merge reserve validation keeps) and planes × (spare
+    /// − 1): a BKOPS target (`[gc] bkops_target_free_blocks_per_die`) of
+    /// planes × (spare − 1 − k) has idle time keep at most `k` random log
+    /// blocks open.
     fn min_free_blocks_per_die(&self) -> Option<u32> {
         Some(self.geo.planes * self.spare_pool())
     }
@@ -1370,12 +1378,14 @@ mod tests {
             h.put(&mut f, &[(k * 29) % 700, 701]);
         }
         assert_eq!(f.stats().merges_full, 0);
-        // 16 superblocks − 11 logical blocks = 5 spare, 2 holding random
-        // log blocks (one full): 3 free, × 2 planes.
+        // 16 superblocks − 11 logical blocks = 5 spare, 1 reserved for the
+        // sequential log block, 2 holding random log blocks (one full): 2
+        // free, × 2 planes.
         assert_eq!((f.rand.len(), f.seq.is_none()), (2, true));
-        assert_eq!(f.min_free_blocks_per_die(), Some(6));
-        // A target of 4 spare superblocks: the full log block is reclaimed.
-        let target = 4 * f.geo.planes;
+        assert_eq!(f.min_free_blocks_per_die(), Some(4));
+        // A target of 3 spare superblocks (at most one random log block
+        // open): the full log block is reclaimed.
+        let target = 3 * f.geo.planes;
         let mut ops = Vec::new();
         let mut steps = 0;
         while f.background_collect(target, &mut ops).is_some() {
