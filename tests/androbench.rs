@@ -322,6 +322,43 @@ fn v41_runs_eight_threads_and_stops_at_the_first_finisher() {
     assert!(reads < 8 * 2048 + 8 * 2 * 4 + 10_000, "{reads}");
 }
 
+/// The Moto G (eMMC 4.5: its discards go as erase-class commands, and a
+/// card on such a driver may get ERASE or SANITIZE) runs the suite on the
+/// log-block (FAST) and demand-cached (DFTL) mappings too, not only on the
+/// page mapping its profile names, and reports each one's own reclaim
+/// counters; `--check-integrity` holds throughout.
+#[test]
+fn the_moto_g_runs_the_suite_on_the_hybrid_and_dftl_mappings() {
+    for mapping in ["hybrid", "dftl"] {
+        let tmp = scratch(&format!("androbench-motog-{mapping}"));
+        let set = format!("device.ftl.mapping={mapping}");
+        let r = report(
+            &[
+                "run",
+                V34,
+                "--phone",
+                "motog-2013",
+                "--set",
+                &set,
+                "--set",
+                "androbench.repetitions=1",
+                "--check-integrity",
+            ],
+            &tmp,
+        );
+        show(mapping, &r);
+        assert_eq!(r["integrity"]["violations"], 0, "{mapping}");
+        for k in ["seq_read_mb_s", "rand_read_iops"].iter().chain(&WRITES) {
+            assert!(metric(&r, k) > 0.0, "{mapping}: {k}");
+        }
+        let d = &r["device"];
+        assert_eq!(d["merges"].is_object(), mapping == "hybrid", "{mapping}");
+        if mapping == "dftl" {
+            assert!(d["map_cache_misses"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
 #[test]
 fn bad_androbench_settings_are_located_errors() {
     let e = simctl_err(&["run", V34, "--set", "androbench.version=5.0"]);

@@ -78,6 +78,28 @@ fn loading_a_saved_state_gives_the_report_of_preconditioning_in_place() {
             "device.features.emmc_version=\"4.5\"",
         ],
     );
+    // The same on the demand-cached (DFTL) and log-block (FAST) mappings:
+    // their saved state carries the cached mapping table and translation
+    // pages, or the log blocks and written-slot counts, so SANITIZE finds
+    // the same stale translation pages and merges the same log blocks.
+    for mapping in ["dftl", "hybrid"] {
+        let set = format!("device.ftl.mapping=\"{mapping}\"");
+        same_report(
+            &format!("sanitize-{mapping}"),
+            &[
+                "replay",
+                trace.to_str().unwrap(),
+                "--mode",
+                "closed",
+                "--set",
+                "device.nand.blocks_per_plane=256",
+                "--set",
+                "device.features.emmc_version=\"4.5\"",
+                "--set",
+                &set,
+            ],
+        );
+    }
     same_report(
         "scenario-cmdq",
         &[
@@ -143,6 +165,14 @@ fn a_state_of_another_device_or_a_damaged_file_is_a_located_error() {
     std::fs::write(&flipped, &old).unwrap();
     let e = load(&[], flipped.to_str().unwrap());
     assert!(e.contains("format version 99"), "{e}");
+    // The previous format (2: before the hybrid and DFTL payloads).
+    old[8] = 2;
+    std::fs::write(&flipped, &old).unwrap();
+    let e = load(&[], flipped.to_str().unwrap());
+    assert!(
+        e.contains("flipped.state") && e.contains("format version 2; this simctl reads version 3"),
+        "{e}"
+    );
     // Not a state at all.
     let e = load(&[], trace);
     assert!(e.contains("not a saved device state"), "{e}");

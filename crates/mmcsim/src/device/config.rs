@@ -905,14 +905,31 @@ impl DeviceConfig {
                 );
             }
         }
-        if self.gc.background && self.ftl.mapping != MappingScheme::Page {
-            return err(
-                "[gc] background",
-                format!(
-                    "BKOPS background GC is modelled for mapping = \"page\" only, not \"{}\"",
-                    self.ftl.mapping.name()
-                ),
-            );
+        if self.gc.background && self.ftl.mapping == MappingScheme::Hybrid {
+            // The hybrid free pool: planes × spare superblocks neither
+            // reserved for the sequential log block nor holding a random
+            // one (see `HybridMapping::min_free_blocks_per_die`).
+            let units = self.nand.blocks_per_plane;
+            let spare = units - ftl::hybrid::logical_blocks(units, self.ftl.over_provisioning);
+            let h = self.ftl.hybrid();
+            let planes = self.nand.planes_per_die;
+            let lo = planes * spare.saturating_sub(h.random_log_blocks + h.sequential_log_blocks);
+            let hi = planes * spare.saturating_sub(h.sequential_log_blocks);
+            let ok = self
+                .gc
+                .bkops_target_free_blocks_per_die
+                .is_some_and(|t| lo < t && t <= hi);
+            if !ok {
+                return err(
+                    "[gc] bkops_target_free_blocks_per_die",
+                    format!(
+                        "{}: with mapping = \"hybrid\" BKOPS reclaims random log blocks while the free pool (planes × spare superblocks neither reserved for the sequential log block nor holding a random one) is below this target, and the pool runs from {lo} blocks per die (every random log block open) to {hi} (none): set a target above {lo} and at most {hi}; {planes} × (spare {spare} − 1 sequential − k) keeps at most k random log blocks open",
+                        self.gc
+                            .bkops_target_free_blocks_per_die
+                            .map_or("unset".to_string(), |t| t.to_string())
+                    ),
+                );
+            }
         }
         if let Some(t) = self.gc.bkops_target_free_blocks_per_die {
             if !self.gc.background {
@@ -921,8 +938,9 @@ impl DeviceConfig {
                     "set but background = false".to_string(),
                 );
             }
-            if t <= self.gc.stop_at_free_blocks_per_die
-                || t >= self.nand.planes_per_die * self.nand.blocks_per_plane
+            if self.ftl.mapping != MappingScheme::Hybrid
+                && (t <= self.gc.stop_at_free_blocks_per_die
+                    || t >= self.nand.planes_per_die * self.nand.blocks_per_plane)
             {
                 return err(
                     "[gc] bkops_target_free_blocks_per_die",
@@ -1031,15 +1049,6 @@ impl DeviceConfig {
                     format!("{g}: expected a positive multiple of 4 KiB, at most the array's {raw_kib} KiB"),
                 );
             }
-        }
-        if f.may_erase() && self.ftl.mapping != MappingScheme::Page {
-            return err(
-                "[features] discard / trim / sanitize",
-                format!(
-                    "this card may receive CMD38 ERASE or SANITIZE (no DISCARD and no TRIM, or SANITIZE), whose block erases are modelled for mapping = \"page\" only, not \"{}\": set sanitize = false and discard or trim = true",
-                    self.ftl.mapping.name()
-                ),
-            );
         }
         Ok(())
     }

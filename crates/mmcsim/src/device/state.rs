@@ -17,7 +17,12 @@
 //! table, per-block program positions and erase counts, per-stripe state,
 //! clocks and counts of slots written since the last erase (version 2:
 //! they tell invalid data from padding) and its write points; the physical-to-logical records, valid
-//! counts and the ordered free and victim sets are rebuilt from them. A
+//! counts and the ordered free and victim sets are rebuilt from them.
+//! Version 3 adds the hybrid mapping (resolved L2P table, block program
+//! positions and erase counts, superblock roles and written-slot counts,
+//! log blocks, clock) and DFTL (translation-page versions, the inner page
+//! mapping as above, the on-flash translations and the cached mapping
+//! table in LRU order); the page mapping's payload is unchanged. A
 //! saved state is taken right after preconditioning, when the write buffer
 //! is empty and every timeline, cache and counter has been reset, so
 //! nothing else needs saving. Loading checks the header against the
@@ -28,7 +33,7 @@ use super::{Emmc, PreconditionSummary};
 use crate::device::nand::Geometry;
 
 /// The saved-state format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 const MAGIC: &[u8; 8] = b"MMCSIMST";
 const HEADER_BYTES: usize = 8 + 4 + 24 + 8 + 8 + 8;

@@ -25,14 +25,23 @@
 //!   [`Mapping::check`] proves it besides the page-level checks.
 
 use super::integrity::IntegrityError;
+use super::integrity_journal::{MapChange, MapJournal};
 use super::page::PageMapping;
 use super::{FtlStats, Mapping, MappingScheme, Placement, UNMAPPED};
 use crate::device::cache::ENTRIES_PER_MAP_PAGE;
 use crate::device::config::{FtlConfig, GcConfig, WearLevelingConfig};
 use crate::device::nand::{Geometry, NandOp};
+use crate::device::state::{StateError, StateReader, StateWriter};
 
 /// "Not in the CMT" / list end marker.
 const NONE: u32 = u32::MAX;
+
+/// Most SANITIZE rounds (collect the blocks holding invalid slots, then
+/// write back the translation pages the moves changed, whose old copies
+/// are invalid in turn). Each round's write-back lands in translation-only
+/// stripe pages, so the second or third round moves no host data and the
+/// loop ends; the bound only guards against a simulator bug [est].
+const SANITIZE_ROUNDS_MAX: u32 = 16;
 
 /// The DFTL mapping: an inner page mapping over data and translation pages,
 /// the on-flash translations and the cached mapping table.
@@ -68,6 +77,14 @@ pub struct DftlMapping {
     /// Scratch: NAND work of untimed calls, dropped.
     scratch_ops: Vec<NandOp>,
     stats: FtlStats,
+    /// The host LPNs' translation changes for the incremental integrity
+    /// check: the inner table's changes (host programs, GC moves, trims)
+    /// without the translation pages'. The translation the controller acts
+    /// on equals the inner table's after every command
+    /// ([`Mapping::check`] proves it), so the check sees DFTL's view.
+    journal: MapJournal,
+    /// Scratch: changes drained from the inner table's journal.
+    inner_changes: Vec<MapChange>,
 }
 
 impl DftlMapping {
@@ -105,6 +122,8 @@ impl DftlMapping {
             batch: Vec::with_capacity(geo.stripe_slots() as usize),
             scratch_ops: Vec::with_capacity(256),
             stats: FtlStats::default(),
+            journal: MapJournal::default(),
+            inner_changes: Vec::new(),
         }
     }
 
@@ -335,6 +354,51 @@ impl Mapping for DftlMapping {
         }
     }
 
+    /// ERASE: the blocks left without valid data — host data or
+    /// translation pages — are erased, as in the page mapping (no data
+    /// moves, so no translation changes).
+    fn erase_unmapped(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.inner.erase_unmapped(ops)
+    }
+
+    /// SANITIZE: the page mapping's sanitize over host data and translation
+    /// pages alike, the moved host LPNs' translations then updated as GC
+    /// does (cached entries dirty in the CMT, the others by a batched
+    /// translation-page write-back), repeated until that write-back leaves
+    /// no stale translation page behind: afterwards no block holds an
+    /// invalid slot. Returns the blocks (stripes) collected over all rounds.
+    fn sanitize(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let mut n = 0;
+        for _ in 0..SANITIZE_ROUNDS_MAX {
+            n += self.inner.sanitize(ops)?;
+            self.write_back(ops);
+            if self.inner.invalid_slots() == Some(0) {
+                break;
+            }
+        }
+        Some(n)
+    }
+
+    /// Invalid slots of host data and of stale translation pages.
+    fn invalid_slots(&self) -> Option<u64> {
+        self.inner.invalid_slots()
+    }
+
+    /// Fewest free blocks on any die, as in the page mapping (translation
+    /// pages share the blocks with host data).
+    fn min_free_blocks_per_die(&self) -> Option<u32> {
+        self.inner.min_free_blocks_per_die()
+    }
+
+    /// BKOPS: one victim collected as in the page mapping, then the moved
+    /// host LPNs' translations updated as foreground GC's are (CMT entries
+    /// dirtied, translation pages of uncached ones written back).
+    fn background_collect(&mut self, target: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let die = self.inner.background_collect(target, ops)?;
+        self.write_back(ops);
+        Some(die)
+    }
+
     fn discard(&mut self, lpn: u32, ops: &mut Vec<NandOp>) {
         let i = self.entry(lpn, ops);
         self.inner.trim(lpn);
@@ -367,6 +431,135 @@ impl Mapping for DftlMapping {
 
     fn erase_counts(&self) -> &[u32] {
         self.inner.erase_counts()
+    }
+
+    fn journal(&mut self) -> Option<&mut MapJournal> {
+        let inner = self.inner.journal()?;
+        if !inner.is_recording() {
+            inner.start();
+        }
+        inner.drain_into(&mut self.inner_changes);
+        for c in self.inner_changes.drain(..) {
+            let (MapChange::Map { lpn, .. } | MapChange::Unmap { lpn }) = c;
+            if lpn < self.user {
+                self.journal.record(c);
+            }
+        }
+        Some(&mut self.journal)
+    }
+
+    /// The host data in `slot`; `None` for a translation page too.
+    fn slot_record(&self, slot: u32) -> Option<(u32, u32)> {
+        self.inner
+            .slot_record(slot)
+            .filter(|&(lpn, _)| lpn < self.user)
+    }
+
+    /// Saves the translation pages' versions, the inner page mapping (host
+    /// data and translation pages, whose L2P entries for the translation
+    /// pages are the GTD), the on-flash translations and the CMT from its
+    /// most to its least recently used entry (LPN, slot, dirty).
+    fn save_state(&self, w: &mut StateWriter) -> Result<(), StateError> {
+        if !self.dirty_tpages.is_empty() {
+            return Err(StateError(
+                "the DFTL has translation pages waiting for write-back: a state is saved between commands".to_string(),
+            ));
+        }
+        w.u32s(&self.tver);
+        w.u32(self.next_tver);
+        self.inner.save_state(w)?;
+        w.u32s(&self.flash_map);
+        let (mut lpns, mut slots, mut dirty) = (Vec::new(), Vec::new(), Vec::new());
+        let mut i = self.mru;
+        while i != NONE {
+            lpns.push(self.cmt_lpn[i as usize]);
+            slots.push(self.cmt_slot[i as usize]);
+            dirty.push(u32::from(self.cmt_dirty[i as usize]));
+            i = self.next[i as usize];
+        }
+        w.u32(lpns.len() as u32);
+        for k in 0..lpns.len() {
+            w.u32(lpns[k]);
+            w.u32(slots[k]);
+            w.u32(dirty[k]);
+        }
+        Ok(())
+    }
+
+    fn load_state(&mut self, r: &mut StateReader<'_>, expected: &[u32]) -> Result<(), StateError> {
+        let corrupt = |what: String| Err(StateError(format!("{what}: the file is corrupted")));
+        r.u32s_into("the translation-page versions", &mut self.tver)?;
+        self.next_tver = r.u32("the next translation-page version")?;
+        if let Some(t) = self.tver.iter().position(|&v| v >= self.next_tver) {
+            return corrupt(format!(
+                "translation page {t} has version {}, not below the next ({})",
+                self.tver[t], self.next_tver
+            ));
+        }
+        let mut all = expected.to_vec();
+        all.extend_from_slice(&self.tver);
+        self.inner.load_state(r, &all)?;
+        r.u32s_into("the on-flash translations", &mut self.flash_map)?;
+        let slots = self.inner.blocks().geometry().slots();
+        if let Some(l) = self
+            .flash_map
+            .iter()
+            .position(|&s| s != UNMAPPED && s >= slots)
+        {
+            return corrupt(format!(
+                "the translation of LPN {l} names slot {}, outside the array",
+                self.flash_map[l]
+            ));
+        }
+        let n = r.u32("the cached mapping table")?;
+        if n > self.capacity {
+            return corrupt(format!(
+                "{n} cached mapping entries, but the CMT holds {}",
+                self.capacity
+            ));
+        }
+        self.cmt_of.iter_mut().for_each(|c| *c = NONE);
+        for v in [
+            &mut self.cmt_lpn,
+            &mut self.cmt_slot,
+            &mut self.prev,
+            &mut self.next,
+        ] {
+            v.clear();
+        }
+        self.cmt_dirty.clear();
+        self.mru = NONE;
+        self.lru = NONE;
+        let mut entries = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let lpn = r.u32("the cached mapping table")?;
+            let slot = r.u32("the cached mapping table")?;
+            let dirty = r.u32("the cached mapping table")?;
+            entries.push((lpn, slot, dirty));
+        }
+        // Pushed least recently used first, so the first saved ends MRU.
+        for &(lpn, slot, dirty) in entries.iter().rev() {
+            if lpn >= self.user
+                || self.cmt_of[lpn as usize] != NONE
+                || (slot != UNMAPPED && slot >= slots)
+                || dirty > 1
+            {
+                return corrupt(format!(
+                    "the cached mapping entry (LPN {lpn}, slot {slot}, dirty {dirty}) is out of range or repeated"
+                ));
+            }
+            let i = self.cmt_lpn.len() as u32;
+            self.cmt_lpn.push(lpn);
+            self.cmt_slot.push(slot);
+            self.cmt_dirty.push(dirty == 1);
+            self.prev.push(NONE);
+            self.next.push(NONE);
+            self.cmt_of[lpn as usize] = i;
+            self.push_mru(i);
+        }
+        self.dirty_tpages.clear();
+        self.stats = FtlStats::default();
+        Ok(())
     }
 
     fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError> {
@@ -446,6 +639,119 @@ mod tests {
             matches!(ops[0], NandOp::Read { bytes: 4096, .. }),
             "a miss reads its translation page: {ops:?}"
         );
+    }
+
+    /// `rounds` random 2-LPN writes (xorshift from `seed`), trimming one
+    /// LPN every 97 rounds; returns the oracle.
+    fn churn(f: &mut DftlMapping, expected: &mut [u32], rounds: u32, seed: u64) {
+        let n = f.user_lpns();
+        let mut ops = Vec::new();
+        let mut ver = expected.iter().copied().max().unwrap_or(0);
+        let mut x = seed;
+        for round in 0..rounds {
+            let mut e = [(0, 0); 2];
+            for slot in &mut e {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ver += 1;
+                *slot = ((x % n as u64) as u32, ver);
+            }
+            if e[0].0 == e[1].0 {
+                continue;
+            }
+            for &(l, v) in &e {
+                expected[l as usize] = v;
+            }
+            ops.clear();
+            f.write(&e, &mut ops);
+            if round % 97 == 0 {
+                f.trim(e[0].0);
+                expected[e[0].0 as usize] = 0;
+            }
+        }
+    }
+
+    #[test]
+    fn sanitize_leaves_no_stale_translation_page_or_invalid_data() {
+        // CMTs from one entry (every moved LPN's entry written back to its
+        // translation page) to one caching every LPN.
+        for cmt in [1, 16, 1024] {
+            sanitize_with_cmt(cmt);
+        }
+    }
+
+    fn sanitize_with_cmt(cmt: u32) {
+        let mut f = tiny(cmt);
+        let n = f.user_lpns();
+        let mut expected = vec![0u32; n as usize];
+        churn(&mut f, &mut expected, 3000, 7);
+        for lpn in (0..n).step_by(5) {
+            f.trim(lpn);
+            expected[lpn as usize] = 0;
+        }
+        assert!(f.invalid_slots().unwrap() > 0);
+        let before = f.stats();
+        let mut ops = Vec::new();
+        let collected = f.sanitize(&mut ops).unwrap();
+        let s = f.stats();
+        assert!(collected > 0 && s.gc_runs > before.gc_runs, "{s:?}");
+        // Moved entries not cached are written back to their translation
+        // pages; a CMT holding every LPN keeps them dirty there instead.
+        assert_eq!(
+            s.translation_writes > before.translation_writes,
+            cmt < n,
+            "CMT {cmt}: {s:?}"
+        );
+        // No invalid slot of host data nor stale translation page is left.
+        assert_eq!(f.invalid_slots(), Some(0));
+        assert!(f.dirty_tpages.is_empty());
+        // Every translation page has one copy on NAND, its newest.
+        for t in 0..f.tver.len() as u32 {
+            if let Some(slot) = f.inner.lookup(f.user + t) {
+                assert_eq!(
+                    f.inner.slot_record(slot),
+                    Some((f.user + t, f.tver[t as usize]))
+                );
+            }
+        }
+        f.check(&[], &expected).unwrap();
+        ops.clear();
+        assert_eq!(f.sanitize(&mut ops), Some(0));
+        assert!(ops.is_empty());
+        // The device goes on.
+        churn(&mut f, &mut expected, 1000, 13);
+        f.check(&[], &expected).unwrap();
+    }
+
+    #[test]
+    fn erase_and_background_gc_keep_the_cached_map_consistent() {
+        let mut f = tiny(16);
+        let n = f.user_lpns();
+        let mut expected = vec![0u32; n as usize];
+        churn(&mut f, &mut expected, 3000, 3);
+        // BKOPS below a target above every die's free blocks: victims are
+        // collected and their moved entries followed.
+        let target = f.min_free_blocks_per_die().unwrap() + 4;
+        let (runs, writes) = (f.stats().gc_runs, f.stats().translation_writes);
+        let mut ops = Vec::new();
+        let mut steps = 0;
+        while steps < 8 && f.background_collect(target, &mut ops).is_some() {
+            steps += 1;
+            f.check(&[], &expected).unwrap();
+        }
+        assert!(steps > 0 && f.stats().gc_runs >= runs + steps);
+        assert!(f.stats().translation_writes >= writes);
+        // ERASE after trimming a range: blocks left empty are erased.
+        for lpn in 0..n / 2 {
+            f.trim(lpn);
+            expected[lpn as usize] = 0;
+        }
+        let erases = f.stats().nand_erases;
+        ops.clear();
+        let erased = f.erase_unmapped(&mut ops).unwrap();
+        assert_eq!(f.stats().nand_erases - erases, u64::from(erased));
+        f.check(&[], &expected).unwrap();
     }
 
     #[test]

@@ -41,10 +41,25 @@
 //!   ([`Mapping::owns_translation`]).
 
 use super::integrity::IntegrityError;
+use super::integrity_journal::{MapChange, MapJournal};
 use super::wear_leveling::StaticWearLeveling;
 use super::{BlockState, FtlStats, Mapping, MappingScheme, Placement, VictimPolicy, UNMAPPED};
 use crate::device::config::{FtlConfig, GcConfig, WearLevelingConfig};
 use crate::device::nand::{Geometry, NandArray, NandOp};
+use crate::device::state::{StateError, StateReader, StateWriter};
+
+/// Sequential log blocks: FAST keeps exactly one (Lee et al., ACM TECS
+/// 2007; `[ftl.hybrid] sequential_log_blocks` is validated to 1). The free
+/// pool counts its superblock as reserved whether it is open or not.
+const SEQUENTIAL_LOG_BLOCKS: u32 = 1;
+
+/// Saved-state code of a free superblock's role.
+const ROLE_FREE: u32 = u32::MAX;
+/// Saved-state code of the sequential log block's role.
+const ROLE_SEQ_LOG: u32 = u32::MAX - 1;
+/// Saved-state code of a random log block's role (any other code is the
+/// logical block a data block holds).
+const ROLE_RAND_LOG: u32 = u32::MAX - 2;
 
 /// Logical blocks left to the host by `units` superblocks with a fraction
 /// `over_provisioning` hidden (rounded down).
@@ -108,6 +123,10 @@ pub struct HybridMapping {
     slot_version: Vec<u32>,
     /// Per superblock: valid slots.
     valid: Vec<u32>,
+    /// Per superblock: slots programmed with data (not padding) since its
+    /// last erase; `written − valid` are its invalid slots (data
+    /// overwritten, trimmed or merged away), which SANITIZE removes.
+    written: Vec<u32>,
     role: Vec<Role>,
     /// Per logical block: its data superblock ([`UNMAPPED`] = none yet).
     data: Vec<u32>,
@@ -127,6 +146,8 @@ pub struct HybridMapping {
     pages_end: Vec<u32>,
     /// Scratch: `(die, page id, slots)` read for one copied stripe page.
     sources: Vec<(u32, u32, u32)>,
+    /// Translation changes for the incremental integrity check.
+    journal: MapJournal,
 }
 
 impl HybridMapping {
@@ -151,6 +172,7 @@ impl HybridMapping {
             p2l: vec![UNMAPPED; geo.slots() as usize],
             slot_version: vec![0; geo.slots() as usize],
             valid: vec![0; units as usize],
+            written: vec![0; units as usize],
             role: vec![Role::Free; units as usize],
             data: vec![UNMAPPED; lbns as usize],
             free: (0..units).rev().collect(),
@@ -169,6 +191,7 @@ impl HybridMapping {
             stage: Vec::with_capacity(geo.stripe_slots() as usize),
             pages_end: vec![0; geo.dies() as usize],
             sources: Vec::with_capacity(geo.stripe_slots() as usize),
+            journal: MapJournal::default(),
         }
     }
 
@@ -246,6 +269,7 @@ impl HybridMapping {
             }
             self.stats.nand_erases += 1;
         }
+        self.written[unit as usize] = 0;
         self.role[unit as usize] = Role::Free;
         self.free.push(unit);
     }
@@ -274,8 +298,10 @@ impl HybridMapping {
                 self.invalidate(old);
             }
             self.p2l[slot as usize] = lpn;
+            self.journal.record(MapChange::Map { lpn, slot });
             self.slot_version[slot as usize] = ver;
             self.valid[unit as usize] += 1;
+            self.written[unit as usize] += 1;
         }
         for pl in 0..g.planes {
             if let Err(e) = self.nand.program(g.block_id(die, pl, unit), page) {
@@ -415,18 +441,23 @@ impl HybridMapping {
         self.install(sw.lbn, sw.unit, ops);
     }
 
-    /// The random log block the policy reclaims (all are full).
-    fn rand_victim(&self) -> usize {
+    /// The random log block the policy reclaims, among the full ones
+    /// (index into the pool); `None` when none is full. When the pool is
+    /// full every block in it is.
+    fn rand_victim(&self) -> Option<usize> {
         let capacity = (self.positions() * self.geo.stripe_slots()) as f64;
         let valid = |r: &RandLog| self.valid[r.unit as usize];
-        let pick = match self.policy {
-            VictimPolicy::Fifo => self.rand.iter().enumerate().min_by_key(|(_, r)| r.opened),
-            VictimPolicy::Greedy => self
-                .rand
+        let positions = self.positions();
+        let full = || {
+            self.rand
                 .iter()
                 .enumerate()
-                .min_by_key(|(i, r)| (valid(r), *i)),
-            VictimPolicy::CostBenefit => self.rand.iter().enumerate().max_by(|(i, a), (j, b)| {
+                .filter(move |(_, r)| r.next == positions)
+        };
+        let pick = match self.policy {
+            VictimPolicy::Fifo => full().min_by_key(|(_, r)| r.opened),
+            VictimPolicy::Greedy => full().min_by_key(|(i, r)| (valid(r), *i)),
+            VictimPolicy::CostBenefit => full().max_by(|(i, a), (j, b)| {
                 let score = |r: &RandLog| {
                     let v = valid(r);
                     if v == 0 {
@@ -438,7 +469,77 @@ impl HybridMapping {
                 score(a).total_cmp(&score(b)).then(j.cmp(i))
             }),
         };
-        pick.map_or(0, |(i, _)| i)
+        pick.map(|(i, _)| i)
+    }
+
+    /// The logical block of the first valid page (in position order) of
+    /// random log block `unit`, if any.
+    fn first_lbn_in(&self, unit: u32) -> Option<u32> {
+        (0..self.positions())
+            .flat_map(|k| (0..self.geo.stripe_slots()).map(move |e| (k, e)))
+            .map(|(k, e)| self.p2l[self.slot_at(unit, k, e) as usize])
+            .find(|&lpn| lpn != UNMAPPED)
+            .map(|lpn| lpn / self.unit_slots)
+    }
+
+    /// Reclaims random log block `i` of the pool: every logical block with
+    /// valid data in it is full-merged, then it is erased.
+    fn reclaim_rand(&mut self, i: usize, ops: &mut Vec<NandOp>) {
+        let victim = self.rand.remove(i);
+        for k in 0..self.positions() {
+            for e in 0..self.geo.stripe_slots() {
+                let lpn = self.p2l[self.slot_at(victim.unit, k, e) as usize];
+                if lpn != UNMAPPED {
+                    self.full_merge(lpn / self.unit_slots, Purpose::Reclaim, ops);
+                }
+            }
+        }
+        self.erase(victim.unit, ops);
+    }
+
+    /// Spare superblocks neither reserved for the sequential log block nor
+    /// holding a random log block (see
+    /// [`Mapping::min_free_blocks_per_die`]).
+    fn spare_pool(&self) -> u32 {
+        let logs = SEQUENTIAL_LOG_BLOCKS + self.rand.len() as u32;
+        (self.units - self.lbns).saturating_sub(logs)
+    }
+
+    /// Erases the full random log blocks left without a valid page (their
+    /// logical blocks merged meanwhile); true when there was one.
+    fn erase_empty_full_logs(&mut self, ops: &mut Vec<NandOp>) -> bool {
+        let positions = self.positions();
+        let mut any = false;
+        let mut i = 0;
+        while i < self.rand.len() {
+            let r = self.rand[i];
+            if r.next == positions && self.valid[r.unit as usize] == 0 {
+                self.rand.remove(i);
+                self.erase(r.unit, ops);
+                any = true;
+            } else {
+                i += 1;
+            }
+        }
+        any
+    }
+
+    /// Frees superblock `unit` (no valid data) as an ERASE does: erased if
+    /// it holds programmed pages (true), else returned to the free list as
+    /// it is (false).
+    fn release(&mut self, unit: u32, ops: &mut Vec<NandOp>) -> bool {
+        let g = self.geo;
+        let programmed = (0..g.dies()).any(|d| {
+            (0..g.planes).any(|pl| self.nand.programmed_pages(g.block_id(d, pl, unit)) > 0)
+        });
+        if programmed {
+            self.erase(unit, ops);
+        } else {
+            self.written[unit as usize] = 0;
+            self.role[unit as usize] = Role::Free;
+            self.free.push(unit);
+        }
+        programmed
     }
 
     /// Makes room in the random log pool: opens a new random log block, or
@@ -449,16 +550,10 @@ impl HybridMapping {
             return;
         }
         if self.rand.len() as u32 == self.rand_max {
-            let victim = self.rand.remove(self.rand_victim());
-            for k in 0..self.positions() {
-                for e in 0..self.geo.stripe_slots() {
-                    let lpn = self.p2l[self.slot_at(victim.unit, k, e) as usize];
-                    if lpn != UNMAPPED {
-                        self.full_merge(lpn / self.unit_slots, Purpose::Reclaim, ops);
-                    }
-                }
-            }
-            self.erase(victim.unit, ops);
+            let victim = self.rand_victim().unwrap_or_else(|| {
+                panic!("mmcsim device: simulator bug: the hybrid random log pool is full but holds no full log block")
+            });
+            self.reclaim_rand(victim, ops);
             self.static_wear_leveling(ops);
         }
         let unit = self.alloc(false, Role::RandLog);
@@ -579,6 +674,131 @@ impl Mapping for HybridMapping {
         if old != UNMAPPED {
             self.invalidate(old);
         }
+        self.journal.record(MapChange::Unmap { lpn });
+    }
+
+    fn journal(&mut self) -> Option<&mut MapJournal> {
+        Some(&mut self.journal)
+    }
+
+    fn slot_record(&self, slot: u32) -> Option<(u32, u32)> {
+        match self.p2l.get(slot as usize) {
+            Some(&lpn) if lpn != UNMAPPED => Some((lpn, self.slot_version[slot as usize])),
+            _ => None,
+        }
+    }
+
+    /// ERASE: every superblock left without a valid page — the sequential
+    /// log block, random log blocks (the open one too: the pool opens a
+    /// new one when needed) and data blocks (whose logical block then has
+    /// none) — is erased and freed. Returns the superblocks erased.
+    fn erase_unmapped(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let mut n = 0;
+        if let Some(sw) = self.seq.filter(|w| self.valid[w.unit as usize] == 0) {
+            self.seq = None;
+            n += u32::from(self.release(sw.unit, ops));
+        }
+        let mut i = 0;
+        while i < self.rand.len() {
+            let unit = self.rand[i].unit;
+            if self.valid[unit as usize] == 0 {
+                self.rand.remove(i);
+                n += u32::from(self.release(unit, ops));
+            } else {
+                i += 1;
+            }
+        }
+        for lbn in 0..self.lbns {
+            let unit = self.data[lbn as usize];
+            if unit != UNMAPPED && self.valid[unit as usize] == 0 {
+                self.data[lbn as usize] = UNMAPPED;
+                n += u32::from(self.release(unit, ops));
+            }
+        }
+        Some(n)
+    }
+
+    /// SANITIZE: the sequential log block is merged (switch, partial or
+    /// full merge as it qualifies), every random log block is reclaimed
+    /// oldest first (full merges of the logical blocks it holds, then its
+    /// erase), then every data block still holding invalid pages (trimmed
+    /// in place) is full-merged, or erased and unmapped when nothing in it
+    /// is valid. Every logical block is then whole in its data block and no
+    /// superblock holds invalid data. Merges count in the merge and GC
+    /// counters as in the foreground. Returns the superblocks erased.
+    fn sanitize(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let before = self.stats.nand_erases;
+        self.merge_seq(ops);
+        while !self.rand.is_empty() {
+            self.reclaim_rand(0, ops);
+        }
+        for lbn in 0..self.lbns {
+            let unit = self.data[lbn as usize];
+            if unit == UNMAPPED || self.written[unit as usize] == self.valid[unit as usize] {
+                continue;
+            }
+            if self.valid[unit as usize] == 0 {
+                self.data[lbn as usize] = UNMAPPED;
+                self.release(unit, ops);
+            } else {
+                self.full_merge(lbn, Purpose::Reclaim, ops);
+            }
+        }
+        let erased = (self.stats.nand_erases - before) / u64::from(self.geo.dies());
+        Some(u32::try_from(erased).unwrap_or(u32::MAX))
+    }
+
+    fn invalid_slots(&self) -> Option<u64> {
+        Some(
+            self.written
+                .iter()
+                .zip(&self.valid)
+                .map(|(&w, &v)| u64::from(w - v))
+                .sum(),
+        )
+    }
+
+    /// The hybrid FTL's free-block pool: the spare superblocks (blocks
+    /// per plane − logical blocks) neither reserved for the sequential log
+    /// block nor holding a random log block — the free superblocks, once
+    /// every logical block has its data block and the sequential log block
+    /// is open, whatever the fill — each one block per plane of every die,
+    /// so free blocks per die = planes × that. It shrinks by one superblock
+    /// for each random log block opened and grows by one for each
+    /// reclaimed, between planes × (spare − 1 − `random_log_blocks`) (≥ 1
+    /// superblock: the merge reserve validation keeps) and planes × (spare
+    /// − 1): a BKOPS target (`[gc] bkops_target_free_blocks_per_die`) of
+    /// planes × (spare − 1 − k) has idle time keep at most `k` random log
+    /// blocks open.
+    fn min_free_blocks_per_die(&self) -> Option<u32> {
+        Some(self.geo.planes * self.spare_pool())
+    }
+
+    /// BKOPS: below `target` free blocks per die (see
+    /// [`Mapping::min_free_blocks_per_die`]), one step of reclaiming a
+    /// random log block: full random log blocks left without a valid page
+    /// are erased, then (still below the target) one logical block with
+    /// valid pages in the policy's victim among the full random log blocks
+    /// is full-merged, and the log blocks that merge emptied are erased —
+    /// so a command arriving waits for at most one merge. `None` when
+    /// nothing was done. A superblock spans every die: die 0 is reported.
+    fn background_collect(&mut self, target: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let below = |h: &Self| h.geo.planes * h.spare_pool() < target;
+        if !below(self) {
+            return None;
+        }
+        let mut done = self.erase_empty_full_logs(ops);
+        if below(self) {
+            if let Some(lbn) = self
+                .rand_victim()
+                .and_then(|i| self.first_lbn_in(self.rand[i].unit))
+            {
+                self.full_merge(lbn, Purpose::Reclaim, ops);
+                self.erase_empty_full_logs(ops);
+                done = true;
+            }
+        }
+        done.then_some(0)
     }
 
     fn stats(&self) -> FtlStats {
@@ -595,6 +815,170 @@ impl Mapping for HybridMapping {
 
     fn erase_counts(&self) -> &[u32] {
         self.nand.erase_counts()
+    }
+
+    /// Saves the resolved L2P table, every block's program position and
+    /// erase count, each superblock's role and written-slot count, the log
+    /// blocks and the FTL clock; the reverse map, versions, valid counts,
+    /// data-block map and free list are rebuilt from them.
+    fn save_state(&self, w: &mut StateWriter) -> Result<(), StateError> {
+        w.u32s(&self.l2p);
+        let (next, erases) = (0..self.geo.blocks())
+            .map(|b| (self.nand.programmed_pages(b), self.nand.erase_count(b)))
+            .unzip::<u32, u32, Vec<u32>, Vec<u32>>();
+        w.u32s(&next);
+        w.u32s(&erases);
+        let roles: Vec<u32> = self
+            .role
+            .iter()
+            .map(|r| match *r {
+                Role::Free => ROLE_FREE,
+                Role::SeqLog => ROLE_SEQ_LOG,
+                Role::RandLog => ROLE_RAND_LOG,
+                Role::Data(lbn) => lbn,
+            })
+            .collect();
+        w.u32s(&roles);
+        w.u32s(&self.written);
+        match self.seq {
+            Some(sw) => {
+                w.u8(1);
+                w.u32(sw.unit);
+                w.u32(sw.lbn);
+                w.u32(sw.next);
+            }
+            None => w.u8(0),
+        }
+        w.u32(self.rand.len() as u32);
+        for r in &self.rand {
+            w.u32(r.unit);
+            w.u32(r.next);
+            w.u64(r.opened);
+        }
+        w.u64(self.clock);
+        Ok(())
+    }
+
+    fn load_state(&mut self, r: &mut StateReader<'_>, expected: &[u32]) -> Result<(), StateError> {
+        let corrupt = |what: String| Err(StateError(format!("{what}: the file is corrupted")));
+        let g = self.geo;
+        r.u32s_into("the hybrid L2P table", &mut self.l2p)?;
+        {
+            let (next, erases) = self.nand.state_mut();
+            r.u32s_into("the block program positions", next)?;
+            if let Some(b) = next.iter().position(|&p| p > g.pages_per_block) {
+                return corrupt(format!(
+                    "block {b} has {} pages programmed, more than {}",
+                    next[b], g.pages_per_block
+                ));
+            }
+            r.u32s_into("the erase counts", erases)?;
+        }
+        let mut roles = vec![0u32; self.units as usize];
+        r.u32s_into("the superblock roles", &mut roles)?;
+        r.u32s_into("the superblock written-slot counts", &mut self.written)?;
+        self.data.iter_mut().for_each(|d| *d = UNMAPPED);
+        self.free.clear();
+        for (u, &code) in roles.iter().enumerate() {
+            let u = u as u32;
+            self.role[u as usize] = match code {
+                ROLE_FREE => {
+                    self.free.push(u);
+                    Role::Free
+                }
+                ROLE_SEQ_LOG => Role::SeqLog,
+                ROLE_RAND_LOG => Role::RandLog,
+                lbn if lbn < self.lbns && self.data[lbn as usize] == UNMAPPED => {
+                    self.data[lbn as usize] = u;
+                    Role::Data(lbn)
+                }
+                lbn => {
+                    return corrupt(format!(
+                        "superblock {u} is the data block of logical block {lbn}, beyond the {} logical blocks or given twice",
+                        self.lbns
+                    ))
+                }
+            };
+        }
+        self.seq = match r.u8("the sequential log block")? {
+            0 => None,
+            1 => Some(SeqLog {
+                unit: r.u32("the sequential log block")?,
+                lbn: r.u32("the sequential log block")?,
+                next: r.u32("the sequential log block")?,
+            }),
+            f => return corrupt(format!("the sequential log block flag is {f}")),
+        };
+        if let Some(sw) = self.seq {
+            if sw.unit >= self.units
+                || self.role[sw.unit as usize] != Role::SeqLog
+                || sw.lbn >= self.lbns
+                || sw.next > self.unit_slots
+                || sw.next % g.stripe_slots() != 0
+            {
+                return corrupt(format!(
+                    "the sequential log block {sw:?} does not fit the roles"
+                ));
+            }
+        }
+        let n = r.u32("the random log pool")?;
+        if n > self.rand_max {
+            return corrupt(format!(
+                "{n} random log blocks, but the profile allows {}",
+                self.rand_max
+            ));
+        }
+        self.rand.clear();
+        for _ in 0..n {
+            let rl = RandLog {
+                unit: r.u32("the random log pool")?,
+                next: r.u32("the random log pool")?,
+                opened: r.u64("the random log pool")?,
+            };
+            if rl.unit >= self.units
+                || self.role[rl.unit as usize] != Role::RandLog
+                || rl.next > self.positions()
+                || self.rand.iter().any(|o| o.unit == rl.unit)
+            {
+                return corrupt(format!(
+                    "the random log block {rl:?} does not fit the roles"
+                ));
+            }
+            self.rand.push(rl);
+        }
+        let logs = self.role.iter().filter(|&&r| r == Role::SeqLog).count()
+            + self.role.iter().filter(|&&r| r == Role::RandLog).count();
+        if logs != self.rand.len() + usize::from(self.seq.is_some()) {
+            return corrupt("a superblock has a log role but is not a log block".to_string());
+        }
+        self.clock = r.u64("the FTL clock")?;
+        self.p2l.iter_mut().for_each(|p| *p = UNMAPPED);
+        self.valid.iter_mut().for_each(|v| *v = 0);
+        for (lpn, &slot) in self.l2p.iter().enumerate() {
+            if slot == UNMAPPED {
+                continue;
+            }
+            if slot >= g.slots() || self.p2l[slot as usize] != UNMAPPED {
+                return corrupt(format!(
+                    "LPN {lpn} maps to slot {slot}, outside the array or already mapped"
+                ));
+            }
+            self.p2l[slot as usize] = lpn as u32;
+            self.slot_version[slot as usize] = expected.get(lpn).copied().unwrap_or(0);
+            let u = (g.slot_block(slot) % g.blocks_per_plane) as usize;
+            self.valid[u] += 1;
+        }
+        let capacity = self.positions() * g.stripe_slots();
+        for u in 0..self.units as usize {
+            if self.written[u] < self.valid[u] || self.written[u] > capacity {
+                return corrupt(format!(
+                    "superblock {u} has {} slots written but {} valid (at most {capacity})",
+                    self.written[u], self.valid[u]
+                ));
+            }
+        }
+        self.stats = FtlStats::default();
+        Ok(())
     }
 
     fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError> {
@@ -671,6 +1055,12 @@ impl Mapping for HybridMapping {
                     recorded: self.valid[u as usize],
                     counted: valid,
                 });
+            }
+            if self.written[u as usize] < valid {
+                return Err(state("records fewer slots written than valid")(
+                    u,
+                    BlockState::Full,
+                ));
             }
             let listed = match role {
                 Role::Free => self.free.contains(&u),
@@ -857,6 +1247,166 @@ mod tests {
         f.trim(5);
         h.expected[5] = 0;
         assert!(f.lookup(5).is_none());
+        f.check(&[], &h.expected).unwrap();
+    }
+
+    /// Writes every logical block sequentially (switch merges), then
+    /// `n` random 2-LPN writes (xorshift from `seed`) into the random log
+    /// blocks.
+    fn filled_then_random(f: &mut HybridMapping, h: &mut Host, n: u32, seed: u64) {
+        let lpns = f.user_lpns();
+        for base in (0..lpns).step_by(4) {
+            h.put(f, &[base, base + 1, base + 2, base + 3]);
+        }
+        let mut x = seed;
+        for _ in 0..n {
+            let mut l = [0u32; 2];
+            for v in &mut l {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *v = (x % lpns as u64) as u32;
+            }
+            if l[0] != l[1] {
+                h.put(f, &l);
+            }
+        }
+    }
+
+    #[test]
+    fn erase_frees_data_and_log_blocks_left_without_a_valid_page() {
+        let mut f = tiny(VictimPolicy::Fifo, false);
+        let mut h = Host::new(&f);
+        for base in (0..f.user_lpns()).step_by(4) {
+            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+        }
+        // Logical block 1 gets newer copies of two pages in a random log
+        // block; logical block 3 stays whole in its data block.
+        h.put(&mut f, &[64 + 5, 64 + 9]);
+        let (d1, d3) = (f.data[1], f.data[3]);
+        let r = f.rand[0].unit;
+        let ops_before = h.ops.len();
+        // Nothing is empty yet.
+        let mut ops = Vec::new();
+        assert_eq!(f.erase_unmapped(&mut ops), Some(0));
+        assert!(ops.is_empty() && ops_before > 0);
+        // Trim every LPN of logical blocks 1 and 3 (ERASE unmaps the erase
+        // groups first): their data blocks and the random log block holding
+        // only block 1's pages have no valid page left.
+        for lpn in (64..128).chain(192..256) {
+            f.trim(lpn);
+            h.expected[lpn as usize] = 0;
+        }
+        let erases = f.stats().nand_erases;
+        let wear = (f.wear(d1), f.wear(d3), f.wear(r));
+        assert_eq!(f.erase_unmapped(&mut ops), Some(3));
+        assert_eq!(
+            f.stats().nand_erases - erases,
+            3 * 2,
+            "3 superblocks × 2 dies"
+        );
+        assert_eq!(
+            (f.wear(d1), f.wear(d3), f.wear(r)),
+            (wear.0 + 1, wear.1 + 1, wear.2 + 1)
+        );
+        assert!(ops.iter().all(|o| matches!(o, NandOp::Erase { .. })));
+        assert_eq!((f.data[1], f.data[3]), (UNMAPPED, UNMAPPED));
+        assert!(f.rand.is_empty() && f.free.contains(&r));
+        assert_eq!(f.invalid_slots(), Some(0));
+        f.check(&[], &h.expected).unwrap();
+        // The device goes on: a random write opens a new log block, a
+        // sequential one rebuilds logical block 1.
+        h.put(&mut f, &[200, 3]);
+        for base in (64..128).step_by(4) {
+            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+        }
+        f.check(&[], &h.expected).unwrap();
+    }
+
+    #[test]
+    fn sanitize_merges_every_log_block_and_leaves_no_invalid_page() {
+        for policy in [VictimPolicy::Fifo, VictimPolicy::Greedy] {
+            let mut f = tiny(policy, false);
+            let mut h = Host::new(&f);
+            filled_then_random(&mut f, &mut h, 100, 5);
+            // Half a sequential rewrite of logical block 2 (a sequential
+            // log block in progress), then scattered trims in place.
+            for base in (128..160).step_by(4) {
+                h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+            }
+            for lpn in (300..f.user_lpns()).step_by(7) {
+                f.trim(lpn);
+                h.expected[lpn as usize] = 0;
+            }
+            assert!(f.seq.is_some() && !f.rand.is_empty());
+            assert!(f.invalid_slots().unwrap() > 0);
+            let before = f.stats();
+            let mut ops = Vec::new();
+            let n = f.sanitize(&mut ops).unwrap();
+            let s = f.stats();
+            assert!(n > 0 && s.nand_erases > before.nand_erases, "{policy:?}");
+            assert_eq!(s.merges_partial, before.merges_partial + 1, "{policy:?}");
+            assert!(s.merges_full > before.merges_full, "{policy:?}");
+            assert_eq!(f.invalid_slots(), Some(0), "{policy:?}");
+            assert!(f.seq.is_none() && f.rand.is_empty(), "{policy:?}");
+            // Every logical block is whole in its data block.
+            for lpn in 0..f.user_lpns() {
+                if let Some(slot) = f.lookup(lpn) {
+                    assert_eq!(f.role[f.unit_of(slot) as usize], Role::Data(lpn / 64));
+                }
+            }
+            f.check(&[], &h.expected).unwrap();
+            ops.clear();
+            assert_eq!(f.sanitize(&mut ops), Some(0), "{policy:?}");
+            assert!(ops.is_empty(), "{policy:?}");
+            // The device goes on.
+            filled_then_random(&mut f, &mut h, 200, 11);
+            f.check(&[], &h.expected).unwrap();
+        }
+    }
+
+    #[test]
+    fn background_merges_empty_the_full_random_log_blocks_ahead_of_host_writes() {
+        let mut f = tiny(VictimPolicy::Fifo, false);
+        let mut h = Host::new(&f);
+        // Fill the random pool (2 log blocks of 16 positions) without a
+        // reclaim: 24 random stripe pages.
+        for base in (0..f.user_lpns()).step_by(4) {
+            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
+        }
+        for k in 0..24 {
+            h.put(&mut f, &[(k * 29) % 700, 701]);
+        }
+        assert_eq!(f.stats().merges_full, 0);
+        // 16 superblocks − 11 logical blocks = 5 spare, 1 reserved for the
+        // sequential log block, 2 holding random log blocks (one full): 2
+        // free, × 2 planes.
+        assert_eq!((f.rand.len(), f.seq.is_none()), (2, true));
+        assert_eq!(f.min_free_blocks_per_die(), Some(4));
+        // A target of 3 spare superblocks (at most one random log block
+        // open): the full log block is reclaimed.
+        let target = 3 * f.geo.planes;
+        let mut ops = Vec::new();
+        let mut steps = 0;
+        while f.background_collect(target, &mut ops).is_some() {
+            steps += 1;
+            f.check(&[], &h.expected).unwrap();
+        }
+        assert!(steps > 0 && f.stats().merges_full > 0);
+        assert_eq!(f.min_free_blocks_per_die(), Some(target));
+        assert!(ops.iter().any(|o| matches!(o, NandOp::Erase { .. })));
+        // At the target, nothing more is done.
+        ops.clear();
+        assert_eq!(f.background_collect(target, &mut ops), None);
+        assert!(ops.is_empty());
+        // The host's next random writes fill the emptied room without a
+        // merge.
+        let merges = f.stats().merges_full;
+        for k in 0..20 {
+            let p = h.put(&mut f, &[(k * 31) % 700, 702]);
+            assert_eq!(p.reclaim_ops, 0);
+        }
+        assert_eq!(f.stats().merges_full, merges);
         f.check(&[], &h.expected).unwrap();
     }
 

@@ -186,16 +186,17 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     }
     /// The card's part of an eMMC ERASE (CMD38 argument 0x0) after the
     /// erased groups' LPNs were trimmed: erases every block left without
-    /// valid data, appending the NAND work; returns the blocks (stripes)
-    /// erased. `None` (default): the scheme does not model it (profile
-    /// validation keeps such cards to the page mapping).
+    /// valid data, appending the NAND work; returns the blocks (stripes;
+    /// superblocks for the hybrid mapping) erased. `None` (default): the
+    /// scheme does not model it (every built scheme does).
     fn erase_unmapped(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
         let _ = ops;
         None
     }
     /// eMMC SANITIZE: migrates the valid data out of every block holding
     /// invalid data and erases it, appending the NAND work; returns the
-    /// blocks (stripes) collected. `None` (default): not modelled.
+    /// blocks (stripes; superblocks erased for the hybrid mapping)
+    /// collected. `None` (default): not modelled.
     fn sanitize(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
         let _ = ops;
         None
@@ -211,7 +212,8 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     fn write(&mut self, entries: &[(u32, u32)], ops: &mut Vec<NandOp>) -> Placement;
     /// Unmaps `lpn` (TRIM/discard): its slot becomes invalid.
     fn trim(&mut self, lpn: u32);
-    /// Fewest free blocks on any die (BKOPS urgency); `None` when the
+    /// Fewest free blocks on any die (BKOPS urgency; the hybrid mapping
+    /// defines its free-block pool in its implementation); `None` when the
     /// scheme has no background collection (default).
     fn min_free_blocks_per_die(&self) -> Option<u32> {
         None
