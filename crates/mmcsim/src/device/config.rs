@@ -508,6 +508,13 @@ pub struct WearLevelingConfig {
     pub static_threshold_erases: Option<u32>,
 }
 
+/// Entries a packed command's 512-byte header holds: 8-byte slots (CMD23
+/// argument + CMD18/CMD25 argument), the first taken by the version, R/W
+/// flag and entry count, so 512 / 8 − 1 = 63 [spec, JESD84-B45 packed
+/// command header for 512-byte sectors; a 4 KiB-sector card's header is a
+/// 4 KiB block, not modelled].
+pub const MAX_PACKED_ENTRIES: u32 = 63;
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -952,18 +959,18 @@ impl DeviceConfig {
             }
         }
         if let Some(m) = self.features.max_packed_writes {
-            if !self.features.packed || !(2..=255).contains(&m) {
+            if !self.features.packed || !(2..=MAX_PACKED_ENTRIES).contains(&m) {
                 return err(
                     "[features] max_packed_writes",
-                    format!("{m}: expected 2..=255 commands, with packed = true"),
+                    format!("{m}: expected 2..={MAX_PACKED_ENTRIES} commands (the entries a 512-byte packed header holds), with packed = true"),
                 );
             }
         }
         if let Some(m) = self.features.max_packed_reads {
-            if !self.features.packed_read || !(2..=255).contains(&m) {
+            if !self.features.packed_read || !(2..=MAX_PACKED_ENTRIES).contains(&m) {
                 return err(
                     "[features] max_packed_reads",
-                    format!("{m}: expected 2..=255 commands, with packed_read = true"),
+                    format!("{m}: expected 2..={MAX_PACKED_ENTRIES} commands (the entries a 512-byte packed header holds), with packed_read = true"),
                 );
             }
         }

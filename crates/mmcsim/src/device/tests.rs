@@ -1094,6 +1094,23 @@ fn packed_read_is_validated_against_the_card() {
     c.validate("x.toml").unwrap();
     let j = serde_json::to_string(&Emmc::new(&generic()).unwrap().stats()).unwrap();
     assert!(!j.contains("packed_read"), "absent when off: {j}");
+    // A 512-byte packed header has 63 entry slots, for reads and writes.
+    c.features.max_packed_reads = Some(63);
+    c.validate("x.toml").unwrap();
+    c.features.max_packed_reads = Some(64);
+    let e = c.validate("x.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("max_packed_reads") && e.contains("2..=63"),
+        "{e}"
+    );
+    c.features.max_packed_reads = None;
+    c.features.packed = true;
+    c.features.max_packed_writes = Some(64);
+    let e = c.validate("x.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("max_packed_writes") && e.contains("2..=63"),
+        "{e}"
+    );
 }
 
 /// Random 4 KiB writes in bursts with BKOPS started in the idle gaps,
