@@ -282,6 +282,14 @@ impl Driver {
         }
     }
 
+    /// Tells the driver whether the scheduler has the urgent-request hook
+    /// (`elevator_is_urgent_fn`). Without it no request is ever urgent, so
+    /// no write is ever stopped: writes then go to the card whole instead
+    /// of one transfer at a time (the same timing, less simulation work).
+    pub fn set_scheduler_marks_urgent(&mut self, marks: bool) {
+        self.urgent_stop &= marks;
+    }
+
     /// True when the driver takes urgent-request notifications
     /// (`q->urgent_request_fn` is set): see [`Driver::urgent_request_fn`].
     pub fn takes_urgent_requests(&self) -> bool {

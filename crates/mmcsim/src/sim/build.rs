@@ -147,6 +147,7 @@ pub(super) fn build_on(
             .set_tunable(&name, &value)
             .map_err(|e| Error::config(format!("iosched.{name}: {e}")))?;
     }
+    driver.set_scheduler_marks_urgent(elevator.is_urgent().is_some());
     let max_bio_sectors = sc.queue.max_sectors_kb * 2;
     let block = BlockStage::new(BlockLayer::new(sc.queue.clone(), elevator, params));
 
