@@ -819,6 +819,8 @@ fn the_slc_log_serves_small_synchronous_writes_without_padding() {
         let a = [
             "run",
             "configs/scenarios/sync-write-app.toml",
+            "--device",
+            "configs/devices/generic-emmc.toml",
             "--set",
             "jobs.0.request_bytes=4096",
             "--set",

@@ -1,5 +1,7 @@
-//! The profiles a finding runs on: the scenarios as written (the generic
-//! eMMC profile and their own hosts), or a phone from `configs/phones/`
+//! The profiles a finding runs on: the scenarios as written (their own
+//! device and host profiles: the generic eMMC, except the Galaxy S II
+//! study's app of finding 6, written for the 2011 eMMC 4.41 that study
+//! measured), or a phone from `configs/phones/`
 //! ([`mmcsim::config::Phone`]). A phone replaces each scenario's device
 //! profile, host profile and scheduler exactly as `--phone` does on `run`
 //! (its overrides come first; the finding's and the user's `--set` follow).
@@ -19,7 +21,8 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The scenarios as written: the generic eMMC profile.
+    /// The scenarios as written, with their own device and host profiles
+    /// (the generic eMMC for all but finding 6's 2011-era app).
     pub fn generic() -> Profile {
         Profile {
             name: "generic".into(),
