@@ -120,3 +120,43 @@ fn every_gc_policy_and_static_wear_leveling_run_and_unknown_policies_list_the_ch
     ]);
     assert!(err.contains("unless static = true"), "{err}");
 }
+
+/// A device setting of the wrong type or an unknown device key given with
+/// `--set` is named by its key path, with the profile it was merged into
+/// and where such settings come from; the message carries no line number
+/// of a merged text that exists in no file. An error in the profile file
+/// itself (no settings merged) still points at its line.
+#[test]
+fn a_bad_device_setting_is_named_by_its_key() {
+    let e = simctl_err(&["run", READS, "--set", "device.nand.t_r_us=abc"]);
+    assert!(
+        e.contains("generic-emmc.toml with the scenario's [device] settings and --set device.*")
+            && e.contains("expected f64")
+            && e.contains("nand.t_r_us"),
+        "{e}"
+    );
+    assert!(!e.contains("line"), "{e}");
+    let e = simctl_err(&["run", READS, "--set", "device.write_buffer.slc_log=yes"]);
+    assert!(
+        e.contains("write_buffer.slc_log") && e.contains("boolean"),
+        "{e}"
+    );
+    let e = simctl_err(&["run", READS, "--set", "device.nand.bogus=1"]);
+    assert!(
+        e.contains("unknown field `bogus`") && e.contains("in `nand`"),
+        "{e}"
+    );
+
+    let tmp = scratch("device-config-bad-file");
+    let bad = tmp.join("bad.toml");
+    let text = std::fs::read_to_string(root().join("configs/devices/generic-emmc.toml"))
+        .unwrap()
+        .replace("t_r_us = 64.0", "t_r_us = \"sixty\"");
+    assert!(
+        text.contains("\"sixty\""),
+        "the profile's t_r_us line changed"
+    );
+    std::fs::write(&bad, text).unwrap();
+    let e = simctl_err(&["run", READS, "--device", bad.to_str().unwrap()]);
+    assert!(e.contains("bad.toml") && e.contains("line"), "{e}");
+}

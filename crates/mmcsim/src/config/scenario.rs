@@ -259,16 +259,15 @@ impl Scenario {
     pub fn device_config(&self) -> Result<DeviceConfig> {
         let mut overrides = self.device.clone();
         let profile = overrides.remove("profile");
-        let (mut base, source): (toml::Table, String) = match profile {
-            None => (parse_profile(GENERIC_PROFILE, "generic")?, "generic".into()),
+        let (text, source): (std::borrow::Cow<str>, String) = match profile {
+            None => (GENERIC_PROFILE.into(), "generic".into()),
             Some(toml::Value::String(p)) if p == "generic" => {
-                (parse_profile(GENERIC_PROFILE, "generic")?, "generic".into())
+                (GENERIC_PROFILE.into(), "generic".into())
             }
             Some(toml::Value::String(p)) => {
                 let path = self.resolve(Path::new(&p));
                 let text = crate::textfile::read_config(&path)?;
-                let src = path.display().to_string();
-                (parse_profile(&text, &src)?, src)
+                (text.into(), path.display().to_string())
             }
             Some(other) => {
                 return Err(Error::config(format!(
@@ -276,9 +275,23 @@ impl Scenario {
                 )))
             }
         };
+        if overrides.is_empty() {
+            // Errors point at the profile file's own lines.
+            return DeviceConfig::from_toml_str(&text, &source);
+        }
+        let mut base = parse_profile(&text, &source)?;
         merge(&mut base, overrides);
-        let text = toml::to_string(&base).map_err(|e| Error::config(e.to_string()))?;
-        DeviceConfig::from_toml_str(&text, &source)
+        // With settings merged over it there is no file line to point at:
+        // the error names the key (`in nand.t_r_us`) and says where such a
+        // value may come from.
+        let cfg: DeviceConfig = toml::Value::Table(base).try_into().map_err(|e: toml::de::Error| {
+            Error::config(format!(
+                "{source} with the scenario's [device] settings and --set device.*: invalid device profile: {}",
+                e.to_string().trim_end()
+            ))
+        })?;
+        cfg.validate(&source)?;
+        Ok(cfg)
     }
 
     fn validate(&self, source: &str) -> Result<()> {
