@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One direct-I/O writer on a 256 MiB file of a device preconditioned to
 /// 90 % full and GC steady state.
@@ -352,13 +352,10 @@ fn without_urgent_requests_nothing_is_stopped_and_nothing_changes() {
     }
 }
 
-/// BKOPS (eMMC 4.41) through the legacy driver: random 256 KiB direct
-/// writes on a full device with 400 ms of think time after each; the
-/// driver's idle check (200 ms) starts BKOPS in every gap, so GC victims
-/// move from the foreground into the gaps.
-#[test]
-fn bkops_in_idle_gaps_lowers_foreground_gc_through_the_driver() {
-    let tmp = scratch("device-depth-bkops");
+/// Random 256 KiB direct writes on a generic device filled to 90 %, with
+/// `think_us` of idle time after each (the gaps BKOPS works in), written
+/// as scenario `file` in `tmp`.
+fn bkops_scenario(tmp: &Path, file: &str, think_us: u64) -> PathBuf {
     let profile = root().join("configs/devices/generic-emmc.toml");
     let text = format!(
         r#"name = "depth-bkops"
@@ -378,12 +375,23 @@ pattern = "random"
 request_bytes = 262144
 direct = true
 requests = 300
-think_time_us = 400000
+think_time_us = {think_us}
 "#,
         profile.display()
     );
-    let path = tmp.join("bkops.toml");
+    let path = tmp.join(file);
     std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// BKOPS (eMMC 4.41) through the legacy driver: random 256 KiB direct
+/// writes on a full device with 400 ms of think time after each; the
+/// driver's idle check (200 ms) starts BKOPS in every gap, so GC victims
+/// move from the foreground into the gaps.
+#[test]
+fn bkops_in_idle_gaps_lowers_foreground_gc_through_the_driver() {
+    let tmp = scratch("device-depth-bkops");
+    let path = bkops_scenario(&tmp, "bkops.toml", 400_000);
     let (off, on) = off_and_on(&tmp, path.to_str().unwrap(), "device.gc.background=true");
     let gc = |r: &serde_json::Value| r["device"]["gc_runs"].as_u64().unwrap();
     let bg = on["device"]["bkops_gc_runs"].as_u64().unwrap();
@@ -414,31 +422,7 @@ think_time_us = 400000
 #[test]
 fn bkops_in_idle_gaps_lowers_foreground_merges_and_gc_on_hybrid_and_dftl() {
     let tmp = scratch("device-depth-bkops-hybrid-dftl");
-    let profile = root().join("configs/devices/generic-emmc.toml");
-    let text = format!(
-        r#"name = "depth-bkops-ftl"
-seed = 3
-[device]
-profile = "{}"
-[precondition]
-fill_fraction = 0.9
-[[files]]
-name = "f"
-size_mib = 256
-[[jobs]]
-name = "w"
-file = "f"
-op = "write"
-pattern = "random"
-request_bytes = 262144
-direct = true
-requests = 300
-think_time_us = 2000000
-"#,
-        profile.display()
-    );
-    let path = tmp.join("bkops-ftl.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = bkops_scenario(&tmp, "bkops-ftl.toml", 2_000_000);
     let scenario = path.to_str().unwrap();
     for (mapping, bkops) in [
         (

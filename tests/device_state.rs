@@ -65,40 +65,26 @@ fn loading_a_saved_state_gives_the_report_of_preconditioning_in_place() {
         "time_us,op,sector,sectors,flags\n0,D,0,8192,E\n1000,R,0,1024,\n",
     )
     .unwrap();
-    same_report(
-        "sanitize",
-        &[
-            "replay",
-            trace.to_str().unwrap(),
-            "--mode",
-            "closed",
-            "--set",
-            "device.nand.blocks_per_plane=256",
-            "--set",
-            "device.features.emmc_version=\"4.5\"",
-        ],
-    );
+    let args = [
+        "replay",
+        trace.to_str().unwrap(),
+        "--mode",
+        "closed",
+        "--set",
+        "device.nand.blocks_per_plane=256",
+        "--set",
+        "device.features.emmc_version=\"4.5\"",
+    ];
+    same_report("sanitize", &args);
     // The same on the demand-cached (DFTL) and log-block (FAST) mappings:
     // their saved state carries the cached mapping table and translation
     // pages, or the log blocks and written-slot counts, so SANITIZE finds
     // the same stale translation pages and merges the same log blocks.
     for mapping in ["dftl", "hybrid"] {
         let set = format!("device.ftl.mapping=\"{mapping}\"");
-        same_report(
-            &format!("sanitize-{mapping}"),
-            &[
-                "replay",
-                trace.to_str().unwrap(),
-                "--mode",
-                "closed",
-                "--set",
-                "device.nand.blocks_per_plane=256",
-                "--set",
-                "device.features.emmc_version=\"4.5\"",
-                "--set",
-                &set,
-            ],
-        );
+        let mut with_mapping = args.to_vec();
+        with_mapping.extend(["--set", &set]);
+        same_report(&format!("sanitize-{mapping}"), &with_mapping);
     }
     same_report(
         "scenario-cmdq",

@@ -244,13 +244,6 @@ impl FeaturesConfig {
             .unwrap_or(false)
     }
 
-    /// The card may receive CMD38 ERASE (argument 0x0): a plain discard on
-    /// a card with neither DISCARD nor TRIM, or the erase-group-aligned
-    /// part of a secure discard before SANITIZE.
-    pub fn may_erase(&self) -> bool {
-        !(self.can_discard() || self.can_trim()) || self.can_sanitize()
-    }
-
     /// True when the profile names an erase-class capability (the report
     /// then counts `device.erase_commands`).
     pub fn sets_erase(&self) -> bool {

@@ -759,30 +759,7 @@ mod tests {
         let mut f = tiny(16);
         let n = f.user_lpns();
         let mut expected = vec![0u32; n as usize];
-        let mut ops = Vec::new();
-        let (mut ver, mut x) = (0u32, 7u64);
-        for round in 0..6000u32 {
-            let mut e = [(0, 0); 2];
-            for slot in &mut e {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                ver += 1;
-                *slot = ((x % n as u64) as u32, ver);
-            }
-            if e[0].0 == e[1].0 {
-                continue;
-            }
-            for &(l, v) in &e {
-                expected[l as usize] = v;
-            }
-            ops.clear();
-            f.write(&e, &mut ops);
-            if round % 97 == 0 {
-                f.trim(e[0].0);
-                expected[e[0].0 as usize] = 0;
-            }
-        }
+        churn(&mut f, &mut expected, 6000, 7);
         f.check(&[], &expected).unwrap();
         let s = f.stats();
         assert!(
