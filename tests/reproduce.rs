@@ -139,6 +139,51 @@ fn every_finding_writes_a_verdict_a_figure_and_its_data_and_the_page_links_them(
         "{f7}"
     );
     assert!(html.contains("id=\"figure-7\""));
+    // Findings 2-4 probe their mechanism beside the verdict: the generic
+    // profile rerun with the mapping cache at each size of the sourced
+    // 8-64 range. Deadline's ascending batches (3) and the direction effect
+    // (4) appear exactly while the 128 MiB region's 32 map pages do not fit;
+    // the 1 GiB file of finding 2 never fits, so sorted wins throughout.
+    let probe = |n: u32| -> Vec<(String, String)> {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("  sensitivity of finding {n} ")))
+            .unwrap_or_else(|| panic!("no sensitivity line for finding {n}:\n{out}"));
+        assert!(
+            line.contains("(not in the verdict), generic profile"),
+            "{line}"
+        );
+        let csv =
+            std::fs::read_to_string(dir.join(format!("finding-{n}-sensitivity.csv"))).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some("profile,setting,value,verdict,measured"));
+        lines
+            .map(|l| {
+                let f: Vec<&str> = l.splitn(5, ',').collect();
+                assert_eq!(&f[..2], ["generic", "device.map_cache.entries"], "{l}");
+                (f[2].to_string(), f[3].to_string())
+            })
+            .collect()
+    };
+    let expect = |pass: &[&str], fail: &[&str]| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = pass
+            .iter()
+            .map(|e| (e.to_string(), "PASS".to_string()))
+            .chain(fail.iter().map(|e| (e.to_string(), "FAIL".to_string())))
+            .collect();
+        v.sort_by_key(|(e, _)| e.parse::<u32>().unwrap());
+        v
+    };
+    assert_eq!(probe(2), expect(&["8", "16", "24", "32", "64"], &[]));
+    assert_eq!(probe(3), expect(&["8", "16", "24"], &["32", "64"]));
+    assert_eq!(probe(4), expect(&["8", "16", "24"], &["32", "64"]));
+    assert!(
+        html.contains("Sensitivity (not in the verdict): <code>device.map_cache.entries</code>")
+    );
+    assert!(
+        !out.contains("sensitivity of finding 1 "),
+        "finding 1 has no probe"
+    );
     // Finding 3's data has one row per scheduler.
     let f3 = std::fs::read_to_string(dir.join("finding-3.csv")).unwrap();
     assert_eq!(
@@ -280,6 +325,42 @@ fn breaking_read_ahead_and_the_device_read_buffer_fails_finding_1() {
     assert!(dir.join("finding-1.png").is_file() && !dir.join("finding-2.png").exists());
 }
 
+/// The probe needs the generic profile and a free hand over its setting;
+/// without either it says why it did not run, and the verdict is as always.
+#[test]
+fn a_sensitivity_probe_that_cannot_run_says_why() {
+    let dir = scratch("reproduce_probe_skipped");
+    let o = reproduce(&["2", "--phone", "motog-2013", "--out", dir.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert!(verdict(&out, 2).starts_with("PASS finding-2: "), "{out}");
+    assert!(
+        out.contains("  sensitivity of finding 2 (not in the verdict): not run: it runs on the generic profile, which is not among those selected"),
+        "{out}"
+    );
+    assert!(!dir.join("finding-2-sensitivity.csv").exists());
+
+    let dir = scratch("reproduce_probe_fixed");
+    let o = reproduce(&[
+        "2",
+        "--phone",
+        "generic",
+        "--set",
+        "device.map_cache.entries=8",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("not run: --set device.map_cache.entries fixes the setting it varies"),
+        "{out}"
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        html.contains("Not run: --set device.map_cache.entries fixes"),
+        "page says so"
+    );
+}
+
 #[test]
 fn outputs_are_byte_identical_for_any_number_of_workers() {
     let files = [
@@ -288,6 +369,7 @@ fn outputs_are_byte_identical_for_any_number_of_workers() {
         "finding-2.png",
         "finding-4.csv",
         "finding-4.svg",
+        "finding-4-sensitivity.csv",
         "index.html",
     ];
     let mut seen: Vec<Vec<Vec<u8>>> = Vec::new();

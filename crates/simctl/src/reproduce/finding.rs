@@ -41,6 +41,30 @@ pub trait Finding: Sync {
     fn note(&self) -> Option<&'static str> {
         None
     }
+    /// The device parameter the finding's mechanism hinges on, swept over
+    /// its sourced range on the generic profile beside the verdict (not
+    /// part of it); `None`: no such probe.
+    fn sensitivity(&self) -> Option<&'static Sensitivity> {
+        None
+    }
+}
+
+/// A probe of the mechanism behind a finding: its runs repeated on the
+/// generic profile with one setting at each value of its sourced range.
+/// It shows where in that range the claimed effect appears, so a FAIL with
+/// the profile's own value can be read against the mechanism; it never
+/// changes the verdict.
+#[derive(Clone, Copy, Debug)]
+pub struct Sensitivity {
+    /// The setting, as `--set` names it (for example
+    /// `device.map_cache.entries`).
+    pub key: &'static str,
+    /// The values tried, in order, as `--set` text.
+    pub values: &'static [&'static str],
+    /// The range the values span and where it comes from.
+    pub range: &'static str,
+    /// What the setting does to the mechanism, in a sentence or two.
+    pub mechanism: &'static str,
 }
 
 /// A finding measured on one profile.

@@ -14,6 +14,7 @@ mod findings;
 mod page;
 mod profile;
 mod runner;
+mod sensitivity;
 
 use crate::cli::ReproduceArgs;
 use crate::output::Stdout;
@@ -40,6 +41,16 @@ struct Plan {
     /// about (only when the findings were not named).
     not_run: Vec<NotRun>,
     user_sets: Vec<(String, String)>,
+    /// For each finding, its sensitivity probe: `None` when it has none,
+    /// `Some(Err(why))` when it cannot run here.
+    probes: Vec<Option<std::result::Result<Probe, String>>>,
+}
+
+/// A finding's sensitivity probe as planned: the profile it runs on and,
+/// for each value of the setting, the indices of its runs in `jobs`.
+struct Probe {
+    profile: usize,
+    rows: Vec<(&'static str, Vec<usize>)>,
 }
 
 /// A finding that did not run, and why.
@@ -76,7 +87,7 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let mut sections = Vec::new();
     let mut all_pass = true;
-    for (f, uses) in plan.findings.iter().zip(&plan.uses) {
+    for ((f, uses), probe) in plan.findings.iter().zip(&plan.uses).zip(&plan.probes) {
         let mut measures = Vec::new();
         for (p, idx) in uses {
             let p = &plan.profiles[*p];
@@ -86,8 +97,21 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
                 .with_context(|| format!("finding-{} on {}", f.about().number, p.name))?;
             measures.push((p, m, runs));
         }
-        let s = write_finding(*f, &measures, &plan.user_sets, &a.out)?;
+        let mut s = write_finding(*f, &measures, &plan.user_sets, &a.out)?;
+        if let (Some(sens), Some(probe)) = (f.sensitivity(), probe) {
+            s.sensitivity = Some(sensitivity::measure(
+                *f,
+                sens,
+                probe,
+                &plan.profiles,
+                &outputs,
+                &a.out,
+            )?);
+        }
         writeln!(out, "{}", s.verdict_line())?;
+        if let Some(line) = s.sensitivity.as_ref().map(sensitivity::Outcome::line) {
+            writeln!(out, "{line}")?;
+        }
         all_pass &= s.pass;
         sections.push(s);
     }
@@ -152,6 +176,7 @@ fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
     let mut uses = Vec::new();
     let mut not_run = Vec::new();
     let mut run = Vec::new();
+    let mut probes = Vec::new();
     for f in selected {
         let about = f.about();
         let applies: Vec<usize> = (0..profiles.len())
@@ -180,23 +205,60 @@ fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
             anyhow::bail!("finding-{}: {reason}", about.number);
         }
         run.push(f);
-        let mut per_profile = Vec::new();
-        for p in applies {
-            let mut idx = Vec::new();
-            for spec in f.runs(registry) {
-                let job = Job { profile: p, spec };
-                let i = match jobs.iter().position(|j| *j == job) {
-                    Some(i) => i,
-                    None => {
-                        jobs.push(job);
-                        jobs.len() - 1
-                    }
-                };
-                idx.push(i);
+        let mut add = |job: Job| match jobs.iter().position(|j| *j == job) {
+            Some(i) => i,
+            None => {
+                jobs.push(job);
+                jobs.len() - 1
             }
+        };
+        let mut per_profile = Vec::new();
+        for &p in &applies {
+            let idx = f
+                .runs(registry)
+                .into_iter()
+                .map(|spec| add(Job { profile: p, spec }))
+                .collect();
             per_profile.push((p, idx));
         }
         uses.push(per_profile);
+        probes.push(f.sensitivity().map(|sens| {
+            let generic = applies
+                .iter()
+                .copied()
+                .find(|&p| profiles[p].name == profile::GENERIC)
+                .ok_or_else(|| {
+                    format!(
+                        "it runs on the {} profile, which is not among those selected",
+                        profile::GENERIC
+                    )
+                })?;
+            if user_sets.iter().any(|(k, _)| k == sens.key) {
+                return Err(format!("--set {} fixes the setting it varies", sens.key));
+            }
+            let rows = sens
+                .values
+                .iter()
+                .map(|&v| {
+                    let idx = f
+                        .runs(registry)
+                        .into_iter()
+                        .map(|mut spec| {
+                            spec.sets.push((sens.key.to_string(), v.to_string()));
+                            add(Job {
+                                profile: generic,
+                                spec,
+                            })
+                        })
+                        .collect();
+                    (v, idx)
+                })
+                .collect();
+            Ok(Probe {
+                profile: generic,
+                rows,
+            })
+        }));
     }
     let scenarios = jobs
         .iter()
@@ -213,6 +275,7 @@ fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
         uses,
         not_run,
         user_sets,
+        probes,
     })
 }
 
@@ -249,6 +312,8 @@ pub struct Section {
     runs: Vec<(String, String, String)>,
     svg: String,
     omitted: Vec<String>,
+    /// The sensitivity probe's outcome, when one ran or was skipped.
+    sensitivity: Option<sensitivity::Outcome>,
 }
 
 impl Section {
@@ -339,6 +404,7 @@ fn write_finding(
         runs,
         svg,
         omitted: figure.omitted.clone(),
+        sensitivity: None,
     })
 }
 

@@ -127,7 +127,11 @@ fn section(h: &mut String, s: &Section) {
             esc(&q.simulated)
         );
     }
-    h.push_str("</table>\n<details><summary>Runs and parameters</summary><table><tr><th>profile</th><th>scenario and settings</th><th>device, host, scheduler, seed</th></tr>\n");
+    h.push_str("</table>\n");
+    if let Some(o) = &s.sensitivity {
+        sensitivity(h, o);
+    }
+    h.push_str("<details><summary>Runs and parameters</summary><table><tr><th>profile</th><th>scenario and settings</th><th>device, host, scheduler, seed</th></tr>\n");
     for (p, run, params) in &s.runs {
         let _ = writeln!(
             h,
@@ -138,6 +142,44 @@ fn section(h: &mut String, s: &Section) {
         );
     }
     h.push_str("</table></details>\n</section>\n");
+}
+
+/// The sensitivity probe under a finding's table.
+fn sensitivity(h: &mut String, o: &super::sensitivity::Outcome) {
+    let _ = writeln!(
+        h,
+        "<h3>Sensitivity (not in the verdict): <code>{}</code></h3>\n<p>{} Range: {}.</p>",
+        esc(o.about.key),
+        esc(o.about.mechanism),
+        esc(o.about.range)
+    );
+    match &o.rows {
+        Err(why) => {
+            let _ = writeln!(h, "<p><i>Not run: {}.</i></p>", esc(why));
+        }
+        Ok(rows) => {
+            let _ = writeln!(
+                h,
+                "<table><tr><th>profile</th><th>{}</th><th>verdict</th><th>simulated</th></tr>",
+                esc(o.about.key)
+            );
+            for r in rows {
+                let _ = writeln!(
+                    h,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&o.profile),
+                    esc(r.value),
+                    badge(r.pass),
+                    esc(&r.summary)
+                );
+            }
+            let _ = writeln!(
+                h,
+                "</table>\n<p>data: <a href=\"finding-{n}-sensitivity.csv\">finding-{n}-sensitivity.csv</a></p>",
+                n = o.number
+            );
+        }
+    }
 }
 
 /// An SVG document without an XML declaration, for inlining.

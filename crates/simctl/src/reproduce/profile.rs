@@ -9,6 +9,9 @@
 use mmcsim::config::Phone;
 use std::path::{Path, PathBuf};
 
+/// The name of the profile that runs the scenarios as written.
+pub const GENERIC: &str = "generic";
+
 /// One profile.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
@@ -25,7 +28,7 @@ impl Profile {
     /// (the generic eMMC for all but finding 6's 2011-era app).
     pub fn generic() -> Profile {
         Profile {
-            name: "generic".into(),
+            name: GENERIC.into(),
             source: None,
             sets: Vec::new(),
         }
@@ -72,7 +75,7 @@ pub fn resolve(phones: &[String], phones_dir: &Path) -> Result<Vec<Profile>, Str
     }
     let mut out: Vec<Profile> = Vec::new();
     for p in phones {
-        let profile = if p == "generic" {
+        let profile = if p == GENERIC {
             Profile::generic()
         } else if p.ends_with(".toml") || p.contains('/') {
             Profile::load(Path::new(p))?
@@ -82,7 +85,7 @@ pub fn resolve(phones: &[String], phones_dir: &Path) -> Result<Vec<Profile>, Str
                 let names: Vec<String> = bundled()
                     .iter()
                     .filter_map(|b| b.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                    .chain(["generic".to_string()])
+                    .chain([GENERIC.to_string()])
                     .collect();
                 return Err(format!(
                     "--phone {p}: unknown phone (no {}); known: {}",

@@ -27,6 +27,15 @@ pub fn all() -> Vec<&'static dyn Finding> {
     ]
 }
 
+/// Mapping-cache sizes the probes of findings 2-4 try, in map pages of
+/// 4 KiB (4 MiB of logical space each): reference §3 gives "8–64 entries"
+/// [est]; 32 is the 128 MiB region of the 16-reader runs, 36 the generic
+/// profile's midpoint.
+const MAP_CACHE_ENTRIES: &[&str] = &["8", "16", "24", "32", "64"];
+
+/// The range [`MAP_CACHE_ENTRIES`] spans, and its source.
+const MAP_CACHE_RANGE: &str = "8–64 map pages of 4 KiB in controller SRAM (emmc-parameters.md §3, an estimate); the generic profile takes the midpoint, 36";
+
 /// The AndroBench 3.4 scenario (findings 7 and 8).
 const ANDROBENCH: &str = "androbench-3.4.toml";
 /// The AndroBench metrics in the app's order, report keys under
