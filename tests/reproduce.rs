@@ -359,6 +359,28 @@ fn a_sensitivity_probe_that_cannot_run_says_why() {
         html.contains("Not run: --set device.map_cache.entries fixes"),
         "page says so"
     );
+
+    // A hybrid FTL keeps its block map in SRAM: the mapping cache is never
+    // consulted, sorted and shuffled take the same time at every size, and
+    // the probe says the setting does not reach the mechanism.
+    let dir = scratch("reproduce_probe_inert");
+    let o = reproduce(&[
+        "2",
+        "--phone",
+        "generic",
+        "--set",
+        "device.ftl.mapping=hybrid",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert!(verdict(&out, 2).contains("1.00× as long"), "{out}");
+    assert!(
+        out.contains(
+            "— the same at every value: the setting does not reach this device's mechanism"
+        ),
+        "{out}"
+    );
 }
 
 #[test]

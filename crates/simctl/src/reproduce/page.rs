@@ -178,6 +178,9 @@ fn sensitivity(h: &mut String, o: &super::sensitivity::Outcome) {
                 "</table>\n<p>data: <a href=\"finding-{n}-sensitivity.csv\">finding-{n}-sensitivity.csv</a></p>",
                 n = o.number
             );
+            if o.inert() {
+                h.push_str("<p><i>The same at every value: the setting does not reach this device's mechanism.</i></p>\n");
+            }
         }
     }
 }

@@ -50,12 +50,29 @@ impl Outcome {
                     .map(|r| format!("{}: {} ({})", r.value, verdict(r.pass), r.summary))
                     .collect();
                 format!(
-                    "{head}, {} profile, {} = {}",
+                    "{head}, {} profile, {} = {}{}",
                     self.profile,
                     self.about.key,
-                    cells.join("; ")
+                    cells.join("; "),
+                    if self.inert() {
+                        " — the same at every value: the setting does not reach this device's mechanism"
+                    } else {
+                        ""
+                    }
                 )
             }
+        }
+    }
+}
+
+impl Outcome {
+    /// True when every value gave the same numbers (for example a
+    /// `--set device.ftl.mapping=hybrid`, whose block map never consults
+    /// the mapping cache).
+    pub fn inert(&self) -> bool {
+        match &self.rows {
+            Ok(rows) => rows.len() > 1 && rows.iter().all(|r| r.summary == rows[0].summary),
+            Err(_) => false,
         }
     }
 }
