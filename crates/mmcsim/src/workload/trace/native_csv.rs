@@ -49,6 +49,57 @@ const TIME_COLUMNS: &str = "time_s, time_ms, time_us or time_ns";
 /// others) at most once. The fast path reads up to this many fields.
 const MAX_COLUMNS: usize = 10;
 
+/// A line split by the fast path of [`NativeCsvReader::next_record`].
+struct SplitLine<'a> {
+    /// The line, without its line break.
+    line: &'a [u8],
+    /// The value of each field of 1 to 19 digits alone.
+    values: [u64; MAX_COLUMNS],
+    /// Where each field is in `line` (untrimmed).
+    spans: [(usize, usize); MAX_COLUMNS],
+    /// Bit `i`: field `i` is not 1 to 19 digits alone.
+    special: u32,
+}
+
+impl<'a> SplitLine<'a> {
+    /// Whether field `i` is 1 to 19 digits alone (its value in `values`).
+    #[inline(always)]
+    fn plain(&self, i: usize) -> bool {
+        self.special & (1 << i) == 0
+    }
+
+    /// Field `i`, trimmed.
+    #[inline(always)]
+    fn field(&self, i: usize) -> &'a [u8] {
+        let (start, end) = self.spans[i];
+        trim_blanks(&self.line[start..end])
+    }
+
+    /// Field `i` as a number: `Some(None)` when empty, `Some(Some(v))` for
+    /// 1 to 19 digits, `None` for anything else.
+    #[inline(always)]
+    fn number(&self, i: usize) -> Option<Option<u64>> {
+        if self.plain(i) {
+            return Some(Some(self.values[i]));
+        }
+        let f = self.field(i);
+        if f.is_empty() {
+            Some(None)
+        } else {
+            plain_uint(f).map(Some)
+        }
+    }
+
+    /// Field `i` as an optional 32-bit id, as [`SplitLine::number`].
+    #[inline(always)]
+    fn id(&self, i: usize) -> Option<Option<u32>> {
+        match self.number(i)? {
+            Some(v) => Some(Some(u32::try_from(v).ok()?)),
+            None => Some(None),
+        }
+    }
+}
+
 /// Column indices found in the header.
 #[derive(Clone, Copy, Debug, Default)]
 struct Columns {
@@ -592,27 +643,32 @@ impl NativeCsvReader {
         })
     }
 
-    /// The record of `line` (trimmed, not blank, not a comment; the
-    /// `line` field of the record is left 0) and the text of its time
-    /// field unless that is a whole number without leading zeros, when
-    /// every field is in its plain form and the record is valid: the same
-    /// record [`NativeCsvReader::parse_record`] makes of it, without its
-    /// copies and UTF-8 checks. `None` for anything else (quotes, an
-    /// unknown process name, a field needing the checked parsers, any
-    /// error), which the general path then reads, changing nothing here.
+    /// The record of the line at the start of `text` (which must not
+    /// start with white space or `#`; the record's `line` is left 0), the
+    /// text of its time field unless that is a whole number without
+    /// leading zeros, and the line's length with its `\n`, when the line
+    /// ends in `text` and every field is in its plain form and the record
+    /// is valid: the same record [`NativeCsvReader::parse_record`] makes of
+    /// it, without its copies and UTF-8 checks. `None` for anything else
+    /// (quotes, an unknown process name, a field needing the checked
+    /// parsers, any error, no line end in `text`), which the general path
+    /// then reads, changing nothing here.
     #[allow(clippy::type_complexity)]
-    fn fast_record<'a>(&self, line: &'a [u8]) -> Option<(TraceRecord, Option<&'a [u8]>)> {
+    fn fast_record<'a>(&self, text: &'a [u8]) -> Option<(TraceRecord, Option<&'a [u8]>, usize)> {
         // One pass splits the line at commas and reads each field that is
         // 1 to 19 digits alone (most are) into `values`; any other field
+        // (one with blanks, a CR before the line break, letters, quotes)
         // is marked in `special` and read below from its span.
         let ncols = self.ncols;
         if ncols > MAX_COLUMNS {
             return None; // not from a valid header
         }
-        let mut values = [0u64; MAX_COLUMNS];
-        let mut spans = [(0usize, 0usize); MAX_COLUMNS];
-        let mut special = 0u32;
-        let len = line.len();
+        let mut split = SplitLine {
+            line: &[],
+            values: [0; MAX_COLUMNS],
+            spans: [(0, 0); MAX_COLUMNS],
+            special: 0,
+        };
         let mut at = 0;
         let mut n = 0;
         loop {
@@ -621,72 +677,53 @@ impl NativeCsvReader {
             }
             let start = at;
             let mut value = 0u64;
-            while at < len {
-                let d = line[at].wrapping_sub(b'0');
-                if d > 9 {
-                    break;
-                }
+            let mut stop = *text.get(at)?;
+            while stop.wrapping_sub(b'0') <= 9 {
                 // 19 digits cannot overflow; more are not plain.
-                value = value.wrapping_mul(10).wrapping_add(u64::from(d));
+                value = value
+                    .wrapping_mul(10)
+                    .wrapping_add(u64::from(stop.wrapping_sub(b'0')));
                 at += 1;
+                stop = *text.get(at)?;
             }
+            // 1 to 19 digits: `digits - 1` (wrapping) below 19.
             let digits = at - start;
-            if (at < len && line[at] != b',') || digits == 0 || digits > 19 {
-                while at < len && line[at] != b',' {
+            if (stop != b',' && stop != b'\n') || digits.wrapping_sub(1) >= 19 {
+                while stop != b',' && stop != b'\n' {
                     at += 1;
+                    stop = *text.get(at)?;
                 }
-                special |= 1 << n;
+                split.special |= 1 << n;
             }
-            values[n] = value;
-            spans[n] = (start, at);
+            split.values[n] = value;
+            split.spans[n] = (start, at);
             n += 1;
-            if at == len {
+            at += 1;
+            if stop == b'\n' {
                 break;
             }
-            at += 1;
         }
-        if n != ncols {
+        if n != ncols || at > super::common::MAX_LINE_BYTES {
             return None;
         }
-        let plain = |i: usize| special & (1 << i) == 0;
-        let field = |i: usize| {
-            let (start, end) = spans[i];
-            trim_blanks(&line[start..end])
-        };
-        // `Some(None)`: empty; `Some(Some(v))`: a plain number.
-        let number = |i: usize| -> Option<Option<u64>> {
-            if plain(i) {
-                return Some(Some(values[i]));
-            }
-            let f = field(i);
-            if f.is_empty() {
-                Some(None)
-            } else {
-                plain_uint(f).map(Some)
-            }
-        };
-        let id = |i: usize| -> Option<Option<u32>> {
-            match number(i)? {
-                Some(v) => Some(Some(u32::try_from(v).ok()?)),
-                None => Some(None),
-            }
-        };
+        split.line = &text[..at - 1];
+        let split = &split;
         let c = &self.cols;
-        let (time_ns, time_text) = if plain(c.time) {
-            let (start, end) = spans[c.time];
-            let integer = end - start == 1 || line[start] != b'0';
+        let (time_ns, time_text) = if split.plain(c.time) {
+            let (start, end) = split.spans[c.time];
+            let integer = end - start == 1 || split.line[start] != b'0';
             (
-                values[c.time].checked_mul(self.time_scale)?,
-                (!integer).then(|| field(c.time)),
+                split.values[c.time].checked_mul(self.time_scale)?,
+                (!integer).then(|| split.field(c.time)),
             )
         } else {
-            let f = field(c.time);
+            let f = split.field(c.time);
             (plain_decimal_time(f, self.time_digits)?, Some(f))
         };
         if self.prev_time.is_some_and(|(prev, _)| time_ns < prev) {
             return None;
         }
-        let op = match field(c.op) {
+        let op = match split.field(c.op) {
             b"R" | b"r" => Op::Read,
             b"W" | b"w" => Op::Write,
             b"D" | b"d" => Op::Discard,
@@ -694,8 +731,8 @@ impl NativeCsvReader {
             _ => return None,
         };
         // `None`: the field is empty (allowed for a flush only).
-        let sector = number(c.sector)?;
-        let sectors = match number(c.sectors)? {
+        let sector = split.number(c.sector)?;
+        let sectors = match split.number(c.sectors)? {
             Some(v) => Some(u32::try_from(v).ok()?),
             None => None,
         };
@@ -708,10 +745,10 @@ impl NativeCsvReader {
             return None;
         }
         let pid = match c.pid {
-            Some(i) => id(i)?,
+            Some(i) => split.id(i)?,
             None => None,
         };
-        let process = match c.process.map(field) {
+        let process = match c.process.map(|i| split.field(i)) {
             Some(f) if !f.is_empty() => {
                 if f.contains(&b'"') {
                     return None;
@@ -720,7 +757,7 @@ impl NativeCsvReader {
             }
             _ => None,
         };
-        let sync = match c.sync.map(field) {
+        let sync = match c.sync.map(|i| split.field(i)) {
             None | Some(b"") => None,
             Some(b"1") => Some(true),
             Some(b"0") => Some(false),
@@ -729,18 +766,18 @@ impl NativeCsvReader {
             Some(_) => return None,
         };
         let done_ns = match c.done {
-            Some(i) if plain(i) => Some(values[i].checked_mul(self.done_scale)?),
-            Some(i) if !field(i).is_empty() => {
-                Some(plain_decimal_time(field(i), self.done_digits)?)
+            Some(i) if split.plain(i) => Some(split.values[i].checked_mul(self.done_scale)?),
+            Some(i) if !split.field(i).is_empty() => {
+                Some(plain_decimal_time(split.field(i), self.done_digits)?)
             }
             _ => None,
         };
         let device = match c.device {
-            Some(i) => id(i)?,
+            Some(i) => split.id(i)?,
             None => None,
         };
         let mut flags = 0u8;
-        for &b in c.flags.map(field).unwrap_or_default() {
+        for &b in c.flags.map(|i| split.field(i)).unwrap_or_default() {
             let (bit, _) = TraceRecord::FLAG_LETTERS
                 .iter()
                 .find(|(_, l)| b.is_ascii() && *l == char::from(b))?;
@@ -761,6 +798,7 @@ impl NativeCsvReader {
                 flags,
             },
             time_text,
+            at,
         ))
     }
 
@@ -796,19 +834,27 @@ impl TraceReader for NativeCsvReader {
         // below, which reads it as it always has and words every error.
         loop {
             let buffered = self.input.buffer();
-            let Some(newline) = memchr::memchr(b'\n', buffered) else {
+            let Some(&first) = buffered.first() else {
                 break;
             };
-            if newline >= super::common::MAX_LINE_BYTES {
+            if first <= b' ' || first == b'#' {
+                // A blank or comment line is skipped here; a record after
+                // white space is left to the general path.
+                let Some(newline) = memchr::memchr(b'\n', buffered) else {
+                    break;
+                };
+                if newline >= super::common::MAX_LINE_BYTES {
+                    break;
+                }
+                let line = buffered[..newline].trim_ascii();
+                if line.is_empty() || line[0] == b'#' {
+                    self.line_no += 1;
+                    self.input.consume(newline + 1);
+                    continue;
+                }
                 break;
             }
-            let line = buffered[..newline].trim_ascii();
-            if line.is_empty() || line[0] == b'#' {
-                self.line_no += 1;
-                self.input.consume(newline + 1);
-                continue;
-            }
-            let Some((mut rec, time_text)) = self.fast_record(line) else {
+            let Some((mut rec, time_text, used)) = self.fast_record(buffered) else {
                 break;
             };
             self.line_no += 1;
@@ -819,7 +865,7 @@ impl TraceReader for NativeCsvReader {
                 self.prev_time_text.extend_from_slice(text);
             }
             self.prev_time = Some((rec.time_ns, self.line_no));
-            self.input.consume(newline + 1);
+            self.input.consume(used);
             return Some(Ok(rec));
         }
         match self.read_next() {
@@ -1102,6 +1148,7 @@ fn plain_decimal_time(b: &[u8], digits: u32) -> Option<Ns> {
 
 /// `b` without the ASCII white space around it, as [`slice::trim_ascii`]
 /// (the fast path looks at the end bytes first: fields rarely have any).
+#[inline(always)]
 fn trim_blanks(b: &[u8]) -> &[u8] {
     match (b.first(), b.last()) {
         (Some(&first), Some(&last)) if first <= b' ' || last <= b' ' => b.trim_ascii(),
