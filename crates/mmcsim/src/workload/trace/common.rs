@@ -277,7 +277,7 @@ pub fn read_line_bounded<R: BufRead + ?Sized>(
             });
         }
         let room = MAX_LINE_BYTES + 1 - (buf.len() - start);
-        let (take, end) = match avail.iter().take(room).position(|&b| b == b'\n') {
+        let (take, end) = match memchr::memchr(b'\n', &avail[..avail.len().min(room)]) {
             Some(i) => (i + 1, true),
             None => (avail.len().min(room), false),
         };

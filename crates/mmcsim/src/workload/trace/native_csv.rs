@@ -31,7 +31,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{TraceReader, TraceRecord};
@@ -43,6 +43,62 @@ const VALID_COLUMNS: &str =
     "time_s, time_ms, time_us, time_ns, op, sector, sectors, pid, process, sync, done_s, done_ms, done_us, done_ns, device, flags";
 /// The accepted time columns.
 const TIME_COLUMNS: &str = "time_s, time_ms, time_us or time_ns";
+
+/// The most columns a valid header can name: each of the ten kinds of
+/// column (one time column, at most one completion column, and the eight
+/// others) at most once. The fast path reads up to this many fields.
+const MAX_COLUMNS: usize = 10;
+
+/// A line split by the fast path of [`NativeCsvReader::next_record`].
+struct SplitLine<'a> {
+    /// The line, without its line break.
+    line: &'a [u8],
+    /// The value of each field of 1 to 19 digits alone.
+    values: [u64; MAX_COLUMNS],
+    /// Where each field is in `line` (untrimmed).
+    spans: [(usize, usize); MAX_COLUMNS],
+    /// Bit `i`: field `i` is not 1 to 19 digits alone.
+    special: u32,
+}
+
+impl<'a> SplitLine<'a> {
+    /// Whether field `i` is 1 to 19 digits alone (its value in `values`).
+    #[inline(always)]
+    fn plain(&self, i: usize) -> bool {
+        self.special & (1 << i) == 0
+    }
+
+    /// Field `i`, trimmed.
+    #[inline(always)]
+    fn field(&self, i: usize) -> &'a [u8] {
+        let (start, end) = self.spans[i];
+        trim_blanks(&self.line[start..end])
+    }
+
+    /// Field `i` as a number: `Some(None)` when empty, `Some(Some(v))` for
+    /// 1 to 19 digits, `None` for anything else.
+    #[inline(always)]
+    fn number(&self, i: usize) -> Option<Option<u64>> {
+        if self.plain(i) {
+            return Some(Some(self.values[i]));
+        }
+        let f = self.field(i);
+        if f.is_empty() {
+            Some(None)
+        } else {
+            plain_uint(f).map(Some)
+        }
+    }
+
+    /// Field `i` as an optional 32-bit id, as [`SplitLine::number`].
+    #[inline(always)]
+    fn id(&self, i: usize) -> Option<Option<u32>> {
+        match self.number(i)? {
+            Some(v) => Some(Some(u32::try_from(v).ok()?)),
+            None => Some(None),
+        }
+    }
+}
 
 /// Column indices found in the header.
 #[derive(Clone, Copy, Debug, Default)]
@@ -84,15 +140,24 @@ pub struct NativeCsvReader {
     /// Name of the time column and the power of ten from its unit to ns.
     time_name: &'static str,
     time_digits: u32,
+    /// `10^time_digits`.
+    time_scale: u64,
     /// Name of the completion column, if any, and its power of ten.
     done_name: &'static str,
     done_digits: u32,
+    /// `10^done_digits`.
+    done_scale: u64,
     processes: Vec<String>,
     process_ids: BTreeMap<String, u32>,
     /// Previous record's time (ns), its text and line.
     prev_time: Option<(Ns, u64)>,
     /// (The time field's bytes: valid UTF-8, the record was accepted.)
+    /// Unused while `prev_time_is_integer`.
     prev_time_text: Vec<u8>,
+    /// The previous record's time field was a whole number in the time
+    /// column's unit without leading zeros: its text is the decimal of
+    /// that time over `time_scale`, not copied (the fast path's case).
+    prev_time_is_integer: bool,
     done: bool,
 }
 
@@ -122,9 +187,18 @@ impl NativeCsvReader {
         reader: impl Read + 'static,
         path_for_messages: impl AsRef<Path>,
     ) -> Result<NativeCsvReader> {
+        NativeCsvReader::from_input(
+            BufReader::new(Box::new(reader) as Box<dyn Read>),
+            path_for_messages.as_ref(),
+        )
+    }
+
+    /// Reads a trace from `input` (the tests choose its buffer size: a
+    /// line is read in place only when it lies wholly in the buffer).
+    fn from_input(input: BufReader<Box<dyn Read>>, path: &Path) -> Result<NativeCsvReader> {
         let mut this = NativeCsvReader {
-            input: BufReader::new(Box::new(reader) as Box<dyn Read>),
-            path: path_for_messages.as_ref().to_path_buf(),
+            input,
+            path: path.to_path_buf(),
             line_no: 0,
             buf: Vec::new(),
             fields: Vec::new(),
@@ -136,12 +210,15 @@ impl NativeCsvReader {
             header_line: 1,
             time_name: "time_ns",
             time_digits: 0,
+            time_scale: 1,
             done_name: "",
             done_digits: 0,
+            done_scale: 1,
             processes: Vec::new(),
             process_ids: BTreeMap::new(),
             prev_time: None,
             prev_time_text: Vec::new(),
+            prev_time_is_integer: false,
             done: false,
         };
         this.read_header()?;
@@ -334,10 +411,12 @@ impl NativeCsvReader {
         if let Some((_, n, d)) = done {
             self.done_name = n;
             self.done_digits = d;
+            self.done_scale = 10u64.pow(d);
         }
         self.ncols = self.spans.len();
         self.time_name = time_name;
         self.time_digits = digits;
+        self.time_scale = 10u64.pow(digits);
         Ok(())
     }
 
@@ -379,7 +458,7 @@ impl NativeCsvReader {
                     time_name,
                     format!(
                         "time goes backwards: {time_text} is earlier than {} at line {prev_line}; expected non-decreasing times",
-                        String::from_utf8_lossy(&self.prev_time_text)
+                        self.prev_time_text()
                     ),
                 ));
             }
@@ -547,6 +626,7 @@ impl NativeCsvReader {
         prev_text.clear();
         prev_text.extend_from_slice(self.get(c.time).unwrap_or_default());
         self.prev_time_text = prev_text;
+        self.prev_time_is_integer = false;
         self.prev_time = Some((time_ns, line));
         Ok(TraceRecord {
             line,
@@ -561,6 +641,173 @@ impl NativeCsvReader {
             device,
             flags,
         })
+    }
+
+    /// The record of the line at the start of `text` (which must not
+    /// start with white space or `#`; the record's `line` is left 0), the
+    /// text of its time field unless that is a whole number without
+    /// leading zeros, and the line's length with its `\n`, when the line
+    /// ends in `text` and every field is in its plain form and the record
+    /// is valid: the same record [`NativeCsvReader::parse_record`] makes of
+    /// it, without its copies and UTF-8 checks. `None` for anything else
+    /// (quotes, an unknown process name, a field needing the checked
+    /// parsers, any error, no line end in `text`), which the general path
+    /// then reads, changing nothing here.
+    #[allow(clippy::type_complexity)]
+    fn fast_record<'a>(&self, text: &'a [u8]) -> Option<(TraceRecord, Option<&'a [u8]>, usize)> {
+        // One pass splits the line at commas and reads each field that is
+        // 1 to 19 digits alone (most are) into `values`; any other field
+        // (one with blanks, a CR before the line break, letters, quotes)
+        // is marked in `special` and read below from its span.
+        let ncols = self.ncols;
+        if ncols > MAX_COLUMNS {
+            return None; // not from a valid header
+        }
+        let mut split = SplitLine {
+            line: &[],
+            values: [0; MAX_COLUMNS],
+            spans: [(0, 0); MAX_COLUMNS],
+            special: 0,
+        };
+        let mut at = 0;
+        let mut n = 0;
+        loop {
+            if n == ncols {
+                return None; // more fields than columns
+            }
+            let start = at;
+            let mut value = 0u64;
+            let mut stop = *text.get(at)?;
+            while stop.wrapping_sub(b'0') <= 9 {
+                // 19 digits cannot overflow; more are not plain.
+                value = value
+                    .wrapping_mul(10)
+                    .wrapping_add(u64::from(stop.wrapping_sub(b'0')));
+                at += 1;
+                stop = *text.get(at)?;
+            }
+            // 1 to 19 digits: `digits - 1` (wrapping) below 19.
+            let digits = at - start;
+            if (stop != b',' && stop != b'\n') || digits.wrapping_sub(1) >= 19 {
+                while stop != b',' && stop != b'\n' {
+                    at += 1;
+                    stop = *text.get(at)?;
+                }
+                split.special |= 1 << n;
+            }
+            split.values[n] = value;
+            split.spans[n] = (start, at);
+            n += 1;
+            at += 1;
+            if stop == b'\n' {
+                break;
+            }
+        }
+        if n != ncols || at > super::common::MAX_LINE_BYTES {
+            return None;
+        }
+        split.line = &text[..at - 1];
+        let split = &split;
+        let c = &self.cols;
+        let (time_ns, time_text) = if split.plain(c.time) {
+            let (start, end) = split.spans[c.time];
+            let integer = end - start == 1 || split.line[start] != b'0';
+            (
+                split.values[c.time].checked_mul(self.time_scale)?,
+                (!integer).then(|| split.field(c.time)),
+            )
+        } else {
+            let f = split.field(c.time);
+            (plain_decimal_time(f, self.time_digits)?, Some(f))
+        };
+        if self.prev_time.is_some_and(|(prev, _)| time_ns < prev) {
+            return None;
+        }
+        let op = match split.field(c.op) {
+            b"R" | b"r" => Op::Read,
+            b"W" | b"w" => Op::Write,
+            b"D" | b"d" => Op::Discard,
+            b"F" | b"f" => Op::Flush,
+            _ => return None,
+        };
+        // `None`: the field is empty (allowed for a flush only).
+        let sector = split.number(c.sector)?;
+        let sectors = match split.number(c.sectors)? {
+            Some(v) => Some(u32::try_from(v).ok()?),
+            None => None,
+        };
+        let (sector, sectors) = if op == Op::Flush {
+            (0, 0)
+        } else {
+            (sector?, sectors?)
+        };
+        if (op != Op::Flush && sectors == 0) || sector.checked_add(u64::from(sectors)).is_none() {
+            return None;
+        }
+        let pid = match c.pid {
+            Some(i) => split.id(i)?,
+            None => None,
+        };
+        let process = match c.process.map(|i| split.field(i)) {
+            Some(f) if !f.is_empty() => {
+                if f.contains(&b'"') {
+                    return None;
+                }
+                Some(*self.process_ids.get(std::str::from_utf8(f).ok()?)?)
+            }
+            _ => None,
+        };
+        let sync = match c.sync.map(|i| split.field(i)) {
+            None | Some(b"") => None,
+            Some(b"1") => Some(true),
+            Some(b"0") => Some(false),
+            Some(t) if t.eq_ignore_ascii_case(b"true") => Some(true),
+            Some(t) if t.eq_ignore_ascii_case(b"false") => Some(false),
+            Some(_) => return None,
+        };
+        let done_ns = match c.done {
+            Some(i) if split.plain(i) => Some(split.values[i].checked_mul(self.done_scale)?),
+            Some(i) if !split.field(i).is_empty() => {
+                Some(plain_decimal_time(split.field(i), self.done_digits)?)
+            }
+            _ => None,
+        };
+        let device = match c.device {
+            Some(i) => split.id(i)?,
+            None => None,
+        };
+        let mut flags = 0u8;
+        for &b in c.flags.map(|i| split.field(i)).unwrap_or_default() {
+            let (bit, _) = TraceRecord::FLAG_LETTERS
+                .iter()
+                .find(|(_, l)| b.is_ascii() && *l == char::from(b))?;
+            flags |= bit;
+        }
+        Some((
+            TraceRecord {
+                line: 0,
+                time_ns,
+                op,
+                sector,
+                sectors,
+                pid,
+                process,
+                sync,
+                done_ns,
+                device,
+                flags,
+            },
+            time_text,
+            at,
+        ))
+    }
+
+    /// The text of the previous accepted record's time field.
+    fn prev_time_text(&self) -> String {
+        match self.prev_time {
+            Some((ns, _)) if self.prev_time_is_integer => (ns / self.time_scale).to_string(),
+            _ => String::from_utf8_lossy(&self.prev_time_text).into_owned(),
+        }
     }
 
     /// Number of distinct process names seen so far.
@@ -579,6 +826,47 @@ impl TraceReader for NativeCsvReader {
     fn next_record(&mut self) -> Option<Result<TraceRecord>> {
         if self.done {
             return None;
+        }
+        // The fast path: a line wholly in the input's buffer, read there
+        // (no copy) by `fast_record`. A line it does not take (one that
+        // spans the buffer's end, lacks its final newline, or is anything
+        // but a plain valid record) is left unread for the general path
+        // below, which reads it as it always has and words every error.
+        loop {
+            let buffered = self.input.buffer();
+            let Some(&first) = buffered.first() else {
+                break;
+            };
+            if first <= b' ' || first == b'#' {
+                // A blank or comment line is skipped here; a record after
+                // white space is left to the general path.
+                let Some(newline) = memchr::memchr(b'\n', buffered) else {
+                    break;
+                };
+                if newline >= super::common::MAX_LINE_BYTES {
+                    break;
+                }
+                let line = buffered[..newline].trim_ascii();
+                if line.is_empty() || line[0] == b'#' {
+                    self.line_no += 1;
+                    self.input.consume(newline + 1);
+                    continue;
+                }
+                break;
+            }
+            let Some((mut rec, time_text, used)) = self.fast_record(buffered) else {
+                break;
+            };
+            self.line_no += 1;
+            rec.line = self.line_no;
+            self.prev_time_is_integer = time_text.is_none();
+            if let Some(text) = time_text {
+                self.prev_time_text.clear();
+                self.prev_time_text.extend_from_slice(text);
+            }
+            self.prev_time = Some((rec.time_ns, self.line_no));
+            self.input.consume(used);
+            return Some(Ok(rec));
         }
         match self.read_next() {
             Ok(false) => {
@@ -843,6 +1131,29 @@ fn plain_uint(b: &[u8]) -> Option<u64> {
 /// (fractions, bad text, overflow), which takes the checked path.
 fn plain_time(b: &[u8], digits: u32) -> Option<Ns> {
     plain_uint(b)?.checked_mul(10u64.checked_pow(digits)?)
+}
+
+/// [`parse_time`] of a time of ASCII digits with at most one `.`, for the
+/// fast path: the same whole nanoseconds, or `None` for anything else
+/// (which the checked path then reads and, if bad, words).
+fn plain_decimal_time(b: &[u8], digits: u32) -> Option<Ns> {
+    if let Some(t) = plain_time(b, digits) {
+        return Some(t);
+    }
+    if b.iter().any(|&c| !c.is_ascii_digit() && c != b'.') {
+        return None;
+    }
+    parse_time(std::str::from_utf8(b).ok()?, digits).ok()
+}
+
+/// `b` without the ASCII white space around it, as [`slice::trim_ascii`]
+/// (the fast path looks at the end bytes first: fields rarely have any).
+#[inline(always)]
+fn trim_blanks(b: &[u8]) -> &[u8] {
+    match (b.first(), b.last()) {
+        (Some(&first), Some(&last)) if first <= b' ' || last <= b' ' => b.trim_ascii(),
+        _ => b,
+    }
 }
 
 /// Parses an unsigned integer, describing `expected` on failure.
@@ -1311,7 +1622,172 @@ mod tests {
         assert!(r.prev_time_text.capacity() < 64);
     }
 
+    /// Every result of reading `text` through a buffer of `capacity`
+    /// bytes, errors as their messages, each record with its process name.
+    fn read_with_capacity(
+        text: &[u8],
+        capacity: usize,
+    ) -> Vec<std::result::Result<(TraceRecord, String), String>> {
+        let input = BufReader::with_capacity(
+            capacity,
+            Box::new(Cursor::new(text.to_vec())) as Box<dyn Read>,
+        );
+        match NativeCsvReader::from_input(input, Path::new("mem.csv")) {
+            Err(e) => vec![Err(e.to_string())],
+            Ok(mut r) => {
+                let mut out = Vec::new();
+                while let Some(rec) = r.next_record() {
+                    out.push(match rec {
+                        Ok(rec) => {
+                            let name = rec.process.map_or("", |p| r.process_name(p)).to_string();
+                            Ok((rec, name))
+                        }
+                        Err(e) => Err(e.to_string()),
+                    });
+                    assert!(out.len() <= 10_000, "no end");
+                }
+                out
+            }
+        }
+    }
+
+    /// Reads `text` in place (large buffer), through the copying general
+    /// path (a 1-byte buffer never holds a whole line), and with lines
+    /// split across buffer ends; all must agree.
+    fn assert_paths_agree(text: &[u8]) {
+        let general = read_with_capacity(text, 1);
+        for capacity in [3, 16, 61, 8192] {
+            assert_eq!(
+                read_with_capacity(text, capacity),
+                general,
+                "capacity {capacity}, text {:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+
+    #[test]
+    fn fast_and_general_paths_agree_on_odd_lines() {
+        let head = "time_us,op,sector,sectors,pid,process,sync,done_us,device,flags\n";
+        let rows = [
+            "10,W,4108600,8,100,app,1,12,0,FM",
+            "10,w,0,8,,,,,,",
+            " 11 , R , 8 , 8 , 7 , app , true , 13.5 , 2 , A ",
+            "12,R,8,8,7,\"app\",0,,,\r",
+            "# comment, 1,2,3",
+            "",
+            "   \t ",
+            "13.25,D,16,8,,,FALSE,,,E",
+            "13.2500,F,,,,,,,,",
+            "14,F,5,7,,,,,,",
+            "14,F,abc,,,,,,,",
+            "015,R,0,1,,,,,,",
+            "0015.0,R,0,1,,,,,,",
+            "9,R,0,1,,,,,,",
+            "16,R,0,0,,,,,,",
+            "17,R,0,4294967296,,,,,,",
+            "18,R,18446744073709551615,8,,,,,,",
+            "19,R,99999999999999999999,8,,,,,,",
+            "20,R,0,8,4294967296,,,,,",
+            "21,R,0,8,,new name,,,,",
+            "22,R,0,8,,new name,,,,",
+            "23,R,0,8,,app,maybe,,,",
+            "24,R,0,8,,,,,,Q",
+            "25,R,0,8,,,,1.2.3,,",
+            "26,X,0,8,,,,,,",
+            "27,R,0,8",
+            "28,R,0,8,,,,,,,",
+            "29,R,0,8,,,,,4294967295,",
+            "30,R,00000000000000000000008,8,,,,,,",
+            "18446744073709551616,R,0,8,,,,,,",
+            "18446744073709551,R,0,8,,,,,,",
+            "31,R,0,8,,\u{e9}t\u{e9},,,,",
+            "33,R,0,8,,,,,,F\u{e9}",
+            "34,\"R\",0,8,,,,,,",
+            "35,R,0,8,,\"unterminated,,,,",
+            "1,R,0,8,,,,,,",
+            "36,R,0,8,,,,,,",
+        ];
+        let mut text = head.to_string();
+        for row in rows {
+            text.push_str(row);
+            text.push('\n');
+        }
+        assert_paths_agree(text.as_bytes());
+        // CRLF throughout, and no final newline
+        let crlf = text.replace('\n', "\r\n");
+        assert_paths_agree(crlf.as_bytes());
+        assert_paths_agree(text.trim_end().as_bytes());
+        // a name that is not UTF-8
+        let mut bytes = text.clone().into_bytes();
+        bytes.extend_from_slice(b"40,R,0,8,,\xff,,,,\n41,R,0,8,,,,,,\n");
+        assert_paths_agree(&bytes);
+        // other headers: a completion column in ms, columns reordered
+        assert_paths_agree(b"pid,sectors,done_ms,sector,op,time_s\n1,8,2.5,0,R,1\n,8,,0,W,1.000000001\n1,8,007,16,R,2\n");
+        assert_paths_agree(b"time_ns,op,sector,sectors\n5,R,0,1\n5.5,R,0,1\n4,R,0,1\n6,R,0,1\n");
+        // a ten-column header has room for nothing more
+        assert_paths_agree(format!("{head}1,R,0,8,,,,,,,,\n").as_bytes());
+    }
+
+    #[test]
+    fn an_over_long_line_is_refused_by_both_paths() {
+        let mut text = b"time_us,op,sector,sectors\n1,R,0,8\n".to_vec();
+        text.extend(std::iter::repeat_n(
+            b'7',
+            crate::workload::trace::common::MAX_LINE_BYTES + 10,
+        ));
+        text.extend_from_slice(b",R,0,8\n2,R,0,8\n");
+        let general = read_with_capacity(&text, 1);
+        assert_eq!(general.len(), 2, "{general:?}");
+        assert!(
+            general[1].as_ref().unwrap_err().contains("longer than"),
+            "{general:?}"
+        );
+        assert_eq!(read_with_capacity(&text, 8192), general);
+    }
+
+    #[test]
+    fn a_time_read_in_place_is_named_as_written_when_time_goes_backwards() {
+        for prev in ["10", "010", "10.5", " 10 ", "10.50", "00010"] {
+            let text = format!("time_us,op,sector,sectors\n{prev},R,0,8\n9,R,0,8\n");
+            let recs = read_with_capacity(text.as_bytes(), 8192);
+            let msg = recs[1].as_ref().unwrap_err();
+            assert!(
+                msg.contains(&format!("9 is earlier than {} at line 2", prev.trim())),
+                "{msg}"
+            );
+            assert_eq!(recs, read_with_capacity(text.as_bytes(), 1));
+        }
+    }
+
     proptest::proptest! {
+        #[test]
+        fn fast_and_general_paths_agree(
+            rows in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec!["0", "7", "10", "010", "12.5", ".5", "99999999999999999999", "18446744073709551615", "", " 3 ", "x"]),
+                    proptest::sample::select(vec!["R", "w", "D", "F", "f", "X", "", " R"]),
+                    proptest::sample::select(vec!["0", "8", "4108600", "", "abc", "18446744073709551615", "007"]),
+                    proptest::sample::select(vec!["1", "8", "0", "", "4294967296", "-8", "2 "]),
+                    proptest::sample::select(vec!["", "100", "4294967296", "a"]),
+                    proptest::sample::select(vec!["", "app", "other app", "\"q,\"\"\"", " app", "\u{e9}"]),
+                    proptest::sample::select(vec!["", "1", "0", "TRUE", "false", "2"]),
+                    proptest::sample::select(vec!["", "FM", "Z", "F"]),
+                    proptest::sample::select(vec!["\n", "\r\n", " \n", "\n\n", "\n# note\n", ",\n", "\n\""]),
+                ),
+                0..40,
+            ),
+            capacity in 2usize..80,
+        ) {
+            let mut text = String::from("time_ms,op,sector,sectors,pid,process,sync,flags\n");
+            for (time, op, sector, sectors, pid, process, sync, flags, end) in rows {
+                text.push_str(&format!("{time},{op},{sector},{sectors},{pid},{process},{sync},{flags}{end}"));
+            }
+            let general = read_with_capacity(text.as_bytes(), 1);
+            proptest::prop_assert_eq!(&read_with_capacity(text.as_bytes(), capacity), &general);
+            proptest::prop_assert_eq!(&read_with_capacity(text.as_bytes(), 8192), &general);
+        }
+
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
             if let Ok(r) = NativeCsvReader::from_reader(Cursor::new(bytes), "fuzz.csv") {
