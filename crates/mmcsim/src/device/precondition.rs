@@ -55,6 +55,7 @@ impl Filler {
     }
 
     /// One host write of `lpn` (a fresh oracle version).
+    #[inline]
     fn write(&mut self, d: &mut Emmc, lpn: u32) {
         let v = d.oracle.write(lpn);
         self.stripe.push((lpn, v));
