@@ -156,8 +156,10 @@ pub enum Command {
     },
     /// Regenerate the seed papers' findings on each profile: a figure
     /// (PNG, SVG), its data (CSV) and a PASS/FAIL verdict per finding, and
-    /// DIR/index.html; exit 0 when all pass, 1 when one fails, 2 on
-    /// unusable input.
+    /// DIR/index.html; findings 2-4 also probe their mechanism on the
+    /// generic profile across the mapping cache's sourced size range
+    /// (DIR/finding-N-sensitivity.csv, never part of the verdict); exit 0
+    /// when all pass, 1 when one fails, 2 on unusable input.
     Reproduce(ReproduceArgs),
     /// Draw a figure from reports, comparisons or request logs: latency
     /// CDFs, per-thread bars, throughput and queue depth over time, the
