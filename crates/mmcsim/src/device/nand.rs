@@ -23,6 +23,18 @@ use super::config::NandConfig;
 use crate::types::{us_to_ns, Ns};
 use std::collections::VecDeque;
 
+/// Transfer sizes, in 4 KiB units from 0, whose channel time
+/// [`NandTimelines`] keeps precomputed (every size a NAND operation of the
+/// shipped profiles moves: a map page, a page, a stripe page, a deferred
+/// map-page data-out); other sizes are computed when asked.
+const XFER_TABLE_UNITS: usize = 65;
+
+/// Channel transfer time of `bytes` at `mt_per_s` megatransfers (bytes)
+/// per second, rounded to the nearest ns.
+fn xfer_formula(mt_per_s: f64, bytes: u32) -> Ns {
+    (bytes as f64 * 1000.0 / mt_per_s).round() as Ns
+}
+
 /// Array geometry, with the derived counts the FTL uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
@@ -246,6 +258,8 @@ pub struct NandTimelines {
     t_prog_upper: Ns,
     t_bers: Ns,
     mt_per_s: f64,
+    /// `xfer_formula(mt_per_s, k * 4096)` for `k` below [`XFER_TABLE_UNITS`].
+    xfer_table: [Ns; XFER_TABLE_UNITS],
     die_free: Vec<Ns>,
     /// Per channel: transfer reservations `(start, end)`, sorted, disjoint.
     chan: Vec<Vec<(Ns, Ns)>>,
@@ -275,6 +289,7 @@ impl NandTimelines {
             t_prog_upper: us_to_ns(n.t_prog_upper_us),
             t_bers: us_to_ns(n.t_bers_us),
             mt_per_s: n.channel_mt_per_s,
+            xfer_table: std::array::from_fn(|k| xfer_formula(n.channel_mt_per_s, k as u32 * 4096)),
             die_free: vec![0; dies],
             chan: vec![Vec::new(); n.channels as usize],
             die_busy: vec![0; dies],
@@ -286,7 +301,12 @@ impl NandTimelines {
     }
     /// Channel transfer time of `bytes`, in ns.
     pub fn xfer_ns(&self, bytes: u32) -> Ns {
-        (bytes as f64 * 1000.0 / self.mt_per_s).round() as Ns
+        let k = (bytes / 4096) as usize;
+        if bytes % 4096 == 0 && k < XFER_TABLE_UNITS {
+            self.xfer_table[k]
+        } else {
+            xfer_formula(self.mt_per_s, bytes)
+        }
     }
     /// Makes every die and channel idle at time 0.
     pub fn reset(&mut self) {
@@ -304,8 +324,10 @@ impl NandTimelines {
     /// is issued before `t`).
     pub fn forget_before(&mut self, t: Ns) {
         for c in &mut self.chan {
-            let keep = c.partition_point(|r| r.1 <= t);
-            c.drain(..keep);
+            if c.first().is_some_and(|r| r.1 <= t) {
+                let keep = c.partition_point(|r| r.1 <= t);
+                c.drain(..keep);
+            }
         }
         for b in &mut self.bounds {
             while b.front().is_some_and(|&e| e <= t) {
@@ -540,6 +562,25 @@ mod tests {
             },
         );
         assert_eq!(end, us_to_ns(100.0));
+    }
+
+    #[test]
+    fn precomputed_transfer_times_are_the_formula() {
+        for mt in [200.0, 252.8, 166.0, 400.0, 333.3] {
+            let mut c = cfg();
+            c.channel_mt_per_s = mt;
+            let tl = NandTimelines::new(&c);
+            for bytes in (0..XFER_TABLE_UNITS as u32 + 4)
+                .map(|k| k * 4096)
+                .chain([1, 512, 4095, 4097, 6144])
+            {
+                assert_eq!(
+                    tl.xfer_ns(bytes),
+                    xfer_formula(mt, bytes),
+                    "{mt} MT/s, {bytes} B"
+                );
+            }
+        }
     }
 
     #[test]
