@@ -268,6 +268,9 @@ pub struct NandTimelines {
     /// be running (ascending; the last is `die_free`) — the points where
     /// an HPI can stop the die's work.
     bounds: Vec<VecDeque<Ns>>,
+    /// Whether reads may interrupt booked work (HPI); when not, `bounds`
+    /// stays empty.
+    interruptible: bool,
     /// Per die: end of the last read inserted by [`NandTimelines::preempt_read_page`].
     preempt_end: Vec<Ns>,
     /// While true (an HPI read runs), every read interrupts the die's
@@ -294,6 +297,7 @@ impl NandTimelines {
             chan: vec![Vec::new(); n.channels as usize],
             die_busy: vec![0; dies],
             bounds: vec![VecDeque::new(); dies],
+            interruptible: true,
             preempt_end: vec![0; dies],
             preempting: false,
             pauses: Vec::new(),
@@ -308,6 +312,15 @@ impl NandTimelines {
             xfer_formula(self.mt_per_s, bytes)
         }
     }
+    /// Sets whether reads may interrupt the dies' booked work (a card
+    /// with HPI, [`NandTimelines::begin_preempting`]); on by default. Off,
+    /// the operation boundaries an interruption needs are not kept.
+    pub fn set_interruptible(&mut self, on: bool) {
+        self.interruptible = on;
+        if !on {
+            self.bounds.iter_mut().for_each(|b| b.clear());
+        }
+    }
     /// Makes every die and channel idle at time 0.
     pub fn reset(&mut self) {
         self.die_free.iter_mut().for_each(|t| *t = 0);
@@ -318,7 +331,9 @@ impl NandTimelines {
     /// Books the end of an operation on die `d` (the new `die_free`).
     fn book(&mut self, d: usize, end: Ns) {
         self.die_free[d] = end;
-        self.bounds[d].push_back(end);
+        if self.interruptible {
+            self.bounds[d].push_back(end);
+        }
     }
     /// Forgets channel reservations that ended by `t` (no later operation
     /// is issued before `t`).
@@ -329,6 +344,9 @@ impl NandTimelines {
                 c.drain(..keep);
             }
         }
+        if !self.interruptible {
+            return;
+        }
         for b in &mut self.bounds {
             while b.front().is_some_and(|&e| e <= t) {
                 b.pop_front();
@@ -337,8 +355,21 @@ impl NandTimelines {
     }
     /// Reserves channel `c` for `dur` ns in the earliest gap at or after
     /// `ready`; returns the start.
+    #[inline(always)]
     fn reserve_channel(&mut self, c: usize, ready: Ns, dur: Ns) -> Ns {
         let r = &mut self.chan[c];
+        if r.last().is_none_or(|x| x.1 <= ready) {
+            // After every reservation (the usual case): where the search
+            // of `reserve_channel_gap` ends too.
+            r.push((ready, ready + dur));
+            return ready;
+        }
+        Self::reserve_channel_gap(r, ready, dur)
+    }
+    /// [`NandTimelines::reserve_channel`] in the reservations `r` of a
+    /// channel, some of which end after `ready`.
+    #[inline(never)]
+    fn reserve_channel_gap(r: &mut Vec<(Ns, Ns)>, ready: Ns, dur: Ns) -> Ns {
         let mut s = ready;
         let mut i = r.partition_point(|x| x.1 <= s);
         while i < r.len() && r[i].0 < s + dur {
@@ -384,6 +415,10 @@ impl NandTimelines {
     /// Starts an HPI read: until [`NandTimelines::end_preempting`], reads
     /// interrupt the dies' booked work.
     pub fn begin_preempting(&mut self) {
+        assert!(
+            self.interruptible,
+            "mmcsim device: simulator bug: HPI read on timelines set uninterruptible"
+        );
         self.preempting = true;
         self.pauses.clear();
     }
@@ -479,6 +514,7 @@ impl NandTimelines {
         bytes: u32,
         upper: bool,
     ) -> (Ns, Ns, Option<(Ns, Ns)>) {
+        debug_assert!(self.interruptible, "HPI read on uninterruptible timelines");
         let d = die as usize;
         let from = t.max(self.preempt_end[d]);
         if self.die_free[d] <= from {

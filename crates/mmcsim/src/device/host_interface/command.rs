@@ -324,7 +324,7 @@ impl Sequence {
     /// [`QUEUED_READ`], [`QUEUED_WRITE`]) for their operation, without
     /// scanning the commands (what [`Sequence::classify`] makes of them);
     /// `None` for any other sequence.
-    fn data_request(cmd: &DeviceCommand) -> Option<Sequence> {
+    pub(super) fn data_request(cmd: &DeviceCommand) -> Option<Sequence> {
         let c = cmd.commands;
         let (direct, status_polls, queue_task, execute) = match cmd.op {
             Op::Read if c == READ_MULTIPLE => (2, 0, 0, 0),

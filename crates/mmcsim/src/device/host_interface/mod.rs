@@ -97,6 +97,11 @@ impl HostInterface {
     /// as sent, queued-task commands on a card without a queue as direct
     /// commands.
     pub fn decode(&self, cmd: &DeviceCommand) -> Sequence {
+        if let Some(seq) = Sequence::data_request(cmd) {
+            if !seq.queued() || self.cmdq {
+                return seq;
+            }
+        }
         match self.check(cmd) {
             Ok(seq) => seq,
             Err(e) => {
