@@ -174,6 +174,49 @@ mod tests {
     }
 
     #[test]
+    fn bucket_counts_answer_as_a_plain_scan_does() {
+        // The buffer against a plain FIFO list scanned on every lookup, over
+        // pseudo-random inserts (colliding buckets), finds and erased blocks.
+        let mut b = ReadBuffer::new(16, Direction::Forward);
+        let mut model: std::collections::VecDeque<(u32, u64)> = Default::default();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for step in 0..20_000u64 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let page = ((x >> 33) % 300) as u32;
+            match (x >> 20) % 8 {
+                0 => {
+                    b.invalidate_range(page / 64 * 64, 64);
+                    model.retain(|e| e.0 / 64 != page / 64);
+                }
+                1..=3 => {
+                    b.insert(page, step);
+                    match model.iter_mut().find(|e| e.0 == page) {
+                        Some(e) => e.1 = e.1.min(step),
+                        None => {
+                            if model.len() == 16 {
+                                model.pop_front();
+                            }
+                            model.push_back((page, step));
+                        }
+                    }
+                }
+                _ => {
+                    let want = model.iter().find(|e| e.0 == page).map(|e| e.1);
+                    assert_eq!(b.find(page), want, "step {step}, page {page}");
+                    if want.is_none() && x % 2 == 0 {
+                        b.insert_absent(page, step);
+                        if model.len() == 16 {
+                            model.pop_front();
+                        }
+                        model.push_back((page, step));
+                    }
+                }
+            }
+            assert!(b.entries.iter().eq(model.iter()), "step {step}");
+        }
+    }
+
+    #[test]
     fn both_directions_follow_descending_streams_and_none_follows_nothing() {
         let mut b = ReadBuffer::new(2, Direction::Both);
         b.note_read(16, 24);
