@@ -222,7 +222,7 @@ impl Emmc {
                 let die = self.geo.slot_die(slot);
                 let (_, e) = self.tl.read_page(t_map, die, self.geo.page_bytes(), upper);
                 self.c.data_nand_reads += 1;
-                self.rbuf.insert(page, e);
+                self.rbuf.insert_absent(page, e);
                 e
             }
         }
@@ -363,7 +363,7 @@ impl Emmc {
             let (_, e) = self
                 .tl
                 .read_page(t, self.geo.slot_die(slot), page_bytes, upper);
-            self.rbuf.insert(page, e);
+            self.rbuf.insert_absent(page, e);
             self.rbuf.count_prefetch();
             self.c.prefetch_nand_reads += 1;
             budget -= 1;

@@ -163,7 +163,11 @@ impl Emmc {
             ),
             rbuf: ReadBuffer::new(cfg.read_buffer.pages, cfg.read_buffer.stream_direction),
             wbuf: WriteBuffer::new(cfg.write_buffer.size_kib / 4, geo.stripe_slots(), lpns),
-            tl: NandTimelines::new(&cfg.nand),
+            tl: {
+                let mut tl = NandTimelines::new(&cfg.nand);
+                tl.set_interruptible(cfg.features.hpi);
+                tl
+            },
             ops: Vec::with_capacity(4096),
             stripe_tmp: Vec::with_capacity(geo.stripe_slots() as usize),
             oracle: VersionOracle::new(lpns),

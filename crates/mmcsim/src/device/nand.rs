@@ -23,6 +23,18 @@ use super::config::NandConfig;
 use crate::types::{us_to_ns, Ns};
 use std::collections::VecDeque;
 
+/// Transfer sizes, in 4 KiB units from 0, whose channel time
+/// [`NandTimelines`] keeps precomputed (every size a NAND operation of the
+/// shipped profiles moves: a map page, a page, a stripe page, a deferred
+/// map-page data-out); other sizes are computed when asked.
+const XFER_TABLE_UNITS: usize = 65;
+
+/// Channel transfer time of `bytes` at `mt_per_s` megatransfers (bytes)
+/// per second, rounded to the nearest ns.
+fn xfer_formula(mt_per_s: f64, bytes: u32) -> Ns {
+    (bytes as f64 * 1000.0 / mt_per_s).round() as Ns
+}
+
 /// Array geometry, with the derived counts the FTL uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
@@ -246,6 +258,8 @@ pub struct NandTimelines {
     t_prog_upper: Ns,
     t_bers: Ns,
     mt_per_s: f64,
+    /// `xfer_formula(mt_per_s, k * 4096)` for `k` below [`XFER_TABLE_UNITS`].
+    xfer_table: [Ns; XFER_TABLE_UNITS],
     die_free: Vec<Ns>,
     /// Per channel: transfer reservations `(start, end)`, sorted, disjoint.
     chan: Vec<Vec<(Ns, Ns)>>,
@@ -254,6 +268,9 @@ pub struct NandTimelines {
     /// be running (ascending; the last is `die_free`) — the points where
     /// an HPI can stop the die's work.
     bounds: Vec<VecDeque<Ns>>,
+    /// Whether reads may interrupt booked work (HPI); when not, `bounds`
+    /// stays empty.
+    interruptible: bool,
     /// Per die: end of the last read inserted by [`NandTimelines::preempt_read_page`].
     preempt_end: Vec<Ns>,
     /// While true (an HPI read runs), every read interrupts the die's
@@ -275,10 +292,12 @@ impl NandTimelines {
             t_prog_upper: us_to_ns(n.t_prog_upper_us),
             t_bers: us_to_ns(n.t_bers_us),
             mt_per_s: n.channel_mt_per_s,
+            xfer_table: std::array::from_fn(|k| xfer_formula(n.channel_mt_per_s, k as u32 * 4096)),
             die_free: vec![0; dies],
             chan: vec![Vec::new(); n.channels as usize],
             die_busy: vec![0; dies],
             bounds: vec![VecDeque::new(); dies],
+            interruptible: true,
             preempt_end: vec![0; dies],
             preempting: false,
             pauses: Vec::new(),
@@ -286,7 +305,21 @@ impl NandTimelines {
     }
     /// Channel transfer time of `bytes`, in ns.
     pub fn xfer_ns(&self, bytes: u32) -> Ns {
-        (bytes as f64 * 1000.0 / self.mt_per_s).round() as Ns
+        let k = (bytes / 4096) as usize;
+        if bytes % 4096 == 0 && k < XFER_TABLE_UNITS {
+            self.xfer_table[k]
+        } else {
+            xfer_formula(self.mt_per_s, bytes)
+        }
+    }
+    /// Sets whether reads may interrupt the dies' booked work (a card
+    /// with HPI, [`NandTimelines::begin_preempting`]); on by default. Off,
+    /// the operation boundaries an interruption needs are not kept.
+    pub fn set_interruptible(&mut self, on: bool) {
+        self.interruptible = on;
+        if !on {
+            self.bounds.iter_mut().for_each(|b| b.clear());
+        }
     }
     /// Makes every die and channel idle at time 0.
     pub fn reset(&mut self) {
@@ -298,14 +331,21 @@ impl NandTimelines {
     /// Books the end of an operation on die `d` (the new `die_free`).
     fn book(&mut self, d: usize, end: Ns) {
         self.die_free[d] = end;
-        self.bounds[d].push_back(end);
+        if self.interruptible {
+            self.bounds[d].push_back(end);
+        }
     }
     /// Forgets channel reservations that ended by `t` (no later operation
     /// is issued before `t`).
     pub fn forget_before(&mut self, t: Ns) {
         for c in &mut self.chan {
-            let keep = c.partition_point(|r| r.1 <= t);
-            c.drain(..keep);
+            if c.first().is_some_and(|r| r.1 <= t) {
+                let keep = c.partition_point(|r| r.1 <= t);
+                c.drain(..keep);
+            }
+        }
+        if !self.interruptible {
+            return;
         }
         for b in &mut self.bounds {
             while b.front().is_some_and(|&e| e <= t) {
@@ -315,8 +355,21 @@ impl NandTimelines {
     }
     /// Reserves channel `c` for `dur` ns in the earliest gap at or after
     /// `ready`; returns the start.
+    #[inline(always)]
     fn reserve_channel(&mut self, c: usize, ready: Ns, dur: Ns) -> Ns {
         let r = &mut self.chan[c];
+        if r.last().is_none_or(|x| x.1 <= ready) {
+            // After every reservation (the usual case): where the search
+            // of `reserve_channel_gap` ends too.
+            r.push((ready, ready + dur));
+            return ready;
+        }
+        Self::reserve_channel_gap(r, ready, dur)
+    }
+    /// [`NandTimelines::reserve_channel`] in the reservations `r` of a
+    /// channel, some of which end after `ready`.
+    #[inline(never)]
+    fn reserve_channel_gap(r: &mut Vec<(Ns, Ns)>, ready: Ns, dur: Ns) -> Ns {
         let mut s = ready;
         let mut i = r.partition_point(|x| x.1 <= s);
         while i < r.len() && r[i].0 < s + dur {
@@ -362,6 +415,10 @@ impl NandTimelines {
     /// Starts an HPI read: until [`NandTimelines::end_preempting`], reads
     /// interrupt the dies' booked work.
     pub fn begin_preempting(&mut self) {
+        assert!(
+            self.interruptible,
+            "mmcsim device: simulator bug: HPI read on timelines set uninterruptible"
+        );
         self.preempting = true;
         self.pauses.clear();
     }
@@ -457,6 +514,7 @@ impl NandTimelines {
         bytes: u32,
         upper: bool,
     ) -> (Ns, Ns, Option<(Ns, Ns)>) {
+        debug_assert!(self.interruptible, "HPI read on uninterruptible timelines");
         let d = die as usize;
         let from = t.max(self.preempt_end[d]);
         if self.die_free[d] <= from {
@@ -540,6 +598,25 @@ mod tests {
             },
         );
         assert_eq!(end, us_to_ns(100.0));
+    }
+
+    #[test]
+    fn precomputed_transfer_times_are_the_formula() {
+        for mt in [200.0, 252.8, 166.0, 400.0, 333.3] {
+            let mut c = cfg();
+            c.channel_mt_per_s = mt;
+            let tl = NandTimelines::new(&c);
+            for bytes in (0..XFER_TABLE_UNITS as u32 + 4)
+                .map(|k| k * 4096)
+                .chain([1, 512, 4095, 4097, 6144])
+            {
+                assert_eq!(
+                    tl.xfer_ns(bytes),
+                    xfer_formula(mt, bytes),
+                    "{mt} MT/s, {bytes} B"
+                );
+            }
+        }
     }
 
     #[test]

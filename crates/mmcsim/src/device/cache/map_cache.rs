@@ -355,6 +355,7 @@ impl MapLru {
 
     /// Evicts the least recently used page when the cache is full; returns
     /// it if it was dirty.
+    #[inline]
     fn make_room(&mut self) -> Option<u32> {
         if self.len() < self.capacity {
             return None;
@@ -373,6 +374,7 @@ impl MapLru {
     }
 
     /// A slot holding page `m` (not yet linked).
+    #[inline]
     fn new_node(&mut self, m: u32, last_use: u64, dirty: bool) -> u32 {
         let node = MapNode {
             page: m,

@@ -290,6 +290,9 @@ impl Sequence {
     /// On a mismatch the counts are still returned in the error's place by
     /// [`Sequence::classify`], so a caller may charge what was sent.
     pub fn decode(cmd: &DeviceCommand) -> Result<Sequence, CommandError> {
+        if let Some(s) = Sequence::data_request(cmd) {
+            return Ok(s);
+        }
         let c = cmd.commands;
         let ok = match cmd.op {
             Op::Read => legacy_data(c, Cmd18) || c == QUEUED_READ,
@@ -313,6 +316,31 @@ impl Sequence {
                 Op::Discard => "CMD35 CMD36 CMD38(arg) [CMD6 SANITIZE_START] CMD13*",
                 Op::Flush => "CMD6 FLUSH_CACHE CMD13*",
             },
+        })
+    }
+
+    /// The decoded form of the data-request sequences the drivers send
+    /// ([`READ_MULTIPLE`], [`WRITE_MULTIPLE_POLLED`], [`WRITE_MULTIPLE`],
+    /// [`QUEUED_READ`], [`QUEUED_WRITE`]) for their operation, without
+    /// scanning the commands (what [`Sequence::classify`] makes of them);
+    /// `None` for any other sequence.
+    pub(super) fn data_request(cmd: &DeviceCommand) -> Option<Sequence> {
+        let c = cmd.commands;
+        let (direct, status_polls, queue_task, execute) = match cmd.op {
+            Op::Read if c == READ_MULTIPLE => (2, 0, 0, 0),
+            Op::Read if c == QUEUED_READ => (0, 0, 2, 1),
+            Op::Write if c == WRITE_MULTIPLE_POLLED => (2, 1, 0, 0),
+            Op::Write if c == WRITE_MULTIPLE => (2, 0, 0, 0),
+            Op::Write if c == QUEUED_WRITE => (0, 0, 2, 1),
+            _ => return None,
+        };
+        Some(Sequence {
+            direct,
+            status_polls,
+            queue_task,
+            execute,
+            erase: None,
+            sanitize: false,
         })
     }
 
@@ -411,6 +439,27 @@ mod tests {
                 assert!(Sequence::decode(&cmd(op, q)).is_ok());
             }
         }
+    }
+
+    #[test]
+    fn data_requests_decode_without_a_scan_as_classify_counts_them() {
+        for (op, c) in [
+            (Op::Read, READ_MULTIPLE),
+            (Op::Read, QUEUED_READ),
+            (Op::Write, WRITE_MULTIPLE_POLLED),
+            (Op::Write, WRITE_MULTIPLE),
+            (Op::Write, QUEUED_WRITE),
+        ] {
+            assert_eq!(
+                Sequence::data_request(&cmd(op, c)),
+                Some(Sequence::classify(c))
+            );
+        }
+        assert_eq!(Sequence::data_request(&cmd(Op::Read, WRITE_MULTIPLE)), None);
+        assert_eq!(Sequence::data_request(&cmd(Op::Write, QUEUED_READ)), None);
+        assert_eq!(Sequence::data_request(&cmd(Op::Discard, DISCARD)), None);
+        let read_polled: &[MmcCommand] = &[Cmd23, Cmd18, Cmd13];
+        assert_eq!(Sequence::data_request(&cmd(Op::Read, read_polled)), None);
     }
 
     #[test]

@@ -97,6 +97,11 @@ impl HostInterface {
     /// as sent, queued-task commands on a card without a queue as direct
     /// commands.
     pub fn decode(&self, cmd: &DeviceCommand) -> Sequence {
+        if let Some(seq) = Sequence::data_request(cmd) {
+            if !seq.queued() || self.cmdq {
+                return seq;
+            }
+        }
         match self.check(cmd) {
             Ok(seq) => seq,
             Err(e) => {
@@ -180,10 +185,17 @@ impl HostInterface {
     /// command holds the bus already (`ready + dur`); a queued task takes the
     /// earliest DAT-bus gap at or after `ready`, the first one preceded by
     /// its execute command. Returns the end of the transfer, ns.
+    #[inline]
     pub fn xfer(&mut self, ready: Ns, dur: Ns) -> Ns {
         if !self.queued {
             return ready + dur;
         }
+        self.xfer_queued(ready, dur)
+    }
+
+    /// [`HostInterface::xfer`] of a queued task.
+    #[inline(never)]
+    fn xfer_queued(&mut self, ready: Ns, dur: Ns) -> Ns {
         let dur = dur + std::mem::take(&mut self.exec_pending);
         let mut s = ready.max(self.bus_free);
         let mut i = self.dat.partition_point(|d| d.1 <= s);
