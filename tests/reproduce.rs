@@ -1,11 +1,11 @@
 //! `simctl reproduce`: every finding's verdict, figure, data and report
-//! page from a real run on the generic profile; verdicts that follow the
-//! mechanism (breaking it turns PASS into FAIL); outputs identical for any
-//! number of workers; unusable input exits 2; the page renders in headless
-//! Chromium.
+//! page from a real run on every bundled profile; verdicts that follow the
+//! mechanism (breaking it turns PASS into FAIL); the sensitivity probes of
+//! findings 2-4 beside them; outputs identical for any number of workers;
+//! unusable input exits 2; the page renders in headless Chromium.
 //!
-//! The runs are the full-size scenarios on the debug binary (about 25 s of
-//! CPU for all six findings).
+//! The runs are the full-size scenarios on the test build (the simulator
+//! is optimised even there): a few minutes of CPU for the whole file.
 
 mod common;
 use common::*;
