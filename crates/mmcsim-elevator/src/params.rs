@@ -45,6 +45,10 @@ impl SchedParams {
     /// The jiffies counter at simulated time `now` (ns).
     #[inline]
     pub fn jiffies(&self, now: Ns) -> u64 {
-        ((now as u128 * self.hz as u128) / NS_PER_S as u128) as u64
+        match now.checked_mul(self.hz as u64) {
+            // Exact in u64 when the product fits: the same quotient.
+            Some(p) => p / NS_PER_S,
+            None => ((now as u128 * self.hz as u128) / NS_PER_S as u128) as u64,
+        }
     }
 }

@@ -106,7 +106,11 @@ impl Deadline {
 
     /// First nanosecond of jiffy `j` (so `jiffies(t) >= j` ⇔ `t >= result`).
     fn jiffy_start_ns(&self, j: u64) -> Ns {
-        ((j as u128 * NS_PER_S as u128).div_ceil(self.params.hz as u128)) as Ns
+        match j.checked_mul(NS_PER_S) {
+            // Exact in u64 when the product fits: the same quotient.
+            Some(p) => p.div_ceil(self.params.hz as u64),
+            None => ((j as u128 * NS_PER_S as u128).div_ceil(self.params.hz as u128)) as Ns,
+        }
     }
 
     /// `deadline_check_fifo`: has the FIFO head of `dir` expired
@@ -194,6 +198,11 @@ impl Elevator for Deadline {
     fn dispatch(&mut self, ctx: &mut SchedCtx, _force: bool) -> Option<RqId> {
         let reads = !self.fifo_list[READ].is_empty();
         let writes = !self.fifo_list[WRITE].is_empty();
+        if !reads && !writes && self.next_rq == [None; 2] {
+            // Nothing queued and no batch to continue: step 2 would answer
+            // `None` without touching `starved`.
+            return None;
+        }
 
         // 1. Continue the batch, without looking at deadlines.
         let cont = self.next_rq[WRITE].or(self.next_rq[READ]);
