@@ -132,6 +132,38 @@ impl Deadline {
         self.sort_list[dir].remove(rq);
     }
 
+    /// Deadline's dispatch with something queued (or a batch to continue):
+    /// steps 1–4 of `deadline_dispatch_requests`.
+    #[inline(never)]
+    fn dispatch_queued(&mut self, ctx: &mut SchedCtx) -> Option<RqId> {
+        let reads = !self.fifo_list[READ].is_empty();
+        let writes = !self.fifo_list[WRITE].is_empty();
+        // 1. Continue the batch, without looking at deadlines.
+        let cont = self.next_rq[WRITE].or(self.next_rq[READ]);
+        let rq = match cont {
+            Some(rq) if self.batching < self.tun.fifo_batch => rq,
+            _ => {
+                // 2. Choose a direction.
+                let dir =
+                    choose_direction(reads, writes, &mut self.starved, self.tun.writes_starved)?;
+                // 3. FIFO head if expired or no sweep position, else sweep on.
+                let rq = match self.next_rq[dir] {
+                    Some(next) if !self.fifo_expired(ctx, dir) => next,
+                    _ => self.fifo_list[dir].front().expect("non-empty fifo"),
+                };
+                self.batching = 0;
+                rq
+            }
+        };
+        // 4. deadline_move_request.
+        let dir = ctx.rq(rq).dir();
+        self.batching += 1;
+        self.next_rq = [None; 2];
+        self.next_rq[dir] = self.sort_list[dir].successor(rq);
+        self.remove_request(rq, dir);
+        Some(rq)
+    }
+
     fn fmt_ms(&self, j: u64) -> String {
         self.params.jiffies_to_ms(j).to_string()
     }
@@ -196,38 +228,15 @@ impl Elevator for Deadline {
     }
 
     fn dispatch(&mut self, ctx: &mut SchedCtx, _force: bool) -> Option<RqId> {
-        let reads = !self.fifo_list[READ].is_empty();
-        let writes = !self.fifo_list[WRITE].is_empty();
-        if !reads && !writes && self.next_rq == [None; 2] {
+        if self.fifo_list[READ].is_empty()
+            && self.fifo_list[WRITE].is_empty()
+            && self.next_rq == [None; 2]
+        {
             // Nothing queued and no batch to continue: step 2 would answer
             // `None` without touching `starved`.
             return None;
         }
-
-        // 1. Continue the batch, without looking at deadlines.
-        let cont = self.next_rq[WRITE].or(self.next_rq[READ]);
-        let rq = match cont {
-            Some(rq) if self.batching < self.tun.fifo_batch => rq,
-            _ => {
-                // 2. Choose a direction.
-                let dir =
-                    choose_direction(reads, writes, &mut self.starved, self.tun.writes_starved)?;
-                // 3. FIFO head if expired or no sweep position, else sweep on.
-                let rq = match self.next_rq[dir] {
-                    Some(next) if !self.fifo_expired(ctx, dir) => next,
-                    _ => self.fifo_list[dir].front().expect("non-empty fifo"),
-                };
-                self.batching = 0;
-                rq
-            }
-        };
-        // 4. deadline_move_request.
-        let dir = ctx.rq(rq).dir();
-        self.batching += 1;
-        self.next_rq = [None; 2];
-        self.next_rq[dir] = self.sort_list[dir].successor(rq);
-        self.remove_request(rq, dir);
-        Some(rq)
+        self.dispatch_queued(ctx)
     }
 
     fn has_work(&self) -> bool {
