@@ -113,6 +113,18 @@ impl SectorTree {
         }
     }
 
+    /// Removes `rq` and returns the request that followed it in key order
+    /// (`successor` then `remove`, with one lookup); `None` if `rq` was
+    /// last or not in the tree.
+    #[inline]
+    pub fn remove_next(&mut self, rq: RqId) -> Option<RqId> {
+        let i = self.index_of(rq)?;
+        let next = self.entries.get(i + 1).map(|&(_, id)| id);
+        self.entries.remove(i);
+        self.key_of[rq as usize] = ABSENT;
+        next
+    }
+
     /// Moves `rq` to `key` (remove then insert, so it goes after equal
     /// keys). Inserts it if it was absent.
     pub fn reposition(&mut self, rq: RqId, key: u64) {
@@ -232,6 +244,7 @@ mod model_tests {
     enum Op {
         Insert(u64, RqId),
         Remove(RqId),
+        RemoveNext(RqId),
         Reposition(RqId, u64),
     }
 
@@ -240,6 +253,7 @@ mod model_tests {
         prop_oneof![
             (0u64..24, 0u32..40).prop_map(|(k, r)| Op::Insert(k, r)),
             (0u32..40).prop_map(Op::Remove),
+            (0u32..40).prop_map(Op::RemoveNext),
             (0u32..40, 0u64..24).prop_map(|(r, k)| Op::Reposition(r, k)),
         ]
     }
@@ -265,6 +279,15 @@ mod model_tests {
                         if let Some(i) = at {
                             model.remove(i);
                         }
+                    }
+                    Op::RemoveNext(r) => {
+                        let at = model.iter().position(|e| e.1 == r);
+                        let next = at.and_then(|i| model.get(i + 1)).map(|e| e.1);
+                        prop_assert_eq!(t.remove_next(r), next);
+                        if let Some(i) = at {
+                            model.remove(i);
+                        }
+                        prop_assert!(!t.contains(r));
                     }
                     Op::Reposition(r, k) => {
                         t.reposition(r, k);

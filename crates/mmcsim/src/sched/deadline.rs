@@ -159,8 +159,10 @@ impl Deadline {
         let dir = ctx.rq(rq).dir();
         self.batching += 1;
         self.next_rq = [None; 2];
-        self.next_rq[dir] = self.sort_list[dir].successor(rq);
-        self.remove_request(rq, dir);
+        // deadline_remove_request: its `next_rq` check cannot fire here
+        // (`next_rq` was just cleared), so this is successor + removal.
+        self.fifo_list[dir].remove(rq);
+        self.next_rq[dir] = self.sort_list[dir].remove_next(rq);
         Some(rq)
     }
 
