@@ -19,16 +19,19 @@ pub struct SchedCtx<'a> {
 
 impl SchedCtx<'_> {
     /// Arms (or re-arms) the scheduler's timer for absolute time `at` ns.
+    #[inline]
     pub fn set_timer(&mut self, at: Ns) {
         *self.timer = Some(at);
     }
 
     /// Cancels the scheduler's timer.
+    #[inline]
     pub fn cancel_timer(&mut self) {
         *self.timer = None;
     }
 
     /// The request `id`.
+    #[inline]
     pub fn rq(&self, id: RqId) -> &Request {
         &self.rqs[id]
     }

@@ -53,6 +53,7 @@ impl FifoList {
         }
     }
 
+    #[inline]
     fn grow(&mut self, rq: RqId) {
         let i = rq as usize;
         if i >= self.links.len() {
@@ -61,49 +62,58 @@ impl FifoList {
     }
 
     /// Number of requests in the list.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// True when the list is empty (`list_empty`).
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// True when `rq` is in the list.
+    #[inline]
     pub fn contains(&self, rq: RqId) -> bool {
         self.links.get(rq as usize).is_some_and(|l| l.linked)
     }
 
     /// The oldest request (head), if any.
+    #[inline]
     pub fn front(&self) -> Option<RqId> {
         (self.head != NIL).then_some(self.head)
     }
 
     /// The newest request (tail), if any.
+    #[inline]
     pub fn back(&self) -> Option<RqId> {
         (self.tail != NIL).then_some(self.tail)
     }
 
     /// The request after `rq` (towards the tail), if any.
+    #[inline]
     pub fn next(&self, rq: RqId) -> Option<RqId> {
         let l = self.links.get(rq as usize)?;
         (l.linked && l.next != NIL).then_some(l.next)
     }
 
     /// The request before `rq` (towards the head), if any.
+    #[inline]
     pub fn prev(&self, rq: RqId) -> Option<RqId> {
         let l = self.links.get(rq as usize)?;
         (l.linked && l.prev != NIL).then_some(l.prev)
     }
 
     /// Appends `rq` at the tail (`list_add_tail`). Panics if already linked.
+    #[inline]
     pub fn push_back(&mut self, rq: RqId) {
         let tail = self.tail;
         self.link_between(rq, tail, NIL);
     }
 
     /// Inserts `rq` at the head (`list_add`). Panics if already linked.
+    #[inline]
     pub fn push_front(&mut self, rq: RqId) {
         let head = self.head;
         self.link_between(rq, NIL, head);
@@ -131,6 +141,7 @@ impl FifoList {
         self.link_between(rq, prev, anchor);
     }
 
+    #[inline]
     fn link_between(&mut self, rq: RqId, prev: RqId, next: RqId) {
         self.grow(rq);
         assert!(
@@ -156,6 +167,7 @@ impl FifoList {
     }
 
     /// Unlinks `rq` (`list_del_init`); returns false if it was not linked.
+    #[inline]
     pub fn remove(&mut self, rq: RqId) -> bool {
         if !self.contains(rq) {
             return false;
@@ -177,6 +189,7 @@ impl FifoList {
     }
 
     /// Removes and returns the head.
+    #[inline]
     pub fn pop_front(&mut self) -> Option<RqId> {
         let h = self.front()?;
         self.remove(h);

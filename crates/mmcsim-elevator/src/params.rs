@@ -25,22 +25,30 @@ impl Default for SchedParams {
 
 impl SchedParams {
     /// Converts a jiffies count to nanoseconds at this `hz`.
+    #[inline]
     pub fn jiffies_to_ns(&self, j: u64) -> Ns {
         j * NS_PER_S / self.hz as u64
     }
 
     /// `msecs_to_jiffies`: milliseconds to jiffies, rounding up.
+    #[inline]
     pub fn ms_to_jiffies(&self, ms: u64) -> u64 {
         (ms * self.hz as u64).div_ceil(1000)
     }
 
     /// `jiffies_to_msecs`: jiffies to milliseconds, rounding up.
+    #[inline]
     pub fn jiffies_to_ms(&self, j: u64) -> u64 {
         (j * 1000).div_ceil(self.hz as u64)
     }
 
     /// The jiffies counter at simulated time `now` (ns).
+    #[inline]
     pub fn jiffies(&self, now: Ns) -> u64 {
-        ((now as u128 * self.hz as u128) / NS_PER_S as u128) as u64
+        match now.checked_mul(self.hz as u64) {
+            // Exact in u64 when the product fits: the same quotient.
+            Some(p) => p / NS_PER_S,
+            None => ((now as u128 * self.hz as u128) / NS_PER_S as u128) as u64,
+        }
     }
 }

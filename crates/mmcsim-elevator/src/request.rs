@@ -43,6 +43,7 @@ pub struct Bio {
 
 impl Bio {
     /// One past the last sector.
+    #[inline]
     pub fn end(&self) -> u64 {
         self.sector + self.sectors as u64
     }
@@ -98,17 +99,20 @@ pub struct Request {
 
 impl Request {
     /// One past the last sector.
+    #[inline]
     pub fn end(&self) -> u64 {
         self.sector + self.sectors as u64
     }
 
     /// Data direction index: 0 read, 1 write (discards and flushes count as
     /// writes, like `rq_data_dir`).
+    #[inline]
     pub fn dir(&self) -> usize {
         self.op.dir()
     }
 
     /// A fresh request built from its first bio.
+    #[inline]
     pub fn from_bio(bio: &Bio, bio_id: BioId, now: Ns) -> Request {
         Request {
             op: bio.op,

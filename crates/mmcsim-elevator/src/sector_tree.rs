@@ -44,21 +44,25 @@ impl SectorTree {
     }
 
     /// Number of requests in the tree.
+    #[inline]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// True when the tree holds no request.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// True when request `rq` is in the tree.
+    #[inline]
     pub fn contains(&self, rq: RqId) -> bool {
         self.key(rq).is_some()
     }
 
     /// The key `rq` was inserted under, if it is in the tree.
+    #[inline]
     pub fn key(&self, rq: RqId) -> Option<u64> {
         match self.key_of.get(rq as usize) {
             Some(&k) if k != ABSENT => Some(k),
@@ -68,6 +72,7 @@ impl SectorTree {
 
     /// Inserts `rq` under `key` (after any entries with an equal key).
     /// Panics if `rq` is already in the tree (a simulator bug).
+    #[inline]
     pub fn insert(&mut self, key: u64, rq: RqId) {
         assert!(key != ABSENT, "sector_tree: key u64::MAX is reserved");
         let i = rq as usize;
@@ -84,6 +89,7 @@ impl SectorTree {
     }
 
     /// Index of `rq`'s entry in `entries`.
+    #[inline]
     fn index_of(&self, rq: RqId) -> Option<usize> {
         let key = self.key(rq)?;
         let lo = self.entries.partition_point(|&(k, _)| k < key);
@@ -95,6 +101,7 @@ impl SectorTree {
     }
 
     /// Removes `rq`; returns false if it was not in the tree.
+    #[inline]
     pub fn remove(&mut self, rq: RqId) -> bool {
         match self.index_of(rq) {
             Some(i) => {
@@ -106,6 +113,18 @@ impl SectorTree {
         }
     }
 
+    /// Removes `rq` and returns the request that followed it in key order
+    /// (`successor` then `remove`, with one lookup); `None` if `rq` was
+    /// last or not in the tree.
+    #[inline]
+    pub fn remove_next(&mut self, rq: RqId) -> Option<RqId> {
+        let i = self.index_of(rq)?;
+        let next = self.entries.get(i + 1).map(|&(_, id)| id);
+        self.entries.remove(i);
+        self.key_of[rq as usize] = ABSENT;
+        next
+    }
+
     /// Moves `rq` to `key` (remove then insert, so it goes after equal
     /// keys). Inserts it if it was absent.
     pub fn reposition(&mut self, rq: RqId, key: u64) {
@@ -114,6 +133,7 @@ impl SectorTree {
     }
 
     /// The first request (in order) whose key equals `key` (`elv_rb_find`).
+    #[inline]
     pub fn find(&self, key: u64) -> Option<RqId> {
         let lo = self.entries.partition_point(|&(k, _)| k < key);
         match self.entries.get(lo) {
@@ -124,6 +144,7 @@ impl SectorTree {
 
     /// The last inserted request whose key equals `key` (a hash bucket's
     /// head: the most recently added entry comes first).
+    #[inline]
     pub fn find_last(&self, key: u64) -> Option<RqId> {
         let hi = self.entries.partition_point(|&(k, _)| k <= key);
         match hi.checked_sub(1).map(|i| self.entries[i]) {
@@ -133,35 +154,41 @@ impl SectorTree {
     }
 
     /// The first request with key ≥ `key`.
+    #[inline]
     pub fn ceiling(&self, key: u64) -> Option<RqId> {
         let lo = self.entries.partition_point(|&(k, _)| k < key);
         self.entries.get(lo).map(|&(_, id)| id)
     }
 
     /// The last request with key ≤ `key`.
+    #[inline]
     pub fn floor(&self, key: u64) -> Option<RqId> {
         let hi = self.entries.partition_point(|&(k, _)| k <= key);
         hi.checked_sub(1).map(|i| self.entries[i].1)
     }
 
     /// The request after `rq` in key order (`rb_next`), if any.
+    #[inline]
     pub fn successor(&self, rq: RqId) -> Option<RqId> {
         let i = self.index_of(rq)?;
         self.entries.get(i + 1).map(|&(_, id)| id)
     }
 
     /// The request before `rq` in key order (`rb_prev`), if any.
+    #[inline]
     pub fn predecessor(&self, rq: RqId) -> Option<RqId> {
         let i = self.index_of(rq)?;
         i.checked_sub(1).map(|j| self.entries[j].1)
     }
 
     /// The request with the lowest key.
+    #[inline]
     pub fn first(&self) -> Option<RqId> {
         self.entries.first().map(|&(_, id)| id)
     }
 
     /// The request with the highest key.
+    #[inline]
     pub fn last(&self) -> Option<RqId> {
         self.entries.last().map(|&(_, id)| id)
     }
@@ -217,6 +244,7 @@ mod model_tests {
     enum Op {
         Insert(u64, RqId),
         Remove(RqId),
+        RemoveNext(RqId),
         Reposition(RqId, u64),
     }
 
@@ -225,6 +253,7 @@ mod model_tests {
         prop_oneof![
             (0u64..24, 0u32..40).prop_map(|(k, r)| Op::Insert(k, r)),
             (0u32..40).prop_map(Op::Remove),
+            (0u32..40).prop_map(Op::RemoveNext),
             (0u32..40, 0u64..24).prop_map(|(r, k)| Op::Reposition(r, k)),
         ]
     }
@@ -250,6 +279,15 @@ mod model_tests {
                         if let Some(i) = at {
                             model.remove(i);
                         }
+                    }
+                    Op::RemoveNext(r) => {
+                        let at = model.iter().position(|e| e.1 == r);
+                        let next = at.and_then(|i| model.get(i + 1)).map(|e| e.1);
+                        prop_assert_eq!(t.remove_next(r), next);
+                        if let Some(i) = at {
+                            model.remove(i);
+                        }
+                        prop_assert!(!t.contains(r));
                     }
                     Op::Reposition(r, k) => {
                         t.reposition(r, k);

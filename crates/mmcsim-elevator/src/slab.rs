@@ -29,6 +29,7 @@ impl<T> Slab<T> {
     }
 
     /// Stores `value` and returns its id.
+    #[inline]
     pub fn insert(&mut self, value: T) -> u32 {
         self.len += 1;
         if let Some(id) = self.free.pop() {
@@ -42,6 +43,7 @@ impl<T> Slab<T> {
 
     /// Removes and returns the object `id`. Panics if `id` is not live: that
     /// is a simulator bug, never an input error.
+    #[inline]
     pub fn remove(&mut self, id: u32) -> T {
         let v = self.slots[id as usize]
             .take()
@@ -52,21 +54,25 @@ impl<T> Slab<T> {
     }
 
     /// The object `id`, if live.
+    #[inline]
     pub fn get(&self, id: u32) -> Option<&T> {
         self.slots.get(id as usize).and_then(|s| s.as_ref())
     }
 
     /// The object `id`, mutably, if live.
+    #[inline]
     pub fn get_mut(&mut self, id: u32) -> Option<&mut T> {
         self.slots.get_mut(id as usize).and_then(|s| s.as_mut())
     }
 
     /// Number of live objects.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// True when no object is live.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -80,12 +86,14 @@ impl<T> Slab<T> {
 
 impl<T> std::ops::Index<u32> for Slab<T> {
     type Output = T;
+    #[inline]
     fn index(&self, id: u32) -> &T {
         self.get(id).expect("slab: dead id")
     }
 }
 
 impl<T> std::ops::IndexMut<u32> for Slab<T> {
+    #[inline]
     fn index_mut(&mut self, id: u32) -> &mut T {
         self.get_mut(id).expect("slab: dead id")
     }

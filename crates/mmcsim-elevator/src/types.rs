@@ -41,6 +41,7 @@ pub enum Op {
 impl Op {
     /// Index of the data direction as the kernel numbers it: READ = 0,
     /// WRITE = 1 (discards count as writes, as `rq_data_dir` does).
+    #[inline]
     pub fn dir(self) -> usize {
         match self {
             Op::Read => 0,
@@ -70,6 +71,7 @@ impl Op {
     }
 
     /// True for operations that move data (read or write).
+    #[inline]
     pub fn has_data(self) -> bool {
         matches!(self, Op::Read | Op::Write)
     }

@@ -107,8 +107,18 @@ impl BlockLayer {
     /// Processes wake-ups issued by frees: each woken bio's thread becomes a
     /// batcher and retries; on success the bio's request goes to the
     /// scheduler (unplugged) and the thread's held-back bios are resubmitted
-    /// in order. Loops until no wake-up is left.
+    /// in order. Loops until no wake-up is left. With no wake-up pending
+    /// (the common case) it returns at once.
+    #[inline]
     pub(super) fn run_wakeups(&mut self, now: Ns) {
+        if self.pending_wake != [0, 0] {
+            self.run_pending_wakeups(now);
+        }
+    }
+
+    /// The loop of [`BlockLayer::run_wakeups`], for when a wake-up is pending.
+    #[inline(never)]
+    fn run_pending_wakeups(&mut self, now: Ns) {
         loop {
             let mut progressed = false;
             for c in [1usize, 0] {

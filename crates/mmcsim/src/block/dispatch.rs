@@ -80,6 +80,7 @@ impl BlockLayer {
 
     /// A request leaves the scheduler: out of the merge hash and
     /// `last_merge`, onto the dispatch list.
+    #[inline(never)]
     pub(super) fn move_to_dispatch(&mut self, now: Ns, rq: RqId) {
         if self.last_merge == Some(rq) {
             self.last_merge = None;

@@ -4,27 +4,54 @@ use crate::types::Ns;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// A queued event. `key` is `time << 64 | seq`: one `u128` comparison
+/// orders entries exactly as the pair `(time, seq)` would.
 struct Entry<E> {
-    time: Ns,
-    seq: u64,
+    key: u128,
     event: E,
 }
 
+impl<E> Entry<E> {
+    #[inline]
+    fn time(&self) -> Ns {
+        (self.key >> 64) as Ns
+    }
+}
+
 impl<E> PartialEq for Entry<E> {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
 impl<E> PartialOrd for Entry<E> {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
+    }
+    #[inline]
+    fn lt(&self, other: &Self) -> bool {
+        other.key < self.key
+    }
+    #[inline]
+    fn le(&self, other: &Self) -> bool {
+        other.key <= self.key
+    }
+    #[inline]
+    fn gt(&self, other: &Self) -> bool {
+        other.key > self.key
+    }
+    #[inline]
+    fn ge(&self, other: &Self) -> bool {
+        other.key >= self.key
     }
 }
 impl<E> Ord for Entry<E> {
     // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -87,7 +114,10 @@ impl<E> EventQueue<E> {
         let time = time.max(self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry {
+            key: (time as u128) << 64 | seq as u128,
+            event,
+        });
     }
 
     /// Schedules a stage's own event at absolute time `time` (ns): every
@@ -105,13 +135,14 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event, advancing the clock to it.
     pub fn pop(&mut self) -> Option<(Ns, E)> {
         let e = self.heap.pop()?;
-        self.now = e.time;
-        Some((e.time, e.event))
+        let time = e.time();
+        self.now = time;
+        Some((time, e.event))
     }
 
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| e.time())
     }
 
     /// The first time an event was scheduled at beyond [`MAX_SIM_NS`],

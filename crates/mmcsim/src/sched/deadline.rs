@@ -106,7 +106,11 @@ impl Deadline {
 
     /// First nanosecond of jiffy `j` (so `jiffies(t) >= j` ⇔ `t >= result`).
     fn jiffy_start_ns(&self, j: u64) -> Ns {
-        ((j as u128 * NS_PER_S as u128).div_ceil(self.params.hz as u128)) as Ns
+        match j.checked_mul(NS_PER_S) {
+            // Exact in u64 when the product fits: the same quotient.
+            Some(p) => p.div_ceil(self.params.hz as u64),
+            None => ((j as u128 * NS_PER_S as u128).div_ceil(self.params.hz as u128)) as Ns,
+        }
     }
 
     /// `deadline_check_fifo`: has the FIFO head of `dir` expired
@@ -126,6 +130,40 @@ impl Deadline {
             self.next_rq[dir] = self.sort_list[dir].successor(rq);
         }
         self.sort_list[dir].remove(rq);
+    }
+
+    /// Deadline's dispatch with something queued (or a batch to continue):
+    /// steps 1–4 of `deadline_dispatch_requests`.
+    #[inline(never)]
+    fn dispatch_queued(&mut self, ctx: &mut SchedCtx) -> Option<RqId> {
+        let reads = !self.fifo_list[READ].is_empty();
+        let writes = !self.fifo_list[WRITE].is_empty();
+        // 1. Continue the batch, without looking at deadlines.
+        let cont = self.next_rq[WRITE].or(self.next_rq[READ]);
+        let rq = match cont {
+            Some(rq) if self.batching < self.tun.fifo_batch => rq,
+            _ => {
+                // 2. Choose a direction.
+                let dir =
+                    choose_direction(reads, writes, &mut self.starved, self.tun.writes_starved)?;
+                // 3. FIFO head if expired or no sweep position, else sweep on.
+                let rq = match self.next_rq[dir] {
+                    Some(next) if !self.fifo_expired(ctx, dir) => next,
+                    _ => self.fifo_list[dir].front().expect("non-empty fifo"),
+                };
+                self.batching = 0;
+                rq
+            }
+        };
+        // 4. deadline_move_request.
+        let dir = ctx.rq(rq).dir();
+        self.batching += 1;
+        self.next_rq = [None; 2];
+        // deadline_remove_request: its `next_rq` check cannot fire here
+        // (`next_rq` was just cleared), so this is successor + removal.
+        self.fifo_list[dir].remove(rq);
+        self.next_rq[dir] = self.sort_list[dir].remove_next(rq);
+        Some(rq)
     }
 
     fn fmt_ms(&self, j: u64) -> String {
@@ -192,33 +230,15 @@ impl Elevator for Deadline {
     }
 
     fn dispatch(&mut self, ctx: &mut SchedCtx, _force: bool) -> Option<RqId> {
-        let reads = !self.fifo_list[READ].is_empty();
-        let writes = !self.fifo_list[WRITE].is_empty();
-
-        // 1. Continue the batch, without looking at deadlines.
-        let cont = self.next_rq[WRITE].or(self.next_rq[READ]);
-        let rq = match cont {
-            Some(rq) if self.batching < self.tun.fifo_batch => rq,
-            _ => {
-                // 2. Choose a direction.
-                let dir =
-                    choose_direction(reads, writes, &mut self.starved, self.tun.writes_starved)?;
-                // 3. FIFO head if expired or no sweep position, else sweep on.
-                let rq = match self.next_rq[dir] {
-                    Some(next) if !self.fifo_expired(ctx, dir) => next,
-                    _ => self.fifo_list[dir].front().expect("non-empty fifo"),
-                };
-                self.batching = 0;
-                rq
-            }
-        };
-        // 4. deadline_move_request.
-        let dir = ctx.rq(rq).dir();
-        self.batching += 1;
-        self.next_rq = [None; 2];
-        self.next_rq[dir] = self.sort_list[dir].successor(rq);
-        self.remove_request(rq, dir);
-        Some(rq)
+        if self.fifo_list[READ].is_empty()
+            && self.fifo_list[WRITE].is_empty()
+            && self.next_rq == [None; 2]
+        {
+            // Nothing queued and no batch to continue: step 2 would answer
+            // `None` without touching `starved`.
+            return None;
+        }
+        self.dispatch_queued(ctx)
     }
 
     fn has_work(&self) -> bool {

@@ -190,7 +190,11 @@ pub struct Breakdown {
 /// Accumulates per-call results during a run.
 #[derive(Clone, Debug)]
 pub struct Collector {
-    all: LatencyHistogram,
+    /// Latencies of the calls that are neither reads nor writes; the
+    /// distribution of all calls is this one merged with `read` and `write`
+    /// when the summary is made (bucket counts add exactly, so it equals
+    /// recording every call a third time).
+    other: LatencyHistogram,
     read: LatencyHistogram,
     write: LatencyHistogram,
     counts: RequestCounts,
@@ -278,7 +282,7 @@ impl Collector {
     /// An empty collector.
     pub fn new() -> Collector {
         Collector {
-            all: LatencyHistogram::new(),
+            other: LatencyHistogram::new(),
             read: LatencyHistogram::new(),
             write: LatencyHistogram::new(),
             counts: RequestCounts::default(),
@@ -330,7 +334,9 @@ impl Collector {
             return;
         }
         let lat = c.done.saturating_sub(c.issue);
-        self.all.record(lat);
+        if !matches!(c.kind, CallKind::Read | CallKind::Write) {
+            self.other.record(lat);
+        }
         match c.kind {
             CallKind::Read => {
                 self.read.record(lat);
@@ -404,6 +410,15 @@ impl Collector {
         (self.device_blocks_written, self.device_flushes)
     }
 
+    /// The latency distribution of every recorded call: reads, writes and
+    /// the rest merged.
+    fn all_latencies(&self) -> LatencyHistogram {
+        let mut all = self.read.clone();
+        all.merge(&self.write);
+        all.merge(&self.other);
+        all
+    }
+
     /// Calls recorded so far.
     pub fn count(&self) -> u64 {
         self.counts.count
@@ -474,7 +489,7 @@ impl Collector {
                 iops: rate(self.counts.count as f64),
                 mb_per_s: rate((self.counts.bytes_read + self.counts.bytes_written) as f64 / 1e6),
             },
-            latency_us: self.all.summary(),
+            latency_us: self.all_latencies().summary(),
             read: DirectionStats {
                 count: self.counts.reads,
                 iops: rate(self.counts.reads as f64),
