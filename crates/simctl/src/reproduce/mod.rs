@@ -320,7 +320,7 @@ impl Section {
     fn verdict_line(&self) -> String {
         format!(
             "{} finding-{}: {} — {}",
-            if self.pass { "PASS" } else { "FAIL" },
+            sensitivity::verdict(self.pass),
             self.number,
             self.claim,
             self.measured
