@@ -75,8 +75,10 @@ impl Finding for Schedulers {
         }
         Ok(Measure {
             pass: d > c && d > n,
+            // Two decimals: the verdict turns on the sign of these leads,
+            // which one decimal can hide (a +0.01 % lead printed "+0.0 %").
             summary: format!(
-                "deadline {d:.0} IOPS, cfq {c:.0} IOPS ({:+.1} %), noop {n:.0} IOPS ({:+.1} %)",
+                "deadline {d:.0} IOPS, cfq {c:.0} IOPS ({:+.2} %), noop {n:.0} IOPS ({:+.2} %)",
                 (d / c - 1.0) * 100.0,
                 (d / n - 1.0) * 100.0
             ),
