@@ -534,3 +534,42 @@ fn slurm_writes_a_job_array_and_a_dependent_merge() {
     let err = simctl_err(&["sweep", grid, "--out", &o, "--shards", "4"]);
     assert!(err.contains("--slurm"), "{err}");
 }
+
+/// The README's cluster recipe names the grid without a folder (`simctl
+/// sweep grid.toml` from the grid's own directory): its phones resolve
+/// from the current directory, as a grid named `./grid.toml` does.
+#[test]
+fn a_grid_named_without_a_folder_resolves_its_phones_from_the_current_directory() {
+    let dir = scratch("sweep-bare-grid-name");
+    let phone = root().join("configs/phones/motog-2013.toml");
+    let sample = root().join("traces/sample.csv");
+    std::fs::write(
+        dir.join("grid.toml"),
+        format!(
+            "workloads = [\"{}\"]\nphones = [\"{}\"]\nseeds = [1]\n",
+            sample.display(),
+            phone.display()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_simctl"))
+        .args([
+            "sweep",
+            "grid.toml",
+            "--out",
+            "results",
+            "--slurm",
+            "--shards",
+            "2",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = std::fs::read_to_string(dir.join("results/slurm/sweep.sbatch")).unwrap();
+    assert!(script.contains("#SBATCH --array=0-1\n"), "{script}");
+}

@@ -250,3 +250,35 @@ fn the_pixel6a_telegram_trace_replays_under_every_scheduler_with_per_process_sta
         assert_eq!(total, 251_879);
     }
 }
+
+/// One device or all of them: asking for both is refused (on the command
+/// line and in a scenario's `[trace]`), never settled silently.
+#[test]
+fn device_id_and_all_devices_together_are_refused() {
+    let err = simctl_err(&[
+        "replay",
+        "traces/native-extended.csv",
+        "--all-devices",
+        "--device-id",
+        "1",
+    ]);
+    assert!(
+        err.contains("--all-devices") && err.contains("--device-id"),
+        "{err}"
+    );
+    let dir = scratch("trace-device-id-and-all");
+    let sc = dir.join("both.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "name = \"both\"\n[trace]\npath = \"{}\"\ndevice_id = 1\nall_devices = true\n",
+            root().join("traces/native-extended.csv").display()
+        ),
+    )
+    .unwrap();
+    let err = simctl_err(&["run", sc.to_str().unwrap()]);
+    assert!(
+        err.contains("trace.device_id = 1 and trace.all_devices = true"),
+        "{err}"
+    );
+}

@@ -283,8 +283,8 @@ pub struct ReadArgs {
     /// Only this device of a multi-device trace.
     #[arg(long, value_name = "ID")]
     pub device_id: Option<u32>,
-    /// Every device of a multi-device trace.
-    #[arg(long)]
+    /// Every device of a multi-device trace (not with `--device-id`).
+    #[arg(long, conflicts_with = "device_id")]
     pub all_devices: bool,
 }
 

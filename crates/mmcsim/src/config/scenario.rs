@@ -352,6 +352,11 @@ impl Scenario {
                     t.speed
                 ));
             }
+            if let (Some(id), true) = (t.device_id, t.all_devices) {
+                return bad(format!(
+                    "trace.device_id = {id} and trace.all_devices = true: one device or all of them, not both"
+                ));
+            }
         }
         if self.files.len() > MAX_FILES {
             return bad(format!(

@@ -322,8 +322,14 @@ fn phones(
             at(list.span().start)
         );
     }
-    let from =
-        std::path::absolute(base).with_context(|| format!("{}: phones", at(list.span().start)))?;
+    // A grid named without a folder (`sweep grid.toml`) has an empty base,
+    // which `absolute` refuses: that folder is the current one.
+    let from = if base.as_os_str().is_empty() {
+        std::env::current_dir()
+    } else {
+        std::path::absolute(base)
+    }
+    .with_context(|| format!("{}: phones", at(list.span().start)))?;
     let mut out: Vec<PhoneCell> = Vec::new();
     for p in list.get_ref() {
         let written = p.get_ref();
