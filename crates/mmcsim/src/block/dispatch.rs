@@ -13,7 +13,13 @@ impl BlockLayer {
     /// nothing to do now (wait for a submission, completion or timer).
     pub fn fetch(&mut self, now: Ns) -> Option<RqId> {
         if self.dispatch.is_empty() {
-            let rq = self.elevator.dispatch(ctx!(self, now), false)?;
+            if self.sched_dry {
+                return None;
+            }
+            let Some(rq) = self.elevator.dispatch(ctx!(self, now), false) else {
+                self.sched_dry = self.none_is_stable;
+                return None;
+            };
             self.move_to_dispatch(now, rq);
         }
         let rq = self.dispatch.pop_front()?;
@@ -43,6 +49,7 @@ impl BlockLayer {
         let c = self.rqs[rq].sync as usize;
         self.in_driver[c] = self.in_driver[c].saturating_sub(1);
         self.rqs[rq].device_start_ns = None;
+        self.sched_dry = false;
         if self.sorted(rq) && self.elevator.reinsert_request(ctx!(self, now), rq) {
             return;
         }
