@@ -31,6 +31,15 @@ impl BlockLayer {
         Some(rq)
     }
 
+    /// True when [`BlockLayer::fetch`] would answer `None` without asking
+    /// the scheduler: the dispatch list is empty and the scheduler already
+    /// answered `None` (and promised to keep it, see
+    /// [`mmcsim_elevator::Elevator::none_is_stable`]).
+    #[inline]
+    pub fn nothing_to_fetch(&self) -> bool {
+        self.sched_dry && self.dispatch.is_empty()
+    }
+
     /// The driver started `rq`: counts it in the driver and calls the
     /// scheduler's `activate` (if it came through the scheduler).
     pub fn activate(&mut self, now: Ns, rq: RqId) {

@@ -146,8 +146,8 @@ impl Simulation {
         while let Some((now, ev)) = self.q.pop() {
             self.end = now;
             self.handle(now, ev)?;
-            if let Some(e) = self.error.take() {
-                return Err(e);
+            if self.error.is_some() {
+                return Err(self.error.take().expect("just checked"));
             }
             if let Some(v) = self.driver.device_mut().take_integrity_violation() {
                 return Err(crate::device::DeviceError::from(v).into());
