@@ -676,9 +676,9 @@ mod tests {
             }
         }
         let s = c.summarize();
-        for t in 0..2 {
-            assert_eq!(s.threads[t].latency_us, direct[t].summary());
-            assert_eq!(s.threads[t].requests, direct[t].count());
+        for (t, d) in s.threads.iter().zip(&direct) {
+            assert_eq!(t.latency_us, d.summary());
+            assert_eq!(t.requests, d.count());
         }
     }
 }
