@@ -83,6 +83,17 @@ pub trait Elevator: Send + std::any::Any {
     /// nothing now (empty, or idling with the timer armed).
     fn dispatch(&mut self, ctx: &mut SchedCtx, force: bool) -> Option<RqId>;
 
+    /// True when the scheduler promises that once [`Elevator::dispatch`]
+    /// (without `force`) has answered `None`, asking again answers `None`
+    /// and changes nothing until the next [`Elevator::add_request`],
+    /// [`Elevator::reinsert_request`], [`Elevator::on_timer`] or tunable
+    /// change: the block layer then skips those calls (a closed loop asks
+    /// an empty scheduler twice per request). False (the default): every
+    /// fetch asks.
+    fn none_is_stable(&self) -> bool {
+        false
+    }
+
     /// True if the dispatched request goes through the one-way elevator
     /// insertion of the dispatch list (`elv_dispatch_sort`) rather than a
     /// tail append (noop, CFQ, BFQ and ROW sort).

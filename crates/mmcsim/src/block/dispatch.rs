@@ -13,7 +13,13 @@ impl BlockLayer {
     /// nothing to do now (wait for a submission, completion or timer).
     pub fn fetch(&mut self, now: Ns) -> Option<RqId> {
         if self.dispatch.is_empty() {
-            let rq = self.elevator.dispatch(ctx!(self, now), false)?;
+            if self.sched_dry {
+                return None;
+            }
+            let Some(rq) = self.elevator.dispatch(ctx!(self, now), false) else {
+                self.sched_dry = self.none_is_stable;
+                return None;
+            };
             self.move_to_dispatch(now, rq);
         }
         let rq = self.dispatch.pop_front()?;
@@ -23,6 +29,15 @@ impl BlockLayer {
             self.boundary_rq = None;
         }
         Some(rq)
+    }
+
+    /// True when [`BlockLayer::fetch`] would answer `None` without asking
+    /// the scheduler: the dispatch list is empty and the scheduler already
+    /// answered `None` (and promised to keep it, see
+    /// [`mmcsim_elevator::Elevator::none_is_stable`]).
+    #[inline]
+    pub fn nothing_to_fetch(&self) -> bool {
+        self.sched_dry && self.dispatch.is_empty()
     }
 
     /// The driver started `rq`: counts it in the driver and calls the
@@ -43,6 +58,7 @@ impl BlockLayer {
         let c = self.rqs[rq].sync as usize;
         self.in_driver[c] = self.in_driver[c].saturating_sub(1);
         self.rqs[rq].device_start_ns = None;
+        self.sched_dry = false;
         if self.sorted(rq) && self.elevator.reinsert_request(ctx!(self, now), rq) {
             return;
         }

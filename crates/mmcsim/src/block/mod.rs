@@ -248,6 +248,11 @@ pub struct BlockLayer {
     /// `q->notified_urgent`: the driver was told of the urgent request
     /// the scheduler holds; cleared when an urgent request completes.
     notified_urgent: bool,
+    /// The scheduler keeps a `None` from `dispatch` until it is given a
+    /// request, a timer or a tunable ([`Elevator::none_is_stable`]).
+    none_is_stable: bool,
+    /// `dispatch` answered `None` and, by that promise, would again.
+    sched_dry: bool,
     stats: BlockStats,
 }
 
@@ -256,6 +261,7 @@ impl BlockLayer {
     /// platform `sched` (its `hz` drives jiffies-based rules).
     pub fn new(params: QueueParams, elevator: Box<dyn Elevator>, sched: SchedParams) -> BlockLayer {
         let cap = (params.nr_requests as usize * 3).max(64);
+        let none_is_stable = elevator.none_is_stable();
         BlockLayer {
             params,
             sched,
@@ -279,6 +285,8 @@ impl BlockLayer {
             in_driver: [0; 2],
             timer: None,
             notified_urgent: false,
+            none_is_stable,
+            sched_dry: false,
             stats: BlockStats::default(),
         }
     }
@@ -314,6 +322,7 @@ impl BlockLayer {
     /// queue (`fetch`).
     pub fn on_timer(&mut self, now: Ns) {
         self.timer = None;
+        self.sched_dry = false;
         self.elevator.on_timer(ctx!(self, now));
     }
 
@@ -359,6 +368,7 @@ impl BlockLayer {
 
     /// The scheduler, mutably (tunables).
     pub fn elevator_mut(&mut self) -> &mut dyn Elevator {
+        self.sched_dry = false;
         self.elevator.as_mut()
     }
 
@@ -448,6 +458,7 @@ impl BlockLayer {
                 self.last_merge = Some(rq);
             }
         }
+        self.sched_dry = false;
         self.elevator.add_request(ctx!(self, now), rq);
     }
 

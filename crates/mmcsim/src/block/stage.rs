@@ -64,6 +64,7 @@ impl BlockStage {
 
     /// Keeps the scheduler's timer event in step with the timer the
     /// scheduler asked for (a new generation makes older events stale).
+    #[inline]
     pub fn sync_timer<E: From<BlockEvent>>(&mut self, q: &mut EventQueue<E>) {
         let t = self.layer.timer();
         if t != self.timer_at {
@@ -129,7 +130,17 @@ impl BlockStage {
 
     /// `blk_fetch_request` for the driver: the next dispatched request,
     /// activated at `now`.
+    #[inline]
     pub fn fetch(&mut self, now: Ns) -> Option<DriverRequest> {
+        if self.layer.nothing_to_fetch() {
+            return None;
+        }
+        self.fetch_next(now)
+    }
+
+    /// [`BlockStage::fetch`] past its quick check.
+    #[inline(never)]
+    fn fetch_next(&mut self, now: Ns) -> Option<DriverRequest> {
         let rq = self.layer.fetch(now)?;
         self.layer.activate(now, rq);
         let r = self.layer.request(rq);

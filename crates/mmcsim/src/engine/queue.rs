@@ -71,8 +71,15 @@ pub const MAX_SIM_TEXT: &str = "2^62 ns (about 146 years)";
 ///
 /// The heap's storage grows to the high-water mark of pending events and is
 /// reused afterwards, so steady-state pushes do not allocate.
+///
+/// The earliest pending event is often the one just scheduled (a stage's
+/// next step comes before anything else pending): it waits in a one-entry
+/// front slot, earlier than everything in the heap, so such a push and its
+/// pop skip the heap. The order is the same: keys are unique.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    /// An entry earlier than every entry of `heap`, if any.
+    front: Option<Entry<E>>,
     next_seq: u64,
     now: Ns,
     /// The first time scheduled beyond [`MAX_SIM_NS`] (the event was
@@ -91,6 +98,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(1024),
+            front: None,
             next_seq: 0,
             now: 0,
             overflow: None,
@@ -114,10 +122,19 @@ impl<E> EventQueue<E> {
         let time = time.max(self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
+        let e = Entry {
             key: (time as u128) << 64 | seq as u128,
             event,
-        });
+        };
+        match &mut self.front {
+            Some(f) if e.key < f.key => {
+                let old = std::mem::replace(f, e);
+                self.heap.push(old);
+            }
+            Some(_) => self.heap.push(e),
+            None if self.heap.peek().is_none_or(|h| e.key < h.key) => self.front = Some(e),
+            None => self.heap.push(e),
+        }
     }
 
     /// Schedules a stage's own event at absolute time `time` (ns): every
@@ -134,7 +151,10 @@ impl<E> EventQueue<E> {
 
     /// Removes and returns the earliest event, advancing the clock to it.
     pub fn pop(&mut self) -> Option<(Ns, E)> {
-        let e = self.heap.pop()?;
+        let e = match self.front.take() {
+            Some(e) => e,
+            None => self.heap.pop()?,
+        };
         let time = e.time();
         self.now = time;
         Some((time, e.event))
@@ -142,7 +162,10 @@ impl<E> EventQueue<E> {
 
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.peek().map(|e| e.time())
+        self.front
+            .as_ref()
+            .or_else(|| self.heap.peek())
+            .map(|e| e.time())
     }
 
     /// The first time an event was scheduled at beyond [`MAX_SIM_NS`],
@@ -153,12 +176,12 @@ impl<E> EventQueue<E> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + usize::from(self.front.is_some())
     }
 
     /// True when no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.front.is_none() && self.heap.is_empty()
     }
 }
 
@@ -178,5 +201,33 @@ mod tests {
         // A push into the past lands at the current time.
         q.push(5, 'e');
         assert_eq!(q.pop(), Some((50, 'e')));
+    }
+
+    #[test]
+    fn front_slot_keeps_time_then_insertion_order() {
+        // Random pushes (earlier, equal and later times, into the past)
+        // and pops against a sorted model.
+        let mut q = EventQueue::new();
+        let mut model: Vec<(Ns, u64, u32)> = Vec::new();
+        let (mut seq, mut x) = (0u64, 12_345u64);
+        for i in 0..20_000u32 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let r = (x >> 33) as u32;
+            if r % 5 < 3 {
+                let t = q.now() + Ns::from(r % 7) * 10;
+                let t = if r % 11 == 0 { t.saturating_sub(5) } else { t };
+                q.push(t, i);
+                model.push((t.max(q.now()), seq, i));
+                seq += 1;
+            } else {
+                model.sort_unstable();
+                let want = (!model.is_empty()).then(|| model.remove(0));
+                assert_eq!(q.peek_time(), want.map(|w| w.0));
+                assert_eq!(q.pop(), want.map(|w| (w.0, w.2)));
+            }
+            assert_eq!(q.len(), model.len());
+        }
     }
 }

@@ -454,6 +454,7 @@ impl SharedCpu {
     }
 
     /// Runs `f` on the CPU.
+    #[inline]
     pub fn with<R>(&self, f: impl FnOnce(&mut Cpu) -> R) -> R {
         f(&mut self.0.borrow_mut())
     }

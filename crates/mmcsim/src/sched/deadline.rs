@@ -241,6 +241,11 @@ impl Elevator for Deadline {
         self.dispatch_queued(ctx)
     }
 
+    fn none_is_stable(&self) -> bool {
+        // `None` only when nothing is queued (no idling, no state change).
+        true
+    }
+
     fn has_work(&self) -> bool {
         !self.fifo_list[READ].is_empty() || !self.fifo_list[WRITE].is_empty()
     }

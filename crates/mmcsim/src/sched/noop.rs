@@ -53,6 +53,11 @@ impl Elevator for Noop {
         true
     }
 
+    fn none_is_stable(&self) -> bool {
+        // `None` only when nothing is queued (no idling, no state change).
+        true
+    }
+
     fn has_work(&self) -> bool {
         !self.queue.is_empty()
     }

@@ -146,8 +146,8 @@ impl Simulation {
         while let Some((now, ev)) = self.q.pop() {
             self.end = now;
             self.handle(now, ev)?;
-            if let Some(e) = self.error.take() {
-                return Err(e);
+            if self.error.is_some() {
+                return Err(self.error.take().expect("just checked"));
             }
             if let Some(v) = self.driver.device_mut().take_integrity_violation() {
                 return Err(crate::device::DeviceError::from(v).into());
@@ -194,21 +194,27 @@ impl Simulation {
             error,
             ..
         } = self;
-        let mut below = Below {
-            block,
-            driver,
-            q,
-            collector,
-        };
+        // Built in the arms that lend it (a driver event lends `Up`).
+        macro_rules! below {
+            () => {
+                Below {
+                    block,
+                    driver,
+                    q,
+                    collector,
+                }
+            };
+        }
         match ev {
-            Event::Job(e) => jobs.handle(now, e, host, &mut below),
+            Event::Job(e) => jobs.handle(now, e, host, &mut below!()),
             Event::Replay(e) => {
                 if let Some(r) = replay {
-                    r.handle(now, e, &mut below)?;
+                    r.handle(now, e, &mut below!())?;
                 }
             }
             Event::Host(e) => {
                 let running = jobs.running() || replay.as_ref().is_some_and(Replay::has_next);
+                let mut below = below!();
                 if let Some(t) = host.handle(now, e, running, &mut below) {
                     jobs.returned(now, t, host, q);
                 }

@@ -208,6 +208,23 @@ pub struct Collector {
     device_blocks_written: u64,
     /// Cache flushes the device completed.
     device_flushes: u64,
+    /// Which threads' calls have been recorded: while every recorded call
+    /// came from one thread, that thread's latency histogram is not kept
+    /// (it equals `read`, `write` and `other` merged, bucket for bucket)
+    /// and is made by that merge when a second thread records or at the
+    /// summary.
+    recorders: Recorders,
+}
+
+/// The threads whose calls the collector has recorded so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Recorders {
+    /// None yet.
+    None,
+    /// All from this thread; its histogram is left empty.
+    Sole(u32),
+    /// Several: every thread's histogram is kept.
+    Many,
 }
 
 #[derive(Clone, Debug)]
@@ -294,12 +311,18 @@ impl Collector {
             d2c_count: 0,
             device_blocks_written: 0,
             device_flushes: 0,
+            recorders: Recorders::None,
         }
     }
 
     /// Declares thread `id` with its name and pid. Ids need not be dense:
     /// an id never declared (the writeback flusher's) is not reported.
     pub fn add_thread(&mut self, id: u32, name: &str, pid: u32) {
+        if self.recorders == Recorders::Sole(id) {
+            // Declared again after recording: its histogram starts empty,
+            // and from now on every thread's is kept.
+            self.recorders = Recorders::Many;
+        }
         let id = id as usize;
         if self.threads.len() <= id {
             self.threads.resize(id + 1, None);
@@ -333,6 +356,25 @@ impl Collector {
         {
             return;
         }
+        let per_thread = match self.recorders {
+            Recorders::Sole(s) if s == c.thread => false,
+            Recorders::None => {
+                self.recorders = Recorders::Sole(c.thread);
+                false
+            }
+            Recorders::Sole(s) => {
+                // A second thread: the first one's histogram is every call
+                // recorded so far.
+                let first = self.all_latencies();
+                self.threads[s as usize]
+                    .as_mut()
+                    .expect("calls come from declared threads")
+                    .hist = first;
+                self.recorders = Recorders::Many;
+                true
+            }
+            Recorders::Many => true,
+        };
         let lat = c.done.saturating_sub(c.issue);
         if !matches!(c.kind, CallKind::Read | CallKind::Write) {
             self.other.record(lat);
@@ -380,7 +422,9 @@ impl Collector {
         let t = self.threads[c.thread as usize]
             .as_mut()
             .expect("calls come from declared threads");
-        t.hist.record(lat);
+        if per_thread {
+            t.hist.record(lat);
+        }
         if matches!(c.kind, CallKind::Read | CallKind::Write) {
             t.bytes += c.bytes;
         }
@@ -465,7 +509,14 @@ impl Collector {
             .map(|(i, t)| {
                 let s = t.first_issue.map_or(0, |f| t.last_done.saturating_sub(f)) as f64
                     / NS_PER_S as f64;
-                let n = t.hist.count();
+                let sole;
+                let hist = if self.recorders == Recorders::Sole(i as u32) {
+                    sole = self.all_latencies();
+                    &sole
+                } else {
+                    &t.hist
+                };
+                let n = hist.count();
                 ThreadStats {
                     id: i as u32,
                     name: t.name.clone(),
@@ -477,7 +528,7 @@ impl Collector {
                     } else {
                         0.0
                     },
-                    latency_us: t.hist.summary(),
+                    latency_us: hist.summary(),
                 }
             })
             .collect();
@@ -591,5 +642,43 @@ mod tests {
         assert!((s.breakdown_us.host_share - 0.4).abs() < 1e-9);
         assert!(s.fairness.jain > 0.99);
         assert_eq!(s.threads[1].requests, 5);
+    }
+
+    #[test]
+    fn a_sole_threads_histogram_is_the_merge_of_all_calls() {
+        // Thread 0 alone for a while (its histogram is not kept), then a
+        // second thread: both summaries equal direct recording.
+        let mut c = Collector::new();
+        c.add_thread(0, "a", 10);
+        c.add_thread(1, "b", 11);
+        let mut direct = [LatencyHistogram::new(), LatencyHistogram::new()];
+        let kinds = [CallKind::Read, CallKind::Write, CallKind::Flush];
+        for i in 0..60u64 {
+            let thread = u32::from(i >= 40 && i % 3 == 0);
+            let lat = 1_000 + i * i * 7_919 % 900_000;
+            direct[thread as usize].record(lat);
+            c.record(&CallRecord {
+                thread,
+                kind: kinds[(i % 3) as usize],
+                bytes: 4096,
+                issue: i * 1_000_000,
+                done: i * 1_000_000 + lat,
+                split: Split {
+                    device: lat,
+                    ..Split::default()
+                },
+            });
+            if i == 30 {
+                let s = c.summarize();
+                assert_eq!(s.threads[0].latency_us, direct[0].summary());
+                assert_eq!(s.threads[0].requests, 31);
+                assert_eq!(s.threads[1].requests, 0);
+            }
+        }
+        let s = c.summarize();
+        for (t, d) in s.threads.iter().zip(&direct) {
+            assert_eq!(t.latency_us, d.summary());
+            assert_eq!(t.requests, d.count());
+        }
     }
 }

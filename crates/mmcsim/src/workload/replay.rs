@@ -956,6 +956,14 @@ impl Replay {
 
     /// Submits `template` as bios of call `id`.
     fn submit_split<E: ReplayEvents>(&mut self, now: Ns, id: u32, template: Bio, b: &mut Below<E>) {
+        if !template.op.has_data()
+            || (template.sectors > 0 && template.sectors <= self.max_bio_sectors)
+        {
+            // One bio, the template itself (what `split_bio` would make).
+            self.calls[id].pending = 1;
+            b.block.submit(now, [template], b.driver, b.q);
+            return;
+        }
         let mut bios = std::mem::take(&mut self.bios);
         bios.clear();
         let n = split_bio(template, self.max_bio_sectors, &mut bios);
