@@ -381,3 +381,48 @@ fn held_out_targets_are_recorded_but_not_fitted() {
     ]);
     assert!(e.contains("nothing to fit"), "{e}");
 }
+
+/// The printed fit says how the search ended: a simplex whose objective
+/// values all agree has converged; `--max-iters` cutting the search short
+/// is said, since more iterations may still lower the objective.
+#[test]
+fn the_fit_says_whether_the_search_converged_or_hit_max_iters() {
+    let tmp = scratch("calibrate_termination");
+    // Every point of the box meets the band: the objective is 0 at every
+    // vertex, so the simplex has converged at once.
+    let t = targets(
+        &tmp,
+        &format!(
+            "[[targets]]\nscenario = {:?}\nmetric = \"throughput.iops\"\nband = [1.0, 1.0e9]\n",
+            scenario_abs()
+        ),
+    );
+    let table = calibrate(&t, &tmp.join("band.toml"), &[]);
+    assert!(table.contains("search: converged"), "{table}");
+    // A point target after one iteration: cut short.
+    let measured = iops_with_t_r(50.0, &tmp);
+    let t = targets(
+        &tmp,
+        &format!(
+            "[[targets]]\nscenario = {:?}\nmetric = \"throughput.iops\"\nvalue = {measured}\n",
+            scenario_abs()
+        ),
+    );
+    let out = tmp.join("short.toml");
+    let table = simctl_ok(&[
+        "calibrate",
+        "configs/devices/generic-emmc.toml",
+        "--targets",
+        t.to_str().unwrap(),
+        "--param",
+        "device.nand.t_r_us=20:200",
+        "--max-iters",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        table.contains("search: stopped by --max-iters 1 before the simplex converged"),
+        "{table}"
+    );
+}

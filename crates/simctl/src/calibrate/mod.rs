@@ -168,7 +168,7 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
     let targets = targets::load(&args.targets, &registry.names())?;
     let problem = Problem::new(&targets.targets, &params, profile.sets.clone(), registry);
     let search = || fit(&problem, args.max_iters);
-    let (best, iters) = match args.jobs {
+    let (best, iters, converged) = match args.jobs {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
             .build()
@@ -182,6 +182,7 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
         best: &best,
         evaluations: problem.evaluations(),
         iterations: iters,
+        converged,
         command: command_line(args),
     };
     for (kind, out, _) in &outputs {
@@ -229,9 +230,13 @@ fn outputs<'a>(
     Ok(v)
 }
 
-/// Nelder–Mead from the profile's values; returns the best evaluation and
-/// the iterations run.
-fn fit(problem: &Problem, max_iters: u64) -> Result<(std::sync::Arc<objective::Evaluation>, u64)> {
+/// Nelder–Mead from the profile's values; returns the best evaluation, the
+/// iterations run and whether the simplex converged (false: `max_iters`
+/// ended the search).
+fn fit(
+    problem: &Problem,
+    max_iters: u64,
+) -> Result<(std::sync::Arc<objective::Evaluation>, u64, bool)> {
     let start: Vec<f64> = problem.params.iter().map(|p| p.to_unit(p.start)).collect();
     let mut simplex = vec![start.clone()];
     for i in 0..start.len() {
@@ -261,7 +266,11 @@ fn fit(problem: &Problem, max_iters: u64) -> Result<(std::sync::Arc<objective::E
         .cloned()
         .context("the search found no point")?;
     let best = problem.evaluate(&problem.x_of(&u))?;
-    Ok((best, state.get_iter()))
+    let converged = matches!(
+        state.get_termination_reason(),
+        Some(argmin::core::TerminationReason::SolverConverged)
+    );
+    Ok((best, state.get_iter(), converged))
 }
 
 /// The command that reproduces the output (paths as given; no --jobs,

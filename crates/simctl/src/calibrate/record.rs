@@ -25,6 +25,9 @@ pub struct Fit<'a> {
     pub evaluations: usize,
     /// Nelder–Mead iterations.
     pub iterations: u64,
+    /// True when the search ended because the simplex converged, false when
+    /// `--max-iters` cut it short (printed, not recorded in the profile).
+    pub converged: bool,
     /// The command that produced it.
     pub command: String,
 }
@@ -136,6 +139,19 @@ pub fn table(fit: &Fit, files: &[(ProfileKind, &Path)]) -> String {
         fit.best.objective,
         fit.evaluations,
         fit.iterations
+    );
+    let _ = writeln!(
+        s,
+        "{}",
+        if fit.converged {
+            "search: converged (the simplex's spread of objective values fell below 1e-9)"
+                .to_string()
+        } else {
+            format!(
+                "search: stopped by --max-iters {} before the simplex converged; more iterations may lower the objective",
+                fit.iterations
+            )
+        }
     );
     let kw = fit
         .params
