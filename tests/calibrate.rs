@@ -29,6 +29,11 @@ fn scenario_abs() -> String {
 }
 
 fn calibrate(t: &Path, out: &Path, extra: &[&str]) -> String {
+    calibrate_iters(t, out, "20", extra)
+}
+
+/// `calibrate` with at most `iters` Nelder–Mead iterations.
+fn calibrate_iters(t: &Path, out: &Path, iters: &str, extra: &[&str]) -> String {
     let (t, o) = (t.to_str().unwrap(), out.to_str().unwrap());
     let mut a = vec![
         "calibrate",
@@ -38,7 +43,7 @@ fn calibrate(t: &Path, out: &Path, extra: &[&str]) -> String {
         "--param",
         "device.nand.t_r_us=20:200",
         "--max-iters",
-        "20",
+        iters,
         "--out",
         o,
     ];
@@ -388,39 +393,24 @@ fn held_out_targets_are_recorded_but_not_fitted() {
 #[test]
 fn the_fit_says_whether_the_search_converged_or_hit_max_iters() {
     let tmp = scratch("calibrate_termination");
+    // One IOPS target of the small scenario, given by `goal`.
+    let iops_target = |goal: &str| {
+        targets(
+            &tmp,
+            &format!(
+                "[[targets]]\nscenario = {:?}\nmetric = \"throughput.iops\"\n{goal}\n",
+                scenario_abs()
+            ),
+        )
+    };
     // Every point of the box meets the band: the objective is 0 at every
     // vertex, so the simplex has converged at once.
-    let t = targets(
-        &tmp,
-        &format!(
-            "[[targets]]\nscenario = {:?}\nmetric = \"throughput.iops\"\nband = [1.0, 1.0e9]\n",
-            scenario_abs()
-        ),
-    );
+    let t = iops_target("band = [1.0, 1.0e9]");
     let table = calibrate(&t, &tmp.join("band.toml"), &[]);
     assert!(table.contains("search: converged"), "{table}");
     // A point target after one iteration: cut short.
-    let measured = iops_with_t_r(50.0, &tmp);
-    let t = targets(
-        &tmp,
-        &format!(
-            "[[targets]]\nscenario = {:?}\nmetric = \"throughput.iops\"\nvalue = {measured}\n",
-            scenario_abs()
-        ),
-    );
-    let out = tmp.join("short.toml");
-    let table = simctl_ok(&[
-        "calibrate",
-        "configs/devices/generic-emmc.toml",
-        "--targets",
-        t.to_str().unwrap(),
-        "--param",
-        "device.nand.t_r_us=20:200",
-        "--max-iters",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let t = iops_target(&format!("value = {}", iops_with_t_r(50.0, &tmp)));
+    let table = calibrate_iters(&t, &tmp.join("short.toml"), "1", &[]);
     assert!(
         table.contains("search: stopped by --max-iters 1 before the simplex converged"),
         "{table}"

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{root, scratch, simctl, simctl_err, simctl_ok};
+use common::{root, scratch, simctl, simctl_err, simctl_ok, simctl_ok_in};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -552,8 +552,9 @@ fn a_grid_named_without_a_folder_resolves_its_phones_from_the_current_directory(
         ),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_simctl"))
-        .args([
+    simctl_ok_in(
+        &dir,
+        &[
             "sweep",
             "grid.toml",
             "--out",
@@ -561,14 +562,7 @@ fn a_grid_named_without_a_folder_resolves_its_phones_from_the_current_directory(
             "--slurm",
             "--shards",
             "2",
-        ])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
     let script = std::fs::read_to_string(dir.join("results/slurm/sweep.sbatch")).unwrap();
     assert!(script.contains("#SBATCH --array=0-1\n"), "{script}");

@@ -11,16 +11,26 @@ pub fn root() -> PathBuf {
 
 /// Runs simctl with `args` from the repository root.
 pub fn simctl(args: &[&str]) -> Output {
+    simctl_in(&root(), args)
+}
+
+/// Runs simctl with `args` from directory `dir`.
+pub fn simctl_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_simctl"))
         .args(args)
-        .current_dir(root())
+        .current_dir(dir)
         .output()
         .expect("simctl runs")
 }
 
 /// Runs simctl, asserts success, and returns stdout.
 pub fn simctl_ok(args: &[&str]) -> String {
-    let out = simctl(args);
+    simctl_ok_in(&root(), args)
+}
+
+/// Runs simctl from directory `dir`, asserts success, and returns stdout.
+pub fn simctl_ok_in(dir: &Path, args: &[&str]) -> String {
+    let out = simctl_in(dir, args);
     assert!(
         out.status.success(),
         "simctl {:?} failed: {}\n{}",
