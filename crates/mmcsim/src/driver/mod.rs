@@ -400,6 +400,13 @@ impl Driver {
             ..DeviceTimes::default()
         };
         self.held[i] = (r, times);
+        // Performance hints only (`device::warm`): the command follows
+        // after the request's preparation.
+        if r.op == Op::Write {
+            self.device.warm_overwrite(r.sector);
+        } else {
+            self.device.warm(r.sector, false);
+        }
         self.cpu.with(|c| c.prep(now, r.sectors))
     }
 
