@@ -373,17 +373,6 @@ impl Emmc {
         }
     }
 
-    /// Simulator performance hint, the second step for a write (module
-    /// [`warm`]): after [`Emmc::warm`] had time to bring in the
-    /// translation of the page holding `sector`, prefetch the record of
-    /// the slot an overwrite of it replaces. No simulated effect.
-    pub fn warm_overwrite(&self, sector: u64) {
-        let (first, end) = self.lpn_range(sector, 1);
-        if first < end {
-            self.ftl.warm_overwrite(first);
-        }
-    }
-
     /// LPN range `[first, end)` of a sector range, clipped to the user
     /// capacity.
     fn lpn_range(&self, sector: u64, sectors: u64) -> (u32, u32) {

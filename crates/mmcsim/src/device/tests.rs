@@ -1223,8 +1223,7 @@ fn warming_hints_change_nothing_simulated() {
             let sector = rng.gen_range(0..sectors / 8) * 8;
             b.warm(sector, op == Op::Write);
             b.warm(sectors + sector, true);
-            b.warm_overwrite(sector);
-            b.warm_overwrite(u64::MAX - 7);
+            b.warm(u64::MAX - 7, op == Op::Read);
             assert_eq!(
                 run(&mut a, &mut ta, cmd(op, sector, 8)),
                 run(&mut b, &mut tb, cmd(op, sector, 8)),

@@ -6,7 +6,7 @@
 //! replay when it reads a record, the driver when it fetches a request).
 //! The device then asks the host CPU running the simulation to prefetch
 //! the cache lines of its large per-page tables (the L2P table, the
-//! reverse map, the integrity oracle: megabytes, read at random by a random
+//! integrity oracle: megabytes, read at random by a random
 //! workload), so the command's own lookups find them in cache instead of
 //! stalling on memory. Nothing simulated changes: no state, time or
 //! counter reads or writes differently, and the reports are byte-identical

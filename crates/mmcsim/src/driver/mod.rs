@@ -400,13 +400,9 @@ impl Driver {
             ..DeviceTimes::default()
         };
         self.held[i] = (r, times);
-        // Performance hints only (`device::warm`): the command follows
+        // A performance hint only (`device::warm`): the command follows
         // after the request's preparation.
-        if r.op == Op::Write {
-            self.device.warm_overwrite(r.sector);
-        } else {
-            self.device.warm(r.sector, false);
-        }
+        self.device.warm(r.sector, r.op == Op::Write);
         self.cpu.with(|c| c.prep(now, r.sectors))
     }
 

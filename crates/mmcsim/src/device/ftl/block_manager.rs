@@ -517,16 +517,6 @@ impl BlockManager {
         at
     }
 
-    /// Prefetches the host-CPU cache line of `slot`'s reverse-map record,
-    /// which invalidating the slot writes (a simulator performance hint,
-    /// see [`crate::device::warm`]).
-    #[inline]
-    pub fn warm_slot(&self, slot: u32) {
-        if let Some(e) = self.p2l.get(slot as usize) {
-            crate::device::warm::prefetch(e);
-        }
-    }
-
     /// Marks the data in `slot` invalid (overwritten, trimmed or moved).
     pub fn invalidate(&mut self, slot: u32) {
         let sb = self.block_stripe(self.geo.slot_block(slot));

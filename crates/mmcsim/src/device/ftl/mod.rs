@@ -170,14 +170,6 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     fn warm(&self, lpn: u32) {
         let _ = lpn;
     }
-    /// Simulator performance hint: prefetch the lines an overwrite of
-    /// `lpn` touches beyond its lookup (the record of the slot it
-    /// replaces). It reads `lpn`'s entry, so call it after
-    /// [`Mapping::warm`] had time to bring that in. No simulated effect;
-    /// default: nothing.
-    fn warm_overwrite(&self, lpn: u32) {
-        let _ = lpn;
-    }
     /// True when the scheme keeps its own translation state (block map and
     /// log page maps in SRAM, or a cached mapping table) so the device's
     /// map-page cache is not consulted. Default false: the page mapping's

@@ -113,12 +113,6 @@ impl Mapping for PageMapping {
         self.table.warm(lpn);
     }
 
-    fn warm_overwrite(&self, lpn: u32) {
-        if let Some(slot) = self.table.lookup(lpn) {
-            self.blocks.warm_slot(slot);
-        }
-    }
-
     fn write(&mut self, entries: &[(u32, u32)], ops: &mut Vec<NandOp>) -> Placement {
         debug_assert!(entries.len() <= self.blocks.geometry().stripe_slots() as usize);
         let first = ops.len();
