@@ -58,6 +58,7 @@ mod slc_log;
 pub mod state;
 mod stats;
 mod stop;
+pub mod warm;
 
 pub use cache::ENTRIES_PER_MAP_PAGE;
 pub use config::{CmdqConfig, DeviceConfig, FeaturesConfig, FuaPath, Precondition};
@@ -355,6 +356,21 @@ impl Emmc {
     /// — what [`Emmc::execute`] asserts in debug builds; for drivers' tests.
     pub fn check_command(&self, cmd: &DeviceCommand) -> std::result::Result<(), DeviceError> {
         self.hi.check(cmd).map(|_| ()).map_err(DeviceError::from)
+    }
+
+    /// Simulator performance hint (module [`warm`]): a command will soon
+    /// touch the 4 KiB logical page holding `sector`; prefetch the
+    /// host-CPU cache lines its translation reads, and for a `write` the
+    /// oracle record it updates. Call it as early as the sector is known.
+    /// No simulated effect: nothing in the device changes.
+    pub fn warm(&self, sector: u64, write: bool) {
+        let (first, end) = self.lpn_range(sector, 1);
+        if first < end {
+            self.ftl.warm(first);
+            if write {
+                self.oracle.warm(first);
+            }
+        }
     }
 
     /// LPN range `[first, end)` of a sector range, clipped to the user

@@ -21,6 +21,16 @@ impl VersionOracle {
         }
     }
 
+    /// Prefetches the host-CPU cache line of `lpn`'s expected version,
+    /// which a write of `lpn` records (a simulator performance hint, see
+    /// [`crate::device::warm`]).
+    #[inline]
+    pub fn warm(&self, lpn: u32) {
+        if let Some(e) = self.expected.get(lpn as usize) {
+            crate::device::warm::prefetch(e);
+        }
+    }
+
     /// A fresh version for a host write of `lpn`, recorded as its newest.
     pub fn write(&mut self, lpn: u32) -> u32 {
         let v = self.next;

@@ -1188,3 +1188,57 @@ fn a_hybrid_bkops_target_must_lie_in_its_free_pool_range() {
         c.validate("x.toml").unwrap();
     }
 }
+
+/// The cache-warming hints are the simulator's, not the card's: warming
+/// any sector (mapped, unmapped, beyond the capacity) before each command,
+/// for reads and writes, on every mapping scheme, leaves every latency,
+/// every counter and the saved state exactly as without them.
+#[test]
+fn warming_hints_change_nothing_simulated() {
+    for scheme in [
+        MappingScheme::Page,
+        MappingScheme::Hybrid,
+        MappingScheme::Dftl,
+    ] {
+        let mut c = small();
+        c.ftl.mapping = scheme;
+        c.validate("x.toml").unwrap();
+        let p = Precondition {
+            fill_fraction: 0.5,
+            steady_state: false,
+            max_overwrite_factor: 1.0,
+        };
+        let mut a = Emmc::new(&c).unwrap();
+        let summary = a.precondition(&p, 1);
+        let mut b = a.clone();
+        let sectors = a.capacity_sectors();
+        let mut rng = component_rng(7, "warm");
+        let (mut ta, mut tb) = (0, 0);
+        for _ in 0..2_000 {
+            let op = if rng.gen_bool(0.3) {
+                Op::Write
+            } else {
+                Op::Read
+            };
+            let sector = rng.gen_range(0..sectors / 8) * 8;
+            b.warm(sector, op == Op::Write);
+            b.warm(sectors + sector, true);
+            b.warm(u64::MAX - 7, op == Op::Read);
+            assert_eq!(
+                run(&mut a, &mut ta, cmd(op, sector, 8)),
+                run(&mut b, &mut tb, cmd(op, sector, 8)),
+                "{scheme:?}"
+            );
+        }
+        assert_eq!(
+            run(&mut a, &mut ta, cmd(Op::Flush, 0, 0)),
+            run(&mut b, &mut tb, cmd(Op::Flush, 0, 0))
+        );
+        assert_eq!(a.stats(), b.stats(), "{scheme:?}");
+        assert_eq!(
+            a.save_state(&summary, "k").unwrap(),
+            b.save_state(&summary, "k").unwrap(),
+            "{scheme:?}"
+        );
+    }
+}

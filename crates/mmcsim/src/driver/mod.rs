@@ -400,6 +400,9 @@ impl Driver {
             ..DeviceTimes::default()
         };
         self.held[i] = (r, times);
+        // A performance hint only (`device::warm`): the command follows
+        // after the request's preparation.
+        self.device.warm(r.sector, r.op == Op::Write);
         self.cpu.with(|c| c.prep(now, r.sectors))
     }
 

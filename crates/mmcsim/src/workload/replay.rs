@@ -708,6 +708,8 @@ impl Replay {
         let feed = &mut self.feed;
         feed.next = feed.read()?;
         if let Some(r) = &feed.next {
+            // A performance hint only (`device::warm`).
+            b.driver.device().warm(r.sector, r.op == Op::Write);
             let at = feed.replay_time(r.time_ns);
             b.q.at(at, ReplayEvent::Arrival);
         }
@@ -877,6 +879,9 @@ impl Replay {
         let Some(next) = proc.queue.front() else {
             return Ok(());
         };
+        // A performance hint only (`device::warm`): the record's command
+        // comes after the think time and the trip down the stack.
+        b.driver.device().warm(next.sector, next.op == Op::Write);
         // Think time: from the previous record's recorded completion (or,
         // when the format records none, its issue) to this record's issue.
         let (prev_issue, prev_done) = proc.prev.unwrap_or((next.time_ns, None));

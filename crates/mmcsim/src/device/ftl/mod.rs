@@ -164,6 +164,12 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     fn user_lpns(&self) -> u32;
     /// Physical slot holding `lpn`, if mapped.
     fn lookup(&self, lpn: u32) -> Option<u32>;
+    /// Simulator performance hint (see [`crate::device::warm`]): prefetch
+    /// the host-CPU cache lines a coming lookup of `lpn` reads. No
+    /// simulated effect; default: nothing.
+    fn warm(&self, lpn: u32) {
+        let _ = lpn;
+    }
     /// True when the scheme keeps its own translation state (block map and
     /// log page maps in SRAM, or a cached mapping table) so the device's
     /// map-page cache is not consulted. Default false: the page mapping's

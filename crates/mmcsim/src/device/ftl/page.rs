@@ -109,6 +109,10 @@ impl Mapping for PageMapping {
         self.table.lookup(lpn)
     }
 
+    fn warm(&self, lpn: u32) {
+        self.table.warm(lpn);
+    }
+
     fn write(&mut self, entries: &[(u32, u32)], ops: &mut Vec<NandOp>) -> Placement {
         debug_assert!(entries.len() <= self.blocks.geometry().stripe_slots() as usize);
         let first = ops.len();

@@ -41,6 +41,15 @@ impl PageTable {
         }
     }
 
+    /// Prefetches the host-CPU cache line of `lpn`'s entry (a simulator
+    /// performance hint, see [`crate::device::warm`]).
+    #[inline]
+    pub fn warm(&self, lpn: u32) {
+        if let Some(e) = self.l2p.get(lpn as usize) {
+            crate::device::warm::prefetch(e);
+        }
+    }
+
     /// Maps `lpn` to `slot`; returns the slot it replaces, if any.
     pub fn update(&mut self, lpn: u32, slot: u32) -> Option<u32> {
         self.journal.record(MapChange::Map { lpn, slot });
