@@ -613,19 +613,18 @@ impl BlockManager {
     fn map_slots(&mut self, l2p: &[u32], expected: &[u32]) -> Result<(), StateError> {
         let p2l = &mut self.p2l[..];
         let versions = &mut self.slot_version[..p2l.len()];
-        for (lpn, (&slot, &ver)) in l2p.iter().zip(expected).enumerate() {
+        let expected = &expected[..l2p.len()];
+        for lpn in 0..l2p.len() {
+            let slot = l2p[lpn];
             if slot == UNMAPPED {
                 continue;
             }
-            match p2l.get_mut(slot as usize) {
-                Some(owner) if *owner == UNMAPPED => *owner = lpn as u32,
-                _ => {
-                    return Err(StateError(format!(
-                        "LPN {lpn} maps to slot {slot}, outside the array or already mapped: the file is corrupted"
-                    )))
-                }
+            let s = slot as usize;
+            if s >= p2l.len() || p2l[s] != UNMAPPED {
+                return Err(bad_slot(lpn, slot));
             }
-            versions[slot as usize] = ver;
+            p2l[s] = lpn as u32;
+            versions[s] = expected[lpn];
         }
         Ok(())
     }
@@ -636,7 +635,7 @@ impl BlockManager {
         let per_block = self.geo.slots_per_block() as usize;
         self.valid.fill(0);
         for (blk, slots) in self.p2l.chunks_exact(per_block).enumerate() {
-            let n = slots.iter().filter(|&&l| l != UNMAPPED).count() as u32;
+            let n: u32 = slots.iter().map(|&l| u32::from(l != UNMAPPED)).sum();
             let sb = self.block_stripe(blk as u32);
             self.valid[sb as usize] += n;
         }
@@ -761,6 +760,17 @@ impl BlockManager {
         self.rebuild_sets();
         Ok(())
     }
+}
+
+/// The refusal of a saved L2P table whose `lpn` maps to `slot`, outside
+/// the array or already mapped (out of line: the loop that finds it keeps
+/// its counters in registers).
+#[cold]
+#[inline(never)]
+fn bad_slot(lpn: usize, slot: u32) -> StateError {
+    StateError(format!(
+        "LPN {lpn} maps to slot {slot}, outside the array or already mapped: the file is corrupted"
+    ))
 }
 
 /// A stripe state as stored in a saved device state.
