@@ -58,10 +58,8 @@ impl PageMapping {
         wl: &WearLevelingConfig,
     ) -> PageMapping {
         let lpns = super::user_lpns(geo.slots(), ftl.over_provisioning);
-        PageMapping {
-            table: PageTable::unfilled(lpns),
-            ..Self::with_lpns(geo, 0, gc, wl)
-        }
+        let blocks = BlockManager::to_load(geo, wl.dynamic);
+        Self::assemble(PageTable::unfilled(lpns), blocks, gc, wl)
     }
 
     /// An empty FTL mapping `lpns` logical pages (DFTL adds its translation
@@ -72,9 +70,22 @@ impl PageMapping {
         gc: &GcConfig,
         wl: &WearLevelingConfig,
     ) -> PageMapping {
+        let blocks = BlockManager::new(geo, wl.dynamic);
+        Self::assemble(PageTable::new(lpns), blocks, gc, wl)
+    }
+
+    /// A mapping of `table` and `blocks`, its collector and wear leveling
+    /// as `gc` and `wl` say.
+    fn assemble(
+        table: PageTable,
+        blocks: BlockManager,
+        gc: &GcConfig,
+        wl: &WearLevelingConfig,
+    ) -> PageMapping {
+        let geo = *blocks.geometry();
         PageMapping {
-            table: PageTable::new(lpns),
-            blocks: BlockManager::new(geo, wl.dynamic),
+            table,
+            blocks,
             gc: GarbageCollector::new(
                 gc.policy,
                 gc.start_below_free_blocks_per_die,
