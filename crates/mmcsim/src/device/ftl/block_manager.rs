@@ -310,19 +310,6 @@ pub struct BlockManager {
 impl BlockManager {
     /// A fully erased array; `dynamic_wl` selects least-worn allocation.
     pub fn new(geo: Geometry, dynamic_wl: bool) -> BlockManager {
-        Self::build(geo, dynamic_wl, true)
-    }
-
-    /// As [`BlockManager::new`] without the slot records, which
-    /// [`BlockManager::load_state`] builds: only to restore a saved state
-    /// into.
-    pub(super) fn to_load(geo: Geometry, dynamic_wl: bool) -> BlockManager {
-        Self::build(geo, dynamic_wl, false)
-    }
-
-    /// [`BlockManager::new`]; without `slot_records`,
-    /// [`BlockManager::to_load`].
-    fn build(geo: Geometry, dynamic_wl: bool, slot_records: bool) -> BlockManager {
         let dies = geo.dies() as usize;
         let stripes = geo.dies() * geo.blocks_per_plane;
         let slots = geo.slots() as usize;
@@ -338,11 +325,7 @@ impl BlockManager {
         BlockManager {
             geo,
             nand: NandArray::new(geo),
-            p2l: if slot_records {
-                vec![UNMAPPED; slots]
-            } else {
-                Vec::new()
-            },
+            p2l: vec![UNMAPPED; slots],
             slot_version: vec![0; slots],
             valid: vec![0; stripes as usize],
             written: vec![0; stripes as usize],
@@ -625,8 +608,8 @@ impl BlockManager {
     }
 
     /// Records every mapped LPN of `l2p` (with its `expected` version) as
-    /// the valid content of its slot, as LPN + 1, refusing a slot outside
-    /// the array or claimed by two LPNs (the slot records must all be 0).
+    /// the valid content of its slot, refusing a slot outside the array or
+    /// claimed by two LPNs (the slot records must all be unmapped).
     fn map_slots(&mut self, l2p: &[u32], expected: &[u32]) -> Result<(), StateError> {
         let p2l = &mut self.p2l[..];
         let versions = &mut self.slot_version[..p2l.len()];
@@ -637,29 +620,23 @@ impl BlockManager {
                 continue;
             }
             let s = slot as usize;
-            if s >= p2l.len() || p2l[s] != 0 {
+            if s >= p2l.len() || p2l[s] != UNMAPPED {
                 return Err(bad_slot(lpn, slot));
             }
-            p2l[s] = lpn as u32 + 1;
+            p2l[s] = lpn as u32;
             versions[s] = expected[lpn];
         }
         Ok(())
     }
 
-    /// Turns the slot records [`BlockManager::map_slots`] left (LPN + 1,
-    /// 0 = none) into LPNs ([`UNMAPPED`] = none) and sets every stripe's
-    /// valid count from them: one pass, block by block.
+    /// Sets every stripe's valid count from the slot records (one pass
+    /// over them, block by block).
     fn count_valid(&mut self) {
-        let g = self.geo;
+        let per_block = self.geo.slots_per_block() as usize;
         self.valid.fill(0);
-        let blocks = self.p2l.chunks_exact_mut(g.slots_per_block() as usize);
-        for (blk, slots) in (0..).zip(blocks) {
-            let mut n = 0;
-            for l in slots {
-                *l = l.wrapping_sub(1);
-                n += u32::from(*l != UNMAPPED);
-            }
-            let sb = g.block_die(blk) * g.blocks_per_plane + blk % g.blocks_per_plane;
+        for (blk, slots) in self.p2l.chunks_exact(per_block).enumerate() {
+            let n: u32 = slots.iter().map(|&l| u32::from(l != UNMAPPED)).sum();
+            let sb = self.block_stripe(blk as u32);
             self.valid[sb as usize] += n;
         }
     }
@@ -768,10 +745,6 @@ impl BlockManager {
             }
         }
         self.clock = r.u64("the FTL clock")?;
-        // The slot records start zeroed (a fresh zeroed allocation is not
-        // filled) and hold LPN + 1 while the table is mapped; counting the
-        // valid slots then turns them into LPNs, and 0 into UNMAPPED.
-        self.p2l = vec![0; g.slots() as usize];
         self.map_slots(l2p, expected)?;
         self.count_valid();
         let stripe_slots = g.pages_per_block * g.stripe_slots();

@@ -58,8 +58,10 @@ impl PageMapping {
         wl: &WearLevelingConfig,
     ) -> PageMapping {
         let lpns = super::user_lpns(geo.slots(), ftl.over_provisioning);
-        let blocks = BlockManager::to_load(geo, wl.dynamic);
-        Self::assemble(PageTable::unfilled(lpns), blocks, gc, wl)
+        PageMapping {
+            table: PageTable::unfilled(lpns),
+            ..Self::with_lpns(geo, 0, gc, wl)
+        }
     }
 
     /// An empty FTL mapping `lpns` logical pages (DFTL adds its translation
@@ -70,22 +72,9 @@ impl PageMapping {
         gc: &GcConfig,
         wl: &WearLevelingConfig,
     ) -> PageMapping {
-        let blocks = BlockManager::new(geo, wl.dynamic);
-        Self::assemble(PageTable::new(lpns), blocks, gc, wl)
-    }
-
-    /// A mapping of `table` and `blocks`, its collector and wear leveling
-    /// as `gc` and `wl` say.
-    fn assemble(
-        table: PageTable,
-        blocks: BlockManager,
-        gc: &GcConfig,
-        wl: &WearLevelingConfig,
-    ) -> PageMapping {
-        let geo = *blocks.geometry();
         PageMapping {
-            table,
-            blocks,
+            table: PageTable::new(lpns),
+            blocks: BlockManager::new(geo, wl.dynamic),
             gc: GarbageCollector::new(
                 gc.policy,
                 gc.start_below_free_blocks_per_die,
