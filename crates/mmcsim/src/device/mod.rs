@@ -126,12 +126,24 @@ pub struct Emmc {
 impl Emmc {
     /// Builds a fresh (erased, empty) device from a validated profile.
     pub fn new(cfg: &DeviceConfig) -> Result<Emmc> {
+        Emmc::build(cfg, false)
+    }
+
+    /// As [`Emmc::new`], for a saved state to be loaded into at once with
+    /// [`Emmc::load_state`]: the page mapping's L2P table, which loading
+    /// writes whole, is not filled first. Unusable until loaded.
+    pub(crate) fn to_load(cfg: &DeviceConfig) -> Result<Emmc> {
+        Emmc::build(cfg, true)
+    }
+
+    /// [`Emmc::new`]; with `to_load`, [`Emmc::to_load`].
+    fn build(cfg: &DeviceConfig, to_load: bool) -> Result<Emmc> {
         cfg.validate("device profile")?;
         let geo = Geometry::new(&cfg.nand);
+        let (f, g, wl) = (&cfg.ftl, &cfg.gc, &cfg.wear_leveling);
         let ftl: Box<dyn Mapping> = match cfg.ftl.mapping {
-            MappingScheme::Page => {
-                Box::new(PageMapping::new(geo, &cfg.ftl, &cfg.gc, &cfg.wear_leveling))
-            }
+            MappingScheme::Page if to_load => Box::new(PageMapping::to_load(geo, f, g, wl)),
+            MappingScheme::Page => Box::new(PageMapping::new(geo, f, g, wl)),
             MappingScheme::Hybrid => Box::new(HybridMapping::new(
                 geo,
                 &cfg.ftl,

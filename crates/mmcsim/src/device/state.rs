@@ -172,6 +172,23 @@ impl<'a> StateReader<'a> {
         }
         Ok(())
     }
+    /// A length-prefixed `u32` array of `n` entries replacing the contents
+    /// of `out` (which keeps its allocation).
+    pub fn u32s_replace(
+        &mut self,
+        what: &str,
+        n: usize,
+        out: &mut Vec<u32>,
+    ) -> Result<(), StateError> {
+        let n = self.len(what, n)?;
+        let b = self.take(n * 4, what)?;
+        out.clear();
+        out.extend(
+            b.chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))),
+        );
+        Ok(())
+    }
     /// A length-prefixed `u64` array into `out`, whose length it must have.
     pub fn u64s_into(&mut self, what: &str, out: &mut [u64]) -> Result<(), StateError> {
         let n = self.len(what, out.len())?;

@@ -80,7 +80,7 @@ impl PreparedDevice {
         path: &std::path::Path,
     ) -> Result<PreparedDevice> {
         let key = PreparedDevice::key(sc)?;
-        let mut device = Emmc::new(&sc.device_config()?)?;
+        let mut device = Emmc::to_load(&sc.device_config()?)?;
         let summary = device
             .load_state(bytes, &key)
             .map_err(|e| Error::config(format!("{}: device state: {e}", path.display())))?;

@@ -102,6 +102,15 @@ impl SortedSet {
     pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.keys.iter().copied()
     }
+    /// Replaces the contents with `keys` (distinct, in any order; at most
+    /// the capacity), sorting them once instead of inserting one by one.
+    pub fn replace(&mut self, mut keys: Vec<(u32, u32)>) {
+        debug_assert!(keys.len() <= self.capacity, "SortedSet over capacity");
+        keys.sort_unstable();
+        debug_assert!(keys.windows(2).all(|w| w[0] < w[1]), "duplicate keys");
+        self.keys.clear();
+        self.keys.extend_from_slice(&keys);
+    }
 }
 
 /// The full stripes of one die keyed by `(valid, stripe)`, as a tournament
@@ -218,12 +227,19 @@ impl VictimTree {
             .map(|(i, &k)| (k, self.base + i as u32))
     }
 
-    /// Removes every candidate.
-    fn clear(&mut self) {
-        for i in 0..self.size as u32 {
-            if self.key[i as usize] != Self::ABSENT {
-                self.set(i, Self::ABSENT);
-            }
+    /// Replaces every leaf's key at once — `keys` gives, per stripe of the
+    /// die in order, its valid count when it is a candidate — and
+    /// recomputes the inner nodes bottom-up.
+    fn rebuild(&mut self, keys: impl Iterator<Item = Option<u32>>) {
+        self.key.fill(Self::ABSENT);
+        for (k, v) in self.key.iter_mut().zip(keys) {
+            *k = v.unwrap_or(Self::ABSENT);
+        }
+        for i in 0..self.size {
+            self.win[self.size + i] = i as u32;
+        }
+        for j in (1..self.size).rev() {
+            self.win[j] = self.better(self.win[2 * j], self.win[2 * j + 1]);
         }
     }
 }
@@ -591,6 +607,60 @@ impl BlockManager {
         self.free[die as usize].insert(key);
     }
 
+    /// Records every mapped LPN of `l2p` (with its `expected` version) as
+    /// the valid content of its slot, refusing a slot outside the array or
+    /// claimed by two LPNs (the slot records must all be unmapped).
+    fn map_slots(&mut self, l2p: &[u32], expected: &[u32]) -> Result<(), StateError> {
+        let p2l = &mut self.p2l[..];
+        let versions = &mut self.slot_version[..p2l.len()];
+        let expected = &expected[..l2p.len()];
+        for lpn in 0..l2p.len() {
+            let slot = l2p[lpn];
+            if slot == UNMAPPED {
+                continue;
+            }
+            let s = slot as usize;
+            if s >= p2l.len() || p2l[s] != UNMAPPED {
+                return Err(bad_slot(lpn, slot));
+            }
+            p2l[s] = lpn as u32;
+            versions[s] = expected[lpn];
+        }
+        Ok(())
+    }
+
+    /// Sets every stripe's valid count from the slot records (one pass
+    /// over them, block by block).
+    fn count_valid(&mut self) {
+        let per_block = self.geo.slots_per_block() as usize;
+        self.valid.fill(0);
+        for (blk, slots) in self.p2l.chunks_exact(per_block).enumerate() {
+            let n: u32 = slots.iter().map(|&l| u32::from(l != UNMAPPED)).sum();
+            let sb = self.block_stripe(blk as u32);
+            self.valid[sb as usize] += n;
+        }
+    }
+
+    /// Rebuilds the free pools and victim trees from the stripe states,
+    /// erase counts and valid counts.
+    fn rebuild_sets(&mut self) {
+        let per_die = self.geo.blocks_per_plane;
+        for die in 0..self.geo.dies() {
+            let stripes = die * per_die..(die + 1) * per_die;
+            let free: Vec<(u32, u32)> = stripes
+                .clone()
+                .filter(|&sb| self.state[sb as usize] == BlockState::Free)
+                .map(|sb| self.free_key(sb))
+                .collect();
+            self.free[die as usize].replace(free);
+            let full = stripes.map(|sb| match self.state[sb as usize] {
+                BlockState::Full => Some(self.valid[sb as usize]),
+                _ => None,
+            });
+            self.full[die as usize].rebuild(full);
+        }
+    }
+
     /// Appends what a saved device state needs of the block manager: per
     /// block the program position and erase count, per stripe its state and
     /// clocks, the write points and the clock (the slot records, valid
@@ -675,20 +745,8 @@ impl BlockManager {
             }
         }
         self.clock = r.u64("the FTL clock")?;
-        for (lpn, &slot) in l2p.iter().enumerate() {
-            if slot == UNMAPPED {
-                continue;
-            }
-            if slot >= g.slots() || self.p2l[slot as usize] != UNMAPPED {
-                return Err(StateError(format!(
-                    "LPN {lpn} maps to slot {slot}, outside the array or already mapped: the file is corrupted"
-                )));
-            }
-            self.p2l[slot as usize] = lpn as u32;
-            self.slot_version[slot as usize] = expected[lpn];
-            let sb = self.block_stripe(g.slot_block(slot));
-            self.valid[sb as usize] += 1;
-        }
+        self.map_slots(l2p, expected)?;
+        self.count_valid();
         let stripe_slots = g.pages_per_block * g.stripe_slots();
         for (sb, &w) in written.iter().enumerate() {
             if w < self.valid[sb] || w > stripe_slots {
@@ -699,25 +757,20 @@ impl BlockManager {
             }
         }
         self.written = written;
-        for set in &mut self.free {
-            while set.pop_last().is_some() {}
-        }
-        for tree in &mut self.full {
-            tree.clear();
-        }
-        for sb in 0..stripes {
-            let die = self.stripe_die(sb) as usize;
-            match self.state[sb as usize] {
-                BlockState::Free => {
-                    let key = self.free_key(sb);
-                    self.free[die].insert(key);
-                }
-                BlockState::Full => self.full[die].insert(self.valid[sb as usize], sb),
-                BlockState::Open | BlockState::Collecting => {}
-            }
-        }
+        self.rebuild_sets();
         Ok(())
     }
+}
+
+/// The refusal of a saved L2P table whose `lpn` maps to `slot`, outside
+/// the array or already mapped (out of line: the loop that finds it keeps
+/// its counters in registers).
+#[cold]
+#[inline(never)]
+fn bad_slot(lpn: usize, slot: u32) -> StateError {
+    StateError(format!(
+        "LPN {lpn} maps to slot {slot}, outside the array or already mapped: the file is corrupted"
+    ))
 }
 
 /// A stripe state as stored in a saved device state.

@@ -48,6 +48,22 @@ impl PageMapping {
         Self::with_lpns(geo, lpns, gc, wl)
     }
 
+    /// As [`PageMapping::new`], but with the L2P table left unfilled: only
+    /// to restore a saved state into ([`Mapping::load_state`] writes the
+    /// whole table).
+    pub(crate) fn to_load(
+        geo: Geometry,
+        ftl: &FtlConfig,
+        gc: &GcConfig,
+        wl: &WearLevelingConfig,
+    ) -> PageMapping {
+        let lpns = super::user_lpns(geo.slots(), ftl.over_provisioning);
+        PageMapping {
+            table: PageTable::unfilled(lpns),
+            ..Self::with_lpns(geo, 0, gc, wl)
+        }
+    }
+
     /// An empty FTL mapping `lpns` logical pages (DFTL adds its translation
     /// pages to the host's).
     pub(super) fn with_lpns(
@@ -213,7 +229,7 @@ impl Mapping for PageMapping {
     }
 
     fn load_state(&mut self, r: &mut StateReader<'_>, expected: &[u32]) -> Result<(), StateError> {
-        r.u32s_into("the L2P table", self.table.entries_mut())?;
+        self.table.load_state(r)?;
         self.blocks.load_state(r, self.table.entries(), expected)?;
         self.next_die = r.u32("the next host die")?;
         if self.next_die >= self.blocks.geometry().dies() {

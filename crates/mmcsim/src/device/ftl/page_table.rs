@@ -11,11 +11,15 @@ use super::block_manager::{BlockManager, Stream, StripePage};
 use super::integrity_journal::{MapChange, MapJournal};
 use super::{FtlStats, UNMAPPED};
 use crate::device::nand::NandOp;
+use crate::device::state::{StateError, StateReader};
 
 /// L2P entries of every user LPN.
 #[derive(Clone, Debug)]
 pub struct PageTable {
     l2p: Vec<u32>,
+    /// Logical pages covered (`l2p.len()` except in a table built by
+    /// [`PageTable::unfilled`] before its state is loaded).
+    lpns: u32,
     journal: MapJournal,
 }
 
@@ -24,13 +28,26 @@ impl PageTable {
     pub fn new(lpns: u32) -> PageTable {
         PageTable {
             l2p: vec![UNMAPPED; lpns as usize],
+            lpns,
+            journal: MapJournal::default(),
+        }
+    }
+
+    /// A table of `lpns` logical pages with room for them but no entries
+    /// yet: only to restore a saved state into with
+    /// [`PageTable::load_state`], which writes every entry (so none is
+    /// filled first only to be overwritten).
+    pub(super) fn unfilled(lpns: u32) -> PageTable {
+        PageTable {
+            l2p: Vec::with_capacity(lpns as usize),
+            lpns,
             journal: MapJournal::default(),
         }
     }
 
     /// Logical pages the table covers.
     pub fn lpns(&self) -> u32 {
-        self.l2p.len() as u32
+        self.lpns
     }
 
     /// Physical slot holding `lpn`, if mapped.
@@ -69,9 +86,9 @@ impl PageTable {
         &self.l2p
     }
 
-    /// Every entry, to restore a saved device state.
-    pub(super) fn entries_mut(&mut self) -> &mut [u32] {
-        &mut self.l2p
+    /// Replaces every entry with the saved table read from `r`.
+    pub(super) fn load_state(&mut self, r: &mut StateReader<'_>) -> Result<(), StateError> {
+        r.u32s_replace("the L2P table", self.lpns as usize, &mut self.l2p)
     }
 
     /// The journal of translation changes (for the integrity check).
