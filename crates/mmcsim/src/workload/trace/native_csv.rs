@@ -240,6 +240,8 @@ pub struct NativeCsvReader {
     /// number of columns, else 0 (no quick path).
     roles: [Role; MAX_COLUMNS],
     quick_cols: usize,
+    /// The quick path's header has a `sync`, `done_*` or `device` column.
+    quick_extra: bool,
     header_line: u64,
     /// Name of the time column and the power of ten from its unit to ns.
     time_name: &'static str,
@@ -313,6 +315,7 @@ impl NativeCsvReader {
             ncols: 0,
             roles: [Role::Time; MAX_COLUMNS],
             quick_cols: 0,
+            quick_extra: false,
             header_line: 1,
             time_name: "time_ns",
             time_digits: 0,
@@ -555,6 +558,7 @@ impl NativeCsvReader {
         }
         if found == self.ncols {
             self.quick_cols = self.ncols;
+            self.quick_extra = c.sync.is_some() || c.done.is_some() || c.device.is_some();
         }
     }
 
@@ -1018,14 +1022,20 @@ impl NativeCsvReader {
             (0, _) => Some(None),
             (_, v) => u32::try_from(v).ok().map(Some),
         };
-        let sync = match get(Role::Sync) {
-            (0, _) => None,
-            (1, v) if v <= 1 => Some(v == 1),
-            _ => return None,
-        };
-        let done_ns = match get(Role::Done) {
-            (0, _) => None,
-            (_, v) => Some(v.checked_mul(self.done_scale)?),
+        let pid = id(Role::Pid)?;
+        let (sync, done_ns, device) = if self.quick_extra {
+            let sync = match get(Role::Sync) {
+                (0, _) => None,
+                (1, v) if v <= 1 => Some(v == 1),
+                _ => return None,
+            };
+            let done_ns = match get(Role::Done) {
+                (0, _) => None,
+                (_, v) => Some(v.checked_mul(self.done_scale)?),
+            };
+            (sync, done_ns, id(Role::Device)?)
+        } else {
+            (None, None, None)
         };
         Some((
             TraceRecord {
@@ -1034,11 +1044,11 @@ impl NativeCsvReader {
                 op,
                 sector,
                 sectors,
-                pid: id(Role::Pid)?,
+                pid,
                 process: None,
                 sync,
                 done_ns,
-                device: id(Role::Device)?,
+                device,
                 flags: 0,
             },
             at,
