@@ -999,11 +999,17 @@ impl NativeCsvReader {
         if time_len == 0 || time < POW10[usize::from(time_len - 1)] && time_len > 1 {
             return None;
         }
-        if at > super::common::MAX_LINE_BYTES || get(Role::Sector).0 == 0 {
+        let [sector, sectors, pid, device] =
+            [Role::Sector, Role::Sectors, Role::Pid, Role::Device].map(|r| values[r as usize]);
+        // An absent or empty field's value is 0: one test refuses a count,
+        // a pid or a device id beyond 32 bits.
+        if at > super::common::MAX_LINE_BYTES
+            || lens[Role::Sector as usize] == 0
+            || lens[Role::Sectors as usize] == 0
+            || (sectors | pid | device) > u64::from(u32::MAX)
+        {
             return None;
         }
-        let (sectors_len, sectors) = get(Role::Sectors);
-        let sectors = u32::try_from(sectors).ok().filter(|_| sectors_len > 0)?;
         let time_ns = time.checked_mul(self.time_scale)?;
         if self.prev_time.is_some_and(|(prev, _)| time_ns < prev) {
             return None;
@@ -1011,18 +1017,14 @@ impl NativeCsvReader {
         let (sector, sectors) = if op == Op::Flush {
             (0, 0)
         } else {
-            let sector = get(Role::Sector).1;
             if sectors == 0 {
                 return None;
             }
-            sector.checked_add(u64::from(sectors))?;
-            (sector, sectors)
+            sector.checked_add(sectors)?;
+            (sector, sectors as u32)
         };
-        let id = |role: Role| match get(role) {
-            (0, _) => Some(None),
-            (_, v) => u32::try_from(v).ok().map(Some),
-        };
-        let pid = id(Role::Pid)?;
+        let id = |role: Role, v: u64| (lens[role as usize] > 0).then_some(v as u32);
+        let pid = id(Role::Pid, pid);
         let (sync, done_ns, device) = if self.quick_extra {
             let sync = match get(Role::Sync) {
                 (0, _) => None,
@@ -1033,7 +1035,7 @@ impl NativeCsvReader {
                 (0, _) => None,
                 (_, v) => Some(v.checked_mul(self.done_scale)?),
             };
-            (sync, done_ns, id(Role::Device)?)
+            (sync, done_ns, id(Role::Device, device))
         } else {
             (None, None, None)
         };
