@@ -143,10 +143,9 @@ const POW10: [u64; 20] = {
     p
 };
 
-/// The value of the digits at `text[at..]`, how many there are and the
-/// byte after them, read eight bytes at a time. `None` when fewer than
-/// eight bytes remain where it reads, or past 23 digits; more than 19
-/// digits give a wrapped value (not plain: the caller refuses them).
+/// The value of the 0 to 19 digits at `text[at..]`, how many there are
+/// and the byte after them, read eight bytes at a time. `None` when fewer
+/// than eight bytes remain where it reads, or for more than 19 digits.
 #[inline(always)]
 fn digits_at(text: &[u8], at: usize) -> Option<(u64, usize, u8)> {
     let word = u64::from_le_bytes(*text.get(at..)?.first_chunk::<8>()?);
@@ -189,7 +188,8 @@ fn long_digits(text: &[u8], at: usize) -> Option<(u64, usize, u8)> {
         value = value.wrapping_mul(POW10[len]).wrapping_add(part);
         digits += len;
         if len < 8 {
-            return Some((value, digits, (word >> (8 * len)) as u8));
+            // More than 19 digits are not plain.
+            return (digits <= 19).then_some((value, digits, (word >> (8 * len)) as u8));
         }
         if digits > 16 {
             return None;
@@ -978,9 +978,6 @@ impl NativeCsvReader {
                 *text.get(at)?
             } else {
                 let (value, digits, stop) = digits_at(text, at)?;
-                if digits > 19 {
-                    return None;
-                }
                 at += digits;
                 values[role as usize] = value;
                 lens[role as usize] = digits as u8;
@@ -1057,6 +1054,60 @@ impl NativeCsvReader {
         ))
     }
 
+    /// [`TraceReader::next_record`] for a line the quick path does not
+    /// take. The fast path: a line wholly in the input's buffer, read there
+    /// (no copy) by `fast_record`. A line it does not take (one that spans
+    /// the buffer's end, lacks its final newline, or is anything but a
+    /// plain valid record) is left unread for the general path below,
+    /// which reads it as it always has and words every error.
+    #[inline(never)]
+    fn next_record_slow(&mut self) -> Option<Result<TraceRecord>> {
+        loop {
+            let buffered = self.input.buffer();
+            let Some(&first) = buffered.first() else {
+                break;
+            };
+            if first <= b' ' || first == b'#' {
+                // A blank or comment line is skipped here; a record after
+                // white space is left to the general path.
+                let Some(newline) = memchr::memchr(b'\n', buffered) else {
+                    break;
+                };
+                if newline >= super::common::MAX_LINE_BYTES {
+                    break;
+                }
+                let line = buffered[..newline].trim_ascii();
+                if line.is_empty() || line[0] == b'#' {
+                    self.line_no += 1;
+                    self.input.consume(newline + 1);
+                    continue;
+                }
+                break;
+            }
+            let Some((mut rec, time_text, used)) = self.fast_record(buffered) else {
+                break;
+            };
+            self.line_no += 1;
+            rec.line = self.line_no;
+            self.prev_time_is_integer = time_text.is_none();
+            if let Some(text) = time_text {
+                self.prev_time_text.clear();
+                self.prev_time_text.extend_from_slice(text);
+            }
+            self.prev_time = Some((rec.time_ns, self.line_no));
+            self.input.consume(used);
+            return Some(Ok(rec));
+        }
+        match self.read_next() {
+            Ok(false) => {
+                self.done = true;
+                None
+            }
+            Ok(true) => Some(self.parse_record()),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
     /// The text of the previous accepted record's time field.
     fn prev_time_text(&self) -> String {
         match self.prev_time {
@@ -1082,63 +1133,18 @@ impl TraceReader for NativeCsvReader {
         if self.done {
             return None;
         }
-        // The fast path: a line wholly in the input's buffer, read there
-        // (no copy) by `fast_record`. A line it does not take (one that
-        // spans the buffer's end, lacks its final newline, or is anything
-        // but a plain valid record) is left unread for the general path
-        // below, which reads it as it always has and words every error.
-        loop {
-            let buffered = self.input.buffer();
-            let Some(&first) = buffered.first() else {
-                break;
-            };
-            if first <= b' ' || first == b'#' {
-                // A blank or comment line is skipped here; a record after
-                // white space is left to the general path.
-                let Some(newline) = memchr::memchr(b'\n', buffered) else {
-                    break;
-                };
-                if newline >= super::common::MAX_LINE_BYTES {
-                    break;
-                }
-                let line = buffered[..newline].trim_ascii();
-                if line.is_empty() || line[0] == b'#' {
-                    self.line_no += 1;
-                    self.input.consume(newline + 1);
-                    continue;
-                }
-                break;
-            }
-            if let Some((mut rec, used)) = self.quick_record(buffered) {
-                self.line_no += 1;
-                rec.line = self.line_no;
-                self.prev_time_is_integer = true;
-                self.prev_time = Some((rec.time_ns, self.line_no));
-                self.input.consume(used);
-                return Some(Ok(rec));
-            }
-            let Some((mut rec, time_text, used)) = self.fast_record(buffered) else {
-                break;
-            };
+        // Most lines are plain: the quick path first (it refuses blank and
+        // comment lines, and an empty buffer); the others are read out of
+        // line.
+        if let Some((mut rec, used)) = self.quick_record(self.input.buffer()) {
             self.line_no += 1;
             rec.line = self.line_no;
-            self.prev_time_is_integer = time_text.is_none();
-            if let Some(text) = time_text {
-                self.prev_time_text.clear();
-                self.prev_time_text.extend_from_slice(text);
-            }
+            self.prev_time_is_integer = true;
             self.prev_time = Some((rec.time_ns, self.line_no));
             self.input.consume(used);
             return Some(Ok(rec));
         }
-        match self.read_next() {
-            Ok(false) => {
-                self.done = true;
-                None
-            }
-            Ok(true) => Some(self.parse_record()),
-            Err(e) => Some(Err(e)),
-        }
+        self.next_record_slow()
     }
 
     fn path(&self) -> &Path {
