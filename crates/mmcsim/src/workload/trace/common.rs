@@ -973,6 +973,51 @@ impl Filtered {
             if self.others.len() > 64 { ", ..." } else { "" }
         )))
     }
+
+    /// Whether to keep `rec` (one with a device id, or with a device
+    /// chosen), by the device choice and the single-device rule.
+    #[inline(never)]
+    fn choose(&mut self, rec: &TraceRecord) -> Choice {
+        if let (Some(want), None) = (self.device, rec.device) {
+            // A chosen device cannot select records that name none:
+            // replaying them all would silently ignore the choice.
+            self.ended = true;
+            return Choice::Fail(Error::Parse {
+                path: self.inner.path().to_path_buf(),
+                line: rec.line,
+                field: "device".into(),
+                message: format!(
+                    "device {want} was chosen (simctl: --device-id {want}), but this record names no device: the trace has no device field; replay it without a device id"
+                ),
+            });
+        }
+        if let (Some(want), Some(dev)) = (self.device, rec.device) {
+            if want != dev {
+                if self.others.len() <= 64 {
+                    self.others.insert(dev);
+                }
+                return Choice::Skip;
+            }
+        }
+        if let (Some(seen), Some(dev)) = (self.single.as_mut(), rec.device) {
+            match *seen {
+                None => *seen = Some((dev, rec.line)),
+                Some((first, line)) if first != dev => {
+                    self.ended = true;
+                    return Choice::Fail(self.second_device(first, line, dev, rec.line));
+                }
+                Some(_) => {}
+            }
+        }
+        Choice::Keep
+    }
+}
+
+/// What [`Filtered::choose`] makes of a record.
+enum Choice {
+    Keep,
+    Skip,
+    Fail(Error),
 }
 
 impl TraceReader for Filtered {
@@ -989,35 +1034,11 @@ impl TraceReader for Filtered {
                     return self.absent_device().map(Err);
                 }
             };
-            if let (Some(want), None) = (self.device, rec.device) {
-                // A chosen device cannot select records that name none:
-                // replaying them all would silently ignore the choice.
-                self.ended = true;
-                return Some(Err(Error::Parse {
-                    path: self.inner.path().to_path_buf(),
-                    line: rec.line,
-                    field: "device".into(),
-                    message: format!(
-                        "device {want} was chosen (simctl: --device-id {want}), but this record names no device: the trace has no device field; replay it without a device id"
-                    ),
-                }));
-            }
-            if let (Some(want), Some(dev)) = (self.device, rec.device) {
-                if want != dev {
-                    if self.others.len() <= 64 {
-                        self.others.insert(dev);
-                    }
-                    continue;
-                }
-            }
-            if let (Some(seen), Some(dev)) = (self.single.as_mut(), rec.device) {
-                match *seen {
-                    None => *seen = Some((dev, rec.line)),
-                    Some((first, line)) if first != dev => {
-                        self.ended = true;
-                        return Some(Err(self.second_device(first, line, dev, rec.line)));
-                    }
-                    Some(_) => {}
+            if self.device.is_some() || rec.device.is_some() {
+                match self.choose(&rec) {
+                    Choice::Keep => {}
+                    Choice::Skip => continue,
+                    Choice::Fail(e) => return Some(Err(e)),
                 }
             }
             self.kept += 1;

@@ -115,6 +115,105 @@ struct Columns {
     flags: Option<usize>,
 }
 
+/// What a column holds, for [`NativeCsvReader::quick_record`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Role {
+    Time,
+    Op,
+    Sector,
+    Sectors,
+    Pid,
+    Sync,
+    Done,
+    Device,
+}
+
+/// The number of [`Role`]s.
+const ROLES: usize = 8;
+
+/// `10^i` for `i` in `0..=19` (all that fit a `u64`).
+const POW10: [u64; 20] = {
+    let mut p = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
+/// The value of the 0 to 19 digits at `text[at..]`, how many there are
+/// and the byte after them, read eight bytes at a time. `None` when fewer
+/// than eight bytes remain where it reads, or for more than 19 digits.
+#[inline(always)]
+fn digits_at(text: &[u8], at: usize) -> Option<(u64, usize, u8)> {
+    let word = u64::from_le_bytes(*text.get(at..)?.first_chunk::<8>()?);
+    let x = word ^ ZEROS;
+    let marks = non_digits(x);
+    if marks == 0 {
+        return long_digits(text, at);
+    }
+    let len = marks.trailing_zeros() as usize / 8;
+    Some((swar_digits(x, len), len, (word >> (8 * len)) as u8))
+}
+
+/// `b'0'` in each byte.
+const ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// The high bit of each byte of `x` (bytes minus `b'0'`) that is not a
+/// digit, and maybe of bytes after one: a byte above 9 gets its high bit
+/// set (a carry out of it only reaches bytes after it), so the lowest
+/// marked byte is the first non-digit.
+#[inline(always)]
+fn non_digits(x: u64) -> u64 {
+    (x.wrapping_add(0x7676_7676_7676_7676) | x) & 0x8080_8080_8080_8080
+}
+
+/// [`digits_at`] for a field of eight digits or more.
+#[cold]
+#[inline(never)]
+fn long_digits(text: &[u8], at: usize) -> Option<(u64, usize, u8)> {
+    let mut value = 0u64;
+    let mut digits = 0;
+    loop {
+        let word = u64::from_le_bytes(*text.get(at + digits..)?.first_chunk::<8>()?);
+        let x = word ^ ZEROS;
+        let len = non_digits(x).trailing_zeros() as usize / 8;
+        let part = if len == 8 {
+            eight_digits(x)
+        } else {
+            swar_digits(x, len)
+        };
+        value = value.wrapping_mul(POW10[len]).wrapping_add(part);
+        digits += len;
+        if len < 8 {
+            // More than 19 digits are not plain.
+            return (digits <= 19).then_some((value, digits, (word >> (8 * len)) as u8));
+        }
+        if digits > 16 {
+            return None;
+        }
+    }
+}
+
+/// The value of the first `len` (0 to 7) bytes of `x` (little-endian),
+/// each a digit 0 to 9.
+#[inline(always)]
+fn swar_digits(x: u64, len: usize) -> u64 {
+    // The digits to the top bytes (leading zeros below; none for 0).
+    eight_digits((x << 8) << (56 - 8 * len))
+}
+
+/// The value of the eight bytes of `x` (little-endian), each a digit 0 to
+/// 9: pairs, quads and the eight combined.
+#[inline(always)]
+fn eight_digits(x: u64) -> u64 {
+    let v = (x & 0x0f0f_0f0f_0f0f_0f0f).wrapping_mul(2561) >> 8;
+    let v = (v & 0x00ff_00ff_00ff_00ff).wrapping_mul(6_553_601) >> 16;
+    (v & 0x0000_ffff_0000_ffff).wrapping_mul(42_949_672_960_001) >> 32
+}
+
 /// Streaming reader of the native CSV format.
 ///
 /// Memory is independent of the trace length: one reused line buffer, one
@@ -136,6 +235,13 @@ pub struct NativeCsvReader {
     unquoted: bool,
     cols: Columns,
     ncols: usize,
+    /// What each column holds, when every column is one the quick path
+    /// reads (no `process` or `flags` column); `quick_cols` is then the
+    /// number of columns, else 0 (no quick path).
+    roles: [Role; MAX_COLUMNS],
+    quick_cols: usize,
+    /// The quick path's header has a `sync`, `done_*` or `device` column.
+    quick_extra: bool,
     header_line: u64,
     /// Name of the time column and the power of ten from its unit to ns.
     time_name: &'static str,
@@ -207,6 +313,9 @@ impl NativeCsvReader {
             unquoted: false,
             cols: Columns::default(),
             ncols: 0,
+            roles: [Role::Time; MAX_COLUMNS],
+            quick_cols: 0,
+            quick_extra: false,
             header_line: 1,
             time_name: "time_ns",
             time_digits: 0,
@@ -414,10 +523,43 @@ impl NativeCsvReader {
             self.done_scale = 10u64.pow(d);
         }
         self.ncols = self.spans.len();
+        self.plan_quick_path();
         self.time_name = time_name;
         self.time_digits = digits;
         self.time_scale = 10u64.pow(digits);
         Ok(())
+    }
+
+    /// Resolves once, from the header's columns, what each column holds for
+    /// [`NativeCsvReader::quick_record`]; leaves the quick path off when a
+    /// column it does not read (`process`, `flags`) is present.
+    fn plan_quick_path(&mut self) {
+        let c = self.cols;
+        self.quick_cols = 0;
+        if c.process.is_some() || c.flags.is_some() || self.ncols > MAX_COLUMNS {
+            return;
+        }
+        let named = [
+            (Some(c.time), Role::Time),
+            (Some(c.op), Role::Op),
+            (Some(c.sector), Role::Sector),
+            (Some(c.sectors), Role::Sectors),
+            (c.pid, Role::Pid),
+            (c.sync, Role::Sync),
+            (c.done, Role::Done),
+            (c.device, Role::Device),
+        ];
+        let mut found = 0;
+        for (idx, role) in named {
+            if let Some(i) = idx.filter(|&i| i < self.ncols) {
+                self.roles[i] = role;
+                found += 1;
+            }
+        }
+        if found == self.ncols {
+            self.quick_cols = self.ncols;
+            self.quick_extra = c.sync.is_some() || c.done.is_some() || c.device.is_some();
+        }
     }
 
     /// Field `idx` of the current record as text (fields are already trimmed).
@@ -802,36 +944,124 @@ impl NativeCsvReader {
         ))
     }
 
-    /// The text of the previous accepted record's time field.
-    fn prev_time_text(&self) -> String {
-        match self.prev_time {
-            Some((ns, _)) if self.prev_time_is_integer => (ns / self.time_scale).to_string(),
-            _ => String::from_utf8_lossy(&self.prev_time_text).into_owned(),
+    /// The record of the line at the start of `text` when that line is in
+    /// the plainest form: the header planned a quick path
+    /// ([`NativeCsvReader::plan_quick_path`]), the line ends in `text` with
+    /// `\n` (no CR), each field is exactly 1 to 19 digits (the op field:
+    /// one of the op letters; `pid`, `sync`, `done_*` and `device` may be
+    /// empty), the time has no leading zero, and the record is valid. Then
+    /// it is the record [`NativeCsvReader::fast_record`] makes of it
+    /// (the record's `line` left 0, the time field's text a whole number
+    /// without leading zeros), with the line's length with its `\n`.
+    /// `None` for anything else, which the other paths then read.
+    #[inline]
+    fn quick_record(&self, text: &[u8]) -> Option<(TraceRecord, usize)> {
+        let roles = &self.roles[..self.quick_cols];
+        // Each field's value and digit count, by role (0 digits: empty or
+        // absent).
+        let mut values = [0u64; ROLES];
+        let mut lens = [0u8; ROLES];
+        let mut op = Op::Read;
+        let mut at = 0;
+        let mut fields = roles.iter();
+        loop {
+            let role = *fields.next()?; // more fields than columns
+            let stop = if role == Role::Op {
+                op = match *text.get(at)? {
+                    b'R' | b'r' => Op::Read,
+                    b'W' | b'w' => Op::Write,
+                    b'D' | b'd' => Op::Discard,
+                    b'F' | b'f' => Op::Flush,
+                    _ => return None,
+                };
+                at += 1;
+                *text.get(at)?
+            } else {
+                let (value, digits, stop) = digits_at(text, at)?;
+                at += digits;
+                values[role as usize] = value;
+                lens[role as usize] = digits as u8;
+                stop
+            };
+            at += 1;
+            match stop {
+                b',' => {}
+                b'\n' if fields.len() == 0 => break,
+                _ => return None, // too few fields, or not a plain field
+            }
         }
-    }
-
-    /// Number of distinct process names seen so far.
-    pub fn process_count(&self) -> usize {
-        self.processes.len()
-    }
-
-    /// Name of the time column in the header (`time_s`, `time_ms`, `time_us`
-    /// or `time_ns`).
-    pub fn time_column(&self) -> &'static str {
-        self.time_name
-    }
-}
-
-impl TraceReader for NativeCsvReader {
-    fn next_record(&mut self) -> Option<Result<TraceRecord>> {
-        if self.done {
+        let get = |role: Role| (lens[role as usize], values[role as usize]);
+        let (time_len, time) = get(Role::Time);
+        // Empty, or a leading zero (its text is then kept: not read here).
+        if time_len == 0 || time < POW10[usize::from(time_len - 1)] && time_len > 1 {
             return None;
         }
-        // The fast path: a line wholly in the input's buffer, read there
-        // (no copy) by `fast_record`. A line it does not take (one that
-        // spans the buffer's end, lacks its final newline, or is anything
-        // but a plain valid record) is left unread for the general path
-        // below, which reads it as it always has and words every error.
+        let [sector, sectors, pid, device] =
+            [Role::Sector, Role::Sectors, Role::Pid, Role::Device].map(|r| values[r as usize]);
+        // An absent or empty field's value is 0: one test refuses a count,
+        // a pid or a device id beyond 32 bits.
+        if at > super::common::MAX_LINE_BYTES
+            || lens[Role::Sector as usize] == 0
+            || lens[Role::Sectors as usize] == 0
+            || (sectors | pid | device) > u64::from(u32::MAX)
+        {
+            return None;
+        }
+        let time_ns = time.checked_mul(self.time_scale)?;
+        if self.prev_time.is_some_and(|(prev, _)| time_ns < prev) {
+            return None;
+        }
+        let (sector, sectors) = if op == Op::Flush {
+            (0, 0)
+        } else {
+            if sectors == 0 {
+                return None;
+            }
+            sector.checked_add(sectors)?;
+            (sector, sectors as u32)
+        };
+        let id = |role: Role, v: u64| (lens[role as usize] > 0).then_some(v as u32);
+        let pid = id(Role::Pid, pid);
+        let (sync, done_ns, device) = if self.quick_extra {
+            let sync = match get(Role::Sync) {
+                (0, _) => None,
+                (1, v) if v <= 1 => Some(v == 1),
+                _ => return None,
+            };
+            let done_ns = match get(Role::Done) {
+                (0, _) => None,
+                (_, v) => Some(v.checked_mul(self.done_scale)?),
+            };
+            (sync, done_ns, id(Role::Device, device))
+        } else {
+            (None, None, None)
+        };
+        Some((
+            TraceRecord {
+                line: 0,
+                time_ns,
+                op,
+                sector,
+                sectors,
+                pid,
+                process: None,
+                sync,
+                done_ns,
+                device,
+                flags: 0,
+            },
+            at,
+        ))
+    }
+
+    /// [`TraceReader::next_record`] for a line the quick path does not
+    /// take. The fast path: a line wholly in the input's buffer, read there
+    /// (no copy) by `fast_record`. A line it does not take (one that spans
+    /// the buffer's end, lacks its final newline, or is anything but a
+    /// plain valid record) is left unread for the general path below,
+    /// which reads it as it always has and words every error.
+    #[inline(never)]
+    fn next_record_slow(&mut self) -> Option<Result<TraceRecord>> {
         loop {
             let buffered = self.input.buffer();
             let Some(&first) = buffered.first() else {
@@ -876,6 +1106,45 @@ impl TraceReader for NativeCsvReader {
             Ok(true) => Some(self.parse_record()),
             Err(e) => Some(Err(e)),
         }
+    }
+
+    /// The text of the previous accepted record's time field.
+    fn prev_time_text(&self) -> String {
+        match self.prev_time {
+            Some((ns, _)) if self.prev_time_is_integer => (ns / self.time_scale).to_string(),
+            _ => String::from_utf8_lossy(&self.prev_time_text).into_owned(),
+        }
+    }
+
+    /// Number of distinct process names seen so far.
+    pub fn process_count(&self) -> usize {
+        self.processes.len()
+    }
+
+    /// Name of the time column in the header (`time_s`, `time_ms`, `time_us`
+    /// or `time_ns`).
+    pub fn time_column(&self) -> &'static str {
+        self.time_name
+    }
+}
+
+impl TraceReader for NativeCsvReader {
+    fn next_record(&mut self) -> Option<Result<TraceRecord>> {
+        if self.done {
+            return None;
+        }
+        // Most lines are plain: the quick path first (it refuses blank and
+        // comment lines, and an empty buffer); the others are read out of
+        // line.
+        if let Some((mut rec, used)) = self.quick_record(self.input.buffer()) {
+            self.line_no += 1;
+            rec.line = self.line_no;
+            self.prev_time_is_integer = true;
+            self.prev_time = Some((rec.time_ns, self.line_no));
+            self.input.consume(used);
+            return Some(Ok(rec));
+        }
+        self.next_record_slow()
     }
 
     fn path(&self) -> &Path {
@@ -1730,6 +1999,132 @@ mod tests {
     }
 
     #[test]
+    fn quick_path_agrees_with_the_general_path() {
+        // Headers without `process` and `flags`: the quick path is planned.
+        let head = "time_us,op,sector,sectors,pid,sync,done_us,device\n";
+        let rows = [
+            "10,W,4108600,8,100,1,12,0",
+            "10,w,0,8,,,,",
+            "11,r,12345678,8,7,0,13,2",
+            "12,d,123456789,16,4294967295,,99999999,4294967295",
+            "13,f,,,,,,",
+            "13,F,5,7,,,,",
+            "14,R,1234567890123456789,8,,,,",
+            "15,R,12345678901234567890,8,,,,",
+            "16,R,18446744073709551615,1,,,,",
+            "17,R,0,4294967296,,,,",
+            "18,R,0,0,,,,",
+            "19,R,0,8,4294967296,,,",
+            "20,R,0,8,,01,,",
+            "21,R,0,8,,2,,",
+            "22,R,0,8,,true,,",
+            "23,R,0,8,,,1.5,",
+            "24,R,0,8,,,,4294967296",
+            "025,R,0,8,,,,",
+            "0,R,0,8,,,,",
+            "26,R,007,08,0012,1,007,01",
+            "26.5,R,0,8,,,,",
+            "27,X,0,8,,,,",
+            "28,RW,0,8,,,,",
+            "29,R,0,8,,,",
+            "30,R,0,8,,,,,",
+            "31, R,0,8,,,,",
+            "32,R,0,8 ,,,,",
+            "9,R,0,8,,,,",
+            "33,R,0,8,,,,\r",
+            "# comment",
+            "",
+            "34,\"R\",0,8,,,,",
+            "12345678901234567,R,0,8,,,,",
+            "18446744073709551615,R,0,8,,,,",
+            "99999999999999999999,R,0,8,,,,",
+            "1234567890123456789012,R,0,8,,,,",
+            "35,R,99999999999999999999999,8,,,,",
+            "36,R,0,8,,,,",
+        ];
+        let mut text = head.to_string();
+        for row in rows {
+            text.push_str(row);
+            text.push('\n');
+        }
+        assert_paths_agree(text.as_bytes());
+        assert_paths_agree(text.replace('\n', "\r\n").as_bytes());
+        assert_paths_agree(text.trim_end().as_bytes());
+        for capacity in [17, 18, 19, 20, 21, 22, 23, 24, 25, 26] {
+            assert_eq!(
+                read_with_capacity(text.as_bytes(), capacity),
+                read_with_capacity(text.as_bytes(), 1),
+                "capacity {capacity}"
+            );
+        }
+        // the benchmark's layout, times in every unit, columns reordered
+        for unit in ["s", "ms", "us", "ns"] {
+            let t = format!("time_{unit},op,sector,sectors,pid\n0,R,419608,8,100\n10,W,4108600,8,100\n999980,R,2215224,8,100\n18446744073709,R,1,8,100\n");
+            assert_paths_agree(t.as_bytes());
+        }
+        assert_paths_agree(b"sectors,pid,op,sector,time_ms,done_ns\n8,1,R,16,5,5000000\n8,,W,24,6,\n8,2,R,32,5,18446744073709551615\n");
+        assert_paths_agree(b"op,sector,sectors,time_ns\nR,1,1,5\nR,1,1,4\n");
+    }
+
+    #[test]
+    fn quick_path_reads_records_and_locates_errors() {
+        let text = "time_us,op,sector,sectors,pid\n0,R,419608,8,100\n10,W,4108600,8,100\n5,R,8,8,100\n20,R,8,0,100\n30,D,16,8,\n";
+        let recs = read_with_capacity(text.as_bytes(), 8192);
+        let (a, _) = recs[1].as_ref().unwrap();
+        assert_eq!(
+            (a.line, a.time_ns, a.op, a.sector, a.sectors, a.pid),
+            (3, 10_000, Op::Write, 4_108_600, 8, Some(100))
+        );
+        assert!(
+            recs[2].as_ref().unwrap_err().starts_with("mem.csv:4: "),
+            "{recs:?}"
+        );
+        assert!(recs[2]
+            .as_ref()
+            .unwrap_err()
+            .contains("5 is earlier than 10 at line 3"));
+        assert!(recs[3]
+            .as_ref()
+            .unwrap_err()
+            .starts_with("mem.csv:5: field `sectors`"));
+        let (e, _) = recs[4].as_ref().unwrap();
+        assert_eq!(
+            (e.line, e.op, e.pid, e.sync, e.done_ns),
+            (6, Op::Discard, None, None, None)
+        );
+    }
+
+    #[test]
+    fn quick_path_takes_only_plain_lines() {
+        let r = reader("time_us,op,sector,sectors,pid\n").unwrap();
+        let (rec, used) = r.quick_record(b"10,W,4108600,8,100\n1,R,0,8,1\n").unwrap();
+        assert_eq!(used, 19);
+        assert_eq!(
+            (rec.time_ns, rec.sector, rec.pid),
+            (10_000, 4_108_600, Some(100))
+        );
+        let (rec, _) = r
+            .quick_record(b"123456789012,R,123456789,8,\n........")
+            .unwrap();
+        assert_eq!(
+            (rec.time_ns, rec.sector, rec.pid),
+            (123_456_789_012_000, 123_456_789, None)
+        );
+        for declined in [
+            &b"10,W,4108600,8,100\r\n"[..],
+            b"10,W,4108600,8,100",
+            b"10,W,4108600,8,100\n",
+            b"010,W,4108600,8,100\n........",
+            b" 10,W,4108600,8,100\n........",
+        ] {
+            assert!(r.quick_record(declined).is_none(), "{declined:?}");
+        }
+        // a column it does not read turns it off
+        let r = reader("time_us,op,sector,sectors,process\n").unwrap();
+        assert!(r.quick_record(b"10,W,4108600,8,\n........").is_none());
+    }
+
+    #[test]
     fn an_over_long_line_is_refused_by_both_paths() {
         let mut text = b"time_us,op,sector,sectors\n1,R,0,8\n".to_vec();
         text.extend(std::iter::repeat_n(
@@ -1782,6 +2177,31 @@ mod tests {
             let mut text = String::from("time_ms,op,sector,sectors,pid,process,sync,flags\n");
             for (time, op, sector, sectors, pid, process, sync, flags, end) in rows {
                 text.push_str(&format!("{time},{op},{sector},{sectors},{pid},{process},{sync},{flags}{end}"));
+            }
+            let general = read_with_capacity(text.as_bytes(), 1);
+            proptest::prop_assert_eq!(&read_with_capacity(text.as_bytes(), capacity), &general);
+            proptest::prop_assert_eq!(&read_with_capacity(text.as_bytes(), 8192), &general);
+        }
+
+        #[test]
+        fn quick_and_general_paths_agree(
+            rows in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec!["0", "7", "10", "010", "12.5", "123456789", "99999999999999999999", "18446744073709551615", "", " 3", "x"]),
+                    proptest::sample::select(vec!["R", "w", "D", "F", "f", "X", "", " R", "RR"]),
+                    proptest::sample::select(vec!["0", "8", "4108600", "12345678", "", "abc", "18446744073709551615", "007"]),
+                    proptest::sample::select(vec!["1", "8", "0", "", "4294967296", "-8", "2 "]),
+                    proptest::sample::select(vec!["", "100", "4294967296", "a", "01"]),
+                    proptest::sample::select(vec!["", "1", "0", "TRUE", "2", "01"]),
+                    proptest::sample::select(vec!["\n", "\r\n", " \n", "\n\n", "\n# note\n", ",\n", "\n\""]),
+                ),
+                0..40,
+            ),
+            capacity in 2usize..80,
+        ) {
+            let mut text = String::from("time_ms,op,sector,sectors,pid,sync\n");
+            for (time, op, sector, sectors, pid, sync, end) in rows {
+                text.push_str(&format!("{time},{op},{sector},{sectors},{pid},{sync}{end}"));
             }
             let general = read_with_capacity(text.as_bytes(), 1);
             proptest::prop_assert_eq!(&read_with_capacity(text.as_bytes(), capacity), &general);
