@@ -1215,12 +1215,12 @@ fn warming_hints_change_nothing_simulated() {
         let mut rng = component_rng(7, "warm");
         let (mut ta, mut tb) = (0, 0);
         for _ in 0..2_000 {
-            let op = if rng.gen_bool(0.3) {
+            let op = if rng.random_bool(0.3) {
                 Op::Write
             } else {
                 Op::Read
             };
-            let sector = rng.gen_range(0..sectors / 8) * 8;
+            let sector = rng.random_range(0..sectors / 8) * 8;
             b.warm(sector, op == Op::Write);
             b.warm(sectors + sector, true);
             b.warm(u64::MAX - 7, op == Op::Read);
