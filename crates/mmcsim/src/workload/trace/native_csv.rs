@@ -1923,6 +1923,24 @@ mod tests {
     /// Reads `text` in place (large buffer), through the copying general
     /// path (a 1-byte buffer never holds a whole line), and with lines
     /// split across buffer ends; all must agree.
+    /// `head` then `rows`, one per line.
+    fn trace_text(head: &str, rows: &[&str]) -> String {
+        let mut text = head.to_string();
+        for row in rows {
+            text.push_str(row);
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The paths agree on `text` as it is, with CRLF line ends, and
+    /// without its final newline.
+    fn assert_paths_agree_with_line_ends(text: &str) {
+        assert_paths_agree(text.as_bytes());
+        assert_paths_agree(text.replace('\n', "\r\n").as_bytes());
+        assert_paths_agree(text.trim_end().as_bytes());
+    }
+
     fn assert_paths_agree(text: &[u8]) {
         let general = read_with_capacity(text, 1);
         for capacity in [3, 16, 61, 8192] {
@@ -1977,16 +1995,8 @@ mod tests {
             "1,R,0,8,,,,,,",
             "36,R,0,8,,,,,,",
         ];
-        let mut text = head.to_string();
-        for row in rows {
-            text.push_str(row);
-            text.push('\n');
-        }
-        assert_paths_agree(text.as_bytes());
-        // CRLF throughout, and no final newline
-        let crlf = text.replace('\n', "\r\n");
-        assert_paths_agree(crlf.as_bytes());
-        assert_paths_agree(text.trim_end().as_bytes());
+        let text = trace_text(head, &rows);
+        assert_paths_agree_with_line_ends(&text);
         // a name that is not UTF-8
         let mut bytes = text.clone().into_bytes();
         bytes.extend_from_slice(b"40,R,0,8,,\xff,,,,\n41,R,0,8,,,,,,\n");
@@ -2042,14 +2052,8 @@ mod tests {
             "35,R,99999999999999999999999,8,,,,",
             "36,R,0,8,,,,",
         ];
-        let mut text = head.to_string();
-        for row in rows {
-            text.push_str(row);
-            text.push('\n');
-        }
-        assert_paths_agree(text.as_bytes());
-        assert_paths_agree(text.replace('\n', "\r\n").as_bytes());
-        assert_paths_agree(text.trim_end().as_bytes());
+        let text = trace_text(head, &rows);
+        assert_paths_agree_with_line_ends(&text);
         for capacity in [17, 18, 19, 20, 21, 22, 23, 24, 25, 26] {
             assert_eq!(
                 read_with_capacity(text.as_bytes(), capacity),
