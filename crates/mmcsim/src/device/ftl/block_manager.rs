@@ -230,10 +230,9 @@ impl VictimTree {
     /// Replaces every leaf's key at once — `keys` gives, per stripe of the
     /// die in order, its valid count when it is a candidate — and
     /// recomputes the inner nodes bottom-up.
-    fn rebuild(&mut self, keys: impl Iterator<Item = Option<u32>>) {
-        self.key.fill(Self::ABSENT);
-        for (k, v) in self.key.iter_mut().zip(keys) {
-            *k = v.unwrap_or(Self::ABSENT);
+    fn rebuild(&mut self, mut keys: impl Iterator<Item = Option<u32>>) {
+        for k in &mut self.key {
+            *k = keys.next().flatten().unwrap_or(Self::ABSENT);
         }
         for i in 0..self.size {
             self.win[self.size + i] = i as u32;
