@@ -3,11 +3,12 @@
 //! that arrive while their process sleeps in `get_request` (`nr_requests`
 //! full) wait in the trace feed, at most `BACKLOG_RECORDS` of them in
 //! memory, and the rest are read from the trace only when the block layer
-//! admits one. Checked on operation counts (records held, deferred), not
-//! on wall time or RSS.
+//! admits one. Checked on operation counts (records held, deferred;
+//! events, scheduler calls and feed operations per record), not on wall
+//! time or RSS.
 
 use mmcsim::config::Scenario;
-use mmcsim::sim::{RunOptions, Simulation};
+use mmcsim::sim::{RunCost, RunOptions, Simulation};
 use mmcsim::workload::replay::{Backlog, BACKLOG_RECORDS};
 use std::io::Write;
 use std::path::PathBuf;
@@ -38,8 +39,8 @@ fn trace(name: &str, n: u64, interval_us: u64, pids: u32) -> PathBuf {
 
 /// Replays `path` timed on the generic profile (half full, no steady
 /// state, to keep the test short) under deadline; returns the backlog
-/// counters and the requests completed.
-fn replay(path: &PathBuf) -> (Backlog, u64) {
+/// counters, the requests completed and what the run cost the simulator.
+fn replay_costed(path: &PathBuf) -> (Backlog, u64, RunCost) {
     let sets: Vec<(String, String)> = [
         ("device.profile", "configs/devices/generic-emmc.toml"),
         ("scheduler.name", "deadline"),
@@ -56,7 +57,55 @@ fn replay(path: &PathBuf) -> (Backlog, u64) {
         .expect("runs");
     std::fs::remove_file(path).ok();
     let trace = report.trace.expect("a trace report");
-    (trace.backlog, report.workload.requests.count)
+    (trace.backlog, report.workload.requests.count, report.cost)
+}
+
+/// [`replay_costed`] without the cost.
+fn replay(path: &PathBuf) -> (Backlog, u64) {
+    let (b, n, _) = replay_costed(path);
+    (b, n)
+}
+
+#[test]
+fn an_overloaded_trace_twice_as_long_costs_at_most_twice_as_much() {
+    // One record every 2 µs (~40× what the device serves), 1 and 3
+    // processes: doubling the records may cost at most 2.2× the events,
+    // the scheduler calls, the held-bio resubmissions and the feed's
+    // operations. A feed or block layer that rescanned its backlog on
+    // every admission would grow with the square of the length.
+    for pids in [1, 3] {
+        let n = 4 * BACKLOG_RECORDS as u64;
+        let (b1, d1, c1) = replay_costed(&trace(&format!("cost1-{pids}"), n, 2, pids));
+        let (b2, d2, c2) = replay_costed(&trace(&format!("cost2-{pids}"), 2 * n, 2, pids));
+        assert_eq!((d1, d2), (n, 2 * n), "every record completes");
+        assert!(
+            b1.deferred > n / 2 && b2.deferred > n,
+            "the trace outran the device"
+        );
+        for (what, short, long) in [
+            ("events", c1.events, c2.events),
+            ("scheduler calls", c1.elevator_calls, c2.elevator_calls),
+            ("feed operations", c1.feed_ops, c2.feed_ops),
+            (
+                "held-bio resubmissions",
+                c1.held_resubmits,
+                c2.held_resubmits,
+            ),
+        ] {
+            assert!(
+                short > 0 || what == "held-bio resubmissions",
+                "{what}: none counted"
+            );
+            assert!(
+                long * 10 <= short * 22,
+                "{pids} pids: {what} grew {short} -> {long} for twice the records (more than 2.2x)"
+            );
+        }
+        // Every record costs the feed at least its placement.
+        assert!(c1.feed_ops >= n && c2.feed_ops >= 2 * n, "{c1:?} {c2:?}");
+        // Each request takes at least one scheduler add and one dispatch.
+        assert!(c1.elevator_calls >= 2 * n, "{c1:?}");
+    }
 }
 
 #[test]

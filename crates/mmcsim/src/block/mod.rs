@@ -97,6 +97,11 @@ pub struct BlockStats {
     /// draining an overload backlog.
     #[serde(skip)]
     pub held_resubmits: u64,
+    /// Calls into the scheduler's operations that are given the request
+    /// table (every `Elevator` op but the flag queries): an operation
+    /// count (not in the report).
+    #[serde(skip)]
+    pub elevator_calls: u64,
 }
 
 /// Per-thread state: plug list, batching (`io_context`), allocation wait.
@@ -185,7 +190,10 @@ impl BioQueue {
 macro_rules! ctx {
     (ref $s:ident, $now:expr) => {
         &mmcsim_elevator::SchedCtx {
-            now: $now,
+            now: {
+                $s.stats.elevator_calls += 1;
+                $now
+            },
             rqs: &mut $s.rqs,
             in_driver: $s.in_driver,
             timer: &mut $s.timer,
@@ -193,7 +201,10 @@ macro_rules! ctx {
     };
     ($s:ident, $now:expr) => {
         &mut mmcsim_elevator::SchedCtx {
-            now: $now,
+            now: {
+                $s.stats.elevator_calls += 1;
+                $now
+            },
             rqs: &mut $s.rqs,
             in_driver: $s.in_driver,
             timer: &mut $s.timer,

@@ -239,6 +239,7 @@ pub(super) fn build_on(
         error: None,
         end: 0,
         integrity: None,
+        events: 0,
         sc,
     })
 }

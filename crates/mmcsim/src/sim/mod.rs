@@ -27,7 +27,7 @@ pub use crate::workload::replay::{PreconditionTrace, TraceInfo};
 pub use build::PreparedDevice;
 pub use event::Event;
 pub use log::{LogRow, RequestLog, HEADER as LOG_HEADER};
-pub use report::{HostReport, Report};
+pub use report::{HostReport, Report, RunCost};
 
 use crate::block::request::Bio;
 use crate::block::BlockStage;
@@ -86,6 +86,8 @@ pub struct Simulation {
     end: Ns,
     /// What the per-command integrity check cost, when it ran.
     integrity: Option<IntegrityStats>,
+    /// Events handled so far (an operation count, see [`RunCost`]).
+    events: u64,
 }
 
 impl Simulation {
@@ -145,6 +147,7 @@ impl Simulation {
         }
         while let Some((now, ev)) = self.q.pop() {
             self.end = now;
+            self.events += 1;
             self.handle(now, ev)?;
             if self.error.is_some() {
                 return Err(self.error.take().expect("just checked"));

@@ -45,6 +45,26 @@ pub struct HostReport {
     pub cpu: CpuStats,
 }
 
+/// What a run cost the simulator, as operation counts: they describe the
+/// simulator's work, not the simulated system, so they stay out of the
+/// JSON. Tests use them to guard complexity without timing anything
+/// (e.g. an overloaded trace twice as long costs at most 2.2× as many of
+/// each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunCost {
+    /// Events the simulation loop handled.
+    pub events: u64,
+    /// Calls into the scheduler's operations (add, dispatch, merge
+    /// lookups, completions, timers, ...).
+    pub elevator_calls: u64,
+    /// Held-back bios the block layer resubmitted after their thread was
+    /// admitted.
+    pub held_resubmits: u64,
+    /// Trace-feed operations: records placed (issued or held), held
+    /// records issued, and waiting processes visited on admissions.
+    pub feed_ops: u64,
+}
+
 /// The full report of a run (schema `mmcsim-report/1`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Report {
@@ -102,6 +122,9 @@ pub struct Report {
     /// otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub integrity: Option<crate::device::IntegrityStats>,
+    /// What the run cost the simulator (not in the JSON).
+    #[serde(skip)]
+    pub cost: RunCost,
 }
 
 pub(super) fn build(sim: &Simulation) -> Report {
@@ -155,6 +178,12 @@ pub(super) fn build(sim: &Simulation) -> Report {
         sqlite: crate::workload::program::sqlite_report(sim.jobs.programs(), &sc.sqlite),
         androbench: crate::workload::program::androbench_report(sim.jobs.programs()),
         integrity: sim.integrity,
+        cost: RunCost {
+            events: sim.events,
+            elevator_calls: sim.block.layer.stats().elevator_calls,
+            held_resubmits: sim.block.layer.stats().held_resubmits,
+            feed_ops: sim.replay.as_ref().map_or(0, |r| r.feed_ops()),
+        },
     }
 }
 

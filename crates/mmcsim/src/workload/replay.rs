@@ -286,6 +286,10 @@ struct TraceFeed {
     /// to wait.
     waiting: Vec<u32>,
     backlog: Backlog,
+    /// Timed: records placed (issued or held), held records issued and
+    /// waiting processes visited on admissions: an operation count
+    /// guarding the feed's linear cost (not in the report).
+    ops: u64,
 }
 
 impl TraceFeed {
@@ -346,6 +350,7 @@ impl TraceFeed {
             last: None,
             thread_base,
             held: 0,
+            ops: 0,
             stalled: false,
             waiting: Vec::new(),
             backlog: Backlog::default(),
@@ -724,6 +729,7 @@ impl Replay {
     /// the feed's next record and reading stops (returns false).
     fn place<E: ReplayEvents>(&mut self, now: Ns, r: TraceRecord, b: &mut Below<E>) -> bool {
         let feed = &mut self.feed;
+        feed.ops += 1;
         let pid = r.pid.unwrap_or(0);
         let proc = feed.process(pid, r.process, b.collector);
         let (thread, holds) = (proc.thread, !proc.queue.is_empty());
@@ -757,6 +763,7 @@ impl Replay {
         let mut i = 0;
         while i < self.feed.waiting.len() {
             let thread = self.feed.waiting[i];
+            self.feed.ops += 1;
             loop {
                 if b.block.layer.is_blocked(thread) {
                     break;
@@ -766,6 +773,7 @@ impl Replay {
                     break;
                 };
                 feed.held -= 1;
+                feed.ops += 1;
                 let at = feed.replay_time(r.time_ns);
                 self.issue_record(now, at, &r, thread, b);
             }
@@ -808,6 +816,12 @@ impl Replay {
                 return Ok(());
             }
         }
+    }
+
+    /// Trace-feed operations so far (timed replay): records placed,
+    /// held records issued, waiting processes visited on admissions.
+    pub fn feed_ops(&self) -> u64 {
+        self.feed.ops
     }
 
     /// True when timed replay holds records or has stopped reading: the
