@@ -7,6 +7,7 @@
 //! events, scheduler calls and feed operations per record), not on wall
 //! time or RSS.
 
+use mmcsim::block::BlockStats;
 use mmcsim::config::Scenario;
 use mmcsim::sim::{RunCost, RunOptions, Simulation};
 use mmcsim::workload::replay::{Backlog, BACKLOG_RECORDS};
@@ -39,8 +40,9 @@ fn trace(name: &str, n: u64, interval_us: u64, pids: u32) -> PathBuf {
 
 /// Replays `path` timed on the generic profile (half full, no steady
 /// state, to keep the test short) under deadline; returns the backlog
-/// counters, the requests completed and what the run cost the simulator.
-fn replay_costed(path: &PathBuf) -> (Backlog, u64, RunCost) {
+/// counters, the requests completed and what the run cost the simulator
+/// (its operation counts, and the block layer's).
+fn replay_costed(path: &PathBuf) -> (Backlog, u64, RunCost, BlockStats) {
     let sets: Vec<(String, String)> = [
         ("device.profile", "configs/devices/generic-emmc.toml"),
         ("scheduler.name", "deadline"),
@@ -57,12 +59,17 @@ fn replay_costed(path: &PathBuf) -> (Backlog, u64, RunCost) {
         .expect("runs");
     std::fs::remove_file(path).ok();
     let trace = report.trace.expect("a trace report");
-    (trace.backlog, report.workload.requests.count, report.cost)
+    (
+        trace.backlog,
+        report.workload.requests.count,
+        report.cost,
+        report.block,
+    )
 }
 
 /// [`replay_costed`] without the cost.
 fn replay(path: &PathBuf) -> (Backlog, u64) {
-    let (b, n, _) = replay_costed(path);
+    let (b, n, _, _) = replay_costed(path);
     (b, n)
 }
 
@@ -75,8 +82,8 @@ fn an_overloaded_trace_twice_as_long_costs_at_most_twice_as_much() {
     // every admission would grow with the square of the length.
     for pids in [1, 3] {
         let n = 4 * BACKLOG_RECORDS as u64;
-        let (b1, d1, c1) = replay_costed(&trace(&format!("cost1-{pids}"), n, 2, pids));
-        let (b2, d2, c2) = replay_costed(&trace(&format!("cost2-{pids}"), 2 * n, 2, pids));
+        let (b1, d1, c1, k1) = replay_costed(&trace(&format!("cost1-{pids}"), n, 2, pids));
+        let (b2, d2, c2, k2) = replay_costed(&trace(&format!("cost2-{pids}"), 2 * n, 2, pids));
         assert_eq!((d1, d2), (n, 2 * n), "every record completes");
         assert!(
             b1.deferred > n / 2 && b2.deferred > n,
@@ -84,12 +91,12 @@ fn an_overloaded_trace_twice_as_long_costs_at_most_twice_as_much() {
         );
         for (what, short, long) in [
             ("events", c1.events, c2.events),
-            ("scheduler calls", c1.elevator_calls, c2.elevator_calls),
+            ("scheduler calls", k1.elevator_calls, k2.elevator_calls),
             ("feed operations", c1.feed_ops, c2.feed_ops),
             (
                 "held-bio resubmissions",
-                c1.held_resubmits,
-                c2.held_resubmits,
+                k1.held_resubmits,
+                k2.held_resubmits,
             ),
         ] {
             assert!(
@@ -104,7 +111,7 @@ fn an_overloaded_trace_twice_as_long_costs_at_most_twice_as_much() {
         // Every record costs the feed at least its placement.
         assert!(c1.feed_ops >= n && c2.feed_ops >= 2 * n, "{c1:?} {c2:?}");
         // Each request takes at least one scheduler add and one dispatch.
-        assert!(c1.elevator_calls >= 2 * n, "{c1:?}");
+        assert!(k1.elevator_calls >= 2 * n, "{k1:?}");
     }
 }
 

@@ -45,21 +45,17 @@ pub struct HostReport {
     pub cpu: CpuStats,
 }
 
-/// What a run cost the simulator, as operation counts: they describe the
-/// simulator's work, not the simulated system, so they stay out of the
-/// JSON. Tests use them to guard complexity without timing anything
+/// What a run cost the simulator outside the block layer, as operation
+/// counts: they describe the simulator's work, not the simulated system,
+/// so they stay out of the JSON. The block layer's own counts are in
+/// [`BlockStats`] (`elevator_calls`, `held_resubmits`, also out of the
+/// JSON). Tests use them to guard complexity without timing anything
 /// (e.g. an overloaded trace twice as long costs at most 2.2× as many of
 /// each).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunCost {
     /// Events the simulation loop handled.
     pub events: u64,
-    /// Calls into the scheduler's operations (add, dispatch, merge
-    /// lookups, completions, timers, ...).
-    pub elevator_calls: u64,
-    /// Held-back bios the block layer resubmitted after their thread was
-    /// admitted.
-    pub held_resubmits: u64,
     /// Trace-feed operations: records placed (issued or held), held
     /// records issued, and waiting processes visited on admissions.
     pub feed_ops: u64,
@@ -180,8 +176,6 @@ pub(super) fn build(sim: &Simulation) -> Report {
         integrity: sim.integrity,
         cost: RunCost {
             events: sim.events,
-            elevator_calls: sim.block.layer.stats().elevator_calls,
-            held_resubmits: sim.block.layer.stats().held_resubmits,
             feed_ops: sim.replay.as_ref().map_or(0, |r| r.feed_ops()),
         },
     }
