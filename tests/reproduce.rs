@@ -222,8 +222,9 @@ fn the_page_renders_in_headless_chromium_with_every_figure() {
                 .is_ok_and(|o| o.status.success())
         })
     else {
-        println!(
-            "SKIPPED: no chromium here (install Debian's `chromium` package; .ci/run does when it can)"
+        skip_or_fail(
+            "reproduce page in headless Chromium",
+            "no chromium here (install Debian's `chromium` package; .ci/run does)",
         );
         return;
     };
