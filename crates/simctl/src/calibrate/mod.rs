@@ -165,6 +165,11 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
             );
         }
     }
+    let list: Vec<(&str, Option<&Path>)> = outputs
+        .iter()
+        .map(|(_, p, flag)| (*flag, Some(p.as_path())))
+        .collect();
+    let opened = crate::output::open_all(&list)?;
     let targets = targets::load(&args.targets, &registry.names())?;
     let problem = Problem::new(&targets.targets, &params, profile.sets.clone(), registry);
     let search = || fit(&problem, args.max_iters);
@@ -185,13 +190,14 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
         converged,
         command: command_line(args),
     };
-    for (kind, out, _) in &outputs {
+    for ((kind, _, _), o) in outputs.iter().zip(opened) {
         let text = match kind {
             ProfileKind::Device => &profile.text,
             ProfileKind::Host => &profile.host.as_ref().expect("checked: a phone").1,
         };
         let written = record::calibrated_profile(text, &fit, *kind)?;
-        write_atomic(out, &written)?;
+        o.expect("opened")
+            .write(written.as_bytes(), &mut std::io::stdout())?;
     }
     let files: Vec<(ProfileKind, &Path)> =
         outputs.iter().map(|(k, p, _)| (*k, p.as_path())).collect();
@@ -292,22 +298,4 @@ fn command_line(a: &CalibrateArgs) -> String {
         s.push_str(&format!(" --host-out {}", o.display()));
     }
     s
-}
-
-/// Writes `text` to `p` through a temporary file renamed over it.
-fn write_atomic(p: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let writing = || format!("writing {}", p.display());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".calibrate.")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(writing)?;
-    tmp.write_all(text.as_bytes()).with_context(writing)?;
-    tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
-    Ok(())
 }

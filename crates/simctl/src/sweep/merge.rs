@@ -67,8 +67,16 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
     let mut n_overlaps = 0;
     for (k, dir) in inputs.iter().enumerate() {
         for c in &manifest.cells {
-            if layout::read_complete(&layout::cell_path(dir, &c.id)).is_none() {
+            let path = layout::cell_path(dir, &c.id);
+            let Some((_, report)) = layout::read_complete(&path) else {
                 continue;
+            };
+            if let Some(why) = layout::foreign_cell(c, &report) {
+                return Err(crate::output::unusable(format!(
+                    "merge: {} is not the report of {}: {why}",
+                    path.display(),
+                    c.describe()
+                )));
             }
             match source[c.index] {
                 Some(prev) => {
@@ -132,17 +140,19 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
             out.display()
         );
     }
-    layout::write_atomic(&layout::manifest_path(out), manifest.to_text().as_bytes())?;
+    crate::output::write_file(&layout::manifest_path(out), manifest.to_text().as_bytes())?;
     for c in &manifest.cells {
         let from = layout::cell_path(&inputs[source[c.index].expect("checked")], &c.id);
         let to = layout::cell_path(out, &c.id);
-        let bytes = std::fs::read(&from).with_context(|| format!("reading {}", from.display()))?;
-        if let Ok(existing) = std::fs::read(&to) {
+        let bytes = crate::input::read_limited(&from, "cell report", crate::input::MAX_JSON_BYTES)?;
+        if let Ok(existing) =
+            crate::input::read_limited(&to, "cell report", crate::input::MAX_JSON_BYTES)
+        {
             if existing == bytes {
                 continue;
             }
         }
-        layout::write_atomic(&to, &bytes)?;
+        crate::output::write_file(&to, &bytes)?;
     }
     let records: Vec<_> = manifest.cells.iter().collect();
     layout::write_results(out, &records)?;

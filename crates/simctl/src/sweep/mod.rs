@@ -120,7 +120,7 @@ fn prepare_dir(dir: &Path, manifest: &Manifest, shard: Option<Shard>) -> Result<
             dir.display()
         ),
         Some(_) => {}
-        None => layout::write_atomic(&layout::manifest_path(dir), manifest.to_text().as_bytes())?,
+        None => crate::output::write_file(&layout::manifest_path(dir), manifest.to_text().as_bytes())?,
     }
     let had = layout::read_shard(dir)?;
     match (had, shard) {
@@ -136,7 +136,7 @@ fn prepare_dir(dir: &Path, manifest: &Manifest, shard: Option<Shard>) -> Result<
             "{} holds an unsharded run; give shard {s} its own --out",
             dir.display()
         ),
-        (None, Some(s)) => layout::write_atomic(
+        (None, Some(s)) => crate::output::write_file(
             &layout::shard_path(dir),
             (serde_json::to_string_pretty(&s)? + "\n").as_bytes(),
         )?,
