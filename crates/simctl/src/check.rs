@@ -88,12 +88,12 @@ fn load(path: &Path) -> Result<Value, Unusable> {
 
 /// Refuses an empty run (`"empty": true`, from `--allow-empty`): it
 /// completed no request, so its metrics say nothing to check.
-fn refuse_empty(report: &Value, label: &str, path: &Path) -> Result<(), Unusable> {
+fn refuse_empty(report: &Value, label: &str, path: &Path, role: &str) -> Result<(), Unusable> {
     if report.get("empty").and_then(Value::as_bool) == Some(true) {
         let which = if label == "-" {
-            "the report".to_string()
+            format!("the {role}")
         } else {
-            format!("report `{label}`")
+            format!("the {role}'s report `{label}`")
         };
         return Err(Unusable(format!(
             "{}: {which} is an empty run (\"empty\": true: it completed no request); there is nothing to check",
@@ -105,7 +105,8 @@ fn refuse_empty(report: &Value, label: &str, path: &Path) -> Result<(), Unusable
 
 /// The reports inside a document: a single report (`mmcsim-report/1`) or a
 /// comparison (`mmcsim-compare/1`, by label).
-fn reports(v: &Value, path: &Path) -> Result<BTreeMap<String, Value>, Unusable> {
+/// `role` (report or baseline) names the document in messages.
+fn reports(v: &Value, path: &Path, role: &str) -> Result<BTreeMap<String, Value>, Unusable> {
     let mut out = BTreeMap::new();
     match v.get("schema").and_then(Value::as_str) {
         Some("mmcsim-report/1") => {
@@ -146,7 +147,7 @@ fn reports(v: &Value, path: &Path) -> Result<BTreeMap<String, Value>, Unusable> 
         }
     }
     for (label, r) in &out {
-        refuse_empty(r, label, path)?;
+        refuse_empty(r, label, path, role)?;
     }
     Ok(out)
 }
@@ -196,8 +197,8 @@ pub fn check(
 ) -> Result<Vec<Row>, Unusable> {
     let now_doc = load(report)?;
     let base_doc = load(baseline)?;
-    let now = reports(&now_doc, report)?;
-    let base = reports(&base_doc, baseline)?;
+    let now = reports(&now_doc, report, "report")?;
+    let base = reports(&base_doc, baseline, "baseline")?;
     let mut metrics: Vec<(String, Direction, f64)> = DEFAULT_METRICS
         .iter()
         .map(|(p, d, t)| (p.to_string(), *d, *t))

@@ -149,7 +149,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             let [dest] = open_outputs([("--out", Some(out.as_path()))])?;
             let inputs = inputs
                 .iter()
-                .map(|p| crate::plot::inputs::load(p))
+                .map(|p| crate::plot::inputs::load(p).map_err(crate::output::as_unusable))
                 .collect::<Result<Vec<_>>>()?;
             let figure = crate::plot::inputs::figure(kind, &inputs)?;
             for o in &figure.omitted {
@@ -352,7 +352,9 @@ fn simulate(
     ])?;
     let sim = if let Some(p) = &a.load_state {
         let bytes = crate::input::read_state(p, &sc)?;
-        let device = PreparedDevice::load_state(&sc, &bytes, p)?;
+        // A state that does not fit the run is unusable input (exit 2).
+        let device = PreparedDevice::load_state(&sc, &bytes, p)
+            .map_err(|e| crate::output::unusable(format!("--load-state: {e}")))?;
         drop(bytes);
         Simulation::with_owned_device(sc, registry, device)?
     } else if let Some(o) = save_state {

@@ -83,6 +83,16 @@ pub fn unusable(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Unusable(msg.into()))
 }
 
+/// `e` as an [`Unusable`] error (its whole chain in one message), for
+/// errors that can only come from a bad input file.
+pub fn as_unusable(e: anyhow::Error) -> anyhow::Error {
+    if is_unusable(&e) {
+        e
+    } else {
+        unusable(format!("{e:#}"))
+    }
+}
+
 /// True when `e` (or one of its causes) is [`Unusable`].
 pub fn is_unusable(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<Unusable>())

@@ -178,7 +178,8 @@ pub fn foreign_cell(c: &CellRecord, v: &Value) -> Option<String> {
     let ran = v.pointer("/scheduler/name").and_then(Value::as_str);
     if ran != Some(name) {
         return Some(format!(
-            "the report ran scheduler {ran:?}, the cell `{name}`"
+            "the report ran scheduler `{}`, the cell `{name}`",
+            ran.unwrap_or("(none)")
         ));
     }
     let mut settings: Vec<(String, &str)> = entry
