@@ -15,13 +15,13 @@ use std::io::Read;
 use std::path::Path;
 
 /// Largest JSON document read: a report, a comparison, a baseline, a
-/// sweep manifest, cell or shard record (256 MiB; a report is a few
+/// sweep manifest, cell or shard record (64 MiB; a report is a few
 /// hundred KiB, a comparison of every scheduler a few MiB).
-pub const MAX_JSON_BYTES: u64 = 256 << 20;
+pub const MAX_JSON_BYTES: u64 = 64 << 20;
 
-/// Largest `plot` input (a request log from `--log` is one row per
-/// request: 1 GiB is about 15 million requests).
-pub const MAX_PLOT_INPUT_BYTES: u64 = 1 << 30;
+/// Largest `plot` input (256 MiB: a request log from `--log` is one row of
+/// about 60 bytes per request, so some 4 million requests).
+pub const MAX_PLOT_INPUT_BYTES: u64 = 256 << 20;
 
 /// Bytes of a saved device state's header (magic, version, geometry,
 /// profile hash, payload length, checksum).
@@ -50,20 +50,30 @@ fn size(n: u64) -> String {
 }
 
 /// Reads at most `limit` bytes of `path` (`what` it is, for messages);
-/// more is an error, found by reading one byte past the limit.
+/// more is an error: a regular file by its size, before reading; anything
+/// else (a device, a FIFO) by reading one byte past the limit.
 pub fn read_limited(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>> {
+    let too_big = || {
+        unusable(format!(
+            "{}: larger than {limit} bytes ({}), the limit for a {what}: not a {what}?",
+            path.display(),
+            size(limit)
+        ))
+    };
     let file = std::fs::File::open(path)
         .map_err(|e| unusable(format!("{}: cannot read the {what}: {e}", path.display())))?;
+    if file
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() > limit)
+    {
+        return Err(too_big());
+    }
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| unusable(format!("{}: reading the {what}: {e}", path.display())))?;
     if bytes.len() as u64 > limit {
-        return Err(unusable(format!(
-            "{}: larger than {limit} bytes ({}), the limit for a {what}: not a {what}?",
-            path.display(),
-            size(limit)
-        )));
+        return Err(too_big());
     }
     Ok(bytes)
 }
@@ -144,7 +154,8 @@ mod tests {
         let m = e.to_string();
         assert!(m.contains("/dev/zero") && m.contains("1000 bytes"), "{m}");
         assert!(crate::output::is_unusable(&e));
-        assert_eq!(size(MAX_PLOT_INPUT_BYTES), "1 GiB");
-        assert_eq!(size(MAX_JSON_BYTES), "256 MiB");
+        assert_eq!(size(MAX_PLOT_INPUT_BYTES), "256 MiB");
+        assert_eq!(size(MAX_JSON_BYTES), "64 MiB");
+        assert_eq!(size(1 << 30), "1 GiB");
     }
 }

@@ -429,4 +429,81 @@ mod tests {
         let full = anyhow::Error::new(named(io::Error::from_raw_os_error(28)));
         assert!(!is_closed_pipe(&full));
     }
+
+    /// A fresh scratch folder for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("simctl-output-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_followed_to_their_target_even_a_dangling_one() {
+        let d = scratch("links");
+        std::os::unix::fs::symlink("sub/target.json", d.join("a")).unwrap();
+        std::os::unix::fs::symlink("a", d.join("b")).unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        let (end, magic) = follow_links(&d.join("b")).unwrap();
+        assert_eq!(end, d.join("sub/target.json"));
+        assert!(!magic);
+        Output::open("--json", &d.join("b"))
+            .unwrap()
+            .write(b"{}\n", &mut io::sink())
+            .unwrap();
+        assert_eq!(std::fs::read(d.join("sub/target.json")).unwrap(), b"{}\n");
+        assert!(std::fs::symlink_metadata(d.join("b"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
+        let e = Output::open("--json", &d.join("loop")).err().unwrap();
+        assert!(e.to_string().contains("symbolic links"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn unwritable_paths_and_clashes_are_refused_when_opened() {
+        let d = scratch("refused");
+        let e = Output::open("--csv", &d).err().unwrap();
+        assert!(
+            is_unusable(&e) && e.to_string().contains("is a directory"),
+            "{e}"
+        );
+        let e = Output::open("--csv", &d.join("no/x.csv")).err().unwrap();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        std::os::unix::fs::symlink("x.json", d.join("l")).unwrap();
+        let (x, l) = (d.join("x.json"), d.join("l"));
+        let e = open_all(&[("--json", Some(&x)), ("--csv", Some(&l))])
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("--json and --csv"), "{e}");
+        let e = open_all(&[("--json", Some(&x)), ("--log", Some(&x))])
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("both name"), "{e}");
+        // Nothing was left behind by the refused opens.
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_failed_stream_leaves_the_file_as_it_was() {
+        let d = scratch("failed");
+        let f = d.join("out.csv");
+        std::fs::write(&f, "old\n").unwrap();
+        let (mut w, done) = Output::open("--log", &f).unwrap().stream().unwrap();
+        w.write_all(b"new\n").unwrap();
+        drop(w);
+        drop(done);
+        assert_eq!(std::fs::read(&f).unwrap(), b"old\n");
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            1,
+            "no temporary file"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }
