@@ -149,6 +149,10 @@ fn a_fifo_output_gets_the_whole_report_and_log() {
     assert_eq!(got_log, std::fs::read(&rl).unwrap(), "the whole log");
     let report: serde_json::Value = serde_json::from_slice(&got_json).unwrap();
     assert_eq!(report["schema"], "mmcsim-report/1");
+    // `/dev/stdout` (a link to a pipe here) is written in place.
+    let o = simctl(&["replay", "traces/sample.csv", "-q", "--json", "/dev/stdout"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, got_json, "the report on standard output");
     // A converted trace streams into a FIFO too.
     let (conv, conv_reader) = fifo_reader(&dir, "conv.fifo");
     simctl_ok(&["trace", "convert", "traces/sample.csv", "-o", s(&conv)]);

@@ -32,56 +32,12 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             sim,
             replay,
         } => {
-            let mut sets = replay.sets();
-            if crate::compare::is_scenario(&workload) && !sets.is_empty() {
-                let given: Vec<String> = sets
-                    .iter()
-                    .map(|(k, _)| format!("--{}", k["trace.".len()..].replace('_', "-")))
-                    .collect();
-                anyhow::bail!(
-                    "{} only apply to a trace workload; for a scenario set its trace with --set trace.<key>=<value>",
-                    given.join(", ")
-                );
-            }
-            sets.extend(overrides(&sim, None)?);
-            for (flag, o) in [("--json", &sim.json), ("--csv", &sim.csv)] {
-                if let Some(o) = o {
-                    refuse_input(flag, o, &[("workload".to_string(), workload.clone())])?;
-                }
-            }
-            let plots = plot
-                .as_ref()
-                .map(|p| (p.with_extension("png"), p.with_extension("svg")));
-            let [json, csv, png, svg] = open_outputs([
-                ("--json", sim.json.as_deref()),
-                ("--csv", sim.csv.as_deref()),
-                ("--plot", plots.as_ref().map(|p| p.0.as_path())),
-                ("--plot", plots.as_ref().map(|p| p.1.as_path())),
-            ])?;
+            let sets = compare_sets(&workload, &replay, &sim)?;
+            let outputs = open_comparison_outputs(&workload, &sim, plot.as_deref())?;
             let entries = crate::compare::parse_entries(&schedulers, registry)?;
-            let c =
-                crate::compare::run(&workload, &entries, &sets, registry, jobs).map_err(|e| {
-                    let load = |s: &[(String, String)]| match crate::compare::is_scenario(&workload)
-                    {
-                        true => load_workload(&workload, s),
-                        false => Ok(Scenario::for_trace(&workload, s)?),
-                    };
-                    blamed(e, &sets, &sim.set, load)
-                })?;
-            if let Some(o) = json {
-                o.write((serde_json::to_string_pretty(&c)? + "\n").as_bytes(), out)?;
-            }
-            if let Some(o) = csv {
-                let runs: Vec<(&str, &mmcsim::sim::Report)> = c
-                    .reports
-                    .iter()
-                    .map(|o| (o.label.as_str(), &o.report))
-                    .collect();
-                crate::csv_out::write(o, &runs, out)?;
-            }
-            if let (Some(png), Some(svg)) = (png, svg) {
-                crate::compare::figure(&c)?.write_both(png, svg)?;
-            }
+            let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)
+                .map_err(|e| blamed(e, &sets, &sim.set, |s| workload_scenario(&workload, s)))?;
+            write_comparison(&c, outputs, out)?;
             if !sim.quiet && !to_stdout(&sim, None) {
                 write!(out, "{}", crate::compare::table(&c))?;
             }
@@ -145,19 +101,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             tolerances,
         } => check(&report, &baseline, &tolerances, out),
         Command::Reproduce(a) => crate::reproduce::reproduce(&a, registry, out),
-        Command::Plot { inputs, kind, out } => {
-            let [dest] = open_outputs([("--out", Some(out.as_path()))])?;
-            let inputs = inputs
-                .iter()
-                .map(|p| crate::plot::inputs::load(p).map_err(crate::output::as_unusable))
-                .collect::<Result<Vec<_>>>()?;
-            let figure = crate::plot::inputs::figure(kind, &inputs)?;
-            for o in &figure.omitted {
-                eprintln!("note: {o}");
-            }
-            figure.write(dest.expect("opened"), &out)?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Plot { inputs, kind, out } => plot(&inputs, kind, &out),
         Command::Trace(t) => trace(t, out),
         Command::Schedulers { hz, json } => schedulers(registry, hz, json, out),
         Command::Completions { shell } => {
@@ -172,6 +116,83 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The overrides of `compare`: the trace options (refused for a scenario
+/// workload), then those of [`overrides`].
+fn compare_sets(
+    workload: &Path,
+    replay: &crate::cli::TraceArgs,
+    sim: &SimArgs,
+) -> Result<Vec<(String, String)>> {
+    let mut sets = replay.sets();
+    if crate::compare::is_scenario(workload) && !sets.is_empty() {
+        let given: Vec<String> = sets
+            .iter()
+            .map(|(k, _)| format!("--{}", k["trace.".len()..].replace('_', "-")))
+            .collect();
+        anyhow::bail!(
+            "{} only apply to a trace workload; for a scenario set its trace with --set trace.<key>=<value>",
+            given.join(", ")
+        );
+    }
+    sets.extend(overrides(sim, None)?);
+    Ok(sets)
+}
+
+/// The scenario of `workload` (a scenario, an fio job file or a trace)
+/// with `sets`, as `compare` loads it.
+fn workload_scenario(workload: &Path, sets: &[(String, String)]) -> Result<Scenario> {
+    if crate::compare::is_scenario(workload) {
+        load_workload(workload, sets)
+    } else {
+        Ok(Scenario::for_trace(workload, sets)?)
+    }
+}
+
+/// The outputs of `compare` (`--json`, `--csv`, the PNG and SVG of
+/// `--plot`), refused when naming the workload, opened before the runs.
+fn open_comparison_outputs(
+    workload: &Path,
+    sim: &SimArgs,
+    plot: Option<&Path>,
+) -> Result<[Option<Output>; 4]> {
+    for (flag, o) in [("--json", &sim.json), ("--csv", &sim.csv)] {
+        if let Some(o) = o {
+            refuse_input(flag, o, &[("workload".to_string(), workload.to_path_buf())])?;
+        }
+    }
+    let plots = plot.map(|p| (p.with_extension("png"), p.with_extension("svg")));
+    open_outputs([
+        ("--json", sim.json.as_deref()),
+        ("--csv", sim.csv.as_deref()),
+        ("--plot", plots.as_ref().map(|p| p.0.as_path())),
+        ("--plot", plots.as_ref().map(|p| p.1.as_path())),
+    ])
+}
+
+/// Writes comparison `c` to the outputs opened by
+/// [`open_comparison_outputs`].
+fn write_comparison(
+    c: &crate::compare::Comparison,
+    [json, csv, png, svg]: [Option<Output>; 4],
+    out: &mut Stdout,
+) -> Result<()> {
+    if let Some(o) = json {
+        o.write((serde_json::to_string_pretty(c)? + "\n").as_bytes(), out)?;
+    }
+    if let Some(o) = csv {
+        let runs: Vec<(&str, &mmcsim::sim::Report)> = c
+            .reports
+            .iter()
+            .map(|o| (o.label.as_str(), &o.report))
+            .collect();
+        crate::csv_out::write(o, &runs, out)?;
+    }
+    if let (Some(png), Some(svg)) = (png, svg) {
+        crate::compare::figure(c)?.write_both(png, svg)?;
+    }
+    Ok(())
 }
 
 /// `--set` values plus the shorthand flags, in the order they apply:
@@ -390,6 +411,26 @@ fn simulate(
     if !a.sim.quiet && !to_stdout(&a.sim, a.log.as_deref()) {
         write!(out, "{}", report.to_table())?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `simctl plot`: the output opened first, then the inputs read (a bad
+/// one is unusable input, exit code 2) and the figure drawn.
+fn plot(
+    inputs: &[std::path::PathBuf],
+    kind: crate::plot::inputs::Kind,
+    out: &Path,
+) -> Result<ExitCode> {
+    let [dest] = open_outputs([("--out", Some(out))])?;
+    let inputs = inputs
+        .iter()
+        .map(|p| crate::plot::inputs::load(p).map_err(crate::output::as_unusable))
+        .collect::<Result<Vec<_>>>()?;
+    let figure = crate::plot::inputs::figure(kind, &inputs)?;
+    for o in &figure.omitted {
+        eprintln!("note: {o}");
+    }
+    figure.write(dest.expect("opened"), out)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -206,15 +206,21 @@ impl Output {
         }
         let cannot = |e: io::Error| format!("cannot be written: {e}");
         let (dest, magic) = follow_links(path).map_err(cannot)?;
+        let in_place = |p: &Path| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(p)
+                .map(Sink::InPlace)
+                .map_err(cannot)
+        };
+        if magic {
+            // A file descriptor (`/dev/stdout`): its link may name a pipe
+            // that no path reaches, so the given path is opened.
+            return in_place(path);
+        }
         match std::fs::metadata(&dest) {
             Ok(m) if m.is_dir() => Err("is a directory, not a file".into()),
-            Ok(m) if !m.is_file() || magic => {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&dest)
-                    .map_err(cannot)?;
-                Ok(Sink::InPlace(f))
-            }
+            Ok(m) if !m.is_file() => in_place(&dest),
             Ok(m) => {
                 // Opened (not truncated) to learn that it may be written.
                 std::fs::OpenOptions::new()
@@ -281,8 +287,7 @@ impl Output {
     }
 
     /// A writer of the output (buffered) and what completes it: write,
-    /// drop the writer, then [`Pending::commit`]. Standard output is the
-    /// process's, unbuffered by this module.
+    /// flush and drop the writer, then [`Pending::commit`].
     pub fn stream(self) -> anyhow::Result<(Box<dyn Write + Send>, Pending)> {
         let pending = Pending {
             name: self.name.clone(),
@@ -290,7 +295,7 @@ impl Output {
             mode: self.mode,
         };
         let (w, pending): (Box<dyn Write + Send>, Pending) = match self.sink {
-            Sink::Stdout => (Box::new(io::stdout()), pending),
+            Sink::Stdout => (Box::new(BufWriter::new(io::stdout())), pending),
             Sink::InPlace(f) => (Box::new(BufWriter::new(f)), pending),
             Sink::Replace { tmp, dest } => {
                 let f = tmp

@@ -61,45 +61,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
         }
     }
 
-    // Which input holds each cell.
-    let mut source: Vec<Option<usize>> = vec![None; manifest.cells.len()];
-    let mut overlaps = String::new();
-    let mut n_overlaps = 0;
-    for (k, dir) in inputs.iter().enumerate() {
-        for c in &manifest.cells {
-            let path = layout::cell_path(dir, &c.id);
-            let Some((_, report)) = layout::read_complete(&path) else {
-                continue;
-            };
-            if let Some(why) = layout::foreign_cell(c, &report) {
-                return Err(crate::output::unusable(format!(
-                    "merge: {} is not the report of {}: {why}",
-                    path.display(),
-                    c.describe()
-                )));
-            }
-            match source[c.index] {
-                Some(prev) => {
-                    n_overlaps += 1;
-                    if n_overlaps <= SHOWN {
-                        let _ = write!(
-                            overlaps,
-                            "\n  cell {} ({} on {}) is in {} and {}",
-                            c.id,
-                            c.scheduler,
-                            c.workload,
-                            inputs[prev].display(),
-                            dir.display()
-                        );
-                    }
-                }
-                None => source[c.index] = Some(k),
-            }
-        }
-    }
-    if n_overlaps > 0 {
-        bail!("merge: {n_overlaps} cell(s) are in more than one input:{overlaps}");
-    }
+    let source = sources(&manifest, inputs)?;
     let count = shards.iter().flatten().map(|s| s.count).next();
     let missing: Vec<_> = manifest
         .cells
@@ -140,6 +102,65 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
             out.display()
         );
     }
+    write_cells(&manifest, inputs, &source, out)?;
+    let records: Vec<_> = manifest.cells.iter().collect();
+    layout::write_results(out, &records)?;
+    Ok(manifest.cells.len())
+}
+
+/// Which of `inputs` holds each cell of `manifest` finished (by index),
+/// refusing a cell file holding another cell's report and a cell finished
+/// in two inputs.
+fn sources(manifest: &Manifest, inputs: &[PathBuf]) -> Result<Vec<Option<usize>>> {
+    let mut source: Vec<Option<usize>> = vec![None; manifest.cells.len()];
+    let mut overlaps = String::new();
+    let mut n_overlaps = 0;
+    for (k, dir) in inputs.iter().enumerate() {
+        for c in &manifest.cells {
+            let path = layout::cell_path(dir, &c.id);
+            let Some((_, report)) = layout::read_complete(&path) else {
+                continue;
+            };
+            if let Some(why) = layout::foreign_cell(c, &report) {
+                return Err(crate::output::unusable(format!(
+                    "merge: {} is not the report of {}: {why}",
+                    path.display(),
+                    c.describe()
+                )));
+            }
+            match source[c.index] {
+                Some(prev) => {
+                    n_overlaps += 1;
+                    if n_overlaps <= SHOWN {
+                        let _ = write!(
+                            overlaps,
+                            "\n  cell {} ({} on {}) is in {} and {}",
+                            c.id,
+                            c.scheduler,
+                            c.workload,
+                            inputs[prev].display(),
+                            dir.display()
+                        );
+                    }
+                }
+                None => source[c.index] = Some(k),
+            }
+        }
+    }
+    if n_overlaps > 0 {
+        bail!("merge: {n_overlaps} cell(s) are in more than one input:{overlaps}");
+    }
+    Ok(source)
+}
+
+/// Writes the manifest and each cell's file, copied as is from the input
+/// `source` names (an identical file already in `out` is left alone).
+fn write_cells(
+    manifest: &Manifest,
+    inputs: &[PathBuf],
+    source: &[Option<usize>],
+    out: &Path,
+) -> Result<()> {
     crate::output::write_file(&layout::manifest_path(out), manifest.to_text().as_bytes())?;
     for c in &manifest.cells {
         let from = layout::cell_path(&inputs[source[c.index].expect("checked")], &c.id);
@@ -154,7 +175,5 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
         }
         crate::output::write_file(&to, &bytes)?;
     }
-    let records: Vec<_> = manifest.cells.iter().collect();
-    layout::write_results(out, &records)?;
-    Ok(manifest.cells.len())
+    Ok(())
 }
