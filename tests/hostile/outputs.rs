@@ -234,6 +234,19 @@ fn an_unwritable_output_is_refused_before_the_run() {
         assert!(e.contains("--json") && e.contains(msg), "{e}");
         assert!(!e.contains("late.csv:202"), "the run did not start: {e}");
     }
+    // An output folder that cannot be made: before any cell runs.
+    let grid = write(
+        &dir,
+        "grid.toml",
+        &format!("schedulers = [\"noop\"]\nworkloads = [\"{}\"]\n", s(&t)),
+    );
+    let o = simctl(&["sweep", s(&grid), "--out", s(&t.join("out"))]);
+    let e = stderr(&o);
+    assert_eq!(code(&o), Some(2), "{e}");
+    assert!(
+        e.contains("--out") && e.contains("cannot create the folder"),
+        "{e}"
+    );
     let ro = dir.join("read-only");
     std::fs::create_dir(&ro).unwrap();
     let perms = std::os::unix::fs::PermissionsExt::from_mode(0o555);

@@ -376,6 +376,17 @@ impl Pending {
     }
 }
 
+/// Creates the output folder `dir` (and its parents) of option `what`
+/// before any work; failing is an [`Unusable`] error naming both.
+pub fn create_dir(what: &str, dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        unusable(format!(
+            "{what} {}: cannot create the folder: {e}",
+            dir.display()
+        ))
+    })
+}
+
 /// Writes `bytes` to the file `path` (named by its path in messages), as
 /// [`Output`] does.
 pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {

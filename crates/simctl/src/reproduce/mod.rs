@@ -70,6 +70,7 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
             return Ok(ExitCode::from(2));
         }
     };
+    crate::output::create_dir("--out", &a.out)?;
     for n in &plan.not_run {
         eprintln!("note: finding-{} not run: {}", n.number, n.reason);
     }
@@ -84,7 +85,6 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
     bar.finish_and_clear();
     let outputs = outputs.into_iter().collect::<Result<Vec<_>>>()?;
 
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let mut sections = Vec::new();
     let mut all_pass = true;
     for ((f, uses), probe) in plan.findings.iter().zip(&plan.uses).zip(&plan.probes) {

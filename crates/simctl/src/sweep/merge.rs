@@ -87,8 +87,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
     }
 
     // Write: the manifest, each cell's file as is, then the CSV.
-    std::fs::create_dir_all(layout::cells_dir(out))
-        .with_context(|| format!("creating {}", layout::cells_dir(out).display()))?;
+    crate::output::create_dir("--out", &layout::cells_dir(out))?;
     match Manifest::read(out)? {
         Some(m) if m != manifest => bail!(
             "merge: {} holds another sweep; use another --out or remove it",

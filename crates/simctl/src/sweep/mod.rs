@@ -112,8 +112,7 @@ pub fn sweep(a: &SweepArgs, registry: &Registry) -> Result<ExitCode> {
 /// Creates `dir` for this sweep, or checks that it holds the same sweep
 /// (and shard) when resuming; removes temporaries a killed run left.
 fn prepare_dir(dir: &Path, manifest: &Manifest, shard: Option<Shard>) -> Result<()> {
-    std::fs::create_dir_all(layout::cells_dir(dir))
-        .with_context(|| format!("creating {}", layout::cells_dir(dir).display()))?;
+    crate::output::create_dir("--out", &layout::cells_dir(dir))?;
     match Manifest::read(dir)? {
         Some(m) if m != *manifest => bail!(
             "{} holds another sweep (its sweep.json lists other cells); use another --out or remove it",

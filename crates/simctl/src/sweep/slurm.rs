@@ -60,7 +60,7 @@ pub fn write(
     let exe = std::env::current_exe().context("locating the simctl binary")?;
     let slurm = out.join("slurm");
     let logs = slurm.join("logs");
-    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+    crate::output::create_dir("--out", &logs)?;
     let abs = |p: &Path| {
         if p.is_absolute() {
             p.to_path_buf()
