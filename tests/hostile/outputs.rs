@@ -284,11 +284,22 @@ fn a_failed_run_leaves_existing_outputs_unchanged() {
     let t = late_trace(&dir);
     let json = write(&dir, "out.json", "previous report\n");
     let log = write(&dir, "out.log", "previous log\n");
-    let e = simctl_err(&["replay", s(&t), "--json", s(&json), "--log", s(&log)]);
+    let state = write(&dir, "out.state", "previous state\n");
+    let e = simctl_err(&[
+        "replay",
+        s(&t),
+        "--json",
+        s(&json),
+        "--log",
+        s(&log),
+        "--save-state",
+        s(&state),
+    ]);
     assert!(e.contains("late.csv:202"), "{e}");
     assert_eq!(std::fs::read_to_string(&json).unwrap(), "previous report\n");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "previous log\n");
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3, "no temporary");
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), "previous state\n");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4, "no temporary");
 }
 
 #[test]

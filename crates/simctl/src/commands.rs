@@ -371,6 +371,7 @@ fn simulate(
         ("--log", a.log.as_deref()),
         ("--save-state", a.save_state.as_deref()),
     ])?;
+    let mut state_done = None;
     let sim = if let Some(p) = &a.load_state {
         let bytes = crate::input::read_state(p, &sc)?;
         // A state that does not fit the run is unusable input (exit 2).
@@ -380,7 +381,8 @@ fn simulate(
         Simulation::with_owned_device(sc, registry, device)?
     } else if let Some(o) = save_state {
         let device = PreparedDevice::new(&sc)?;
-        o.write(&device.save_state()?, out)?;
+        // A replaced state file takes its content when the run succeeds.
+        state_done = Some(o.write_pending(&device.save_state()?, out)?);
         Simulation::with_owned_device(sc, registry, device)?
     } else {
         Simulation::with_registry(sc, registry)?
@@ -399,7 +401,7 @@ fn simulate(
         allow_empty: a.allow_empty,
         check_integrity: a.check_integrity,
     })?;
-    if let Some(done) = log_done {
+    for done in [log_done, state_done].into_iter().flatten() {
         done.commit()?;
     }
     if let Some(o) = json {

@@ -277,13 +277,19 @@ impl Output {
     /// Writes `bytes` as the whole output (to `stdout` for `-`) and
     /// completes it.
     pub fn write(self, bytes: &[u8], stdout: &mut dyn Write) -> anyhow::Result<()> {
+        self.write_pending(bytes, stdout)?.commit()
+    }
+
+    /// Writes `bytes` as the whole output (to `stdout` for `-`) and
+    /// returns what completes it, for an output that must take its
+    /// content only if later work succeeds (a special file has it
+    /// already).
+    pub fn write_pending(self, bytes: &[u8], stdout: &mut dyn Write) -> anyhow::Result<Pending> {
         let (mut w, pending) = self.stream_to(stdout)?;
-        let name = pending.name.clone();
         w.write_all(bytes)
             .and_then(|()| w.flush())
-            .with_context(|| format!("writing {name}"))?;
-        drop(w);
-        pending.commit()
+            .with_context(|| format!("writing {}", pending.name))?;
+        Ok(pending)
     }
 
     /// A writer of the output (buffered) and what completes it: write,
