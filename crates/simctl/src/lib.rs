@@ -14,6 +14,7 @@ mod commands;
 mod compare;
 mod csv_out;
 mod generate;
+mod input;
 mod output;
 mod plot;
 mod reproduce;
@@ -36,7 +37,8 @@ pub fn builtin_registry() -> Registry {
 
 /// Parses `args` (including the program name) and runs the command with
 /// schedulers from `registry`. Errors are printed to stderr and give exit
-/// code 1 (2 for command-line usage errors); output into a pipe whose
+/// code 1 (2 for command-line usage errors and unusable input or output
+/// files); output into a pipe whose
 /// reader has gone ends the command quietly with exit code 0.
 pub fn run_cli<I, T>(args: I, registry: &Registry) -> ExitCode
 where
@@ -60,6 +62,7 @@ where
         Ok(code) => code,
         Err(e) if output::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
+            let code = if output::is_unusable(&e) { 2 } else { 1 };
             // The context chain, skipping causes a message already quotes.
             let mut msg = e.to_string();
             for cause in e.chain().skip(1) {
@@ -70,7 +73,7 @@ where
                 }
             }
             eprintln!("error: {msg}");
-            ExitCode::from(1)
+            ExitCode::from(code)
         }
     }
 }
