@@ -466,7 +466,7 @@ fn a_phone_file_is_applied_to_every_run_and_named_in_the_outputs() {
     std::fs::write(
         &phone,
         format!(
-            "name = \"cmdq-phone\"\ndescription = \"test phone\"\ndevice = \"{}\"\nhost = \"{}\"\n[scheduler]\nname = \"mq-deadline\"\n",
+            "name = \"cmdq-phone\"\ndescription = \"test phone\"\ndevice = \"{}\"\nhost = \"{}\"\nandroid_version = \"4.4\"\nkernel = \"Linux 3.4\"\n[scheduler]\nname = \"mq-deadline\"\n",
             root()
                 .join("configs/devices/generic-emmc51-cmdq.toml")
                 .display(),
