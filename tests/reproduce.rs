@@ -569,7 +569,8 @@ fn finding_7_sets_the_moto_g_androbench_table_beside_the_measured_bands() {
     for part in [
         "sequential read ",
         "MB/s: ",
-        "/9 in 53–63 MB/s, spread ",
+        "/9 in 53–63 MB/s",
+        ", spread ",
         "random read ",
         "/9 in 1320–1383 IOPS",
         "SQLite delete ",
