@@ -6,7 +6,7 @@
 
 use super::call::Call;
 use super::fs::ext4::inode::Kind;
-use super::fs::ext4::Errno;
+use super::fs::ext4::{Errno, S_MAXBYTES};
 use super::stage::{Below, Host, HostEvent, HostEvents};
 use super::syscall::{Syscall, Whence};
 use super::task::{Node, OpenFile};
@@ -53,7 +53,10 @@ impl Host {
                         let ino = match fs.lookup(&comps) {
                             Ok(_) if flags.creat && flags.excl => return Err(Errno::Exist),
                             Ok(ino) => {
-                                if fs.inode(ino).kind == Kind::Dir && (flags.trunc || flags.creat) {
+                                // may_open: a directory opens read-only
+                                // (O_TRUNC asks for write access).
+                                let writes = flags.access.writes() || flags.trunc || flags.creat;
+                                if fs.inode(ino).kind == Kind::Dir && writes {
                                     return Err(Errno::IsDir);
                                 }
                                 if flags.trunc && fs.inode(ino).size > 0 {
@@ -99,15 +102,28 @@ impl Host {
                     Whence::Cur => of.pos as i64,
                     Whence::End => self.mount.size(of.node) as i64,
                 };
+                // vfs_setpos: below 0 or past s_maxbytes is EINVAL.
                 let pos = base
                     .checked_add(offset)
-                    .filter(|p| *p >= 0)
+                    .filter(|p| *p >= 0 && *p as u64 <= S_MAXBYTES)
                     .ok_or(Errno::Inval)?;
                 self.tasks[t as usize].file_mut(fd).expect("checked").pos = pos as u64;
                 Ok(pos)
             }
             Syscall::Ftruncate { fd, len } => {
+                // do_sys_ftruncate: a negative length, or a descriptor not
+                // open for writing, is EINVAL; inode_newsize_ok: past
+                // s_maxbytes is EFBIG.
+                if len > i64::MAX as u64 {
+                    return Err(Errno::Inval);
+                }
                 let of = self.tasks[t as usize].file(fd).ok_or(Errno::BadF)?;
+                if !of.flags.access.writes() {
+                    return Err(Errno::Inval);
+                }
+                if len > S_MAXBYTES {
+                    return Err(Errno::FBig);
+                }
                 match (&mut self.mount, of.node) {
                     (Mount::Ext4(fs), Node::Ext4(ino)) => {
                         fs.truncate(ino, len, cache, now);

@@ -4,7 +4,7 @@
 //! descriptor of the most recent successful `open` still open.
 
 use crate::error::{Error, Result};
-use crate::host::{Fd, OpenFlags, Syscall, Whence};
+use crate::host::{Access, Fd, OpenFlags, Syscall, Whence};
 use crate::types::{us_to_ns, Ns};
 
 /// Descriptor placeholder: the thread's current descriptor.
@@ -50,6 +50,7 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         "creat" => Syscall::Open {
             path: path(w.next())?,
             flags: OpenFlags {
+                access: Access::WriteOnly,
                 creat: true,
                 trunc: true,
                 ..OpenFlags::default()
