@@ -289,7 +289,7 @@ impl Jobs {
                 self.prog_threads[k].2 = true;
                 host.syscall(now, t, sc, b);
             }
-            Action::Sleep(ns) => b.q.at(now + ns, JobEvent::Issue(t)),
+            Action::Sleep(ns) => b.q.at(now.saturating_add(ns), JobEvent::Issue(t)),
             Action::Idle => {
                 self.ready.clear();
                 self.programs[p].ready(&mut self.ready);
@@ -368,7 +368,7 @@ impl Jobs {
             let op = if read { Op::Read } else { Op::Write };
             th.in_flight += 1;
             let free = host.aio_submit(now, t, fd, op, offset, bytes, b);
-            b.q.at(free + th.think, JobEvent::Issue(t));
+            b.q.at(free.saturating_add(th.think), JobEvent::Issue(t));
             return;
         }
         let sc = if read {
@@ -396,7 +396,7 @@ impl Jobs {
         let step = s.steps[s.next].clone();
         s.next += 1;
         match step {
-            ScriptStep::Sleep(ns) => b.q.at(now + ns, JobEvent::Issue(t)),
+            ScriptStep::Sleep(ns) => b.q.at(now.saturating_add(ns), JobEvent::Issue(t)),
             ScriptStep::Call(mut sc) => {
                 let cur = s.fds.last().copied().unwrap_or(0);
                 script::bind_fd(&mut sc, cur);
@@ -436,6 +436,6 @@ impl Jobs {
             return;
         }
         th.in_call = false;
-        q.at(now + th.think, JobEvent::Issue(t));
+        q.at(now.saturating_add(th.think), JobEvent::Issue(t));
     }
 }

@@ -4,8 +4,10 @@
 //! descriptor of the most recent successful `open` still open.
 
 use crate::error::{Error, Result};
+use crate::host::fs::ext4::S_MAXBYTES;
+use crate::host::MAX_RW_COUNT;
 use crate::host::{Access, Fd, OpenFlags, Syscall, Whence};
-use crate::types::{us_to_ns, Ns};
+use crate::types::Ns;
 
 /// Descriptor placeholder: the thread's current descriptor.
 pub const CURRENT_FD: Fd = Fd::MAX;
@@ -104,10 +106,11 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         "sync" => Syscall::Sync,
         "sleep" => {
             let us: f64 = num(w.next(), "time in µs")?;
-            if !(us.is_finite() && us >= 0.0) {
-                return Err("sleep needs a non-negative time in µs".into());
+            let ns = super::spec::checked_time_ns("sleep", "time", us, 1e3)?;
+            if let Some(extra) = w.next() {
+                return Err(format!("unexpected `{extra}` after the call"));
             }
-            return Ok(ScriptStep::Sleep(us_to_ns(us)));
+            return Ok(ScriptStep::Sleep(ns));
         }
         other => {
             return Err(format!(
@@ -118,7 +121,39 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
     if let Some(extra) = w.next() {
         return Err(format!("unexpected `{extra}` after the call"));
     }
+    check_model_size(&sc)?;
     Ok(ScriptStep::Call(sc))
+}
+
+/// The largest file offset a script may reach below `s_maxbytes`, bytes
+/// (256 GiB): the page cache keeps a flag byte per page of a file up to
+/// its end, so a sparse file of `s_maxbytes` (16 TiB) would need 4 GiB.
+/// Offsets from `s_maxbytes` on are allowed: they fail as in Linux (EFBIG,
+/// EINVAL) without touching the cache.
+pub const MAX_FILE_BYTES: u64 = 1 << 38;
+
+/// Refuses a write end, truncate length or seek offset between [`MAX_FILE_BYTES`] and
+/// [`S_MAXBYTES`] (one Linux would serve but mmcsim cannot hold).
+fn check_model_size(sc: &Syscall) -> std::result::Result<(), String> {
+    let (what, end) = match *sc {
+        Syscall::Pwrite { offset, bytes, .. } => (
+            "offset + byte count",
+            offset.saturating_add(bytes.min(MAX_RW_COUNT)),
+        ),
+        Syscall::Ftruncate { len, .. } => ("length", len),
+        Syscall::Lseek { offset, .. } => ("offset", offset.unsigned_abs()),
+        _ => return Ok(()),
+    };
+    let start = match *sc {
+        Syscall::Pwrite { offset, .. } => offset,
+        _ => end,
+    };
+    if end > MAX_FILE_BYTES && start < S_MAXBYTES {
+        return Err(format!(
+            "{what} {end} is beyond the largest file mmcsim models ({MAX_FILE_BYTES} bytes, 256 GiB; Linux's ext4 limit s_maxbytes is {S_MAXBYTES})"
+        ));
+    }
+    Ok(())
 }
 
 /// Parses every call of script `name`; errors name the entry.

@@ -156,6 +156,9 @@ pub struct Ext4 {
     da_reserved: u64,
 }
 
+/// 4 KiB blocks per MiB.
+const BLOCKS_PER_MIB: u64 = (1 << 20) / BLOCK_BYTES;
+
 /// Relatime's age limit: atime older than this is updated anyway, ns.
 const RELATIME_AGE: Ns = 24 * 3600 * NS_PER_S;
 /// Inode timestamps count from mkfs, which happened this long before the
@@ -186,12 +189,14 @@ impl Ext4 {
         tick_ns: Ns,
         cache: &mut PageCache,
     ) -> Result<Ext4, String> {
-        let jblocks = match cfg.journal {
-            JournalSwitch::Off => 0,
-            JournalSwitch::On => cfg
-                .journal_blocks
-                .map_or_else(|| layout::default_journal_blocks(blocks), u64::from),
-        };
+        let jblocks = Self::journal_blocks_for(cfg, blocks);
+        if blocks < Self::min_blocks(cfg) {
+            let mib = Self::min_blocks(cfg).div_ceil(BLOCKS_PER_MIB);
+            return Err(format!(
+                "a partition of {blocks} blocks ({} MiB) is too small: with these options the smallest ext4 is {mib} MiB (one block group's superblock, group descriptors, bitmaps and inode table, the journal, the root directory and lost+found); set fs.partition_size_mib to at least {mib}",
+                blocks / BLOCKS_PER_MIB
+            ));
+        }
         let layout =
             Layout::new(blocks, cfg.bytes_per_inode as u64, jblocks).map_err(|e| e.to_string())?;
         let bitmaps = Bitmaps::mkfs(&layout);
@@ -234,6 +239,40 @@ impl Ext4 {
             .map_err(|_| "no room for lost+found".to_string())?;
         fs.set_size(lf, 4 * BLOCK_BYTES);
         Ok(fs)
+    }
+
+    /// Journal length of a file system of `blocks` blocks with `cfg`
+    /// (0 without a journal), blocks.
+    fn journal_blocks_for(cfg: &FsConfig, blocks: u64) -> u64 {
+        match cfg.journal {
+            JournalSwitch::Off => 0,
+            JournalSwitch::On => cfg
+                .journal_blocks
+                .map_or_else(|| layout::default_journal_blocks(blocks), u64::from),
+        }
+    }
+
+    /// The fewest 4 KiB blocks [`Ext4::mkfs`] can make a file system of
+    /// with `cfg`: one block group holding its superblock, descriptors,
+    /// bitmaps and inode table, the journal, and the five blocks of the
+    /// root directory (1) and lost+found (4).
+    pub fn min_blocks(cfg: &FsConfig) -> u64 {
+        // The layout grows with the size (reserved GDT blocks, the
+        // default journal), so search upwards from the fixed part.
+        let mut b = 1;
+        loop {
+            let j = Self::journal_blocks_for(cfg, b);
+            if let Ok(l) = Layout::new(b, cfg.bytes_per_inode as u64, j) {
+                let used = l.group_metadata(0).1 + j;
+                if l.ngroups() == 1 && used + 5 <= b {
+                    return b;
+                }
+                if l.ngroups() > 1 {
+                    return b;
+                }
+            }
+            b += 1;
+        }
     }
 
     /// Ends mount-time set-up: from now on metadata changes are dirtied
