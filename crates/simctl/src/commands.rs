@@ -332,6 +332,7 @@ fn simulate(
         log,
         allow_empty: a.allow_empty,
         check_integrity: a.check_integrity,
+        strict: a.strict,
     })?;
     if let (Some(tmp), Some(p)) = (log_tmp, &a.log) {
         tmp.persist(p)

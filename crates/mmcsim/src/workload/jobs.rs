@@ -13,11 +13,12 @@
 
 use super::program::{Action, Program};
 use super::script::{self, ScriptStep, CURRENT_FD};
-use super::spec::{JobOp, JobSpec, Order, Pattern, ScriptSpec};
+use super::spec::{JobOp, JobSpec, OnError, Order, Pattern, ScriptSpec};
 use super::sqlite::session::IoMark;
 use super::synthetic::OffsetGen;
 use crate::engine::{component_rng, EventQueue, SimRng};
 use crate::error::{Error, Result};
+use crate::host::fs::ext4::Errno;
 use crate::host::{Below, Fd, Host, HostEvents, OpenFlags, Syscall, Task};
 use crate::stats::report::Collector;
 use crate::types::{us_to_ns, IoPrio, Ns, Op, NS_PER_MS};
@@ -36,6 +37,11 @@ impl<E: From<JobEvent> + HostEvents> JobEvents for E {}
 
 /// A scripted thread's progress.
 struct Script {
+    /// The script's name and calls as written (for a failure's message).
+    name: String,
+    texts: Vec<String>,
+    /// `on_error = "stop"`: its first failed call ends the run.
+    stop: bool,
     steps: Vec<ScriptStep>,
     next: usize,
     repeat_left: u32,
@@ -97,6 +103,11 @@ pub struct Jobs {
     prog_first: Vec<u32>,
     /// Scratch list of threads a program released.
     ready: Vec<u32>,
+    /// `--strict`: the first failed call of any thread ends the run.
+    strict: bool,
+    /// A failed call that ends the run (`--strict`, `on_error = "stop"`):
+    /// the error's message.
+    failure: Option<String>,
 }
 
 impl Jobs {
@@ -192,6 +203,9 @@ impl Jobs {
             threads.push(JobThread {
                 fd: 0,
                 script: Some(Script {
+                    name: s.name.clone(),
+                    texts: s.calls.clone(),
+                    stop: s.on_error == OnError::Stop,
                     steps,
                     next: 0,
                     repeat_left: s.repeat,
@@ -226,7 +240,56 @@ impl Jobs {
             prog_threads: Vec::new(),
             prog_first: Vec::new(),
             ready: Vec::new(),
+            strict: false,
+            failure: None,
         })
+    }
+
+    /// `--strict`: the first failed system call of any thread ends the run
+    /// ([`Jobs::take_failure`]), as `on_error = "stop"` does for a script.
+    pub fn set_strict(&mut self, strict: bool) {
+        self.strict = strict;
+    }
+
+    /// The failed call that ends the run, when one did: a message naming
+    /// the thread (a script's name, call index and text) and the errno.
+    pub fn take_failure(&mut self) -> Option<String> {
+        self.failure.take()
+    }
+
+    /// Notes a failed call of thread `t` (return value `ret` < 0) at `now`
+    /// when it ends the run.
+    fn note_failure(&mut self, now: Ns, t: u32, ret: i64) {
+        if self.failure.is_some() {
+            return;
+        }
+        let errno = Errno::from_code(-ret).map_or("EIO", Errno::name);
+        let at = now as f64 / 1e9;
+        let script = self
+            .threads
+            .get(t as usize)
+            .and_then(|th| th.script.as_ref());
+        let (who, stop) = match script {
+            Some(s) => {
+                let i = (s.next + s.steps.len() - 1) % s.steps.len();
+                (
+                    format!("script `{}`: calls[{i}] `{}`", s.name, s.texts[i]),
+                    s.stop,
+                )
+            }
+            None => (format!("thread {t}: a system call"), false),
+        };
+        if stop || self.strict {
+            let why = if self.strict {
+                "--strict"
+            } else {
+                "on_error = \"stop\""
+            };
+            self.failure = Some(format!(
+                "{who} failed with {errno} (errno {}) at {at:.6} s simulated; {why} ends the run at the first failed call",
+                -ret
+            ));
+        }
     }
 
     /// Adds `program`, creating its threads' tasks in `host` (after every
@@ -410,6 +473,14 @@ impl Jobs {
     /// Thread `t`'s call returned at `now`: its next one follows after its
     /// think time.
     pub fn returned<E: JobEvents>(&mut self, now: Ns, t: u32, host: &Host, q: &mut EventQueue<E>) {
+        let ret = host.retval(t);
+        let synchronous = self
+            .threads
+            .get(t as usize)
+            .is_none_or(|th| th.in_call || th.script.is_some());
+        if ret < 0 && synchronous {
+            self.note_failure(now, t, ret);
+        }
         if t as usize >= self.threads.len() {
             q.at(now, JobEvent::Issue(t));
             return;
