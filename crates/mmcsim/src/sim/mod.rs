@@ -264,7 +264,17 @@ impl Simulation {
                 "none of the {} records of the trace {} completed",
                 t.records, t.path
             ),
-            None => "the jobs issued no request".to_string(),
+            None => match self.collector.summarize().calls {
+                Some(c) => format!(
+                    "every system call failed ({})",
+                    c.failed
+                        .iter()
+                        .map(|(e, n)| format!("{e} {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => "the jobs issued no request".to_string(),
+            },
         };
         Error::Workload(format!(
             "the run completed no request: {why}; an empty result is an error unless allowed (simctl: --allow-empty, and the report then says \"empty\": true)"
