@@ -65,6 +65,9 @@ fn failed_calls_return_linux_errnos_and_are_not_counted_as_completed() {
         "close",                            // ok
         "open /f/x",                        // ENOTDIR
         "rename /nope /q",                  // ENOENT
+        "unlink /d",                        // EISDIR: unlink(2) of a directory
+        "rmdir /f",                         // ENOTDIR: rmdir(2) of a file
+        "rmdir /d",                         // ok: empty
     ];
     let sc = write(&dir, "errno", &script(FS, "", &calls));
     let r = report(&["run", sc.to_str().unwrap()], &dir);
@@ -73,17 +76,17 @@ fn failed_calls_return_linux_errnos_and_are_not_counted_as_completed() {
         ("EEXIST", 1),
         ("EFBIG", 2),
         ("EINVAL", 4),
-        ("EISDIR", 1),
+        ("EISDIR", 2),
         ("ENOENT", 4),
-        ("ENOTDIR", 1),
+        ("ENOTDIR", 2),
     ]
     .iter()
     .map(|(k, n)| (k.to_string(), *n))
     .collect();
     assert_eq!(failed(&r), want, "{}", r["calls"]);
     assert_eq!(failed(&r["threads"][0]), want, "per thread too");
-    // mkdir, creat, close, open, close completed; nothing was written
-    assert_eq!(r["requests"]["count"], 5, "{}", r["requests"]);
+    // mkdir, creat, close, open, close, rmdir completed; nothing written
+    assert_eq!(r["requests"]["count"], 6, "{}", r["requests"]);
     assert_eq!(r["requests"]["bytes_written"], 0);
     assert_eq!(r["requests"]["writes"], 0);
     // the table says so too
@@ -91,7 +94,7 @@ fn failed_calls_return_linux_errnos_and_are_not_counted_as_completed() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
     assert!(
-        table.contains("failed calls 17") && table.contains("ENOENT 4"),
+        table.contains("failed calls 19") && table.contains("ENOENT 4"),
         "{table}"
     );
 }

@@ -1,5 +1,5 @@
 //! The namespace and descriptor calls: `open`/`creat`, `close`, `lseek`,
-//! `ftruncate`, `unlink`, `rename`, `mkdir`. They change metadata that is
+//! `ftruncate`, `unlink`, `rmdir`, `rename`, `mkdir`. They change metadata that is
 //! cached (no I/O of their own): the call costs the system-call time and
 //! its metadata updates join the running transaction (ext4) to be written
 //! by a later commit, as reference §4.2 notes for `ftruncate`/`unlink`.
@@ -22,7 +22,7 @@ impl Host {
             Syscall::Close { .. } => CallKind::Close,
             Syscall::Lseek { .. } => CallKind::Lseek,
             Syscall::Ftruncate { .. } => CallKind::Ftruncate,
-            Syscall::Unlink { .. } => CallKind::Unlink,
+            Syscall::Unlink { .. } | Syscall::Rmdir { .. } => CallKind::Unlink,
             Syscall::Rename { .. } => CallKind::Rename,
             Syscall::Mkdir { .. } => CallKind::Mkdir,
             _ => unreachable!("data calls are served elsewhere"),
@@ -41,6 +41,8 @@ impl Host {
 
     fn namei_apply(&mut self, now: Ns, t: u32, sc: Syscall) -> Result<i64, Errno> {
         let pid = self.tasks[t as usize].pid;
+        // rmdir(2) removes directories only, unlink(2) everything else.
+        let rmdir = matches!(sc, Syscall::Rmdir { .. });
         let cache = &mut self.cache;
         match sc {
             Syscall::Open { path, flags } => {
@@ -132,10 +134,16 @@ impl Host {
                     _ => Err(Errno::NotSupported),
                 }
             }
-            Syscall::Unlink { path } => {
+            Syscall::Unlink { path } | Syscall::Rmdir { path } => {
                 let fs = self.mount.ext4_mut().ok_or(Errno::NotSupported)?;
                 let comps = components(&path)?;
                 let (dir, name) = fs.parent(&comps)?;
+                let is_dir = fs.inode(fs.lookup(&comps)?).kind == Kind::Dir;
+                match (rmdir, is_dir) {
+                    (false, true) => return Err(Errno::IsDir),
+                    (true, false) => return Err(Errno::NotDir),
+                    _ => {}
+                }
                 fs.unlink(dir, name, cache, now)?;
                 Ok(0)
             }

@@ -80,8 +80,14 @@ pub enum Syscall {
         /// New size, bytes.
         len: u64,
     },
-    /// `unlink(path)` (or `rmdir` of an empty directory).
+    /// `unlink(path)` of a file (a directory: EISDIR).
     Unlink {
+        /// Absolute path.
+        path: String,
+    },
+    /// `rmdir(path)` of an empty directory (a file: ENOTDIR; entries:
+    /// ENOTEMPTY).
+    Rmdir {
         /// Absolute path.
         path: String,
     },

@@ -96,6 +96,9 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         "unlink" => Syscall::Unlink {
             path: path(w.next())?,
         },
+        "rmdir" => Syscall::Rmdir {
+            path: path(w.next())?,
+        },
         "mkdir" => Syscall::Mkdir {
             path: path(w.next())?,
         },
@@ -114,7 +117,7 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         }
         other => {
             return Err(format!(
-                "unknown call `{other}`; expected open, creat, close, read, write, pread, pwrite, lseek, fsync, fdatasync, ftruncate, unlink, mkdir, rename, sync or sleep"
+                "unknown call `{other}`; expected open, creat, close, read, write, pread, pwrite, lseek, fsync, fdatasync, ftruncate, unlink, rmdir, mkdir, rename, sync or sleep"
             ))
         }
     };

@@ -195,7 +195,7 @@ fn one() -> u32 {
 /// | `pread OFFSET BYTES`, `pwrite OFFSET BYTES` | at a byte offset |
 /// | `lseek OFFSET [SET\|CUR\|END]` | move the offset |
 /// | `fsync`, `fdatasync`, `ftruncate BYTES` | on the current descriptor |
-/// | `unlink PATH`, `mkdir PATH`, `rename FROM TO`, `sync` | |
+/// | `unlink PATH`, `rmdir PATH`, `mkdir PATH`, `rename FROM TO`, `sync` | |
 /// | `sleep US` | think time before the next call, µs |
 ///
 /// A failed call returns −errno as Linux would and is counted in the
