@@ -221,4 +221,31 @@ mod tests {
         assert!(parse_step("open rel/path").is_err());
         assert!(parse_step("fsync now").is_err());
     }
+
+    #[test]
+    fn times_and_sizes_past_their_limits_are_refused_and_modes_follow_linux() {
+        let e = parse_step("sleep 1e30").unwrap_err().to_string();
+        assert!(e.contains("simulated clock"), "{e}");
+        assert!(parse_step("sleep -1").is_err());
+        assert!(parse_step("sleep nan").is_err());
+        // within s_maxbytes but past what the page cache can hold
+        assert!(parse_step("pwrite 1099511627776 4096").is_err());
+        assert!(parse_step("ftruncate 1099511627776").is_err());
+        // from s_maxbytes on, the call fails at run time as in Linux
+        assert!(parse_step("pwrite 17592186040320 1").is_ok());
+        assert!(parse_step("ftruncate 100000000000000").is_ok());
+        let ScriptStep::Call(Syscall::Open { flags, .. }) = parse_step("open /f").unwrap() else {
+            panic!("an open")
+        };
+        assert_eq!(flags.access, Access::ReadOnly, "O_RDONLY is 0");
+        let ScriptStep::Call(Syscall::Open { flags, .. }) = parse_step("creat /f").unwrap() else {
+            panic!("an open")
+        };
+        assert_eq!(flags.access, Access::WriteOnly);
+        assert!(parse_step("open /f O_RDONLY|O_RDWR").is_err());
+        assert_eq!(
+            parse_step("rmdir /d").unwrap(),
+            ScriptStep::Call(Syscall::Rmdir { path: "/d".into() })
+        );
+    }
 }

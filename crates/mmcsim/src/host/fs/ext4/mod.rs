@@ -1146,6 +1146,58 @@ mod tests {
     }
 
     #[test]
+    fn writes_reserve_blocks_and_stop_short_when_the_fs_is_full() {
+        let mut cache = PageCache::new(10_000);
+        let mut fs = fs("", &mut cache);
+        let f = fs
+            .create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10)
+            .unwrap();
+        // another file takes all but a few blocks
+        let g = fs
+            .create(ROOT_INO, "fill", Kind::File, 1, &mut cache, 10)
+            .unwrap();
+        let most = fs.claimable_blocks() - 8;
+        fs.alloc_blocks(g, 0, most, 1, &mut cache, 15).unwrap();
+        let room = fs.claimable_blocks();
+        assert!((1..=8).contains(&room), "{room}");
+        let want = (room + 10) * BLOCK_BYTES;
+        // short to the blocks that can be reserved
+        assert_eq!(
+            fs.writable_bytes(f, 0, want, true, &cache),
+            room * BLOCK_BYTES
+        );
+        let m = fs.inode(f).mapping;
+        cache.extend_file(m, room);
+        fs.write_end(f, 0, room * BLOCK_BYTES, 1, &mut cache, 20)
+            .unwrap();
+        cache.mark_dirty(m, 0, room, 20);
+        assert_eq!(fs.claimable_blocks(), 0, "all reserved");
+        // rewriting reserved pages needs nothing more; a new page fails
+        assert_eq!(fs.writable_bytes(f, 0, 4096, true, &cache), 4096);
+        assert_eq!(
+            fs.writable_bytes(f, room * BLOCK_BYTES, 4096, true, &cache),
+            0
+        );
+        // truncating the dirty pages gives the reservation back
+        fs.truncate(f, 0, &mut cache, 30);
+        assert_eq!(fs.claimable_blocks(), room);
+    }
+
+    #[test]
+    fn the_smallest_file_system_holds_its_metadata_and_journal() {
+        let cfg: FsConfig = toml::from_str("type = \"ext4\"").unwrap();
+        let min = Ext4::min_blocks(&cfg);
+        let mut cache = PageCache::new(10_000);
+        assert!(Ext4::mkfs(&cfg, 0, min, 1_000_000, &mut cache).is_ok());
+        let Err(e) = Ext4::mkfs(&cfg, 0, min - 1, 1_000_000, &mut cache) else {
+            panic!("one block less must not fit")
+        };
+        assert!(e.to_string().contains("too small"), "{e}");
+        assert!(Ext4::mkfs(&cfg, 0, 0, 1_000_000, &mut cache).is_err());
+        assert_eq!(Errno::from_code(28).map(Errno::name), Some("ENOSPC"));
+    }
+
+    #[test]
     fn delalloc_maps_at_writeback_and_nodelalloc_at_write() {
         let mut cache = PageCache::new(10_000);
         let mut da = fs("", &mut cache);
