@@ -105,6 +105,25 @@ pub const MAX_FILES: usize = 4096;
 /// and its row keys in memory (about 40 bytes a statement).
 pub const MAX_SQLITE_STATEMENTS: u64 = 1 << 22;
 
+/// A job's times from input: finite, ≥ 0 and within the simulated clock
+/// (its duration counted from `start_ms`).
+fn job_times(j: &JobSpec) -> std::result::Result<(), String> {
+    use crate::workload::spec::checked_time_ns;
+    let owner = format!("in job `{}`", j.name);
+    checked_time_ns(&owner, "think_time_us", j.think_time_us, 1e3)?;
+    checked_time_ns(&owner, "start_ms", j.start_ms, 1e6)?;
+    let d = j.duration_ms.unwrap_or(0.0);
+    checked_time_ns(&owner, "duration_ms", d, 1e6)?;
+    if (j.start_ms + d) * 1e6 > crate::engine::MAX_SIM_NS as f64 {
+        return Err(format!(
+            "{owner}: duration_ms = {} exceeds the simulated clock's limit of {} (counted from start_ms)",
+            crate::workload::spec::show_time(d),
+            crate::engine::MAX_SIM_TEXT
+        ));
+    }
+    Ok(())
+}
+
 /// A random job's `align_bytes` or a strided job's `stride_bytes` longer
 /// than its region would send every request to the region's start.
 fn step_fits_region(j: &JobSpec, region: u64) -> std::result::Result<(), String> {
@@ -481,41 +500,7 @@ impl Scenario {
             if !(j.think_time_us.is_finite() && j.think_time_us >= 0.0) {
                 return bad(format!("job `{}`: think_time_us must be ≥ 0", j.name));
             }
-            let limit = crate::engine::MAX_SIM_NS as f64;
-            let times = [
-                ("think_time_us", j.think_time_us, j.think_time_us * 1e3),
-                ("start_ms", j.start_ms, j.start_ms * 1e6),
-                (
-                    "duration_ms",
-                    j.duration_ms.unwrap_or(0.0),
-                    (j.start_ms + j.duration_ms.unwrap_or(0.0)) * 1e6,
-                ),
-            ];
-            for (field, v, ns) in times {
-                if !(v.is_finite() && v >= 0.0) {
-                    return bad(format!(
-                        "in job `{}`: {field} = {v}: expected a finite time ≥ 0",
-                        j.name
-                    ));
-                }
-                if ns > limit {
-                    let v = if v >= 1e15 {
-                        format!("{v:e}")
-                    } else {
-                        v.to_string()
-                    };
-                    return bad(format!(
-                        "in job `{}`: {field} = {v} exceeds the simulated clock's limit of {}{}",
-                        j.name,
-                        crate::engine::MAX_SIM_TEXT,
-                        if field == "duration_ms" {
-                            " (counted from start_ms)"
-                        } else {
-                            ""
-                        }
-                    ));
-                }
-            }
+            job_times(j).or_else(bad)?;
         }
         Ok(())
     }

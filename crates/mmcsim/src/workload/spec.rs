@@ -248,17 +248,22 @@ pub fn checked_time_ns(owner: &str, field: &str, v: f64, unit_ns: f64) -> Result
     }
     let ns = (v * unit_ns).round();
     if ns > crate::engine::MAX_SIM_NS as f64 {
-        let v = if v >= 1e15 {
-            format!("{v:e}")
-        } else {
-            v.to_string()
-        };
         return Err(format!(
-            "{owner}: {field} = {v} exceeds the simulated clock's limit of {}",
+            "{owner}: {field} = {} exceeds the simulated clock's limit of {}",
+            show_time(v),
             crate::engine::MAX_SIM_TEXT
         ));
     }
     Ok(ns as u64)
+}
+
+/// A time from input as an error shows it (exponent form from 10^15).
+pub fn show_time(v: f64) -> String {
+    if v >= 1e15 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
 }
 
 /// A thread's CPU scheduling policy (`sched_setscheduler`).
