@@ -8,7 +8,7 @@ use super::call::Call;
 use super::fs::ext4::inode::Kind;
 use super::fs::ext4::{Errno, S_MAXBYTES};
 use super::stage::{Below, Host, HostEvent, HostEvents};
-use super::syscall::{Syscall, Whence};
+use super::syscall::{OpenFlags, Syscall, Whence};
 use super::task::{Node, OpenFile};
 use super::vfs::{components, Mount};
 use crate::stats::report::CallKind;
@@ -45,46 +45,7 @@ impl Host {
         let rmdir = matches!(sc, Syscall::Rmdir { .. });
         let cache = &mut self.cache;
         match sc {
-            Syscall::Open { path, flags } => {
-                let (node, mapping) = match &mut self.mount {
-                    Mount::Raw(_) if flags.creat && flags.excl => return Err(Errno::Exist),
-                    Mount::Raw(_) if flags.trunc => return Err(Errno::NotSupported),
-                    m @ Mount::Raw(_) => m.lookup(&path)?,
-                    Mount::Ext4(fs) => {
-                        let comps = components(&path)?;
-                        let ino = match fs.lookup(&comps) {
-                            Ok(_) if flags.creat && flags.excl => return Err(Errno::Exist),
-                            Ok(ino) => {
-                                // may_open: a directory opens read-only
-                                // (O_TRUNC asks for write access).
-                                let writes = flags.access.writes() || flags.trunc || flags.creat;
-                                if fs.inode(ino).kind == Kind::Dir && writes {
-                                    return Err(Errno::IsDir);
-                                }
-                                if flags.trunc && fs.inode(ino).size > 0 {
-                                    fs.truncate(ino, 0, cache, now);
-                                }
-                                ino
-                            }
-                            Err(Errno::NoEnt) if flags.creat => {
-                                let (dir, name) = fs.parent(&comps)?;
-                                fs.create(dir, name, Kind::File, pid, cache, now)?
-                            }
-                            Err(e) => return Err(e),
-                        };
-                        fs.inode_mut(ino).open += 1;
-                        (Node::Ext4(ino), fs.inode(ino).mapping)
-                    }
-                };
-                let fd = self.tasks[t as usize].install(OpenFile {
-                    node,
-                    mapping,
-                    flags,
-                    pos: 0,
-                    ra: Default::default(),
-                });
-                Ok(fd as i64)
-            }
+            Syscall::Open { path, flags } => self.open_apply(now, t, &path, flags),
             Syscall::Close { fd } => {
                 let of = self.tasks[t as usize].remove(fd).ok_or(Errno::BadF)?;
                 if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, of.node) {
@@ -165,5 +126,50 @@ impl Host {
             }
             _ => unreachable!("data calls are served elsewhere"),
         }
+    }
+
+    /// `open(path, flags)` of thread `t` at `now`: returns the new
+    /// descriptor.
+    fn open_apply(&mut self, now: Ns, t: u32, path: &str, flags: OpenFlags) -> Result<i64, Errno> {
+        let pid = self.tasks[t as usize].pid;
+        let cache = &mut self.cache;
+        let (node, mapping) = match &mut self.mount {
+            Mount::Raw(_) if flags.creat && flags.excl => return Err(Errno::Exist),
+            Mount::Raw(_) if flags.trunc => return Err(Errno::NotSupported),
+            m @ Mount::Raw(_) => m.lookup(path)?,
+            Mount::Ext4(fs) => {
+                let comps = components(path)?;
+                let ino = match fs.lookup(&comps) {
+                    Ok(_) if flags.creat && flags.excl => return Err(Errno::Exist),
+                    Ok(ino) => {
+                        // may_open: a directory opens read-only
+                        // (O_TRUNC asks for write access).
+                        let writes = flags.access.writes() || flags.trunc || flags.creat;
+                        if fs.inode(ino).kind == Kind::Dir && writes {
+                            return Err(Errno::IsDir);
+                        }
+                        if flags.trunc && fs.inode(ino).size > 0 {
+                            fs.truncate(ino, 0, cache, now);
+                        }
+                        ino
+                    }
+                    Err(Errno::NoEnt) if flags.creat => {
+                        let (dir, name) = fs.parent(&comps)?;
+                        fs.create(dir, name, Kind::File, pid, cache, now)?
+                    }
+                    Err(e) => return Err(e),
+                };
+                fs.inode_mut(ino).open += 1;
+                (Node::Ext4(ino), fs.inode(ino).mapping)
+            }
+        };
+        let fd = self.tasks[t as usize].install(OpenFile {
+            node,
+            mapping,
+            flags,
+            pos: 0,
+            ra: Default::default(),
+        });
+        Ok(fd as i64)
     }
 }

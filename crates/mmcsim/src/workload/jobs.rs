@@ -194,43 +194,7 @@ impl Jobs {
             }
         }
         for (si, s) in scripts.iter().enumerate() {
-            let steps = script::parse(&s.name, &s.calls)?;
-            let pid = s.pid.unwrap_or(5000 + si as u32);
-            let id = host.add_task(Task::new(pid, IoPrio::NORM));
-            collector.add_thread(id, &s.name, pid);
-            let mut rng = component_rng(seed, &format!("script{si}"));
-            let gen = OffsetGen::placeholder(&mut rng);
-            threads.push(JobThread {
-                fd: 0,
-                script: Some(Script {
-                    name: s.name.clone(),
-                    texts: s.calls.clone(),
-                    stop: s.on_error == OnError::Stop,
-                    steps,
-                    next: 0,
-                    repeat_left: s.repeat,
-                    fds: Vec::new(),
-                    opening: false,
-                    closing: false,
-                }),
-                start_ns: (s.start_ms * NS_PER_MS as f64).round() as Ns,
-                gen,
-                rng,
-                remaining: 0,
-                stop_at: None,
-                think: us_to_ns(s.think_time_us),
-                fsync_every: 0,
-                fdatasync_every: 0,
-                writes_since_fsync: 0,
-                request_bytes: 0,
-                finished: false,
-                read_percent: 0,
-                write_gen: None,
-                depth: 0,
-                in_flight: 0,
-                blocked: false,
-                in_call: false,
-            });
+            threads.push(Self::script_thread(si, s, seed, host, collector)?);
         }
         let active = threads.len() as u32;
         Ok(Jobs {
@@ -290,6 +254,54 @@ impl Jobs {
                 -ret
             ));
         }
+    }
+
+    /// The thread of script `s` (index `si`): its task in `host`,
+    /// registered with `collector`.
+    fn script_thread(
+        si: usize,
+        s: &ScriptSpec,
+        seed: u64,
+        host: &mut Host,
+        collector: &mut Collector,
+    ) -> Result<JobThread> {
+        let steps = script::parse(&s.name, &s.calls)?;
+        let pid = s.pid.unwrap_or(5000 + si as u32);
+        let id = host.add_task(Task::new(pid, IoPrio::NORM));
+        collector.add_thread(id, &s.name, pid);
+        let mut rng = component_rng(seed, &format!("script{si}"));
+        let gen = OffsetGen::placeholder(&mut rng);
+        Ok(JobThread {
+            fd: 0,
+            script: Some(Script {
+                name: s.name.clone(),
+                texts: s.calls.clone(),
+                stop: s.on_error == OnError::Stop,
+                steps,
+                next: 0,
+                repeat_left: s.repeat,
+                fds: Vec::new(),
+                opening: false,
+                closing: false,
+            }),
+            start_ns: (s.start_ms * NS_PER_MS as f64).round() as Ns,
+            gen,
+            rng,
+            remaining: 0,
+            stop_at: None,
+            think: us_to_ns(s.think_time_us),
+            fsync_every: 0,
+            fdatasync_every: 0,
+            writes_since_fsync: 0,
+            request_bytes: 0,
+            finished: false,
+            read_percent: 0,
+            write_gen: None,
+            depth: 0,
+            in_flight: 0,
+            blocked: false,
+            in_call: false,
+        })
     }
 
     /// Adds `program`, creating its threads' tasks in `host` (after every
