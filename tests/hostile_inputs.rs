@@ -6,6 +6,8 @@
 mod common;
 #[path = "hostile/outputs.rs"]
 mod outputs;
+#[path = "hostile/scripts.rs"]
+mod scripts;
 
 use common::{report, root, scratch, simctl, simctl_err, simctl_ok};
 use std::io::Write;

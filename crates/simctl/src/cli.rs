@@ -434,6 +434,11 @@ pub struct RunArgs {
     /// "integrity" section.
     #[arg(long)]
     pub check_integrity: bool,
+    /// End the run with an error at the first system call that fails (a
+    /// script's on_error = "stop" for every thread): names the script,
+    /// the call and its errno.
+    #[arg(long)]
+    pub strict: bool,
     #[command(flatten)]
     pub sim: SimArgs,
 }

@@ -400,6 +400,7 @@ fn simulate(
         log,
         allow_empty: a.allow_empty,
         check_integrity: a.check_integrity,
+        strict: a.strict,
     })?;
     for done in [log_done, state_done].into_iter().flatten() {
         done.commit()?;

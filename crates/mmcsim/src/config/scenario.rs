@@ -105,6 +105,46 @@ pub const MAX_THREADS: u64 = 4096;
 pub const MAX_SHUFFLED_SLOTS: u64 = 1 << 25;
 /// The most files a scenario may lay out.
 pub const MAX_FILES: usize = 4096;
+/// The most SQL statements (rows filled plus transactions) all SQLite
+/// jobs of a scenario may run together: each job keeps its statement plan
+/// and its row keys in memory (about 40 bytes a statement).
+pub const MAX_SQLITE_STATEMENTS: u64 = 1 << 22;
+
+/// A job's times from input: finite, ≥ 0 and within the simulated clock
+/// (its duration counted from `start_ms`).
+fn job_times(j: &JobSpec) -> std::result::Result<(), String> {
+    use crate::workload::spec::checked_time_ns;
+    let owner = format!("in job `{}`", j.name);
+    checked_time_ns(&owner, "think_time_us", j.think_time_us, 1e3)?;
+    checked_time_ns(&owner, "start_ms", j.start_ms, 1e6)?;
+    let d = j.duration_ms.unwrap_or(0.0);
+    checked_time_ns(&owner, "duration_ms", d, 1e6)?;
+    if (j.start_ms + d) * 1e6 > crate::engine::MAX_SIM_NS as f64 {
+        return Err(format!(
+            "{owner}: duration_ms = {} exceeds the simulated clock's limit of {} (counted from start_ms)",
+            crate::workload::spec::show_time(d),
+            crate::engine::MAX_SIM_TEXT
+        ));
+    }
+    Ok(())
+}
+
+/// A random job's `align_bytes` or a strided job's `stride_bytes` longer
+/// than its region would send every request to the region's start.
+fn step_fits_region(j: &JobSpec, region: u64) -> std::result::Result<(), String> {
+    let step = match j.pattern {
+        Pattern::Random => j.align_bytes.map(|a| ("align_bytes", a)),
+        Pattern::Strided => j.stride_bytes.map(|s| ("stride_bytes", s)),
+        Pattern::Sequential => None,
+    };
+    match step {
+        Some((field, v)) if v > region => Err(format!(
+            "job `{}`: {field} = {v} is larger than the job's region ({region} bytes): every request would go to one offset; use a smaller {field} or a bigger region",
+            j.name
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// A seed: a TOML integer ≥ 0, or (for seeds of 2^63 and more, which TOML
 /// integers cannot hold) its decimal text.
@@ -339,6 +379,12 @@ impl Scenario {
         self.validate_sqlite(source)?;
         if let Some(fs) = &self.fs {
             fs.validate().map_err(|e| e.to_string()).or_else(bad)?;
+            let min = crate::host::fs::ext4::Ext4::min_blocks(fs).div_ceil(256);
+            if let Some(s) = fs.partition_size_mib.filter(|&s| s < min) {
+                return bad(format!(
+                    "fs.partition_size_mib = {s}: expected at least {min} MiB, the smallest ext4 with these options (one block group's superblock, group descriptors, bitmaps and inode table, the journal, the root directory and lost+found)"
+                ));
+            }
             if let Some(f) = self.files.iter().find(|f| f.offset_mib.is_some()) {
                 return bad(format!(
                     "file `{}`: offset_mib places raw extents; with [fs] the allocator places files (remove offset_mib)",
@@ -346,14 +392,7 @@ impl Scenario {
                 ));
             }
         }
-        for s in &self.scripts {
-            if s.calls.is_empty() {
-                return bad(format!("script `{}`: calls is empty", s.name));
-            }
-            if !(s.think_time_us.is_finite() && s.think_time_us >= 0.0) {
-                return bad(format!("script `{}`: think_time_us must be ≥ 0", s.name));
-            }
-        }
+        self.validate_scripts().or_else(bad)?;
         if let Some(t) = &self.trace {
             if !(t.speed.is_finite() && (MIN_SPEED..=MAX_SPEED).contains(&t.speed)) {
                 return bad(format!(
@@ -373,12 +412,7 @@ impl Scenario {
                 self.files.len()
             ));
         }
-        let threads: u64 = self.jobs.iter().map(|j| u64::from(j.threads)).sum();
-        if threads > MAX_THREADS {
-            return bad(format!(
-                "the jobs have {threads} threads in all: at most {MAX_THREADS} are supported (each costs its own statistics)"
-            ));
-        }
+        self.validate_threads().or_else(bad)?;
         let mut names = std::collections::BTreeSet::new();
         for f in &self.files {
             if f.size_mib == 0 && self.fs.is_none() {
@@ -456,6 +490,7 @@ impl Scenario {
                     return bad(format!("job `{}`: align_bytes must be at least 1", j.name));
                 }
             }
+            step_fits_region(j, region).or_else(bad)?;
             if j.direct && (j.request_bytes % 512 != 0 || j.region_offset_bytes % 512 != 0) {
                 return bad(format!(
                     "job `{}`: O_DIRECT needs request_bytes and offsets in whole 512-byte sectors",
@@ -474,47 +509,91 @@ impl Scenario {
             if !(j.think_time_us.is_finite() && j.think_time_us >= 0.0) {
                 return bad(format!("job `{}`: think_time_us must be ≥ 0", j.name));
             }
-            let limit = crate::engine::MAX_SIM_NS as f64;
-            let times = [
-                ("think_time_us", j.think_time_us, j.think_time_us * 1e3),
-                ("start_ms", j.start_ms, j.start_ms * 1e6),
-                (
-                    "duration_ms",
-                    j.duration_ms.unwrap_or(0.0),
-                    (j.start_ms + j.duration_ms.unwrap_or(0.0)) * 1e6,
-                ),
-            ];
-            for (field, v, ns) in times {
-                if !(v.is_finite() && v >= 0.0) {
-                    return bad(format!(
-                        "in job `{}`: {field} = {v}: expected a finite time ≥ 0",
-                        j.name
-                    ));
-                }
-                if ns > limit {
-                    let v = if v >= 1e15 {
-                        format!("{v:e}")
-                    } else {
-                        v.to_string()
-                    };
-                    return bad(format!(
-                        "in job `{}`: {field} = {v} exceeds the simulated clock's limit of {}{}",
-                        j.name,
-                        crate::engine::MAX_SIM_TEXT,
-                        if field == "duration_ms" {
-                            " (counted from start_ms)"
-                        } else {
-                            ""
-                        }
-                    ));
-                }
-            }
+            job_times(j).or_else(bad)?;
         }
         Ok(())
     }
 }
 
 impl Scenario {
+    /// Checks the `[[scripts]]`: a file system to run on, calls, times.
+    fn validate_scripts(&self) -> std::result::Result<(), String> {
+        for s in &self.scripts {
+            let owner = format!("script `{}`", s.name);
+            if self.fs.is_none() {
+                return Err(format!(
+                    "{owner}: scripts run on a file system (their calls create, open, resize and remove files): add [fs] with type = \"ext4\""
+                ));
+            }
+            if s.calls.is_empty() {
+                return Err(format!("{owner}: calls is empty"));
+            }
+            crate::workload::spec::checked_time_ns(&owner, "think_time_us", s.think_time_us, 1e3)?;
+            crate::workload::spec::checked_time_ns(&owner, "start_ms", s.start_ms, 1e6)?;
+        }
+        Ok(())
+    }
+
+    /// One limit on threads: job threads, scripts and SQLite jobs together
+    /// (before anything is allocated); job pids neither wrap nor overlap.
+    fn validate_threads(&self) -> std::result::Result<(), String> {
+        let jobs: u64 = self.jobs.iter().map(|j| u64::from(j.threads)).sum();
+        let scripts = self.scripts.len() as u64;
+        let sqlite = self.sqlite_jobs.len() as u64;
+        let threads = jobs + scripts + sqlite;
+        if threads > MAX_THREADS {
+            return Err(format!(
+                "{threads} threads in all ({jobs} of [[jobs]], {scripts} [[scripts]], {sqlite} [[sqlite_jobs]]): at most {MAX_THREADS} are supported (each costs its own statistics)"
+            ));
+        }
+        let mut ranges: Vec<(u64, u64, &str)> = Vec::new();
+        for (ji, j) in self.jobs.iter().enumerate() {
+            let first = u64::from(j.pid.unwrap_or(1000 + 100 * ji as u32));
+            let last = first + u64::from(j.threads.max(1)) - 1;
+            if last > u64::from(u32::MAX) {
+                return Err(format!(
+                    "job `{}`: pid = {first} with {} threads: the last pid would be {last}, beyond {}",
+                    j.name,
+                    j.threads,
+                    u32::MAX
+                ));
+            }
+            if let Some((f, l, other)) = ranges.iter().find(|(f, l, _)| first <= *l && *f <= last) {
+                return Err(format!(
+                    "job `{}`: pids {first}..={last} overlap job `{other}`'s {f}..={l} (each thread is its own process); set pid on one of them",
+                    j.name
+                ));
+            }
+            ranges.push((first, last, &j.name));
+        }
+        let each =
+            |j: &crate::workload::sqlite::SqliteJobSpec| j.transactions.saturating_add(j.prefill());
+        if let Some(j) = self
+            .sqlite_jobs
+            .iter()
+            .find(|j| each(j) > MAX_SQLITE_STATEMENTS)
+        {
+            return Err(format!(
+                "sqlite job `{}`: transactions = {} and rows = {}: {} statements, at most {MAX_SQLITE_STATEMENTS} are supported (the job keeps its plan and keys in memory)",
+                j.name,
+                j.transactions,
+                j.prefill(),
+                each(j)
+            ));
+        }
+        let statements: u64 = self
+            .sqlite_jobs
+            .iter()
+            .map(each)
+            .fold(0, u64::saturating_add);
+        if statements > MAX_SQLITE_STATEMENTS {
+            return Err(format!(
+                "the SQLite jobs run {statements} statements in all (rows filled + transactions): at most {MAX_SQLITE_STATEMENTS} are supported (each job keeps its plan and keys in memory)"
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks `[sqlite]`, `[[sqlite_jobs]]` and `[androbench]`.
     fn validate_sqlite(&self, source: &str) -> Result<()> {
         let bad = |m: String| Err(Error::config(format!("{source}: {m}")));

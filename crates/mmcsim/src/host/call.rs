@@ -107,6 +107,14 @@ impl Call {
     }
 }
 
+impl Call {
+    /// The call fails with `errno` (its name, `"ENOENT"`): it is
+    /// counted as failed, not as a completed call.
+    pub fn fail(self, errno: &'static str, collector: &mut Collector) {
+        collector.record_failed(self.thread, errno);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

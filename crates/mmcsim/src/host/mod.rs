@@ -43,8 +43,8 @@ pub use call::Call;
 pub use files::{File, FileSpec, Files};
 pub use flusher::FLUSHER_PID;
 pub use kjournald::JBD2_PID;
-pub use stage::{Below, Host, HostEvent, HostEvents, HOST_CALLS, PAGE_IO};
-pub use syscall::{Fd, OpenFlags, Syscall, Whence};
+pub use stage::{Below, Host, HostEvent, HostEvents, HOST_CALLS, MAX_RW_COUNT, PAGE_IO};
+pub use syscall::{Access, Fd, OpenFlags, Syscall, Whence};
 pub use task::Task;
 pub use vfs::Mount;
 

@@ -1,14 +1,14 @@
 //! The namespace and descriptor calls: `open`/`creat`, `close`, `lseek`,
-//! `ftruncate`, `unlink`, `rename`, `mkdir`. They change metadata that is
+//! `ftruncate`, `unlink`, `rmdir`, `rename`, `mkdir`. They change metadata that is
 //! cached (no I/O of their own): the call costs the system-call time and
 //! its metadata updates join the running transaction (ext4) to be written
 //! by a later commit, as reference §4.2 notes for `ftruncate`/`unlink`.
 
 use super::call::Call;
 use super::fs::ext4::inode::Kind;
-use super::fs::ext4::Errno;
+use super::fs::ext4::{Errno, S_MAXBYTES};
 use super::stage::{Below, Host, HostEvent, HostEvents};
-use super::syscall::{Syscall, Whence};
+use super::syscall::{OpenFlags, Syscall, Whence};
 use super::task::{Node, OpenFile};
 use super::vfs::{components, Mount};
 use crate::stats::report::CallKind;
@@ -22,7 +22,7 @@ impl Host {
             Syscall::Close { .. } => CallKind::Close,
             Syscall::Lseek { .. } => CallKind::Lseek,
             Syscall::Ftruncate { .. } => CallKind::Ftruncate,
-            Syscall::Unlink { .. } => CallKind::Unlink,
+            Syscall::Unlink { .. } | Syscall::Rmdir { .. } => CallKind::Unlink,
             Syscall::Rename { .. } => CallKind::Rename,
             Syscall::Mkdir { .. } => CallKind::Mkdir,
             _ => unreachable!("data calls are served elsewhere"),
@@ -41,45 +41,11 @@ impl Host {
 
     fn namei_apply(&mut self, now: Ns, t: u32, sc: Syscall) -> Result<i64, Errno> {
         let pid = self.tasks[t as usize].pid;
+        // rmdir(2) removes directories only, unlink(2) everything else.
+        let rmdir = matches!(sc, Syscall::Rmdir { .. });
         let cache = &mut self.cache;
         match sc {
-            Syscall::Open { path, flags } => {
-                let (node, mapping) = match &mut self.mount {
-                    Mount::Raw(_) if flags.creat && flags.excl => return Err(Errno::Exist),
-                    Mount::Raw(_) if flags.trunc => return Err(Errno::NotSupported),
-                    m @ Mount::Raw(_) => m.lookup(&path)?,
-                    Mount::Ext4(fs) => {
-                        let comps = components(&path)?;
-                        let ino = match fs.lookup(&comps) {
-                            Ok(_) if flags.creat && flags.excl => return Err(Errno::Exist),
-                            Ok(ino) => {
-                                if fs.inode(ino).kind == Kind::Dir && (flags.trunc || flags.creat) {
-                                    return Err(Errno::IsDir);
-                                }
-                                if flags.trunc && fs.inode(ino).size > 0 {
-                                    fs.truncate(ino, 0, cache, now);
-                                }
-                                ino
-                            }
-                            Err(Errno::NoEnt) if flags.creat => {
-                                let (dir, name) = fs.parent(&comps)?;
-                                fs.create(dir, name, Kind::File, pid, cache, now)?
-                            }
-                            Err(e) => return Err(e),
-                        };
-                        fs.inode_mut(ino).open += 1;
-                        (Node::Ext4(ino), fs.inode(ino).mapping)
-                    }
-                };
-                let fd = self.tasks[t as usize].install(OpenFile {
-                    node,
-                    mapping,
-                    flags,
-                    pos: 0,
-                    ra: Default::default(),
-                });
-                Ok(fd as i64)
-            }
+            Syscall::Open { path, flags } => self.open_apply(now, t, &path, flags),
             Syscall::Close { fd } => {
                 let of = self.tasks[t as usize].remove(fd).ok_or(Errno::BadF)?;
                 if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, of.node) {
@@ -99,15 +65,28 @@ impl Host {
                     Whence::Cur => of.pos as i64,
                     Whence::End => self.mount.size(of.node) as i64,
                 };
+                // vfs_setpos: below 0 or past s_maxbytes is EINVAL.
                 let pos = base
                     .checked_add(offset)
-                    .filter(|p| *p >= 0)
+                    .filter(|p| *p >= 0 && *p as u64 <= S_MAXBYTES)
                     .ok_or(Errno::Inval)?;
                 self.tasks[t as usize].file_mut(fd).expect("checked").pos = pos as u64;
                 Ok(pos)
             }
             Syscall::Ftruncate { fd, len } => {
+                // do_sys_ftruncate: a negative length, or a descriptor not
+                // open for writing, is EINVAL; inode_newsize_ok: past
+                // s_maxbytes is EFBIG.
+                if len > i64::MAX as u64 {
+                    return Err(Errno::Inval);
+                }
                 let of = self.tasks[t as usize].file(fd).ok_or(Errno::BadF)?;
+                if !of.flags.access.writes() {
+                    return Err(Errno::Inval);
+                }
+                if len > S_MAXBYTES {
+                    return Err(Errno::FBig);
+                }
                 match (&mut self.mount, of.node) {
                     (Mount::Ext4(fs), Node::Ext4(ino)) => {
                         fs.truncate(ino, len, cache, now);
@@ -116,10 +95,16 @@ impl Host {
                     _ => Err(Errno::NotSupported),
                 }
             }
-            Syscall::Unlink { path } => {
+            Syscall::Unlink { path } | Syscall::Rmdir { path } => {
                 let fs = self.mount.ext4_mut().ok_or(Errno::NotSupported)?;
                 let comps = components(&path)?;
                 let (dir, name) = fs.parent(&comps)?;
+                let is_dir = fs.inode(fs.lookup(&comps)?).kind == Kind::Dir;
+                match (rmdir, is_dir) {
+                    (false, true) => return Err(Errno::IsDir),
+                    (true, false) => return Err(Errno::NotDir),
+                    _ => {}
+                }
                 fs.unlink(dir, name, cache, now)?;
                 Ok(0)
             }
@@ -141,5 +126,50 @@ impl Host {
             }
             _ => unreachable!("data calls are served elsewhere"),
         }
+    }
+
+    /// `open(path, flags)` of thread `t` at `now`: returns the new
+    /// descriptor.
+    fn open_apply(&mut self, now: Ns, t: u32, path: &str, flags: OpenFlags) -> Result<i64, Errno> {
+        let pid = self.tasks[t as usize].pid;
+        let cache = &mut self.cache;
+        let (node, mapping) = match &mut self.mount {
+            Mount::Raw(_) if flags.creat && flags.excl => return Err(Errno::Exist),
+            Mount::Raw(_) if flags.trunc => return Err(Errno::NotSupported),
+            m @ Mount::Raw(_) => m.lookup(path)?,
+            Mount::Ext4(fs) => {
+                let comps = components(path)?;
+                let ino = match fs.lookup(&comps) {
+                    Ok(_) if flags.creat && flags.excl => return Err(Errno::Exist),
+                    Ok(ino) => {
+                        // may_open: a directory opens read-only
+                        // (O_TRUNC asks for write access).
+                        let writes = flags.access.writes() || flags.trunc || flags.creat;
+                        if fs.inode(ino).kind == Kind::Dir && writes {
+                            return Err(Errno::IsDir);
+                        }
+                        if flags.trunc && fs.inode(ino).size > 0 {
+                            fs.truncate(ino, 0, cache, now);
+                        }
+                        ino
+                    }
+                    Err(Errno::NoEnt) if flags.creat => {
+                        let (dir, name) = fs.parent(&comps)?;
+                        fs.create(dir, name, Kind::File, pid, cache, now)?
+                    }
+                    Err(e) => return Err(e),
+                };
+                fs.inode_mut(ino).open += 1;
+                (Node::Ext4(ino), fs.inode(ino).mapping)
+            }
+        };
+        let fd = self.tasks[t as usize].install(OpenFile {
+            node,
+            mapping,
+            flags,
+            pos: 0,
+            ra: Default::default(),
+        });
+        Ok(fd as i64)
     }
 }

@@ -18,7 +18,8 @@
 //! and flushes.
 
 use super::call::Call;
-use super::fs::ext4::{Errno, PageRun};
+use super::fs::ext4::inode::Kind;
+use super::fs::ext4::{Errno, PageRun, S_MAXBYTES};
 use super::kjournald::Kjournald;
 use super::page_cache::{FileId, PageCache, PageCacheStats, ReadPlan, ReadStep};
 use super::syscall::{Fd, Syscall};
@@ -38,6 +39,10 @@ use crate::types::{Ns, Op, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES};
 pub const PAGE_IO: u32 = 1 << 31;
 /// Owner low bits of the journal thread's own bios (log blocks, flushes).
 pub(super) const JBD2_IO: u32 = PAGE_IO - 2;
+/// The most bytes one `read()`/`write()` moves (`MAX_RW_COUNT` =
+/// `INT_MAX & PAGE_MASK`, include/linux/fs.h): `rw_verify_area` clamps a
+/// longer count to it, so the call returns a short count.
+pub const MAX_RW_COUNT: u64 = 0x7fff_f000;
 /// Owner tags below this are host calls; [`PAGE_IO`] marks page-cache
 /// I/O; the range between is left to other submitters (trace replay).
 pub const HOST_CALLS: u32 = 1 << 30;
@@ -328,6 +333,8 @@ impl Host {
 
     /// Thread `t` enters system call `sc` at `now`.
     pub fn syscall<E: HostEvents>(&mut self, now: Ns, t: u32, sc: Syscall, b: &mut Below<E>) {
+        // Every path sets its result; a call that sets none returns 0.
+        self.tasks[t as usize].ret = 0;
         match sc {
             Syscall::Read { fd, bytes } => self.rw(now, t, fd, None, bytes, Op::Read, b),
             Syscall::Pread { fd, offset, bytes } => {
@@ -435,7 +442,8 @@ impl Host {
     }
 
     /// read/pread/write/pwrite of `bytes` at `offset` (the descriptor's
-    /// position when `None`).
+    /// position when `None`), after the checks Linux makes before any I/O
+    /// ([`Host::rw_checks`]); a write may be short (ENOSPC).
     #[allow(clippy::too_many_arguments)]
     fn rw<E: HostEvents>(
         &mut self,
@@ -452,20 +460,9 @@ impl Host {
         } else {
             CallKind::Write
         };
-        let Some(of) = self.tasks[t as usize].file(fd) else {
-            return self.fail(now, t, kind, Errno::BadF, b);
-        };
-        let (node, append) = (of.node, of.flags.append);
-        let size = self.mount.size(node);
-        let off = match offset {
-            Some(o) => o,
-            None if op == Op::Write && append => size,
-            None => of.pos,
-        };
-        let bytes = if op == Op::Read && self.mount.ext4().is_some() {
-            bytes.min(size.saturating_sub(off))
-        } else {
-            bytes
+        let (off, bytes) = match self.rw_checks(t, fd, offset, bytes, op) {
+            Ok(v) => v,
+            Err(e) => return self.fail(now, t, kind, e, b),
         };
         let task = &mut self.tasks[t as usize];
         task.fd = fd;
@@ -495,6 +492,73 @@ impl Host {
                 Phase::Write
             };
             b.q.at(entered, HostEvent::Step(t));
+        }
+    }
+
+    /// The checks of `vfs_read`/`vfs_write` before any I/O, in the
+    /// kernel's order: an open descriptor with the access mode (EBADF), not
+    /// a directory (EISDIR), `rw_verify_area` (a count or offset that is
+    /// negative as `ssize_t`/`loff_t`, or an end that overflows `loff_t`:
+    /// EINVAL; the count clamped to [`MAX_RW_COUNT`]), then on ext4
+    /// `generic_write_checks` (a write at or past [`S_MAXBYTES`]: EFBIG,
+    /// else clamped to it; a read there returns 0), the read clamped to
+    /// the file size, and a write shortened to the blocks the file system
+    /// can still reserve (none: ENOSPC). Returns the offset and the bytes
+    /// the call moves.
+    fn rw_checks(
+        &self,
+        t: u32,
+        fd: Fd,
+        offset: Option<u64>,
+        bytes: u64,
+        op: Op,
+    ) -> Result<(u64, u64), Errno> {
+        let of = self.tasks[t as usize].file(fd).ok_or(Errno::BadF)?;
+        let allowed = if op == Op::Read {
+            of.flags.access.reads()
+        } else {
+            of.flags.access.writes()
+        };
+        if !allowed {
+            return Err(Errno::BadF);
+        }
+        let (node, append) = (of.node, of.flags.append);
+        if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&self.mount, node) {
+            if fs.inode(ino).kind == Kind::Dir {
+                return Err(Errno::IsDir);
+            }
+        }
+        let size = self.mount.size(node);
+        let off = match offset {
+            Some(o) => o,
+            None if op == Op::Write && append => size,
+            None => of.pos,
+        };
+        let max = i64::MAX as u64;
+        if bytes > max || off > max || off + bytes > max {
+            return Err(Errno::Inval);
+        }
+        let bytes = bytes.min(MAX_RW_COUNT);
+        let Mount::Ext4(fs) = &self.mount else {
+            return Ok((off, bytes));
+        };
+        let Node::Ext4(ino) = node else {
+            unreachable!("node of another mount")
+        };
+        if op == Op::Read {
+            return Ok((off, bytes.min(size.saturating_sub(off))));
+        }
+        if bytes == 0 {
+            return Ok((off, 0));
+        }
+        if off >= S_MAXBYTES {
+            return Err(Errno::FBig);
+        }
+        let bytes = bytes.min(S_MAXBYTES - off);
+        let direct = of.flags.direct;
+        match fs.writable_bytes(ino, off, bytes, !direct, &self.cache) {
+            0 => Err(Errno::NoSpc),
+            n => Ok((off, n)),
         }
     }
 
@@ -1029,10 +1093,19 @@ impl Host {
         }
     }
 
-    /// Task `t`'s call returns to user space: it is recorded.
+    /// Task `t`'s call returns to user space: it is recorded, as completed
+    /// or (a negative return value) as failed with its errno.
     fn call_return<E>(&mut self, now: Ns, t: u32, b: &mut Below<E>) -> Option<u32> {
-        let id = self.tasks[t as usize].call.take()?;
-        self.calls.remove(id).finish(now, b.collector);
+        let task = &mut self.tasks[t as usize];
+        let id = task.call.take()?;
+        let call = self.calls.remove(id);
+        match task.ret {
+            r if r < 0 => {
+                let name = Errno::from_code(-r).map_or("EIO", Errno::name);
+                call.fail(name, b.collector);
+            }
+            _ => call.finish(now, b.collector),
+        }
         Some(t)
     }
 }

@@ -80,8 +80,14 @@ pub enum Syscall {
         /// New size, bytes.
         len: u64,
     },
-    /// `unlink(path)` (or `rmdir` of an empty directory).
+    /// `unlink(path)` of a file (a directory: EISDIR).
     Unlink {
+        /// Absolute path.
+        path: String,
+    },
+    /// `rmdir(path)` of an empty directory (a file: ENOTDIR; entries:
+    /// ENOTEMPTY).
+    Rmdir {
         /// Absolute path.
         path: String,
     },
@@ -112,9 +118,36 @@ pub enum Whence {
     End,
 }
 
+/// The access mode of an open file (`O_ACCMODE` of the flags).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// `O_RDONLY` (Linux's mode when none is given: its value is 0).
+    ReadOnly,
+    /// `O_WRONLY`.
+    WriteOnly,
+    /// `O_RDWR` (the default of the descriptors jobs and programs open).
+    #[default]
+    ReadWrite,
+}
+
+impl Access {
+    /// Whether `read()` is allowed (`FMODE_READ`).
+    pub fn reads(self) -> bool {
+        self != Access::WriteOnly
+    }
+
+    /// Whether `write()` and `ftruncate()` are allowed (`FMODE_WRITE`).
+    pub fn writes(self) -> bool {
+        self != Access::ReadOnly
+    }
+}
+
 /// How a file is open.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpenFlags {
+    /// Access mode: a write on a read-only descriptor fails with EBADF,
+    /// as does a read on a write-only one.
+    pub access: Access,
     /// `O_DIRECT`: data bypasses the page cache.
     pub direct: bool,
     /// `O_SYNC`: a write returns once its data and the inode are durable
@@ -134,19 +167,39 @@ pub struct OpenFlags {
 }
 
 impl OpenFlags {
-    /// Parses `|`-separated flag names (`O_CREAT|O_TRUNC|O_SYNC`; the
-    /// access mode `O_RDONLY`, `O_WRONLY`, `O_RDWR` is accepted and has no
-    /// effect on the model).
+    /// Parses `|`-separated flag names (`O_CREAT|O_TRUNC|O_SYNC`) with at
+    /// most one access mode `O_RDONLY`, `O_WRONLY`, `O_RDWR`; without one
+    /// the mode is `O_RDONLY`, as in Linux (its value is 0).
     pub fn parse(text: &str) -> Result<OpenFlags, crate::error::SettingError> {
         Self::parse_text(text).map_err(crate::error::SettingError::Rule)
     }
 
     /// The same, its error as text.
     fn parse_text(text: &str) -> Result<OpenFlags, String> {
-        let mut f = OpenFlags::default();
+        let mut f = OpenFlags {
+            access: Access::ReadOnly,
+            ..OpenFlags::default()
+        };
+        let mut mode: Option<&str> = None;
         for name in text.split('|').map(str::trim).filter(|s| !s.is_empty()) {
-            match name.to_ascii_uppercase().as_str() {
-                "O_RDONLY" | "O_WRONLY" | "O_RDWR" => {}
+            let upper = name.to_ascii_uppercase();
+            let access = match upper.as_str() {
+                "O_RDONLY" => Some(Access::ReadOnly),
+                "O_WRONLY" => Some(Access::WriteOnly),
+                "O_RDWR" => Some(Access::ReadWrite),
+                _ => None,
+            };
+            if let Some(a) = access {
+                if let Some(m) = mode {
+                    return Err(format!(
+                        "{m} and {name}: give one access mode (O_RDONLY, O_WRONLY or O_RDWR)"
+                    ));
+                }
+                mode = Some(name);
+                f.access = a;
+                continue;
+            }
+            match upper.as_str() {
                 "O_DIRECT" => f.direct = true,
                 "O_SYNC" => f.sync = true,
                 "O_DSYNC" => f.dsync = true,

@@ -60,6 +60,10 @@ pub struct RunOptions {
     /// stops the run with an error, and the report gains an `integrity`
     /// section, its other numbers unchanged.
     pub check_integrity: bool,
+    /// End the run at the first failed system call of any thread (a
+    /// script's `on_error = "stop"` for every thread), with an error
+    /// naming the call and its errno.
+    pub strict: bool,
 }
 
 /// A configured simulation, ready to run: the stages, top to bottom, and
@@ -139,6 +143,7 @@ impl Simulation {
         if opts.check_integrity {
             self.driver.device_mut().start_integrity_check()?;
         }
+        self.jobs.set_strict(opts.strict);
         self.jobs.start(&mut self.q);
         self.host.start(&mut self.q);
         self.platform.start(&mut self.q);
@@ -151,6 +156,9 @@ impl Simulation {
             self.handle(now, ev)?;
             if self.error.is_some() {
                 return Err(self.error.take().expect("just checked"));
+            }
+            if let Some(f) = self.jobs.take_failure() {
+                return Err(Error::Workload(f));
             }
             if let Some(v) = self.driver.device_mut().take_integrity_violation() {
                 return Err(crate::device::DeviceError::from(v).into());
@@ -256,7 +264,17 @@ impl Simulation {
                 "none of the {} records of the trace {} completed",
                 t.records, t.path
             ),
-            None => "the jobs issued no request".to_string(),
+            None => match self.collector.summarize().calls {
+                Some(c) => format!(
+                    "every system call failed ({})",
+                    c.failed
+                        .iter()
+                        .map(|(e, n)| format!("{e} {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => "the jobs issued no request".to_string(),
+            },
         };
         Error::Workload(format!(
             "the run completed no request: {why}; an empty result is an error unless allowed (simctl: --allow-empty, and the report then says \"empty\": true)"

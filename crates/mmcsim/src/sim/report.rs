@@ -255,6 +255,15 @@ impl Report {
         if w.write.count > 0 {
             line("write", w.write.iops, w.write.mb_per_s, &w.write.latency_us);
         }
+        if let Some(c) = &w.calls {
+            let each: Vec<String> = c.failed.iter().map(|(e, n)| format!("{e} {n}")).collect();
+            let _ = writeln!(
+                s,
+                "failed calls {} (not counted above): {}",
+                c.total(),
+                each.join(" | ")
+            );
+        }
         let b = &w.breakdown_us;
         let _ = writeln!(
             s,

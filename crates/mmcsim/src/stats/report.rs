@@ -7,6 +7,7 @@
 use super::histogram::{LatencyHistogram, LatencySummary};
 use crate::types::{Ns, NS_PER_S};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Version tag of the report schema.
 pub const SCHEMA: &str = "mmcsim-report/1";
@@ -86,6 +87,32 @@ pub struct ThreadStats {
     pub mb_per_s: f64,
     /// Latency distribution, µs.
     pub latency_us: LatencySummary,
+    /// System calls of the thread that failed (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<FailedCalls>,
+}
+
+/// System calls that failed, by errno name (`"ENOENT": 2`). A failed call
+/// is not counted in `requests`, the latency or the throughput: it costs
+/// its thread the kernel path up to the failure and moves no data.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FailedCalls {
+    /// Failed calls by errno name, in name order.
+    pub failed: BTreeMap<&'static str, u64>,
+}
+
+impl FailedCalls {
+    /// `Some` when any call failed.
+    fn of(map: &BTreeMap<&'static str, u64>) -> Option<FailedCalls> {
+        (!map.is_empty()).then(|| FailedCalls {
+            failed: map.clone(),
+        })
+    }
+
+    /// Failed calls in all.
+    pub fn total(&self) -> u64 {
+        self.failed.values().sum()
+    }
 }
 
 /// Fairness across threads.
@@ -214,6 +241,8 @@ pub struct Collector {
     /// and is made by that merge when a second thread records or at the
     /// summary.
     recorders: Recorders,
+    /// Failed system calls by errno name.
+    failed: BTreeMap<&'static str, u64>,
 }
 
 /// The threads whose calls the collector has recorded so far.
@@ -237,6 +266,8 @@ struct ThreadAcc {
     last_done: Ns,
     /// Calls completing before this time are not recorded (ramp-up), ns.
     ramp_end: Ns,
+    /// Its failed system calls by errno name.
+    failed: BTreeMap<&'static str, u64>,
 }
 
 /// Kind of a completed call, for the counters.
@@ -312,6 +343,7 @@ impl Collector {
             device_blocks_written: 0,
             device_flushes: 0,
             recorders: Recorders::None,
+            failed: BTreeMap::new(),
         }
     }
 
@@ -335,7 +367,17 @@ impl Collector {
             first_issue: None,
             last_done: 0,
             ramp_end: 0,
+            failed: BTreeMap::new(),
         });
+    }
+
+    /// Records a system call of thread `thread` that failed with the errno
+    /// named `errno` (`"ENOENT"`): counted apart from completed calls.
+    pub fn record_failed(&mut self, thread: u32, errno: &'static str) {
+        *self.failed.entry(errno).or_insert(0) += 1;
+        if let Some(Some(t)) = self.threads.get_mut(thread as usize) {
+            *t.failed.entry(errno).or_insert(0) += 1;
+        }
     }
 
     /// Excludes thread `id`'s calls completing before `end` (ns) from the
@@ -529,6 +571,7 @@ impl Collector {
                         0.0
                     },
                     latency_us: hist.summary(),
+                    calls: FailedCalls::of(&t.failed),
                 }
             })
             .collect();
@@ -558,6 +601,7 @@ impl Collector {
                 metric: "iops",
             },
             threads,
+            calls: FailedCalls::of(&self.failed),
             breakdown_us: self.breakdown(),
             device_response_us: DeviceResponse {
                 requests: self.d2c_count,
@@ -588,6 +632,9 @@ pub struct WorkloadSummary {
     pub write: DirectionStats,
     /// Per thread (synthetic) or per process (trace).
     pub threads: Vec<ThreadStats>,
+    /// System calls that failed, all threads together (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<FailedCalls>,
     /// Fairness across threads.
     pub fairness: Fairness,
     /// Mean latency split, µs.

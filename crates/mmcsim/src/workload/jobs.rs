@@ -13,11 +13,12 @@
 
 use super::program::{Action, Program};
 use super::script::{self, ScriptStep, CURRENT_FD};
-use super::spec::{JobOp, JobSpec, Order, Pattern, ScriptSpec};
+use super::spec::{JobOp, JobSpec, OnError, Order, Pattern, ScriptSpec};
 use super::sqlite::session::IoMark;
 use super::synthetic::OffsetGen;
 use crate::engine::{component_rng, EventQueue, SimRng};
 use crate::error::{Error, Result};
+use crate::host::fs::ext4::Errno;
 use crate::host::{Below, Fd, Host, HostEvents, OpenFlags, Syscall, Task};
 use crate::stats::report::Collector;
 use crate::types::{us_to_ns, IoPrio, Ns, Op, NS_PER_MS};
@@ -36,6 +37,11 @@ impl<E: From<JobEvent> + HostEvents> JobEvents for E {}
 
 /// A scripted thread's progress.
 struct Script {
+    /// The script's name and calls as written (for a failure's message).
+    name: String,
+    texts: Vec<String>,
+    /// `on_error = "stop"`: its first failed call ends the run.
+    stop: bool,
     steps: Vec<ScriptStep>,
     next: usize,
     repeat_left: u32,
@@ -97,6 +103,11 @@ pub struct Jobs {
     prog_first: Vec<u32>,
     /// Scratch list of threads a program released.
     ready: Vec<u32>,
+    /// `--strict`: the first failed call of any thread ends the run.
+    strict: bool,
+    /// A failed call that ends the run (`--strict`, `on_error = "stop"`):
+    /// the error's message.
+    failure: Option<String>,
 }
 
 impl Jobs {
@@ -183,40 +194,7 @@ impl Jobs {
             }
         }
         for (si, s) in scripts.iter().enumerate() {
-            let steps = script::parse(&s.name, &s.calls)?;
-            let pid = s.pid.unwrap_or(5000 + si as u32);
-            let id = host.add_task(Task::new(pid, IoPrio::NORM));
-            collector.add_thread(id, &s.name, pid);
-            let mut rng = component_rng(seed, &format!("script{si}"));
-            let gen = OffsetGen::placeholder(&mut rng);
-            threads.push(JobThread {
-                fd: 0,
-                script: Some(Script {
-                    steps,
-                    next: 0,
-                    repeat_left: s.repeat,
-                    fds: Vec::new(),
-                    opening: false,
-                    closing: false,
-                }),
-                start_ns: (s.start_ms * NS_PER_MS as f64).round() as Ns,
-                gen,
-                rng,
-                remaining: 0,
-                stop_at: None,
-                think: us_to_ns(s.think_time_us),
-                fsync_every: 0,
-                fdatasync_every: 0,
-                writes_since_fsync: 0,
-                request_bytes: 0,
-                finished: false,
-                read_percent: 0,
-                write_gen: None,
-                depth: 0,
-                in_flight: 0,
-                blocked: false,
-                in_call: false,
-            });
+            threads.push(Self::script_thread(si, s, seed, host, collector)?);
         }
         let active = threads.len() as u32;
         Ok(Jobs {
@@ -226,6 +204,103 @@ impl Jobs {
             prog_threads: Vec::new(),
             prog_first: Vec::new(),
             ready: Vec::new(),
+            strict: false,
+            failure: None,
+        })
+    }
+
+    /// `--strict`: the first failed system call of any thread ends the run
+    /// ([`Jobs::take_failure`]), as `on_error = "stop"` does for a script.
+    pub fn set_strict(&mut self, strict: bool) {
+        self.strict = strict;
+    }
+
+    /// The failed call that ends the run, when one did: a message naming
+    /// the thread (a script's name, call index and text) and the errno.
+    pub fn take_failure(&mut self) -> Option<String> {
+        self.failure.take()
+    }
+
+    /// Notes a failed call of thread `t` (return value `ret` < 0) at `now`
+    /// when it ends the run.
+    fn note_failure(&mut self, now: Ns, t: u32, ret: i64) {
+        if self.failure.is_some() {
+            return;
+        }
+        let errno = Errno::from_code(-ret).map_or("EIO", Errno::name);
+        let at = now as f64 / 1e9;
+        let script = self
+            .threads
+            .get(t as usize)
+            .and_then(|th| th.script.as_ref());
+        let (who, stop) = match script {
+            Some(s) => {
+                let i = (s.next + s.steps.len() - 1) % s.steps.len();
+                (
+                    format!("script `{}`: calls[{i}] `{}`", s.name, s.texts[i]),
+                    s.stop,
+                )
+            }
+            None => (format!("thread {t}: a system call"), false),
+        };
+        if stop || self.strict {
+            let why = if self.strict {
+                "--strict"
+            } else {
+                "on_error = \"stop\""
+            };
+            self.failure = Some(format!(
+                "{who} failed with {errno} (errno {}) at {at:.6} s simulated; {why} ends the run at the first failed call",
+                -ret
+            ));
+        }
+    }
+
+    /// The thread of script `s` (index `si`): its task in `host`,
+    /// registered with `collector`.
+    fn script_thread(
+        si: usize,
+        s: &ScriptSpec,
+        seed: u64,
+        host: &mut Host,
+        collector: &mut Collector,
+    ) -> Result<JobThread> {
+        let steps = script::parse(&s.name, &s.calls)?;
+        let pid = s.pid.unwrap_or(5000 + si as u32);
+        let id = host.add_task(Task::new(pid, IoPrio::NORM));
+        collector.add_thread(id, &s.name, pid);
+        let mut rng = component_rng(seed, &format!("script{si}"));
+        let gen = OffsetGen::placeholder(&mut rng);
+        Ok(JobThread {
+            fd: 0,
+            script: Some(Script {
+                name: s.name.clone(),
+                texts: s.calls.clone(),
+                stop: s.on_error == OnError::Stop,
+                steps,
+                next: 0,
+                repeat_left: s.repeat,
+                fds: Vec::new(),
+                opening: false,
+                closing: false,
+            }),
+            start_ns: (s.start_ms * NS_PER_MS as f64).round() as Ns,
+            gen,
+            rng,
+            remaining: 0,
+            stop_at: None,
+            think: us_to_ns(s.think_time_us),
+            fsync_every: 0,
+            fdatasync_every: 0,
+            writes_since_fsync: 0,
+            request_bytes: 0,
+            finished: false,
+            read_percent: 0,
+            write_gen: None,
+            depth: 0,
+            in_flight: 0,
+            blocked: false,
+            in_call: false,
         })
     }
 
@@ -289,7 +364,7 @@ impl Jobs {
                 self.prog_threads[k].2 = true;
                 host.syscall(now, t, sc, b);
             }
-            Action::Sleep(ns) => b.q.at(now + ns, JobEvent::Issue(t)),
+            Action::Sleep(ns) => b.q.at(now.saturating_add(ns), JobEvent::Issue(t)),
             Action::Idle => {
                 self.ready.clear();
                 self.programs[p].ready(&mut self.ready);
@@ -368,7 +443,7 @@ impl Jobs {
             let op = if read { Op::Read } else { Op::Write };
             th.in_flight += 1;
             let free = host.aio_submit(now, t, fd, op, offset, bytes, b);
-            b.q.at(free + th.think, JobEvent::Issue(t));
+            b.q.at(free.saturating_add(th.think), JobEvent::Issue(t));
             return;
         }
         let sc = if read {
@@ -396,7 +471,7 @@ impl Jobs {
         let step = s.steps[s.next].clone();
         s.next += 1;
         match step {
-            ScriptStep::Sleep(ns) => b.q.at(now + ns, JobEvent::Issue(t)),
+            ScriptStep::Sleep(ns) => b.q.at(now.saturating_add(ns), JobEvent::Issue(t)),
             ScriptStep::Call(mut sc) => {
                 let cur = s.fds.last().copied().unwrap_or(0);
                 script::bind_fd(&mut sc, cur);
@@ -410,6 +485,14 @@ impl Jobs {
     /// Thread `t`'s call returned at `now`: its next one follows after its
     /// think time.
     pub fn returned<E: JobEvents>(&mut self, now: Ns, t: u32, host: &Host, q: &mut EventQueue<E>) {
+        let ret = host.retval(t);
+        let synchronous = self
+            .threads
+            .get(t as usize)
+            .is_none_or(|th| th.in_call || th.script.is_some());
+        if ret < 0 && synchronous {
+            self.note_failure(now, t, ret);
+        }
         if t as usize >= self.threads.len() {
             q.at(now, JobEvent::Issue(t));
             return;
@@ -436,6 +519,6 @@ impl Jobs {
             return;
         }
         th.in_call = false;
-        q.at(now + th.think, JobEvent::Issue(t));
+        q.at(now.saturating_add(th.think), JobEvent::Issue(t));
     }
 }

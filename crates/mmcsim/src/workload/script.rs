@@ -4,8 +4,10 @@
 //! descriptor of the most recent successful `open` still open.
 
 use crate::error::{Error, Result};
-use crate::host::{Fd, OpenFlags, Syscall, Whence};
-use crate::types::{us_to_ns, Ns};
+use crate::host::fs::ext4::S_MAXBYTES;
+use crate::host::MAX_RW_COUNT;
+use crate::host::{Access, Fd, OpenFlags, Syscall, Whence};
+use crate::types::Ns;
 
 /// Descriptor placeholder: the thread's current descriptor.
 pub const CURRENT_FD: Fd = Fd::MAX;
@@ -50,6 +52,7 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         "creat" => Syscall::Open {
             path: path(w.next())?,
             flags: OpenFlags {
+                access: Access::WriteOnly,
                 creat: true,
                 trunc: true,
                 ..OpenFlags::default()
@@ -93,6 +96,9 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         "unlink" => Syscall::Unlink {
             path: path(w.next())?,
         },
+        "rmdir" => Syscall::Rmdir {
+            path: path(w.next())?,
+        },
         "mkdir" => Syscall::Mkdir {
             path: path(w.next())?,
         },
@@ -103,21 +109,54 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         "sync" => Syscall::Sync,
         "sleep" => {
             let us: f64 = num(w.next(), "time in µs")?;
-            if !(us.is_finite() && us >= 0.0) {
-                return Err("sleep needs a non-negative time in µs".into());
+            let ns = super::spec::checked_time_ns("sleep", "time", us, 1e3)?;
+            if let Some(extra) = w.next() {
+                return Err(format!("unexpected `{extra}` after the call"));
             }
-            return Ok(ScriptStep::Sleep(us_to_ns(us)));
+            return Ok(ScriptStep::Sleep(ns));
         }
         other => {
             return Err(format!(
-                "unknown call `{other}`; expected open, creat, close, read, write, pread, pwrite, lseek, fsync, fdatasync, ftruncate, unlink, mkdir, rename, sync or sleep"
+                "unknown call `{other}`; expected open, creat, close, read, write, pread, pwrite, lseek, fsync, fdatasync, ftruncate, unlink, rmdir, mkdir, rename, sync or sleep"
             ))
         }
     };
     if let Some(extra) = w.next() {
         return Err(format!("unexpected `{extra}` after the call"));
     }
+    check_model_size(&sc)?;
     Ok(ScriptStep::Call(sc))
+}
+
+/// The largest file offset a script may reach below `s_maxbytes`, bytes
+/// (256 GiB): the page cache keeps a flag byte per page of a file up to
+/// its end, so a sparse file of `s_maxbytes` (16 TiB) would need 4 GiB.
+/// Offsets from `s_maxbytes` on are allowed: they fail as in Linux (EFBIG,
+/// EINVAL) without touching the cache.
+pub const MAX_FILE_BYTES: u64 = 1 << 38;
+
+/// Refuses a write end, truncate length or seek offset between [`MAX_FILE_BYTES`] and
+/// [`S_MAXBYTES`] (one Linux would serve but mmcsim cannot hold).
+fn check_model_size(sc: &Syscall) -> std::result::Result<(), String> {
+    let (what, end) = match *sc {
+        Syscall::Pwrite { offset, bytes, .. } => (
+            "offset + byte count",
+            offset.saturating_add(bytes.min(MAX_RW_COUNT)),
+        ),
+        Syscall::Ftruncate { len, .. } => ("length", len),
+        Syscall::Lseek { offset, .. } => ("offset", offset.unsigned_abs()),
+        _ => return Ok(()),
+    };
+    let start = match *sc {
+        Syscall::Pwrite { offset, .. } => offset,
+        _ => end,
+    };
+    if end > MAX_FILE_BYTES && start < S_MAXBYTES {
+        return Err(format!(
+            "{what} {end} is beyond the largest file mmcsim models ({MAX_FILE_BYTES} bytes, 256 GiB; Linux's ext4 limit s_maxbytes is {S_MAXBYTES})"
+        ));
+    }
+    Ok(())
 }
 
 /// Parses every call of script `name`; errors name the entry.
@@ -181,5 +220,32 @@ mod tests {
         assert!(e.contains("calls[0]") && e.contains("unknown call"), "{e}");
         assert!(parse_step("open rel/path").is_err());
         assert!(parse_step("fsync now").is_err());
+    }
+
+    #[test]
+    fn times_and_sizes_past_their_limits_are_refused_and_modes_follow_linux() {
+        let e = parse_step("sleep 1e30").unwrap_err().to_string();
+        assert!(e.contains("simulated clock"), "{e}");
+        assert!(parse_step("sleep -1").is_err());
+        assert!(parse_step("sleep nan").is_err());
+        // within s_maxbytes but past what the page cache can hold
+        assert!(parse_step("pwrite 1099511627776 4096").is_err());
+        assert!(parse_step("ftruncate 1099511627776").is_err());
+        // from s_maxbytes on, the call fails at run time as in Linux
+        assert!(parse_step("pwrite 17592186040320 1").is_ok());
+        assert!(parse_step("ftruncate 100000000000000").is_ok());
+        let ScriptStep::Call(Syscall::Open { flags, .. }) = parse_step("open /f").unwrap() else {
+            panic!("an open")
+        };
+        assert_eq!(flags.access, Access::ReadOnly, "O_RDONLY is 0");
+        let ScriptStep::Call(Syscall::Open { flags, .. }) = parse_step("creat /f").unwrap() else {
+            panic!("an open")
+        };
+        assert_eq!(flags.access, Access::WriteOnly);
+        assert!(parse_step("open /f O_RDONLY|O_RDWR").is_err());
+        assert_eq!(
+            parse_step("rmdir /d").unwrap(),
+            ScriptStep::Call(Syscall::Rmdir { path: "/d".into() })
+        );
     }
 }

@@ -195,8 +195,11 @@ fn one() -> u32 {
 /// | `pread OFFSET BYTES`, `pwrite OFFSET BYTES` | at a byte offset |
 /// | `lseek OFFSET [SET\|CUR\|END]` | move the offset |
 /// | `fsync`, `fdatasync`, `ftruncate BYTES` | on the current descriptor |
-/// | `unlink PATH`, `mkdir PATH`, `rename FROM TO`, `sync` | |
+/// | `unlink PATH`, `rmdir PATH`, `mkdir PATH`, `rename FROM TO`, `sync` | |
 /// | `sleep US` | think time before the next call, µs |
+///
+/// A failed call returns −errno as Linux would and is counted in the
+/// report's `calls.failed`; `on_error = "stop"` ends the run at it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptSpec {
@@ -216,6 +219,51 @@ pub struct ScriptSpec {
     /// Process id (default 5000 + index).
     #[serde(default)]
     pub pid: Option<u32>,
+    /// What a failed call does: `continue` (default; the script goes on,
+    /// as a program ignoring the return value would) or `stop` (the run
+    /// ends with an error naming the call and its errno).
+    #[serde(default)]
+    pub on_error: OnError,
+}
+
+/// What a script does when one of its calls fails (`on_error`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Count the failure (`calls.failed`) and go on with the next call.
+    #[default]
+    Continue,
+    /// End the run with an error naming the script, call and errno.
+    Stop,
+}
+
+/// Checks a time from input: finite, ≥ 0, and (as `unit_ns` ns per unit)
+/// within the simulated clock's limit ([`crate::engine::MAX_SIM_NS`]).
+/// Returns it in ns; the error names `owner` and `field`.
+pub fn checked_time_ns(owner: &str, field: &str, v: f64, unit_ns: f64) -> Result<u64, String> {
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!(
+            "{owner}: {field} = {v}: expected a finite time ≥ 0"
+        ));
+    }
+    let ns = (v * unit_ns).round();
+    if ns > crate::engine::MAX_SIM_NS as f64 {
+        return Err(format!(
+            "{owner}: {field} = {} exceeds the simulated clock's limit of {}",
+            show_time(v),
+            crate::engine::MAX_SIM_TEXT
+        ));
+    }
+    Ok(ns as u64)
+}
+
+/// A time from input as an error shows it (exponent form from 10^15).
+pub fn show_time(v: f64) -> String {
+    if v >= 1e15 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
 }
 
 /// A thread's CPU scheduling policy (`sched_setscheduler`).

@@ -235,12 +235,9 @@ impl SqliteJobSpec {
                 ));
             }
         }
-        if !(self.think_time_us.is_finite() && self.think_time_us >= 0.0) {
-            return Err(format!("sqlite job `{n}`: think_time_us must be ≥ 0"));
-        }
-        if !(self.start_ms.is_finite() && self.start_ms >= 0.0) {
-            return Err(format!("sqlite job `{n}`: start_ms must be ≥ 0"));
-        }
+        let owner = format!("sqlite job `{n}`");
+        crate::workload::spec::checked_time_ns(&owner, "think_time_us", self.think_time_us, 1e3)?;
+        crate::workload::spec::checked_time_ns(&owner, "start_ms", self.start_ms, 1e6)?;
         Ok(())
     }
 }

@@ -32,7 +32,7 @@
 
 use super::btree::Pgno;
 use super::{JournalMode, SqliteConfig, Synchronous};
-use crate::host::{Fd, OpenFlags, Syscall};
+use crate::host::{Access, Fd, OpenFlags, Syscall};
 use std::collections::BTreeMap;
 
 /// Size of a rollback-journal header: one sector (512 bytes with
@@ -178,6 +178,12 @@ impl Pager {
             Syscall::Open {
                 path: path.to_string(),
                 flags: OpenFlags {
+                    // osOpenDirectory opens O_RDONLY; the files O_RDWR.
+                    access: if file == SqlFile::Dir {
+                        Access::ReadOnly
+                    } else {
+                        Access::ReadWrite
+                    },
                     creat,
                     ..OpenFlags::default()
                 },

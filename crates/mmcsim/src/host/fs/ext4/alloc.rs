@@ -349,6 +349,18 @@ mod tests {
     }
 
     #[test]
+    fn allocation_fails_when_the_file_system_is_full() {
+        let (_, mut b) = fs();
+        let mut got = 0;
+        while let Some(r) = b.alloc(0, 4096) {
+            got += r.len;
+        }
+        assert!(got > 0);
+        assert_eq!(b.free_blocks_total(), 0);
+        assert_eq!(b.alloc(0, 1), None);
+    }
+
+    #[test]
     fn files_go_to_the_parents_group_and_inodes_start_after_lost_found() {
         let (_, mut b) = fs();
         assert_eq!(b.alloc_inode(0, false), Some(11));

@@ -99,6 +99,9 @@ impl Layout {
 
     /// The same, its error as text.
     fn new_text(blocks: u64, bytes_per_inode: u64, journal_blocks: u64) -> Result<Layout, String> {
+        if blocks == 0 {
+            return Err("a partition of 0 blocks holds no file system".into());
+        }
         let ngroups = blocks.div_ceil(BLOCKS_PER_GROUP);
         let inodes_per_block = BLOCK_BYTES / INODE_BYTES;
         // Inodes per group from the density, rounded up to whole

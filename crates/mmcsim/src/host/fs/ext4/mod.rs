@@ -42,6 +42,9 @@ pub enum Errno {
     NotEmpty,
     /// ENOSPC: no free block or inode.
     NoSpc,
+    /// EFBIG: an offset or size beyond the file system's largest file
+    /// ([`S_MAXBYTES`]).
+    FBig,
     /// EBADF: not an open file descriptor.
     BadF,
     /// EINVAL: a bad argument.
@@ -60,12 +63,60 @@ impl Errno {
             Errno::NotDir => 20,
             Errno::IsDir => 21,
             Errno::Inval => 22,
+            Errno::FBig => 27,
             Errno::NoSpc => 28,
             Errno::NotSupported => 30,
             Errno::NotEmpty => 39,
         }
     }
+
+    /// The errno's symbolic name (`ENOENT`), as the report keys it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Errno::NoEnt => "ENOENT",
+            Errno::BadF => "EBADF",
+            Errno::Exist => "EEXIST",
+            Errno::NotDir => "ENOTDIR",
+            Errno::IsDir => "EISDIR",
+            Errno::Inval => "EINVAL",
+            Errno::FBig => "EFBIG",
+            Errno::NoSpc => "ENOSPC",
+            Errno::NotSupported => "EROFS",
+            Errno::NotEmpty => "ENOTEMPTY",
+        }
+    }
+
+    /// The errno of Linux error number `code` (a call's −return value),
+    /// when it is one the host returns.
+    pub fn from_code(code: i64) -> Option<Errno> {
+        [
+            Errno::NoEnt,
+            Errno::BadF,
+            Errno::Exist,
+            Errno::NotDir,
+            Errno::IsDir,
+            Errno::Inval,
+            Errno::FBig,
+            Errno::NoSpc,
+            Errno::NotSupported,
+            Errno::NotEmpty,
+        ]
+        .into_iter()
+        .find(|e| e.code() == code)
+    }
 }
+
+/// The largest file ext4 holds with 4 KiB blocks and extents
+/// (`sb->s_maxbytes` = `ext4_max_size(12, huge_file)`: 2^32 − 1 logical
+/// blocks, fs/ext4/super.c), bytes. A write or truncate beyond it fails
+/// with EFBIG.
+pub const S_MAXBYTES: u64 = ((1u64 << 32) - 1) * layout::BLOCK_BYTES;
+
+/// Blocks a delayed-allocation reservation leaves free for the metadata
+/// the allocation may need (extent blocks, directory blocks): ext4
+/// reserves metadata blocks per reservation (`ext4_da_reserve_space`);
+/// mmcsim keeps this fixed margin instead, 4 KiB blocks.
+pub const RESERVE_MARGIN_BLOCKS: u64 = 64;
 
 /// A mapped or unmapped run of a file's pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,7 +151,13 @@ pub struct Ext4 {
     pub stats: FsStats,
     /// Blocks discarded by the FITRIM before measurement (`[fs] fstrim`).
     pub fstrim_blocks: u64,
+    /// Blocks reserved by delayed-allocation writes and not allocated yet
+    /// (`s_dirtyclusters_counter`), 4 KiB blocks.
+    da_reserved: u64,
 }
+
+/// 4 KiB blocks per MiB.
+const BLOCKS_PER_MIB: u64 = (1 << 20) / BLOCK_BYTES;
 
 /// Relatime's age limit: atime older than this is updated anyway, ns.
 const RELATIME_AGE: Ns = 24 * 3600 * NS_PER_S;
@@ -132,12 +189,14 @@ impl Ext4 {
         tick_ns: Ns,
         cache: &mut PageCache,
     ) -> Result<Ext4, String> {
-        let jblocks = match cfg.journal {
-            JournalSwitch::Off => 0,
-            JournalSwitch::On => cfg
-                .journal_blocks
-                .map_or_else(|| layout::default_journal_blocks(blocks), u64::from),
-        };
+        let jblocks = Self::journal_blocks_for(cfg, blocks);
+        if blocks < Self::min_blocks(cfg) {
+            let mib = Self::min_blocks(cfg).div_ceil(BLOCKS_PER_MIB);
+            return Err(format!(
+                "a partition of {blocks} blocks ({} MiB) is too small: with these options the smallest ext4 is {mib} MiB (one block group's superblock, group descriptors, bitmaps and inode table, the journal, the root directory and lost+found); set fs.partition_size_mib to at least {mib}",
+                blocks / BLOCKS_PER_MIB
+            ));
+        }
         let layout =
             Layout::new(blocks, cfg.bytes_per_inode as u64, jblocks).map_err(|e| e.to_string())?;
         let bitmaps = Bitmaps::mkfs(&layout);
@@ -157,6 +216,7 @@ impl Ext4 {
             mounting: true,
             stats: FsStats::default(),
             fstrim_blocks: 0,
+            da_reserved: 0,
         };
         fs.note_mapping(bdev, 0);
         // Root directory (inode 2) and lost+found (inode 11, 4 blocks as
@@ -179,6 +239,40 @@ impl Ext4 {
             .map_err(|_| "no room for lost+found".to_string())?;
         fs.set_size(lf, 4 * BLOCK_BYTES);
         Ok(fs)
+    }
+
+    /// Journal length of a file system of `blocks` blocks with `cfg`
+    /// (0 without a journal), blocks.
+    fn journal_blocks_for(cfg: &FsConfig, blocks: u64) -> u64 {
+        match cfg.journal {
+            JournalSwitch::Off => 0,
+            JournalSwitch::On => cfg
+                .journal_blocks
+                .map_or_else(|| layout::default_journal_blocks(blocks), u64::from),
+        }
+    }
+
+    /// The fewest 4 KiB blocks [`Ext4::mkfs`] can make a file system of
+    /// with `cfg`: one block group holding its superblock, descriptors,
+    /// bitmaps and inode table, the journal, and the five blocks of the
+    /// root directory (1) and lost+found (4).
+    pub fn min_blocks(cfg: &FsConfig) -> u64 {
+        // The layout grows with the size (reserved GDT blocks, the
+        // default journal), so search upwards from the fixed part.
+        let mut b = 1;
+        loop {
+            let j = Self::journal_blocks_for(cfg, b);
+            if let Ok(l) = Layout::new(b, cfg.bytes_per_inode as u64, j) {
+                let used = l.group_metadata(0).1 + j;
+                if l.ngroups() == 1 && used + 5 <= b {
+                    return b;
+                }
+                if l.ngroups() > 1 {
+                    return b;
+                }
+            }
+            b += 1;
+        }
     }
 
     /// Ends mount-time set-up: from now on metadata changes are dirtied
@@ -528,8 +622,11 @@ impl Ext4 {
         out: &mut Vec<PageRun>,
     ) {
         if let Some(ino) = self.ino_of(m) {
-            self.alloc_blocks(ino, first, pages, pid, cache, now)
+            let got = self
+                .alloc_blocks(ino, first, pages, pid, cache, now)
                 .expect("file system full at writeback: reserve space at write() (simulator bug)");
+            // The delayed pages' reservations become allocations.
+            self.da_reserved = self.da_reserved.saturating_sub(got);
             let i = self.inode(ino);
             let covered = ((first + pages) * BLOCK_BYTES).min(i.size);
             if covered > i.disksize {
@@ -540,10 +637,57 @@ impl Ext4 {
         self.map_pages(m, first, pages, out);
     }
 
-    /// Whether a write of `pages` new pages can be reserved (delalloc's
-    /// `ext4_da_reserve_space` / a nodelalloc allocation): false = ENOSPC.
-    pub fn has_room(&self, pages: u64) -> bool {
-        self.bitmaps.free_blocks_total() > pages + 64
+    /// Blocks a write may still claim: free blocks less the
+    /// delayed-allocation reservations and [`RESERVE_MARGIN_BLOCKS`]
+    /// (`ext4_has_free_clusters`).
+    fn claimable_blocks(&self) -> u64 {
+        self.bitmaps
+            .free_blocks_total()
+            .saturating_sub(self.da_reserved + RESERVE_MARGIN_BLOCKS)
+    }
+
+    /// Whether page `p` of `ino` needs a new block (a reservation with
+    /// delayed allocation, an allocation without): it is a hole, and not
+    /// a page a delayed write already reserved (dirty in the cache).
+    fn needs_block(&self, ino: u32, p: u64, buffered: bool, cache: &PageCache) -> bool {
+        let i = self.inode(ino);
+        i.map(p).is_none()
+            && !(buffered
+                && self.cfg.delayed_allocation()
+                && cache.is_dirty_or_writeback(i.mapping, p))
+    }
+
+    /// The bytes of a write of `len` bytes at `pos` to `ino` that the file
+    /// system has room for: the write stops at the first page whose block
+    /// cannot be reserved, as `generic_perform_write` stops when
+    /// `ext4_da_write_begin` fails with ENOSPC (0: the write fails with
+    /// ENOSPC). `buffered` = through the page cache.
+    pub fn writable_bytes(
+        &self,
+        ino: u32,
+        pos: u64,
+        len: u64,
+        buffered: bool,
+        cache: &PageCache,
+    ) -> u64 {
+        let mut room = self.claimable_blocks();
+        let first = pos / BLOCK_BYTES;
+        let end = (pos + len).div_ceil(BLOCK_BYTES);
+        let mut p = first;
+        while p < end {
+            if let Some((_, run)) = self.inode(ino).map(p) {
+                p += run.min(end - p);
+                continue;
+            }
+            if self.needs_block(ino, p, buffered, cache) {
+                if room == 0 {
+                    return (p * BLOCK_BYTES).saturating_sub(pos).min(len);
+                }
+                room -= 1;
+            }
+            p += 1;
+        }
+        len
     }
 
     /// A buffered write of `[pos, pos + len)` bytes to `ino` at `now` after
@@ -564,8 +708,16 @@ impl Ext4 {
     ) -> Result<bool, Errno> {
         let first = pos / BLOCK_BYTES;
         let end = (pos + len).div_ceil(BLOCK_BYTES);
-        if !self.has_room(end - first) {
-            return Err(Errno::NoSpc);
+        if self.cfg.delayed_allocation() {
+            // ext4_da_reserve_space for each page that has no block and
+            // no reservation yet.
+            let new = (first..end)
+                .filter(|&p| self.needs_block(ino, p, true, cache))
+                .count() as u64;
+            if new > self.claimable_blocks() {
+                return Err(Errno::NoSpc);
+            }
+            self.da_reserved += new;
         }
         let mut changed = self.touch_mtime(ino, now);
         let grow = pos + len > self.inode(ino).size;
@@ -854,6 +1006,12 @@ impl Ext4 {
         if size < old {
             let keep = size.div_ceil(BLOCK_BYTES);
             let m = self.inode(ino).mapping;
+            // Dirty delayed pages dropped give their reservation back
+            // (ext4_da_page_release_reservation).
+            let dropped = (keep..cache.file_pages(m))
+                .filter(|&p| cache.is_dirty_or_writeback(m, p) && self.inode(ino).map(p).is_none())
+                .count() as u64;
+            self.da_reserved = self.da_reserved.saturating_sub(dropped);
             cache.truncate(m, keep);
             let freed = self.inode_mut(ino).truncate_extents(keep);
             if !freed.is_empty() {
@@ -985,6 +1143,58 @@ mod tests {
         let mut fs = Ext4::mkfs(&cfg, 0, 65536, 1_000_000, cache).unwrap();
         fs.finish_mount();
         fs
+    }
+
+    #[test]
+    fn writes_reserve_blocks_and_stop_short_when_the_fs_is_full() {
+        let mut cache = PageCache::new(10_000);
+        let mut fs = fs("", &mut cache);
+        let f = fs
+            .create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10)
+            .unwrap();
+        // another file takes all but a few blocks
+        let g = fs
+            .create(ROOT_INO, "fill", Kind::File, 1, &mut cache, 10)
+            .unwrap();
+        let most = fs.claimable_blocks() - 8;
+        fs.alloc_blocks(g, 0, most, 1, &mut cache, 15).unwrap();
+        let room = fs.claimable_blocks();
+        assert!((1..=8).contains(&room), "{room}");
+        let want = (room + 10) * BLOCK_BYTES;
+        // short to the blocks that can be reserved
+        assert_eq!(
+            fs.writable_bytes(f, 0, want, true, &cache),
+            room * BLOCK_BYTES
+        );
+        let m = fs.inode(f).mapping;
+        cache.extend_file(m, room);
+        fs.write_end(f, 0, room * BLOCK_BYTES, 1, &mut cache, 20)
+            .unwrap();
+        cache.mark_dirty(m, 0, room, 20);
+        assert_eq!(fs.claimable_blocks(), 0, "all reserved");
+        // rewriting reserved pages needs nothing more; a new page fails
+        assert_eq!(fs.writable_bytes(f, 0, 4096, true, &cache), 4096);
+        assert_eq!(
+            fs.writable_bytes(f, room * BLOCK_BYTES, 4096, true, &cache),
+            0
+        );
+        // truncating the dirty pages gives the reservation back
+        fs.truncate(f, 0, &mut cache, 30);
+        assert_eq!(fs.claimable_blocks(), room);
+    }
+
+    #[test]
+    fn the_smallest_file_system_holds_its_metadata_and_journal() {
+        let cfg: FsConfig = toml::from_str("type = \"ext4\"").unwrap();
+        let min = Ext4::min_blocks(&cfg);
+        let mut cache = PageCache::new(10_000);
+        assert!(Ext4::mkfs(&cfg, 0, min, 1_000_000, &mut cache).is_ok());
+        let Err(e) = Ext4::mkfs(&cfg, 0, min - 1, 1_000_000, &mut cache) else {
+            panic!("one block less must not fit")
+        };
+        assert!(e.to_string().contains("too small"), "{e}");
+        assert!(Ext4::mkfs(&cfg, 0, 0, 1_000_000, &mut cache).is_err());
+        assert_eq!(Errno::from_code(28).map(Errno::name), Some("ENOSPC"));
     }
 
     #[test]
