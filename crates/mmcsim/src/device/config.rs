@@ -896,6 +896,25 @@ impl DeviceConfig {
         if self.ftl.mapping != MappingScheme::Hybrid {
             self.check_victims_exist(src)?;
         }
+        self.check_wear_leveling_and_slc_log(src)?;
+        self.check_cmdq(src)?;
+        self.check_bkops(src)?;
+        self.check_features(src)?;
+        self.validate_erase(src)?;
+        let r = self.calibration.reverse_seek_penalty_us;
+        if !(0.0..1e6).contains(&r) {
+            return err(
+                "[calibration] reverse_seek_penalty_us",
+                format!("{r}: expected 0 <= µs < 1e6"),
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks `[wear_leveling]` (the static threshold only with static
+    /// wear leveling) and the write buffer's SLC log and its program time.
+    fn check_wear_leveling_and_slc_log(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         let wl = &self.wear_leveling;
         if let Some(t) = wl.static_threshold_erases {
             if !wl.static_wl {
@@ -926,6 +945,13 @@ impl DeviceConfig {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Checks `[cmdq]`: the queue depth and the command counts the driver
+    /// sends.
+    fn check_cmdq(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         if let Some(q) = &self.cmdq {
             if !(2..=32).contains(&q.depth) {
                 return err(
@@ -955,6 +981,13 @@ impl DeviceConfig {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Checks the BKOPS target against the background switch, the GC stop
+    /// threshold and (hybrid mapping) the free pool's range.
+    fn check_bkops(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         if self.gc.background && self.ftl.mapping == MappingScheme::Hybrid {
             // The hybrid free pool: planes × spare superblocks neither
             // reserved for the sequential log block nor holding a random
@@ -1001,6 +1034,13 @@ impl DeviceConfig {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Checks `[features]`: packed-command limits, the FUA path on a CMDQ
+    /// card, REL_WR_SEC_C and the HPI cost.
+    fn check_features(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         if let Some(m) = self.features.max_packed_writes {
             if !self.features.packed || !(2..=MAX_PACKED_ENTRIES).contains(&m) {
                 return err(
@@ -1041,14 +1081,6 @@ impl DeviceConfig {
                     "set but hpi = false: enable hpi or remove hpi_us".to_string(),
                 );
             }
-        }
-        self.validate_erase(src)?;
-        let r = self.calibration.reverse_seek_penalty_us;
-        if !(0.0..1e6).contains(&r) {
-            return err(
-                "[calibration] reverse_seek_penalty_us",
-                format!("{r}: expected 0 <= µs < 1e6"),
-            );
         }
         Ok(())
     }
