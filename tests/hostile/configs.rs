@@ -118,6 +118,15 @@ fn a_cpu_clock_outside_the_range_or_above_the_table_is_refused() {
             && e.contains("expected at most 1190.4 MHz"),
         "{e}"
     );
+    for (v, shown) in [("inf", "inf"), ("-inf", "-inf"), ("nan", "NaN")] {
+        let e = set_fails(&[&format!("host.cpu_freq_mhz={v}")]);
+        assert!(
+            e.contains(&format!(
+                "{SCENARIO}: host.cpu_freq_mhz = {shown}: expected a clock of 1..=100000 MHz"
+            )),
+            "{v}: {e}"
+        );
+    }
     let dir = scratch("hostile_cfg_inf_clock");
     for v in ["inf", "nan", "-inf"] {
         let sc = write(
