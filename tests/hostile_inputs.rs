@@ -8,6 +8,8 @@ mod common;
 mod outputs;
 #[path = "hostile/scripts.rs"]
 mod scripts;
+#[path = "hostile/configs.rs"]
+mod configs;
 
 use common::{report, root, scratch, simctl, simctl_err, simctl_ok};
 use std::io::Write;
@@ -207,7 +209,7 @@ fn zero_requests_job_is_an_error_unless_allowed() {
     let dir = scratch("hostile_zero_requests");
     let sc = job_scenario(&dir, "zero.toml", "requests = 0");
     let o = simctl(&["run", s(&sc)]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2), "unusable input");
     let e = stderr(&o);
     assert!(e.contains("job `j`: requests = 0"), "{e}");
     assert!(e.contains("--allow-empty"), "{e}");

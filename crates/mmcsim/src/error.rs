@@ -30,8 +30,14 @@ pub enum Error {
         /// The operating system's error.
         source: std::io::Error,
     },
-    /// A record of an input file is malformed.
-    #[error("{path}:{line}: field `{field}`: {message}")]
+    /// A record of an input file is malformed. Displayed with control
+    /// characters of the field and message escaped (a quoted value never
+    /// prints a raw CR or escape sequence).
+    #[error(
+        "{path}:{line}: field `{}`: {}",
+        crate::textfile::escape_controls(.field),
+        crate::textfile::escape_controls(.message)
+    )]
     Parse {
         /// The input file.
         path: PathBuf,
@@ -67,9 +73,10 @@ pub enum Error {
 }
 
 impl Error {
-    /// Shorthand for [`Error::Config`].
+    /// Shorthand for [`Error::Config`]; control characters of `msg` (a
+    /// quoted key or value, a parser's excerpt) are escaped.
     pub fn config(msg: impl Into<String>) -> Error {
-        Error::Config(msg.into())
+        Error::Config(crate::textfile::escape_controls(&msg.into()))
     }
 
     /// Shorthand for [`Error::Setting`]: `source` found in `origin`.

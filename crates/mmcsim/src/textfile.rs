@@ -1,8 +1,10 @@
 //! Reading a configuration file (scenario, device or host profile, phone,
-//! grid, calibration targets) whole, with a size limit checked before the
-//! bytes are held: a path that names something endless or huge (`/dev/zero`,
-//! a trace given where a profile was meant) is a located error, never an
-//! unbounded allocation or a hang.
+//! grid, calibration targets, fio job file) whole, with a size limit
+//! checked before the bytes are held: a path that names something endless
+//! or huge (`/dev/zero`, a trace given where a profile was meant) is a
+//! located error, never an unbounded allocation or a hang. A leading UTF-8
+//! byte-order mark is stripped, CR-only line endings are a located error,
+//! and [`escape_controls`] keeps control characters out of messages.
 
 use crate::error::{Error, Result};
 use std::io::Read;
@@ -32,13 +34,67 @@ pub fn read_config(path: &Path) -> Result<String> {
             path.display()
         )));
     }
-    String::from_utf8(bytes).map_err(|e| {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
         Error::config(format!(
             "{}: not UTF-8 text (invalid byte at offset {}): a configuration file is TOML text",
             path.display(),
             e.utf8_error().valid_up_to()
         ))
-    })
+    })?;
+    if text.starts_with(BOM) {
+        text.drain(..BOM.len());
+    }
+    if let Some(at) = lone_cr(text.as_bytes()) {
+        return Err(Error::config(format!(
+            "{}: {}",
+            path.display(),
+            lone_cr_message(text.as_bytes(), at)
+        )));
+    }
+    Ok(text)
+}
+
+/// The UTF-8 byte-order mark some Windows editors put first in a file:
+/// stripped from the start of every text input (configuration files and
+/// traces), so it never becomes part of a key or a field.
+pub const BOM: &str = "\u{feff}";
+
+/// Byte offset of the first carriage return not followed by a line feed
+/// (old Mac OS line endings, which no reader accepts), if any.
+pub fn lone_cr(b: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'\r', b).find(|&i| b.get(i + 1) != Some(&b'\n'))
+}
+
+/// The message for a lone carriage return at byte `at` of `b` (the bytes
+/// from the start of the file, or of the line when `b` is one line):
+/// where it is, and what to do.
+pub fn lone_cr_message(b: &[u8], at: usize) -> String {
+    let line = 1 + memchr::memchr_iter(b'\n', &b[..at]).count();
+    format!(
+        "CR-only line endings (old Mac) at byte {at} (line {line}): convert the file to LF line endings (e.g. `tr '\\r' '\\n'`); LF and CRLF are read"
+    )
+}
+
+/// `s` with every control character but the line feed (and a byte-order
+/// mark) escaped — `\r`, `\t`, `\u{1b}`, `\u{feff}` — so a message never
+/// prints one raw; line feeds are kept (multi-line TOML parser messages).
+pub fn escape_controls(s: &str) -> String {
+    if !s.chars().any(needs_escape) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if needs_escape(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn needs_escape(c: char) -> bool {
+    (c.is_control() && c != '\n') || c == '\u{feff}'
 }
 
 #[cfg(test)]
@@ -49,6 +105,30 @@ mod tests {
     fn an_endless_file_is_refused_at_the_limit() {
         let e = read_config(Path::new("/dev/zero")).unwrap_err().to_string();
         assert!(e.contains("/dev/zero") && e.contains("16 MiB"), "{e}");
+    }
+
+    #[test]
+    fn a_bom_is_stripped_and_cr_only_endings_are_located() {
+        let dir = std::env::temp_dir().join(format!("mmcsim-textfile-bom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bom = dir.join("bom.toml");
+        std::fs::write(&bom, "\u{feff}a = 1\r\nb = 2\n").unwrap();
+        assert_eq!(read_config(&bom).unwrap(), "a = 1\r\nb = 2\n");
+        let cr = dir.join("cr.toml");
+        std::fs::write(&cr, "a = 1\nb = 2\rc = 3\r").unwrap();
+        let e = read_config(&cr).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{}: CR-only line endings", cr.display()))
+                && e.contains("at byte 11 (line 2)")
+                && !e.contains('\r'),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            escape_controls("k\u{feff}\r\x1b\t"),
+            "k\\u{feff}\\r\\u{1b}\\t"
+        );
+        assert_eq!(escape_controls("plain µs"), "plain µs");
     }
 
     #[test]

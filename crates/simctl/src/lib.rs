@@ -37,8 +37,9 @@ pub fn builtin_registry() -> Registry {
 
 /// Parses `args` (including the program name) and runs the command with
 /// schedulers from `registry`. Errors are printed to stderr and give exit
-/// code 1 (2 for command-line usage errors and unusable input or output
-/// files); output into a pipe whose
+/// code 2 for command-line usage errors, unusable input (a located parse
+/// or configuration error) and unusable output files, 1 otherwise; output
+/// into a pipe whose
 /// reader has gone ends the command quietly with exit code 0.
 pub fn run_cli<I, T>(args: I, registry: &Registry) -> ExitCode
 where
@@ -62,7 +63,11 @@ where
         Ok(code) => code,
         Err(e) if output::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let code = if output::is_unusable(&e) { 2 } else { 1 };
+            let code = if output::is_unusable(&e) {
+                2
+            } else {
+                exit_code(&e)
+            };
             // The context chain, skipping causes a message already quotes.
             let mut msg = e.to_string();
             for cause in e.chain().skip(1) {
@@ -75,5 +80,25 @@ where
             eprintln!("error: {msg}");
             ExitCode::from(code)
         }
+    }
+}
+
+/// The exit code of a failed command: 2 for unusable input (an input that
+/// cannot be read, a located parse, configuration, setting or choice error
+/// of the library anywhere in the chain), 1 for any other failure (an
+/// output that cannot be written, a run that completed nothing, a
+/// simulator bug).
+fn exit_code(e: &anyhow::Error) -> u8 {
+    use mmcsim::error::Error as E;
+    let input = e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<E>(),
+            Some(E::Io { .. } | E::Parse { .. } | E::Config(_) | E::Setting { .. } | E::Choice(_))
+        )
+    });
+    if input {
+        2
+    } else {
+        1
     }
 }

@@ -13,9 +13,10 @@ pub fn parse_set(arg: &str) -> Result<(String, String)> {
     }
 }
 
-/// Parses an override value as a TOML literal (integer, float, boolean,
-/// or an array / inline table written in TOML, e.g. `[300.0, 600.0]`) and
-/// falls back to a string.
+/// Parses an override value as a TOML literal (integer, float — TOML's
+/// `inf`, `-inf` and `nan` included, so the setting's own check refuses
+/// them by name and range — boolean, or an array / inline table written
+/// in TOML, e.g. `[300.0, 600.0]`) and falls back to a string.
 fn literal(value: &str) -> Value {
     if value.starts_with('[') || value.starts_with('{') {
         if let Ok(mut t) = toml::from_str::<toml::Table>(&format!("v = {value}")) {
@@ -28,7 +29,8 @@ fn literal(value: &str) -> Value {
         return Value::Integer(i);
     }
     if let Ok(f) = value.parse::<f64>() {
-        if f.is_finite() {
+        let toml_special = ["inf", "+inf", "-inf", "nan", "+nan", "-nan"].contains(&value);
+        if f.is_finite() || toml_special {
             return Value::Float(f);
         }
     }
@@ -203,6 +205,17 @@ mod tests {
         assert_eq!(v["scheduler"]["tunables"]["fifo_batch"].as_str(), Some("8"));
         assert_eq!(v["queue"]["read_ahead_kb"].as_integer(), Some(256));
         assert_eq!(v["device"]["nand"]["t_r_us"].as_float(), Some(60.5));
+    }
+
+    /// TOML's non-finite spellings are floats (the setting's check then
+    /// names the key and its range); other words stay strings.
+    #[test]
+    fn inf_and_nan_are_floats_for_the_settings_check() {
+        assert_eq!(literal("inf").as_float(), Some(f64::INFINITY));
+        assert_eq!(literal("-inf").as_float(), Some(f64::NEG_INFINITY));
+        assert!(literal("nan").as_float().is_some_and(f64::is_nan));
+        assert_eq!(literal("infinity").as_str(), Some("infinity"));
+        assert_eq!(literal("NaN").as_str(), Some("NaN"));
     }
 
     #[test]

@@ -324,11 +324,26 @@ impl Scenario {
                 )))
             }
         };
+        let cfg = self.merged_device_config(&text, &source, overrides)?;
+        // A bad driver setting is left for the driver to report.
+        let cmdq = self.driver.resolve(cfg.cmdq.as_ref().map(|q| q.depth));
+        cfg.check_packing_with_driver(&source, matches!(cmdq, Ok(Some(_))))?;
+        Ok(cfg)
+    }
+
+    /// The profile `text` (named `source`) with `overrides` merged over it,
+    /// validated.
+    fn merged_device_config(
+        &self,
+        text: &str,
+        source: &str,
+        overrides: toml::Table,
+    ) -> Result<DeviceConfig> {
         if overrides.is_empty() {
             // Errors point at the profile file's own lines.
-            return DeviceConfig::from_toml_str(&text, &source);
+            return DeviceConfig::from_toml_str(text, source);
         }
-        let mut base = parse_profile(&text, &source)?;
+        let mut base = parse_profile(text, source)?;
         merge(&mut base, overrides);
         // With settings merged over it there is no file line to point at:
         // the error names the key (`in nand.t_r_us`) and says where such a
@@ -339,7 +354,7 @@ impl Scenario {
                 e.to_string().trim_end()
             ))
         })?;
-        cfg.validate(&source)?;
+        cfg.validate(source)?;
         Ok(cfg)
     }
 

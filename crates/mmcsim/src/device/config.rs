@@ -508,6 +508,30 @@ pub struct WearLevelingConfig {
 /// 4 KiB block, not modelled].
 pub const MAX_PACKED_ENTRIES: u32 = 63;
 
+/// Most 4 KiB slots in the raw NAND array (channels × dies × planes ×
+/// blocks × pages × page size / 4 KiB): 2^28, 1 TiB raw. The FTL's tables
+/// take about 16 bytes per slot (4 GiB at the limit, twice that with
+/// `--check-integrity`).
+pub const MAX_SLOTS: u64 = 1 << 28;
+
+/// Most dies in the array (`channels × dies_per_channel`), in dies.
+pub const MAX_DIES: u32 = 1024;
+
+/// Most map pages the mapping-table cache holds (`[map_cache] entries`),
+/// in map pages: 2^20, enough for the whole table of a 4 TiB device.
+pub const MAX_MAP_CACHE_ENTRIES: u32 = 1 << 20;
+
+/// Most NAND pages the read buffer holds (`[read_buffer] pages`), in pages
+/// (its lookup is linear in them).
+pub const MAX_READ_BUFFER_PAGES: u32 = 4096;
+
+/// Largest read-buffer stream prefetch (`[read_buffer] prefetch_kib`), in
+/// KiB (64 MiB).
+pub const MAX_PREFETCH_KIB: u32 = 65_536;
+
+/// Largest write buffer (`[write_buffer] size_kib`), in KiB (1 GiB).
+pub const MAX_WRITE_BUFFER_KIB: u32 = 1 << 20;
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -710,16 +734,123 @@ impl DeviceConfig {
         Self::from_toml_str(&text, &path.display().to_string())
     }
 
-    /// Raw NAND capacity in bytes.
+    /// Raw NAND capacity in bytes (`u64::MAX` when the product does not
+    /// fit, which validation refuses: see [`MAX_SLOTS`]).
     pub fn raw_bytes(&self) -> u64 {
         let n = &self.nand;
-        n.channels as u64
-            * n.dies_per_channel as u64
-            * n.planes_per_die as u64
-            * n.blocks_per_plane as u64
-            * n.pages_per_block as u64
-            * n.page_kib as u64
-            * 1024
+        [
+            n.channels,
+            n.dies_per_channel,
+            n.planes_per_die,
+            n.blocks_per_plane,
+            n.pages_per_block,
+            n.page_kib,
+            1024,
+        ]
+        .iter()
+        .fold(1u64, |acc, &f| acc.saturating_mul(u64::from(f)))
+    }
+
+    /// Checks the NAND geometry: every count nonzero, the page size, the
+    /// planes, the dies ([`MAX_DIES`]) and the raw array's 4 KiB slots
+    /// ([`MAX_SLOTS`]), each product checked without wrapping, before
+    /// anything is sized from them.
+    fn check_geometry(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let n = &self.nand;
+        for (k, v) in [
+            ("channels", n.channels),
+            ("dies_per_channel", n.dies_per_channel),
+            ("planes_per_die", n.planes_per_die),
+            ("blocks_per_plane", n.blocks_per_plane),
+            ("pages_per_block", n.pages_per_block),
+            ("page_kib", n.page_kib),
+        ] {
+            if v == 0 {
+                return err(&format!("[nand] {k}"), "must be nonzero".into());
+            }
+        }
+        if n.page_kib % 4 != 0 || n.page_kib > 64 {
+            return err(
+                "[nand] page_kib",
+                format!(
+                    "{}: the page size must be a multiple of 4 KiB (the FTL's mapping unit), at most 64",
+                    n.page_kib
+                ),
+            );
+        }
+        if n.planes_per_die > 8 {
+            return err(
+                "[nand] planes_per_die",
+                format!("{}: at most 8", n.planes_per_die),
+            );
+        }
+        let dies = u64::from(n.channels) * u64::from(n.dies_per_channel);
+        if dies > u64::from(MAX_DIES) {
+            return err(
+                "[nand] channels × dies_per_channel",
+                format!(
+                    "{} × {} = {dies} dies: at most {MAX_DIES} are supported",
+                    n.channels, n.dies_per_channel
+                ),
+            );
+        }
+        let slots = self.raw_bytes() / 4096;
+        if slots > MAX_SLOTS {
+            let raw = if self.raw_bytes() == u64::MAX {
+                "more than 2^64 bytes".to_string()
+            } else {
+                format!("{} GiB", self.raw_bytes() >> 30)
+            };
+            return err(
+                "[nand]",
+                format!(
+                    "channels × dies_per_channel × planes_per_die × blocks_per_plane × pages_per_block × page_kib = {raw} raw, {slots} 4 KiB slots: at most {MAX_SLOTS} (2^28, 1 TiB raw) are supported (the mapping tables take about 16 bytes per slot)"
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks the controller's SRAM structures — map cache, read buffer,
+    /// write buffer — against their limits before anything is allocated
+    /// from them.
+    fn check_buffers(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let e = self.map_cache.entries;
+        if !(1..=MAX_MAP_CACHE_ENTRIES).contains(&e) {
+            return err(
+                "[map_cache] entries",
+                format!("{e}: expected 1..={MAX_MAP_CACHE_ENTRIES} map pages (4 KiB each; the limit caches the whole table of a 4 TiB device)"),
+            );
+        }
+        let r = &self.read_buffer;
+        if !(1..=MAX_READ_BUFFER_PAGES).contains(&r.pages) {
+            return err(
+                "[read_buffer] pages",
+                format!(
+                    "{}: expected 1..={MAX_READ_BUFFER_PAGES} NAND pages",
+                    r.pages
+                ),
+            );
+        }
+        if r.prefetch_kib > MAX_PREFETCH_KIB {
+            return err(
+                "[read_buffer] prefetch_kib",
+                format!("{}: expected 0..={MAX_PREFETCH_KIB} KiB", r.prefetch_kib),
+            );
+        }
+        let stripe_kib = self.nand.page_kib * self.nand.planes_per_die;
+        let w = self.write_buffer.size_kib;
+        if w % 4 != 0 || w < stripe_kib || w > MAX_WRITE_BUFFER_KIB {
+            return err(
+                "[write_buffer] size_kib",
+                format!(
+                    "{w}: must be a multiple of 4, hold at least one stripe page (planes × page = {stripe_kib} KiB) and be at most {MAX_WRITE_BUFFER_KIB} KiB (1 GiB)"
+                ),
+            );
+        }
+        Ok(())
     }
 
     /// Checks ranges and geometry; errors name the file, section and key.
@@ -750,41 +881,9 @@ impl DeviceConfig {
                 format!("{}: expected 0..1e6 µs", self.controller.fw_cmd_us),
             );
         }
+        self.check_geometry(src)?;
+        self.check_buffers(src)?;
         let n = &self.nand;
-        for (k, v) in [
-            ("channels", n.channels),
-            ("dies_per_channel", n.dies_per_channel),
-            ("planes_per_die", n.planes_per_die),
-            ("blocks_per_plane", n.blocks_per_plane),
-            ("pages_per_block", n.pages_per_block),
-            ("page_kib", n.page_kib),
-        ] {
-            if v == 0 {
-                return err(&format!("[nand] {k}"), "must be nonzero".into());
-            }
-        }
-        if n.page_kib % 4 != 0 || n.page_kib > 64 {
-            return err(
-                "[nand] page_kib",
-                format!(
-                    "{}: the page size must be a multiple of 4 KiB (the FTL's mapping unit), at most 64",
-                    n.page_kib
-                ),
-            );
-        }
-        if n.planes_per_die > 8 {
-            return err(
-                "[nand] planes_per_die",
-                format!("{}: at most 8", n.planes_per_die),
-            );
-        }
-        let slots = self.raw_bytes() / 4096;
-        if slots >= u32::MAX as u64 {
-            return err(
-                "[nand]",
-                format!("geometry has {slots} 4 KiB slots; at most 2^32 - 1 are supported"),
-            );
-        }
         for (k, v) in [
             ("t_r_us", n.t_r_us),
             ("t_r_upper_us", n.t_r_upper_us.unwrap_or(n.t_r_us)),
@@ -812,44 +911,30 @@ impl DeviceConfig {
                 format!("{op}: expected 0 <= op < 0.5"),
             );
         }
-        let g = &self.gc;
-        let p = n.planes_per_die;
-        if g.start_below_free_blocks_per_die < 2 * p {
-            return err(
-                "[gc] start_below_free_blocks_per_die",
-                format!(
-                    "{}: must be at least 2 × planes_per_die = {} (one block per plane for the host and the GC write point)",
-                    g.start_below_free_blocks_per_die,
-                    2 * p
-                ),
-            );
-        }
-        if g.stop_at_free_blocks_per_die < g.start_below_free_blocks_per_die {
-            return err(
-                "[gc] stop_at_free_blocks_per_die",
-                format!(
-                    "{} is below start_below_free_blocks_per_die = {}",
-                    g.stop_at_free_blocks_per_die, g.start_below_free_blocks_per_die
-                ),
-            );
-        }
         self.check_mapping_sections(src)?;
-        let blocks_per_die = (n.blocks_per_plane * p) as f64;
-        let spare = (blocks_per_die * op).floor() as u32;
-        let need = g.stop_at_free_blocks_per_die + 2 * p + 1;
-        if self.ftl.mapping == MappingScheme::Hybrid {
-            // Merges, not page-level GC, reclaim space: checked above.
-        } else if spare < need {
-            return err(
-                "[ftl] over_provisioning",
-                format!(
-                    "{op} leaves {spare} spare blocks per die; GC needs at least stop_at_free_blocks_per_die + 2 × planes + 1 = {need}: raise over_provisioning or blocks_per_plane, or lower the GC thresholds"
-                ),
-            );
-        }
+        self.check_gc_thresholds(src)?;
         if self.ftl.mapping != MappingScheme::Hybrid {
             self.check_victims_exist(src)?;
         }
+        self.check_wear_leveling_and_slc_log(src)?;
+        self.check_cmdq(src)?;
+        self.check_bkops(src)?;
+        self.check_features(src)?;
+        self.validate_erase(src)?;
+        let r = self.calibration.reverse_seek_penalty_us;
+        if !(0.0..1e6).contains(&r) {
+            return err(
+                "[calibration] reverse_seek_penalty_us",
+                format!("{r}: expected 0 <= µs < 1e6"),
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks `[wear_leveling]` (the static threshold only with static
+    /// wear leveling) and the write buffer's SLC log and its program time.
+    fn check_wear_leveling_and_slc_log(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         let wl = &self.wear_leveling;
         if let Some(t) = wl.static_threshold_erases {
             if !wl.static_wl {
@@ -865,23 +950,7 @@ impl DeviceConfig {
                 );
             }
         }
-        if self.map_cache.entries == 0 {
-            return err("[map_cache] entries", "must be at least 1".into());
-        }
-        if self.read_buffer.pages == 0 {
-            return err("[read_buffer] pages", "must be at least 1".into());
-        }
-        let stripe_kib = n.page_kib * p;
         let w = &self.write_buffer;
-        if w.size_kib % 4 != 0 || w.size_kib < stripe_kib {
-            return err(
-                "[write_buffer] size_kib",
-                format!(
-                    "{}: must be a multiple of 4 and hold at least one stripe page (planes × page = {stripe_kib} KiB)",
-                    w.size_kib
-                ),
-            );
-        }
         if w.slc_log && w.enabled && !w.volatile {
             return err(
                 "[write_buffer] slc_log",
@@ -896,6 +965,13 @@ impl DeviceConfig {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Checks `[cmdq]`: the queue depth and the command counts the driver
+    /// sends.
+    fn check_cmdq(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         if let Some(q) = &self.cmdq {
             if !(2..=32).contains(&q.depth) {
                 return err(
@@ -925,6 +1001,13 @@ impl DeviceConfig {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Checks the BKOPS target against the background switch, the GC stop
+    /// threshold and (hybrid mapping) the free pool's range.
+    fn check_bkops(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         if self.gc.background && self.ftl.mapping == MappingScheme::Hybrid {
             // The hybrid free pool: planes × spare superblocks neither
             // reserved for the sequential log block nor holding a random
@@ -971,6 +1054,13 @@ impl DeviceConfig {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Checks `[features]`: packed-command limits, the FUA path on a CMDQ
+    /// card, REL_WR_SEC_C and the HPI cost.
+    fn check_features(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         if let Some(m) = self.features.max_packed_writes {
             if !self.features.packed || !(2..=MAX_PACKED_ENTRIES).contains(&m) {
                 return err(
@@ -1012,15 +1102,79 @@ impl DeviceConfig {
                 );
             }
         }
-        self.validate_erase(src)?;
-        let r = self.calibration.reverse_seek_penalty_us;
-        if !(0.0..1e6).contains(&r) {
+        Ok(())
+    }
+
+    /// Checks the GC thresholds against the planes and the blocks per die,
+    /// and that over-provisioning leaves GC the spare blocks they need
+    /// (page-level mappings). Call after [`Self::check_geometry`].
+    fn check_gc_thresholds(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let (n, op) = (&self.nand, self.ftl.over_provisioning);
+        let g = &self.gc;
+        let p = n.planes_per_die;
+        if g.start_below_free_blocks_per_die < 2 * p {
             return err(
-                "[calibration] reverse_seek_penalty_us",
-                format!("{r}: expected 0 <= µs < 1e6"),
+                "[gc] start_below_free_blocks_per_die",
+                format!(
+                    "{}: must be at least 2 × planes_per_die = {} (one block per plane for the host and the GC write point)",
+                    g.start_below_free_blocks_per_die,
+                    2 * p
+                ),
+            );
+        }
+        let blocks_per_die = n.blocks_per_plane * p;
+        if g.stop_at_free_blocks_per_die > blocks_per_die {
+            return err(
+                "[gc] stop_at_free_blocks_per_die",
+                format!(
+                    "{}: expected at most the blocks per die (planes_per_die × blocks_per_plane = {blocks_per_die})",
+                    g.stop_at_free_blocks_per_die
+                ),
+            );
+        }
+        if g.stop_at_free_blocks_per_die < g.start_below_free_blocks_per_die {
+            return err(
+                "[gc] stop_at_free_blocks_per_die",
+                format!(
+                    "{} is below start_below_free_blocks_per_die = {}",
+                    g.stop_at_free_blocks_per_die, g.start_below_free_blocks_per_die
+                ),
+            );
+        }
+        let spare = (blocks_per_die as f64 * op).floor() as u32;
+        let need = u64::from(g.stop_at_free_blocks_per_die) + 2 * u64::from(p) + 1;
+        if self.ftl.mapping == MappingScheme::Hybrid {
+            // Merges, not page-level GC, reclaim space: checked above.
+        } else if u64::from(spare) < need {
+            return err(
+                "[ftl] over_provisioning",
+                format!(
+                    "{op} leaves {spare} spare blocks per die; GC needs at least stop_at_free_blocks_per_die + 2 × planes + 1 = {need}: raise over_provisioning or blocks_per_plane, or lower the GC thresholds"
+                ),
             );
         }
         Ok(())
+    }
+
+    /// Checks `[features] packed` / `packed_read` against the driver the
+    /// run uses (`cmdq_driver`: the CMDQ driver queues tasks). Packed
+    /// commands are a legacy-driver mechanism: mainline Linux removed
+    /// packed-command support (4.11) before it gained eMMC command queueing
+    /// (4.15, cqhci), and queued tasks (CMD44/45) are never packed, so a
+    /// packing key on a CMDQ run would be accepted with no effect. `src`
+    /// names the profile.
+    pub fn check_packing_with_driver(&self, src: &str, cmdq_driver: bool) -> Result<()> {
+        let f = &self.features;
+        let key = match (f.packed, f.packed_read) {
+            _ if !cmdq_driver => return Ok(()),
+            (true, _) => "packed",
+            (false, true) => "packed_read",
+            (false, false) => return Ok(()),
+        };
+        Err(Error::config(format!(
+            "{src}: [features] {key}: true, but the run uses the CMDQ driver (the profile has [cmdq] and driver.mode is \"auto\" or \"cmdq\"), and packed commands and command queueing are exclusive on the Linux driver (packing was removed in 4.11, before CMDQ came in 4.15; queued tasks are never packed): remove {key}, or set driver.mode = \"legacy\" to pack on this card"
+        )))
     }
 
     /// Checks the erase-class capabilities of `[features]` against the
@@ -1124,8 +1278,8 @@ impl DeviceConfig {
                 }
                 let units = self.nand.blocks_per_plane;
                 let lbns = ftl::hybrid::logical_blocks(units, f.over_provisioning);
-                let need = h.random_log_blocks + h.sequential_log_blocks + 1;
-                if h.random_log_blocks == 0 || units - lbns < need {
+                let need = u64::from(h.random_log_blocks) + u64::from(h.sequential_log_blocks) + 1;
+                if h.random_log_blocks == 0 || u64::from(units - lbns) < need {
                     return err(
                         "[ftl.hybrid] random_log_blocks",
                         format!(

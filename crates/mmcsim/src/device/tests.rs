@@ -89,6 +89,89 @@ fn profile_parses_and_bad_values_name_the_key() {
     assert!(p.steady_state);
 }
 
+/// Every count that sizes an allocation is refused above its stated limit
+/// (naming the key and the limit) before anything is allocated, and
+/// products of the geometry never wrap: a value at the limit validates, or
+/// fails on another rule, never by overflow.
+#[test]
+fn sizing_counts_are_refused_above_their_limits_without_wrapping() {
+    type Set = fn(&mut DeviceConfig, u32);
+    let cases: [(&str, Set, &str); 9] = [
+        (
+            "[map_cache] entries",
+            |c, v| c.map_cache.entries = v,
+            "1048576",
+        ),
+        (
+            "[read_buffer] pages",
+            |c, v| c.read_buffer.pages = v,
+            "4096",
+        ),
+        (
+            "[read_buffer] prefetch_kib",
+            |c, v| c.read_buffer.prefetch_kib = v,
+            "65536",
+        ),
+        (
+            "[write_buffer] size_kib",
+            |c, v| c.write_buffer.size_kib = v,
+            "1048576",
+        ),
+        (
+            "[nand] channels × dies_per_channel",
+            |c, v| c.nand.channels = v,
+            "1024",
+        ),
+        (
+            "[nand] channels × dies_per_channel",
+            |c, v| c.nand.dies_per_channel = v,
+            "1024",
+        ),
+        ("[nand]", |c, v| c.nand.blocks_per_plane = v, "268435456"),
+        ("[nand]", |c, v| c.nand.pages_per_block = v, "268435456"),
+        (
+            "[gc] stop_at_free_blocks_per_die",
+            |c, v| c.gc.stop_at_free_blocks_per_die = v,
+            "2048",
+        ),
+    ];
+    for (key, set, limit) in cases {
+        for v in [u32::MAX, u32::MAX - 3, 1 << 31, 1 << 30] {
+            let mut c = generic();
+            set(&mut c, v);
+            let e = c.validate("x.toml").unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("x.toml: {key}:")) && e.contains(limit),
+                "{key} = {v}: {e}"
+            );
+        }
+    }
+    let mut c = generic();
+    c.map_cache.entries = config::MAX_MAP_CACHE_ENTRIES;
+    c.read_buffer.pages = config::MAX_READ_BUFFER_PAGES;
+    c.read_buffer.prefetch_kib = config::MAX_PREFETCH_KIB;
+    c.write_buffer.size_kib = config::MAX_WRITE_BUFFER_KIB;
+    c.validate("x.toml").unwrap();
+    // Six u32 factors overflow u64: the raw size saturates, never wraps.
+    let mut c = generic();
+    c.nand.channels = u32::MAX;
+    c.nand.dies_per_channel = u32::MAX;
+    c.nand.blocks_per_plane = u32::MAX;
+    c.nand.pages_per_block = u32::MAX;
+    assert_eq!(c.raw_bytes(), u64::MAX);
+    let mut c = generic();
+    c.ftl.mapping = ftl::MappingScheme::Hybrid;
+    c.ftl.hybrid = Some(config::HybridConfig {
+        random_log_blocks: u32::MAX,
+        sequential_log_blocks: 1,
+    });
+    let e = c.validate("x.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("[ftl.hybrid] random_log_blocks: 4294967295"),
+        "{e}"
+    );
+}
+
 #[test]
 fn profile_choices_are_typed_and_serialise_as_their_names() {
     let c = generic();

@@ -17,6 +17,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Lowest clock a host profile may give (`reference_freq_mhz`,
+/// `cpu_freq_mhz`, table entries), in MHz.
+pub const MIN_FREQ_MHZ: f64 = 1.0;
+
+/// Highest clock a host profile may give, in MHz (100 GHz).
+pub const MAX_FREQ_MHZ: f64 = 100_000.0;
+
 /// The host: CPU, governor, per-layer costs and page-cache size. All
 /// costs in µs at `reference_freq_mhz`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -195,16 +202,7 @@ impl HostConfig {
                 ));
             }
         }
-        for (name, v) in [
-            ("reference_freq_mhz", self.reference_freq_mhz),
-            ("cpu_freq_mhz", self.cpu_freq_mhz),
-        ] {
-            if !v.is_finite() || v <= 0.0 {
-                return Err(format!(
-                    "host.{name} = {v}: expected a positive clock in MHz"
-                ));
-            }
-        }
+        self.check_clocks()?;
         if self.page_cache_mib == 0 {
             return Err("host.page_cache_mib = 0: expected at least 1 MiB".into());
         }
@@ -220,11 +218,6 @@ impl HostConfig {
             }
         }
         let t = &self.freq_table_mhz;
-        if t.iter().any(|f| !f.is_finite() || *f <= 0.0) || t.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(format!(
-                "host.freq_table_mhz = {t:?}: expected positive MHz values in ascending order"
-            ));
-        }
         if t.is_empty() && self.governor != GovernorKind::Userspace {
             return Err(format!(
                 "host.governor = \"{}\" needs host.freq_table_mhz (the frequencies it may choose); only \"userspace\" runs without one",
@@ -247,14 +240,54 @@ impl HostConfig {
                 "host.interactive = {i:?}: expected timer_rate_us > 0 and go_hispeed_load 1-100"
             ));
         }
-        if !i.hispeed_freq_mhz.is_finite() || i.hispeed_freq_mhz < 0.0 {
-            return Err(format!(
-                "host.interactive.hispeed_freq_mhz = {}: expected MHz (0 = the maximum)",
-                i.hispeed_freq_mhz
-            ));
-        }
         i.parse_target_loads().map_err(|e| e.to_string())?;
         self.intellidemand.check()?;
+        Ok(())
+    }
+
+    /// Checks the clocks: `reference_freq_mhz`, `cpu_freq_mhz` and every
+    /// table entry in [`MIN_FREQ_MHZ`]..=[`MAX_FREQ_MHZ`] (so no cost
+    /// scales to zero or past the clock), the table ascending, and with a
+    /// table `cpu_freq_mhz` and `interactive.hispeed_freq_mhz` at most its
+    /// top entry: a value above it would be set to the top (the table's
+    /// lowest entry at or above it does not exist) while the report echoes
+    /// the value given.
+    fn check_clocks(&self) -> std::result::Result<(), String> {
+        let range = format!("{MIN_FREQ_MHZ}..={MAX_FREQ_MHZ} MHz");
+        for (name, v) in [
+            ("reference_freq_mhz", self.reference_freq_mhz),
+            ("cpu_freq_mhz", self.cpu_freq_mhz),
+        ] {
+            if !(MIN_FREQ_MHZ..=MAX_FREQ_MHZ).contains(&v) {
+                return Err(format!("host.{name} = {v:?}: expected a clock of {range}"));
+            }
+        }
+        let t = &self.freq_table_mhz;
+        let in_range = t.iter().all(|f| (MIN_FREQ_MHZ..=MAX_FREQ_MHZ).contains(f));
+        if !in_range || t.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(format!(
+                "host.freq_table_mhz = {t:?}: expected clocks of {range} in ascending order"
+            ));
+        }
+        let hs = self.interactive.hispeed_freq_mhz;
+        if !(hs == 0.0 || (MIN_FREQ_MHZ..=MAX_FREQ_MHZ).contains(&hs)) {
+            return Err(format!(
+                "host.interactive.hispeed_freq_mhz = {hs:?}: expected 0 (the table's top) or a clock of {range}"
+            ));
+        }
+        let Some(&top) = t.last() else {
+            return Ok(());
+        };
+        for (name, v) in [
+            ("cpu_freq_mhz", self.cpu_freq_mhz),
+            ("interactive.hispeed_freq_mhz", hs),
+        ] {
+            if v > top {
+                return Err(format!(
+                    "host.{name} = {v:?}: above the top of host.freq_table_mhz = {t:?}; the governor sets the table's lowest entry at or above the value, so expected at most {top} MHz"
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -409,6 +442,49 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("host.irq_core"));
+    }
+
+    /// A clock outside the stated range, or above the table's top (which
+    /// the governor would silently set instead), is refused by name.
+    #[test]
+    fn clocks_are_in_range_and_within_the_table() {
+        let table = vec![300.0, 600.0, 1190.4];
+        for (f, table, want) in [
+            (1e308, vec![], "expected a clock of 1..=100000 MHz"),
+            (f64::INFINITY, vec![], "expected a clock of 1..=100000 MHz"),
+            (f64::NAN, vec![], "expected a clock of 1..=100000 MHz"),
+            (0.5, vec![], "expected a clock of 1..=100000 MHz"),
+            (1e308, table.clone(), "expected a clock of"),
+            (
+                1200.0,
+                table.clone(),
+                "above the top of host.freq_table_mhz = [300.0, 600.0, 1190.4]",
+            ),
+        ] {
+            let c = HostConfig {
+                cpu_freq_mhz: f,
+                freq_table_mhz: table,
+                ..HostConfig::default()
+            };
+            let e = c.validate().unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("host.cpu_freq_mhz = {f:?}: ")) && e.contains(want),
+                "{e}"
+            );
+        }
+        let ok = HostConfig {
+            cpu_freq_mhz: 1000.0,
+            freq_table_mhz: table.clone(),
+            ..HostConfig::default()
+        };
+        ok.validate().unwrap();
+        let mut hs = ok.clone();
+        hs.interactive.hispeed_freq_mhz = 2000.0;
+        let e = hs.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("host.interactive.hispeed_freq_mhz = 2000.0: above the top"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -50,6 +50,11 @@ use std::path::Path;
 /// fio's default block size, bytes (`bs=4k`).
 pub const DEFAULT_BS: u64 = 4096;
 
+/// The largest size, offset or block size a job file may give, in bytes
+/// (2^50, 1 PiB: far beyond any modelled device, and small enough that
+/// `offset + size` never overflows).
+pub const MAX_BYTES: u64 = 1 << 50;
+
 /// The most clones one job may have (`numjobs`; the scenario allows 4096
 /// threads in all).
 pub const MAX_NUMJOBS: u64 = 4096;
@@ -121,6 +126,7 @@ impl FioWorkload {
 /// `head`, the file's first lines, starts with a `[section]` header and
 /// holds an option line that is not TOML (`rw=randread`, `direct`).
 pub fn is_job_file(path: &Path, head: &str) -> bool {
+    let head = head.strip_prefix(crate::textfile::BOM).unwrap_or(head);
     match path.extension().and_then(|e| e.to_str()) {
         Some("fio") => true,
         Some("toml") => false,
@@ -840,7 +846,10 @@ pub fn size(v: &str) -> std::result::Result<u64, String> {
     }
     .ok_or_else(expected)?;
     n.checked_mul(mult)
-        .ok_or_else(|| format!("'{v}' exceeds 2^64 bytes"))
+        .filter(|&b| b <= MAX_BYTES)
+        .ok_or_else(|| {
+            format!("{v}: expected at most {MAX_BYTES} bytes (2^50, 1 PiB), the limit of a size, offset or block size")
+        })
 }
 
 /// A time in µs: a number with an optional `us`/`usec`, `ms`/`msec`,
@@ -887,6 +896,30 @@ mod tests {
         assert_eq!(size("0x1000"), Ok(4096));
         assert!(size("4q").is_err());
         assert!(size("50%").unwrap_err().contains("percentage"));
+        assert_eq!(size("1p"), Ok(MAX_BYTES));
+        for big in [
+            "1025p",
+            "18446744073709551615",
+            "0xffffffffffffffff",
+            "16777216t",
+        ] {
+            let e = size(big).unwrap_err();
+            assert!(e.contains("at most 1125899906842624 bytes"), "{big}: {e}");
+        }
+    }
+
+    /// A huge offset is refused at its file, line and key with the limit
+    /// (it wrapped past the file-size check and surfaced as "u64 value was
+    /// too large" from the scenario translation).
+    #[test]
+    fn a_huge_offset_names_file_line_key_and_limit() {
+        let text = "[global]\nrw=randread\nsize=16m\n[j]\noffset=18446744073709551615\n";
+        let e = parse(text, "o.fio", "o").unwrap_err().to_string();
+        assert!(
+            e.starts_with("o.fio:5: key 'offset' = '18446744073709551615': ")
+                && e.contains("at most 1125899906842624 bytes"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -147,7 +147,7 @@ impl Source {
     }
 
     /// Opens the source, gunzipping it if it starts with the gzip magic
-    /// bytes `1f 8b`.
+    /// bytes `1f 8b`, past a leading UTF-8 byte-order mark.
     pub fn open(&self) -> Result<Box<dyn BufRead>> {
         let io = |source| Error::Io {
             path: self.path().to_path_buf(),
@@ -161,22 +161,26 @@ impl Source {
                 };
                 let mut r = BufReader::with_capacity(1 << 16, f);
                 let gz = r.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
-                Ok(if gz {
+                let mut r: Box<dyn BufRead> = if gz {
                     Box::new(BufReader::with_capacity(
                         1 << 16,
                         flate2::bufread::MultiGzDecoder::new(r),
                     ))
                 } else {
                     Box::new(r)
-                })
+                };
+                skip_bom(&mut *r).map_err(io)?;
+                Ok(r)
             }
             Source::Memory(bytes, _) => {
                 let c = Cursor::new(Arc::clone(bytes));
-                Ok(if bytes.starts_with(&[0x1f, 0x8b]) {
+                let mut r: Box<dyn BufRead> = if bytes.starts_with(&[0x1f, 0x8b]) {
                     Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(c)))
                 } else {
                     Box::new(c)
-                })
+                };
+                skip_bom(&mut *r).map_err(io)?;
+                Ok(r)
             }
         }
     }
@@ -292,6 +296,37 @@ pub fn read_line_bounded<R: BufRead + ?Sized>(
     }
 }
 
+/// The error for a carriage return inside line `line` of `path` (`buf`,
+/// its raw bytes): CR-only (old Mac) line endings, which would otherwise
+/// run the whole file into one line, or show a raw CR in a message. CRs
+/// among the white space ending the line (CRLF) are fine.
+pub fn lone_cr_error(path: &Path, line: u64, buf: &[u8]) -> Option<Error> {
+    let body = buf.trim_ascii_end();
+    let at = memchr::memchr(b'\r', body)?;
+    Some(Error::Parse {
+        path: path.to_path_buf(),
+        line,
+        field: "line".into(),
+        message: if line == 1 {
+            crate::textfile::lone_cr_message(body, at)
+        } else {
+            format!(
+                "a carriage return without a line feed at byte {at} of the line: CR-only (old Mac) line endings; convert the file to LF line endings"
+            )
+        },
+    })
+}
+
+/// Strips a UTF-8 byte-order mark ([`crate::textfile::BOM`]) from the
+/// start of `r`, so it never becomes part of the first field.
+pub(crate) fn skip_bom(r: &mut dyn BufRead) -> std::io::Result<()> {
+    let bom = crate::textfile::BOM.as_bytes();
+    if r.fill_buf()?.starts_with(bom) {
+        r.consume(bom.len());
+    }
+    Ok(())
+}
+
 /// The error for line `line` of `path` being longer than
 /// [`MAX_LINE_BYTES`].
 pub fn line_too_long(path: &Path, line: u64) -> Error {
@@ -353,7 +388,9 @@ impl Lines {
             }
             Ok(LineRead::TooLong) => {
                 self.done = true;
-                return Err(line_too_long(&self.path, self.no + 1));
+                let no = self.no + 1;
+                return Err(lone_cr_error(&self.path, no, &self.buf)
+                    .unwrap_or_else(|| line_too_long(&self.path, no)));
             }
             Err(source) => {
                 self.done = true;
@@ -364,6 +401,10 @@ impl Lines {
             }
         }
         self.no += 1;
+        if let Some(e) = lone_cr_error(&self.path, self.no, &self.buf) {
+            self.done = true;
+            return Err(e);
+        }
         Ok(Some((self.no, self.buf.trim_ascii())))
     }
 }
@@ -427,15 +468,17 @@ impl Cx<'_> {
     }
 }
 
-/// Text of `b` for a message (lossy UTF-8, at most 60 characters).
+/// Text of `b` for a message (lossy UTF-8, at most 60 characters), with
+/// control characters escaped (`\r`, `\t`, `\u{1b}`, ...) so none reaches
+/// a terminal raw.
 pub fn show(b: &[u8]) -> String {
-    let s = String::from_utf8_lossy(b);
+    let s = crate::textfile::escape_controls(&String::from_utf8_lossy(b));
     if s.chars().count() > 60 {
         let mut t: String = s.chars().take(57).collect();
         t.push_str("...");
         t
     } else {
-        s.into_owned()
+        s
     }
 }
 

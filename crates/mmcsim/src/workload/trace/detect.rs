@@ -6,11 +6,13 @@
 //! device; the first 20,000 lines are searched for events); a Pixel 6a or
 //! native CSV header; a blkparse event line; MSR CSV (7 fields, `Read`/
 //! `Write`); SPC CSV; then the 5-column ASCII simulators: DiskSim when a
-//! time has a decimal point or the last field is not 0/1, otherwise SSDSim
-//! when the file name mentions `ssdsim` or ends in `.ascii`, DiskSim when it
-//! mentions `disksim`, else MQSim. The integer layouts of MQSim, SSDSim and
-//! integer-timed DiskSim are indistinguishable by content: force the format
-//! ([`OpenOptions::format`]) when the name does not tell.
+//! time has a decimal point or the last field is not 0/1 — refused when
+//! the file name says SSDSim (`ssdsim`, `.ascii`), so SSDSim nanoseconds
+//! are never read as DiskSim milliseconds — otherwise SSDSim when the name
+//! says so, DiskSim when it mentions `disksim`, else MQSim. The integer
+//! layouts of MQSim, SSDSim and integer-timed DiskSim are
+//! indistinguishable by content: force the format ([`OpenOptions::format`])
+//! when the name does not tell.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -400,39 +402,7 @@ pub fn detect_explained(source: &Source) -> Result<(Format, String)> {
         // The first record alone decides (a malformed later line is then
         // an error of the chosen format at its line, never a silent switch
         // of the whole file to another format).
-        let float = f[0].contains(&b'.');
-        let binary = f[4] == b"0" || f[4] == b"1";
-        let name = path.to_string_lossy().to_ascii_lowercase();
-        let layout = "5 whitespace-separated fields (time device sector sectors type)";
-        if float || !binary {
-            return Ok((
-                Format::DiskSim,
-                format!(
-                    "the first record has {layout} with {}",
-                    if float {
-                        "a fractional time (DiskSim ms)"
-                    } else {
-                        "a type other than 0/1 (DiskSim hex flags)"
-                    }
-                ),
-            ));
-        }
-        if name.contains("disksim") {
-            return Ok((
-                Format::DiskSim,
-                format!("the first record has {layout} with an integer time and the file name mentions disksim"),
-            ));
-        }
-        if name.contains("ssdsim") || name.ends_with(".ascii") {
-            return Ok((
-                Format::SsdSim,
-                format!("the first record has {layout} with an integer time and a 0/1 type, and the file name mentions ssdsim or ends in .ascii"),
-            ));
-        }
-        return Ok((
-            Format::MqSim,
-            format!("the first record has {layout} with an integer time and a 0/1 type (MQSim, SSDSim and integer-timed DiskSim look alike: force --format if it is not MQSim)"),
-        ));
+        return ascii5(path, f[0], f[4]);
     }
     Err(Error::Parse {
         path: path.to_path_buf(),
@@ -442,6 +412,77 @@ pub fn detect_explained(source: &Source) -> Result<(Format, String)> {
             "cannot detect the trace format from `{}`: it matches none of {}; force one with a format option",
             super::common::show(&first),
             Format::names()
+        ),
+    })
+}
+
+/// The format a file name points to among the 5-column ASCII simulators:
+/// DiskSim for a name mentioning `disksim`, SSDSim for one mentioning
+/// `ssdsim` or ending in `.ascii` (`.gz` aside); `None` when it mentions
+/// both or neither.
+fn ascii5_by_name(path: &Path) -> Option<Format> {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    let stem = name.strip_suffix(".gz").unwrap_or(&name);
+    let (ssd, disk) = (name.contains("ssdsim"), name.contains("disksim"));
+    match (ssd, disk) {
+        (true, true) => None,
+        (false, true) => Some(Format::DiskSim),
+        _ if ssd || stem.ends_with(".ascii") => Some(Format::SsdSim),
+        _ => None,
+    }
+}
+
+/// Decides among DiskSim, SSDSim and MQSim from the first record's `time`
+/// and `kind` (5th field) and the file name. Content only DiskSim can
+/// have (a fractional time, a type other than 0/1) is DiskSim unless the
+/// name says SSDSim: then the two disagree and detection refuses, naming
+/// `--format`, rather than read SSDSim nanoseconds as DiskSim
+/// milliseconds. Integer times with a 0/1 type follow the name (MQSim
+/// when it tells nothing).
+fn ascii5(path: &Path, time: &[u8], kind: &[u8]) -> Result<(Format, String)> {
+    let float = time.contains(&b'.');
+    let binary = kind == b"0" || kind == b"1";
+    let layout = "5 whitespace-separated fields (time device sector sectors type)";
+    let by_name = ascii5_by_name(path);
+    if float || !binary {
+        let what = if float {
+            format!(
+                "a fractional time `{}` (DiskSim ms)",
+                super::common::show(time)
+            )
+        } else {
+            format!(
+                "type `{}`, not 0/1 (DiskSim hex flags)",
+                super::common::show(kind)
+            )
+        };
+        if by_name == Some(Format::SsdSim) {
+            return Err(Error::Parse {
+                path: path.to_path_buf(),
+                line: 1,
+                field: "format".into(),
+                message: format!(
+                    "the file name says SSDSim (it mentions ssdsim or ends in .ascii), but the first record has {what}, which SSDSim (integer ns, type 0/1) does not have: choose with --format ssdsim (times in ns) or --format disksim (times in ms)"
+                ),
+            });
+        }
+        return Ok((
+            Format::DiskSim,
+            format!("the first record has {layout} with {what}"),
+        ));
+    }
+    Ok(match by_name {
+        Some(Format::DiskSim) => (
+            Format::DiskSim,
+            format!("the first record has {layout} with an integer time and the file name mentions disksim"),
+        ),
+        Some(_) => (
+            Format::SsdSim,
+            format!("the first record has {layout} with an integer time and a 0/1 type, and the file name mentions ssdsim or ends in .ascii"),
+        ),
+        None => (
+            Format::MqSim,
+            format!("the first record has {layout} with an integer time and a 0/1 type (MQSim, SSDSim and integer-timed DiskSim look alike: force --format if it is not MQSim)"),
         ),
     })
 }
@@ -477,4 +518,43 @@ pub fn open_source(source: &Source, opts: &OpenOptions) -> Result<Box<dyn TraceR
         f.refuse_second_device();
     }
     Ok(Box::new(f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detected(text: &str, name: &str) -> Result<Format> {
+        detect_bytes(text.as_bytes(), name)
+    }
+
+    /// An SSDSim file (by its name) is never read as DiskSim: DiskSim-only
+    /// content there is refused, naming `--format`; the same content under
+    /// a neutral name is DiskSim, and SSDSim content stays SSDSim.
+    #[test]
+    fn an_ssdsim_name_never_becomes_disksim() {
+        for name in ["x.ascii", "x.ascii.gz", "ssdsim-run.txt", "X.ASCII"] {
+            for first in ["26214000 0 303574 7 3", "12.5 0 303574 7 0"] {
+                let e = detected(&format!("{first}\n"), name)
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    e.starts_with(&format!("{name}:1: field `format`:"))
+                        && e.contains("--format ssdsim")
+                        && e.contains("--format disksim"),
+                    "{name} {first}: {e}"
+                );
+            }
+            let ok = detected("26214000 0 303574 7 0\n1 0 1 1 3\n", name);
+            assert_eq!(ok.unwrap(), Format::SsdSim, "{name}");
+        }
+        let dis = detected("26214000 0 303574 7 3\n", "x.trace");
+        assert_eq!(dis.unwrap(), Format::DiskSim);
+        let dis = detected("26214000 0 303574 7 0\n", "disksim.ascii");
+        assert_eq!(dis.unwrap(), Format::DiskSim, "the name's disksim wins");
+        let mq = detected("26214000 0 303574 7 0\n", "ssdsim-vs-disksim.txt");
+        assert_eq!(mq.unwrap(), Format::MqSim, "both names: content decides");
+        let dis = detected("12.5 0 303574 7 3\n", "disksim-run.ascii");
+        assert_eq!(dis.unwrap(), Format::DiskSim);
+    }
 }

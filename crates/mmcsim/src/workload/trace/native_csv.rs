@@ -301,7 +301,11 @@ impl NativeCsvReader {
 
     /// Reads a trace from `input` (the tests choose its buffer size: a
     /// line is read in place only when it lies wholly in the buffer).
-    fn from_input(input: BufReader<Box<dyn Read>>, path: &Path) -> Result<NativeCsvReader> {
+    fn from_input(mut input: BufReader<Box<dyn Read>>, path: &Path) -> Result<NativeCsvReader> {
+        super::common::skip_bom(&mut input).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let mut this = NativeCsvReader {
             input,
             path: path.to_path_buf(),
@@ -353,7 +357,9 @@ impl NativeCsvReader {
                 Ok(super::common::LineRead::Eof) => 0,
                 Ok(super::common::LineRead::TooLong) => {
                     self.done = true;
-                    return Err(super::common::line_too_long(&self.path, self.line_no + 1));
+                    let no = self.line_no + 1;
+                    return Err(super::common::lone_cr_error(&self.path, no, &self.buf)
+                        .unwrap_or_else(|| super::common::line_too_long(&self.path, no)));
                 }
                 Err(source) => {
                     self.done = true;
@@ -367,6 +373,10 @@ impl NativeCsvReader {
                 return Ok(false);
             }
             self.line_no += 1;
+            if let Some(e) = super::common::lone_cr_error(&self.path, self.line_no, &self.buf) {
+                self.done = true;
+                return Err(e);
+            }
             let line = self.buf.trim_ascii();
             if line.is_empty() || line[0] == b'#' {
                 continue;
@@ -723,10 +733,20 @@ impl NativeCsvReader {
                 if t.is_empty() {
                     None
                 } else {
-                    Some(
-                        parse_time(t, self.done_digits)
-                            .map_err(|m| self.err(line, name, m.to_string()))?,
-                    )
+                    let d = parse_time(t, self.done_digits)
+                        .map_err(|m| self.err(line, name, m.to_string()))?;
+                    if d < time_ns {
+                        let time_text = self.field(c.time, self.time_name, line)?;
+                        return Err(self.err(
+                            line,
+                            name,
+                            format!(
+                                "{t} is before the issue time {} = {time_text}: a request completes after it is issued (both columns count from the same origin)",
+                                self.time_name
+                            ),
+                        ));
+                    }
+                    Some(d)
                 }
             }
             None => None,
@@ -914,6 +934,9 @@ impl NativeCsvReader {
             }
             _ => None,
         };
+        if done_ns.is_some_and(|d| d < time_ns) {
+            return None; // the general path words the error
+        }
         let device = match c.device {
             Some(i) => split.id(i)?,
             None => None,
@@ -1030,8 +1053,11 @@ impl NativeCsvReader {
             };
             let done_ns = match get(Role::Done) {
                 (0, _) => None,
-                (_, v) => Some(v.checked_mul(self.done_scale)?),
+                (_, v) => Some(v.checked_mul(self.done_scale)?).filter(|&d| d >= time_ns),
             };
+            if get(Role::Done).0 != 0 && done_ns.is_none() {
+                return None; // before the issue: the general path words the error
+            }
             (sync, done_ns, id(Role::Device, device))
         } else {
             (None, None, None)
