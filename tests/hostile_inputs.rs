@@ -4,12 +4,12 @@
 #![cfg(unix)]
 
 mod common;
+#[path = "hostile/configs.rs"]
+mod configs;
 #[path = "hostile/outputs.rs"]
 mod outputs;
 #[path = "hostile/scripts.rs"]
 mod scripts;
-#[path = "hostile/configs.rs"]
-mod configs;
 
 use common::{report, root, scratch, simctl, simctl_err, simctl_ok};
 use std::io::Write;
