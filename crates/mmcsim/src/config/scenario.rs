@@ -354,7 +354,9 @@ impl Scenario {
                 e.to_string().trim_end()
             ))
         })?;
-        cfg.validate(source)?;
+        cfg.validate(&format!(
+            "{source} with the scenario's [device] settings and --set device.*"
+        ))?;
         Ok(cfg)
     }
 
