@@ -10,6 +10,9 @@
 //! writes, 32-bit writes, cuts, insertions) of a real saved state of the
 //! same device with its header recomputed; so the fuzzer gets past the
 //! checksum into the payload (summary, version oracle, mapping state).
+//!
+//! With `MMCSIM_FUZZ_STATE_OUT=FILE` set, each case's state file is also
+//! written to FILE (to turn a crash into a test that loads that file).
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
@@ -193,6 +196,10 @@ fuzz_target!(|c: Case| {
             f
         }
     };
+    if let Some(out) = std::env::var_os("MMCSIM_FUZZ_STATE_OUT") {
+        // Reproducing a crash: keep the state file the case made.
+        let _ = std::fs::write(out, &file);
+    }
     let Ok(device) = PreparedDevice::load_state(&base.scenario, &file, Path::new("fuzz.state"))
     else {
         return;

@@ -1,0 +1,79 @@
+//! Crashes the fuzz targets in `fuzz/` found, reproduced through the
+//! library: each input that once panicked must now be refused with an
+//! error or run to completion. The inputs live in `fuzz/regressions/`.
+
+use mmcsim::config::Scenario;
+use mmcsim::sim::{PreparedDevice, RunOptions, Simulation};
+use std::path::{Path, PathBuf};
+
+fn regression(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/regressions")
+        .join(path)
+}
+
+/// The scenario of the `state_file` fuzz target: a 4 MiB raw device, a
+/// quarter filled, with a short random job on a 1 MiB file.
+fn state_scenario(mapping: &str) -> Scenario {
+    let text = format!(
+        r#"name = "fuzz-state"
+seed = 5
+[device]
+profile = "generic"
+[device.nand]
+blocks_per_plane = 16
+pages_per_block = 16
+[device.ftl]
+mapping = "{mapping}"
+over_provisioning = 0.4
+[device.gc]
+start_below_free_blocks_per_die = 4
+stop_at_free_blocks_per_die = 6
+[precondition]
+fill_fraction = 0.25
+steady_state = false
+[[files]]
+name = "f"
+size_mib = 1
+[[jobs]]
+name = "w"
+file = "f"
+op = "readwrite"
+pattern = "random"
+request_bytes = 4096
+direct = true
+requests = 24
+"#
+    );
+    Scenario::from_toml(&text, "fuzz.toml", PathBuf::new(), &[]).expect("scenario")
+}
+
+/// Loads the saved state `file` into `mapping`'s device and runs the
+/// scenario from it: an error is fine, a panic is not. Returns whether
+/// the state was refused.
+fn load_and_run(mapping: &str, file: &str) -> bool {
+    let sc = state_scenario(mapping);
+    let path = regression(file);
+    let bytes = std::fs::read(&path).expect("regression input");
+    match PreparedDevice::load_state(&sc, &bytes, &path) {
+        Err(_) => true,
+        Ok(device) => {
+            let registry = mmcsim::sched::builtin();
+            let _ = Simulation::with_owned_device(sc, &registry, device)
+                .and_then(|s| s.run(RunOptions::default()));
+            false
+        }
+    }
+}
+
+/// A state whose checksum is right but whose write point is ahead of its
+/// block's programmed pages (page 6 of a block with 1 page programmed):
+/// prewriting the file programmed page 6 and the NAND model panicked
+/// ("program of page 6 but the next programmable page is 1").
+#[test]
+fn a_write_point_ahead_of_its_blocks_is_refused() {
+    assert!(load_and_run(
+        "page",
+        "state_file/page-write-point-ahead.state"
+    ));
+}
