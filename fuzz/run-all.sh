@@ -33,7 +33,8 @@
 # Needs a nightly toolchain and cargo-fuzz. Targets are built without a
 # sanitizer (the code under test is safe Rust: AddressSanitizer would cost
 # executions, not find more); FUZZ_SANITIZER=address brings it back. Runs
-# under `nice -n 10` (FUZZ_NICE=0 to not). Each target's libFuzzer log is
+# under `nice -n 10` (FUZZ_NICE=0 to not); FUZZ_BUILD=0 runs the targets
+# as last built. Each target's libFuzzer log is
 # kept in fuzz/logs/TARGET.log.
 set -u
 
@@ -178,9 +179,11 @@ throughput.iops=5%'
     return 0
 }
 
-echo "building ${#targets[@]} targets ..." >&2
 sanitizer=${FUZZ_SANITIZER:-none}
-cargo +nightly fuzz build -O -s "$sanitizer" >&2 || { echo "$0: build failed" >&2; exit 2; }
+if [ "${FUZZ_BUILD:-1}" != 0 ]; then
+    echo "building ${#targets[@]} targets ..." >&2
+    cargo +nightly fuzz build -O -s "$sanitizer" >&2 || { echo "$0: build failed" >&2; exit 2; }
+fi
 # The built binaries, run directly (cargo fuzz run would check the build again).
 bin="target/$(rustc +nightly -vV | sed -n 's/^host: //p')/release"
 

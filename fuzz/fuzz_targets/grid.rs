@@ -13,7 +13,10 @@ use std::sync::OnceLock;
 fn grid_path() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/sweep-grid/fuzz-grid.toml"))
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/sweep-grid/fuzz-grid.toml"
+        ))
     })
 }
 

@@ -102,22 +102,51 @@ struct Script {
 
 #[derive(Arbitrary, Debug)]
 enum Call {
-    Open { path: u8, flags: u16 },
-    Creat { path: u8 },
+    Open {
+        path: u8,
+        flags: u16,
+    },
+    Creat {
+        path: u8,
+    },
     Close,
-    Read { bytes: u16 },
-    Write { bytes: u16 },
-    Pread { offset: u16, bytes: u16 },
-    Pwrite { offset: u16, bytes: u16 },
-    Lseek { offset: i16, whence: u8 },
+    Read {
+        bytes: u16,
+    },
+    Write {
+        bytes: u16,
+    },
+    Pread {
+        offset: u16,
+        bytes: u16,
+    },
+    Pwrite {
+        offset: u16,
+        bytes: u16,
+    },
+    Lseek {
+        offset: i16,
+        whence: u8,
+    },
     Fsync,
     Fdatasync,
-    Ftruncate { len: u16 },
-    Unlink { path: u8 },
-    Mkdir { path: u8 },
-    Rename { from: u8, to: u8 },
+    Ftruncate {
+        len: u16,
+    },
+    Unlink {
+        path: u8,
+    },
+    Mkdir {
+        path: u8,
+    },
+    Rename {
+        from: u8,
+        to: u8,
+    },
     Sync,
-    Sleep { us: u16 },
+    Sleep {
+        us: u16,
+    },
     /// Anything (parse errors must be errors).
     Text(String),
 }
@@ -174,7 +203,10 @@ fn call_text(c: &Call) -> String {
         Call::Pread { offset, bytes } => format!("pread {} {bytes}", *offset as u64 * 512),
         Call::Pwrite { offset, bytes } => format!("pwrite {} {bytes}", *offset as u64 * 512),
         Call::Lseek { offset, whence } => {
-            format!("lseek {offset} {}", pick(&["SET", "CUR", "END", "SEEK_END"], *whence))
+            format!(
+                "lseek {offset} {}",
+                pick(&["SET", "CUR", "END", "SEEK_END"], *whence)
+            )
         }
         Call::Fsync => "fsync".into(),
         Call::Fdatasync => "fdatasync".into(),
@@ -204,7 +236,9 @@ fn scenario(c: &Case) -> String {
         let _ = writeln!(t, "profile = {}", quoted(CMDQ_PROFILE));
     }
     t.push_str("[device.nand]\nblocks_per_plane = 64\npages_per_block = 32\n");
-    t.push_str("[device.gc]\nstart_below_free_blocks_per_die = 4\nstop_at_free_blocks_per_die = 6\n");
+    t.push_str(
+        "[device.gc]\nstart_below_free_blocks_per_die = 4\nstop_at_free_blocks_per_die = 6\n",
+    );
     let _ = writeln!(t, "[device.write_buffer]\nvolatile = {}", c.volatile_cache);
     let _ = writeln!(
         t,
@@ -270,7 +304,10 @@ fn scenario(c: &Case) -> String {
             "nofile".to_string()
         } else {
             let k = j.file as usize % nfiles;
-            format!("{}f{k}", pick(&["/", "/data/", "/data/db/"], c.files[k].dir))
+            format!(
+                "{}f{k}",
+                pick(&["/", "/data/", "/data/db/"], c.files[k].dir)
+            )
         };
         let op = pick(&["read", "write", "readwrite"], j.op);
         let pattern = pick(&["sequential", "random", "strided"], j.pattern);
@@ -296,7 +333,12 @@ fn scenario(c: &Case) -> String {
         }
     }
     for (i, s) in c.scripts.iter().take(3).enumerate() {
-        let calls: Vec<String> = s.calls.iter().take(24).map(|c| quoted(&call_text(c))).collect();
+        let calls: Vec<String> = s
+            .calls
+            .iter()
+            .take(24)
+            .map(|c| quoted(&call_text(c)))
+            .collect();
         let _ = writeln!(
             t,
             "[[scripts]]\nname = \"s{i}\"\nrepeat = {}\nthink_time_us = {}\nstart_ms = {}\ncalls = [{}]",

@@ -170,13 +170,19 @@ fuzz_target!(|c: Case| {
         ("device.nand.pages_per_block".into(), "16".into()),
         ("device.ftl.over_provisioning".into(), "0.4".into()),
         ("device.gc.policy".into(), policy.into()),
-        ("device.gc.start_below_free_blocks_per_die".into(), "4".into()),
+        (
+            "device.gc.start_below_free_blocks_per_die".into(),
+            "4".into(),
+        ),
         ("device.gc.stop_at_free_blocks_per_die".into(), "6".into()),
         (
             "device.write_buffer.volatile".into(),
             c.volatile.to_string(),
         ),
-        ("device.wear_leveling.static".into(), c.static_wl.to_string()),
+        (
+            "device.wear_leveling.static".into(),
+            c.static_wl.to_string(),
+        ),
         ("precondition.fill_fraction".into(), fill.to_string()),
         ("precondition.steady_state".into(), "false".into()),
         ("host.page_cache_mib".into(), "8".into()),

@@ -101,13 +101,30 @@ enum Bytes {
 
 #[derive(Arbitrary, Debug)]
 enum Edit {
-    Byte { at: u32, value: u8 },
-    Word { at: u32, value: u32 },
+    Byte {
+        at: u32,
+        value: u8,
+    },
+    Word {
+        at: u32,
+        value: u32,
+    },
     /// Sets a 32-bit word to a small or boundary value.
-    Boundary { at: u32, which: u8 },
-    Cut { at: u32, len: u16 },
-    Insert { at: u32, bytes: Vec<u8> },
-    Truncate { at: u32 },
+    Boundary {
+        at: u32,
+        which: u8,
+    },
+    Cut {
+        at: u32,
+        len: u16,
+    },
+    Insert {
+        at: u32,
+        bytes: Vec<u8>,
+    },
+    Truncate {
+        at: u32,
+    },
 }
 
 #[derive(Arbitrary, Debug)]

@@ -793,7 +793,9 @@ impl BlockManager {
                     let blk = self.stripe_block(wp.stripe, pl);
                     let n = self.nand.programmed_pages(blk);
                     if n != wp.page {
-                        return Err(bad(format!("is on block {blk}, which has {n} pages programmed")));
+                        return Err(bad(format!(
+                            "is on block {blk}, which has {n} pages programmed"
+                        )));
                     }
                 }
             }
