@@ -18,6 +18,7 @@ use mmcsim::config::Scenario;
 use mmcsim::sim::{RunOptions, Simulation};
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 const CMDQ_PROFILE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -236,6 +237,7 @@ fn scenario(c: &Case) -> String {
         let _ = writeln!(t, "profile = {}", quoted(CMDQ_PROFILE));
     }
     t.push_str("[device.nand]\nblocks_per_plane = 64\npages_per_block = 32\n");
+    t.push_str("[device.ftl]\nover_provisioning = 0.3\n");
     t.push_str(
         "[device.gc]\nstart_below_free_blocks_per_die = 4\nstop_at_free_blocks_per_die = 6\n",
     );
@@ -266,7 +268,7 @@ fn scenario(c: &Case) -> String {
         f.journal_async_commit,
         f.delalloc,
         pick(&["0", "1", "true", "false"], f.barrier),
-        f.commit_s % 8,
+        f.commit_s % 9, // 0 is refused
         f.partition_offset_mib % 32,
         1024u32 << (f.bytes_per_inode % 8),
         f.fstrim,
@@ -368,19 +370,41 @@ fn scenario(c: &Case) -> String {
     t
 }
 
+/// `MMCSIM_FUZZ_SHOW=1`: print each scenario and how far it got (to see
+/// what the generator reaches, e.g. over a corpus with `-runs=0`).
+fn show() -> bool {
+    static SHOW: OnceLock<bool> = OnceLock::new();
+    *SHOW.get_or_init(|| std::env::var_os("MMCSIM_FUZZ_SHOW").is_some())
+}
+
 fuzz_target!(|c: Case| {
     let text = scenario(&c);
-    let Ok(sc) = Scenario::from_toml(&text, "fuzz.toml", PathBuf::new(), &[]) else {
-        return;
+    let sc = match Scenario::from_toml(&text, "fuzz.toml", PathBuf::new(), &[]) {
+        Ok(sc) => sc,
+        Err(e) => {
+            if show() {
+                eprintln!("--- scenario\n{text}=> rejected: {e}");
+            }
+            return;
+        }
     };
-    let Ok(sim) = Simulation::new(sc) else {
-        return;
-    };
-    if let Ok(report) = sim.run(RunOptions {
-        check_integrity: true,
-        allow_empty: true,
-        ..RunOptions::default()
-    }) {
+    if show() {
+        eprintln!("--- scenario\n{text}=> accepted");
+    }
+    let outcome = Simulation::new(sc).and_then(|sim| {
+        sim.run(RunOptions {
+            check_integrity: true,
+            allow_empty: true,
+            ..RunOptions::default()
+        })
+    });
+    if show() {
+        match &outcome {
+            Ok(r) => eprintln!("=> ran: {} requests", r.workload.requests.count),
+            Err(e) => eprintln!("=> failed: {e}"),
+        }
+    }
+    if let Ok(report) = outcome {
         if let Some(i) = report.integrity {
             assert_eq!(i.violations, 0, "integrity violations:\n{text}");
         }
