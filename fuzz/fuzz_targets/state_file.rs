@@ -215,7 +215,10 @@ fuzz_target!(|c: Case| {
     };
     if let Some(out) = std::env::var_os("MMCSIM_FUZZ_STATE_OUT") {
         // Reproducing a crash: keep the state file the case made.
-        let _ = std::fs::write(out, &file);
+        let _ = std::fs::write(&out, &file);
+        let mut key = out;
+        key.push(".key");
+        let _ = std::fs::write(key, &base.key);
     }
     let Ok(device) = PreparedDevice::load_state(&base.scenario, &file, Path::new("fuzz.state"))
     else {
