@@ -23,6 +23,18 @@ fn manifest() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// True (after saying SKIPPED, or failing under CI) when a case replays a
+/// file of `../shared/traces` and that folder is not beside the clone.
+fn needs_missing_shared(name: &str, args: &[String]) -> bool {
+    let Some(file) = args
+        .iter()
+        .find_map(|a| a.strip_prefix("../shared/traces/"))
+    else {
+        return false;
+    };
+    shared_trace(&format!("golden report {name}"), file).is_none()
+}
+
 #[test]
 fn every_golden_report_is_byte_identical() {
     let cases = manifest();
@@ -42,6 +54,9 @@ fn every_golden_report_is_byte_identical() {
                 let Some((name, args)) = cases.get(i) else {
                     break;
                 };
+                if needs_missing_shared(name, args) {
+                    continue;
+                }
                 let out = dir.join(format!("{name}.json"));
                 let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
                 let o = out.to_str().unwrap().to_string();

@@ -4,6 +4,8 @@
 #![cfg(unix)]
 
 mod common;
+#[path = "hostile/outputs.rs"]
+mod outputs;
 
 use common::{report, root, scratch, simctl, simctl_err, simctl_ok};
 use std::io::Write;

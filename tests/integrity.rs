@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{report, root, scratch, simctl_ok};
+use common::{report, scratch, shared_trace, simctl_ok};
 use serde_json::Value;
 
 /// Runs `args` with and without `--check-integrity`; asserts the reports
@@ -55,11 +55,9 @@ fn a_bundled_scenario_passes_with_unchanged_numbers() {
 
 #[test]
 fn a_public_trace_with_writes_passes_and_gc_moves_are_checked() {
-    let trace = root().join("../shared/traces/mqsim-tpcc-small.trace");
-    if !trace.exists() {
-        eprintln!("skipping: ../shared/traces not present");
+    let Some(trace) = shared_trace("integrity of a public trace", "mqsim-tpcc-small.trace") else {
         return;
-    }
+    };
     let t = trace.to_str().unwrap();
     let args = [
         "replay",

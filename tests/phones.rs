@@ -186,7 +186,7 @@ fn phone_profiles_apply_first_and_scheduler_and_set_override_them() {
     let bad = tmp.join("bad-phone.toml");
     std::fs::write(
         &bad,
-        "name = \"x\"\ndevice = \"nope.toml\"\nhost = \"nope.toml\"\n[scheduler]\nname = \"cfq\"\n",
+        "name = \"x\"\ndevice = \"nope.toml\"\nhost = \"nope.toml\"\nandroid_version = \"4.4\"\nkernel = \"Linux 3.4\"\n[scheduler]\nname = \"cfq\"\n",
     )
     .unwrap();
     let err = simctl_err(&[
@@ -199,4 +199,65 @@ fn phone_profiles_apply_first_and_scheduler_and_set_override_them() {
         err.contains("bad-phone.toml: device = \"nope.toml\": no such file"),
         "{err}"
     );
+}
+
+/// A phone runs as it was measured: its Android release decides how the
+/// framework opens SQLite, its kernel's governor runs, and what the scenario
+/// or `--set` says explicitly still wins.
+#[test]
+fn a_phone_runs_its_android_releases_sqlite_defaults_and_its_kernels_governor() {
+    let tmp = scratch("phone_as_measured");
+    let ab = "configs/scenarios/androbench-3.4.toml";
+    // Only the SQLite part of the suite, on a small file, to keep it quick.
+    let quick = [
+        "--set",
+        "androbench.file_mib=4",
+        "--set",
+        "androbench.sqlite_transactions=20",
+    ];
+    let r = run("motog-2013", ab, &quick, &tmp);
+    assert_eq!(r["sqlite"]["journal_mode"], "persist", "Android 4.4");
+    assert_eq!(r["sqlite"]["config"]["wal_autocheckpoint"], 100);
+    assert_eq!(r["host"]["governor"], "intellidemand", "RenderKernel r17");
+    assert_eq!(r["host"]["cpu"]["io_is_busy"], true, "intellidemand on ARM");
+    assert_eq!(r["host"]["freq_table_mhz"][0], 192.0);
+    // The Galaxy S II named Android 4.0: TRUNCATE; ondemand leaves iowait idle.
+    let g = run("galaxy-s2", ab, &quick, &tmp);
+    assert_eq!(g["sqlite"]["journal_mode"], "truncate");
+    assert_eq!(g["host"]["cpu"]["io_is_busy"], false);
+    // --set wins over the release's default and the phone's settings.
+    let mut w = quick.to_vec();
+    w.extend([
+        "--set",
+        "sqlite.journal_mode=wal",
+        "--set",
+        "host.io_is_busy=false",
+    ]);
+    let r = run("motog-2013", ab, &w, &tmp);
+    assert_eq!(r["sqlite"]["journal_mode"], "wal");
+    assert_eq!(r["host"]["cpu"]["io_is_busy"], false);
+    // A release without recorded defaults, and a phone without one, are
+    // located errors.
+    let err = simctl_err(&["run", ab, "--set", "android_version=9"]);
+    assert!(
+        err.contains("android_version = \"9\": no SQLite defaults are recorded"),
+        "{err}"
+    );
+    let bad = tmp.join("no-release.toml");
+    std::fs::write(
+        &bad,
+        format!(
+            "name = \"x\"\ndevice = \"{}\"\nhost = \"{}\"\nkernel = \"Linux 3.4\"\n[scheduler]\nname = \"cfq\"\n",
+            root().join("configs/devices/generic-emmc.toml").display(),
+            root().join("configs/hosts/snapdragon400.toml").display()
+        ),
+    )
+    .unwrap();
+    let err = simctl_err(&["run", ab, "--phone", bad.to_str().unwrap()]);
+    assert!(
+        err.contains("no-release.toml") && err.contains("android_version"),
+        "{err}"
+    );
+    let bad_gov = simctl_err(&["run", ab, "--set", "host.governor=intellidemandx"]);
+    assert!(bad_gov.contains("intellidemand"), "{bad_gov}");
 }

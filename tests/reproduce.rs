@@ -222,8 +222,9 @@ fn the_page_renders_in_headless_chromium_with_every_figure() {
                 .is_ok_and(|o| o.status.success())
         })
     else {
-        println!(
-            "SKIPPED: no chromium here (install Debian's `chromium` package; .ci/run does when it can)"
+        skip_or_fail(
+            "reproduce page in headless Chromium",
+            "no chromium here (install Debian's `chromium` package; .ci/run does)",
         );
         return;
     };
@@ -465,7 +466,7 @@ fn a_phone_file_is_applied_to_every_run_and_named_in_the_outputs() {
     std::fs::write(
         &phone,
         format!(
-            "name = \"cmdq-phone\"\ndescription = \"test phone\"\ndevice = \"{}\"\nhost = \"{}\"\n[scheduler]\nname = \"mq-deadline\"\n",
+            "name = \"cmdq-phone\"\ndescription = \"test phone\"\ndevice = \"{}\"\nhost = \"{}\"\nandroid_version = \"4.4\"\nkernel = \"Linux 3.4\"\n[scheduler]\nname = \"mq-deadline\"\n",
             root()
                 .join("configs/devices/generic-emmc51-cmdq.toml")
                 .display(),
@@ -568,7 +569,8 @@ fn finding_7_sets_the_moto_g_androbench_table_beside_the_measured_bands() {
     for part in [
         "sequential read ",
         "MB/s: ",
-        "/9 in 53–63 MB/s, spread ",
+        "/9 in 53–63 MB/s",
+        ", spread ",
         "random read ",
         "/9 in 1320–1383 IOPS",
         "SQLite delete ",

@@ -4,12 +4,6 @@
 
 mod common;
 use common::*;
-use std::path::PathBuf;
-
-fn shared(name: &str) -> Option<PathBuf> {
-    let p = root().join("../shared/traces").join(name);
-    p.exists().then_some(p)
-}
 
 #[test]
 fn trace_formats_lists_every_reader_with_an_example() {
@@ -189,8 +183,7 @@ fn public_traces_from_other_tools_replay_end_to_end() {
         ("wiscsee-blkparse-output.txt", &[], 673),
     ];
     for (name, opts, expected) in cases {
-        let Some(p) = shared(name) else {
-            eprintln!("skipping {name}: ../shared/traces not present");
+        let Some(p) = shared_trace("public traces replay", name) else {
             continue;
         };
         let mut args = vec!["replay", p.to_str().unwrap()];
@@ -206,11 +199,13 @@ fn public_traces_from_other_tools_replay_end_to_end() {
 
 #[test]
 fn the_pixel6a_telegram_trace_replays_under_every_scheduler_with_per_process_stats() {
-    let Some(exec) = shared("pixel6a-telegram_exec.csv.gz") else {
-        eprintln!("skipping: ../shared/traces not present");
+    let test = "pixel6a telegram under every scheduler";
+    let Some(exec) = shared_trace(test, "pixel6a-telegram_exec.csv.gz") else {
         return;
     };
-    let pre = shared("pixel6a-telegram_precond.csv.gz").unwrap();
+    let Some(pre) = shared_trace(test, "pixel6a-telegram_precond.csv.gz") else {
+        return;
+    };
     let tmp = scratch("telegram");
     let json = tmp.join("c.json");
     simctl_ok(&[

@@ -4,9 +4,18 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod shared;
+pub use shared::*;
+
 /// The repository root (where configs/ and traces/ live).
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/traces/NAME` beside this repository, or `None` after saying
+/// why `test` is skipped (a failure under CI; see [`shared`]).
+pub fn shared_trace(test: &str, name: &str) -> Option<PathBuf> {
+    shared_trace_in(&root(), test, name)
 }
 
 /// Runs simctl with `args` from the repository root.

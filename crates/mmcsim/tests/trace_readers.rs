@@ -17,11 +17,14 @@ fn sample(name: &str) -> PathBuf {
         .join(name)
 }
 
+#[path = "../../../tests/common/shared.rs"]
+mod shared_policy;
+
+/// `../shared/traces/NAME` beside the repository, or `None` after saying
+/// why the test is skipped (a failure under CI).
 fn shared(name: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(name);
-    p.exists().then_some(p)
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    shared_policy::shared_trace_in(&repo, "public trace reader test", name)
 }
 
 fn all_devices() -> OpenOptions {

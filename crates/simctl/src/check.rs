@@ -2,8 +2,8 @@
 //! regression, for CI.
 //!
 //! Exit codes: 0 every metric within tolerance, 1 at least one regressed
-//! (a table says which), 2 unusable input (missing file, not a report, a
-//! metric absent, an unknown metric in `--tolerance`).
+//! (a table says which), 2 unusable input (missing file, not a report, an
+//! empty run, a metric absent, an unknown metric in `--tolerance`).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -78,20 +78,35 @@ pub struct Row {
     pub ok: bool,
 }
 
-/// An input problem (exit code 2).
-#[derive(Debug)]
-pub struct Unusable(pub String);
+pub use crate::output::Unusable;
 
 fn load(path: &Path) -> Result<Value, Unusable> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Unusable(format!("{}: {e}", path.display())))?;
+    let text = crate::input::read_json_text(path, "report").map_err(|e| Unusable(e.to_string()))?;
     serde_json::from_str(&text)
         .map_err(|e| Unusable(format!("{}: not valid JSON: {e}", path.display())))
 }
 
+/// Refuses an empty run (`"empty": true`, from `--allow-empty`): it
+/// completed no request, so its metrics say nothing to check.
+fn refuse_empty(report: &Value, label: &str, path: &Path, role: &str) -> Result<(), Unusable> {
+    if report.get("empty").and_then(Value::as_bool) == Some(true) {
+        let which = if label == "-" {
+            format!("the {role}")
+        } else {
+            format!("the {role}'s report `{label}`")
+        };
+        return Err(Unusable(format!(
+            "{}: {which} is an empty run (\"empty\": true: it completed no request); there is nothing to check",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// The reports inside a document: a single report (`mmcsim-report/1`) or a
 /// comparison (`mmcsim-compare/1`, by label).
-fn reports(v: &Value, path: &Path) -> Result<BTreeMap<String, Value>, Unusable> {
+/// `role` (report or baseline) names the document in messages.
+fn reports(v: &Value, path: &Path, role: &str) -> Result<BTreeMap<String, Value>, Unusable> {
     let mut out = BTreeMap::new();
     match v.get("schema").and_then(Value::as_str) {
         Some("mmcsim-report/1") => {
@@ -130,6 +145,9 @@ fn reports(v: &Value, path: &Path) -> Result<BTreeMap<String, Value>, Unusable> 
                 other
             )))
         }
+    }
+    for (label, r) in &out {
+        refuse_empty(r, label, path, role)?;
     }
     Ok(out)
 }
@@ -179,8 +197,8 @@ pub fn check(
 ) -> Result<Vec<Row>, Unusable> {
     let now_doc = load(report)?;
     let base_doc = load(baseline)?;
-    let now = reports(&now_doc, report)?;
-    let base = reports(&base_doc, baseline)?;
+    let now = reports(&now_doc, report, "report")?;
+    let base = reports(&base_doc, baseline, "baseline")?;
     let mut metrics: Vec<(String, Direction, f64)> = DEFAULT_METRICS
         .iter()
         .map(|(p, d, t)| (p.to_string(), *d, *t))

@@ -89,7 +89,7 @@ pub enum Command {
         slurm: bool,
         /// Array tasks (shards) of the --slurm job (default: the number of
         /// cells, at most 16).
-        #[arg(long, value_name = "N", requires = "slurm")]
+        #[arg(long, value_name = "N", requires = "slurm", value_parser = at_least_one())]
         shards: Option<usize>,
     },
     /// Fit device- and host-profile parameters to measurements: Nelder–Mead
@@ -202,6 +202,12 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+}
+
+/// A parser of counts that must be at least 1 (`--shards 0` is a usage
+/// error, not silently one).
+fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..)
 }
 
 /// Options of `simctl reproduce`.

@@ -1,7 +1,7 @@
 //! The subcommands.
 
 use crate::cli::{Cli, Command, ConvertTo, RunArgs, SimArgs};
-use crate::output::Stdout;
+use crate::output::{Output, Stdout};
 use anyhow::{Context, Result};
 use mmcsim::config::{parse_set, Scenario};
 use mmcsim::sched::{Registry, SchedParams};
@@ -16,12 +16,12 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
         Command::Replay { trace, replay, run } => {
             let mut sets = replay.sets();
             sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
-            let sc = Scenario::for_trace(&trace, &sets)?;
+            let sc = blame_set(&sets, &run.sim.set, |s| Ok(Scenario::for_trace(&trace, s)?))?;
             simulate(sc, &run, &[], registry, out)
         }
         Command::Run { scenario, run } => {
             let sets = overrides(&run.sim, run.scheduler.as_deref())?;
-            let sc = load_workload(&scenario, &sets)?;
+            let sc = blame_set(&sets, &run.sim.set, |s| load_workload(&scenario, s))?;
             simulate(sc, &run, &[scenario.as_path()], registry, out)
         }
         Command::Compare {
@@ -32,44 +32,13 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             sim,
             replay,
         } => {
-            let mut sets = replay.sets();
-            if crate::compare::is_scenario(&workload) && !sets.is_empty() {
-                let given: Vec<String> = sets
-                    .iter()
-                    .map(|(k, _)| format!("--{}", k["trace.".len()..].replace('_', "-")))
-                    .collect();
-                anyhow::bail!(
-                    "{} only apply to a trace workload; for a scenario set its trace with --set trace.<key>=<value>",
-                    given.join(", ")
-                );
-            }
-            sets.extend(overrides(&sim, None)?);
-            refuse_clashing_outputs(&[
-                ("--json", sim.json.as_deref()),
-                ("--csv", sim.csv.as_deref()),
-            ])?;
-            for (flag, o) in [("--json", &sim.json), ("--csv", &sim.csv)] {
-                if let Some(o) = o {
-                    refuse_input(flag, o, &[("workload".to_string(), workload.clone())])?;
-                }
-            }
+            let sets = compare_sets(&workload, &replay, &sim)?;
+            let outputs = open_comparison_outputs(&workload, &sim, plot.as_deref())?;
             let entries = crate::compare::parse_entries(&schedulers, registry)?;
-            let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)?;
-            if let Some(p) = &sim.json {
-                write_out(p, &(serde_json::to_string_pretty(&c)? + "\n"), out)?;
-            }
-            if let Some(p) = &sim.csv {
-                let runs: Vec<(&str, &mmcsim::sim::Report)> = c
-                    .reports
-                    .iter()
-                    .map(|o| (o.label.as_str(), &o.report))
-                    .collect();
-                crate::csv_out::write(p, &runs, out)?;
-            }
-            if let Some(prefix) = &plot {
-                crate::compare::figure(&c)?.write_both(prefix)?;
-            }
-            if !sim.quiet && !to_stdout(&sim) {
+            let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)
+                .map_err(|e| blamed(e, &sets, &sim.set, |s| workload_scenario(&workload, s)))?;
+            write_comparison(&c, outputs, out)?;
+            if !sim.quiet && !to_stdout(&sim, None) {
                 write!(out, "{}", crate::compare::table(&c))?;
             }
             Ok(ExitCode::SUCCESS)
@@ -132,18 +101,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             tolerances,
         } => check(&report, &baseline, &tolerances, out),
         Command::Reproduce(a) => crate::reproduce::reproduce(&a, registry, out),
-        Command::Plot { inputs, kind, out } => {
-            let inputs = inputs
-                .iter()
-                .map(|p| crate::plot::inputs::load(p))
-                .collect::<Result<Vec<_>>>()?;
-            let figure = crate::plot::inputs::figure(kind, &inputs)?;
-            for o in &figure.omitted {
-                eprintln!("note: {o}");
-            }
-            figure.write(&out)?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Plot { inputs, kind, out } => plot(&inputs, kind, &out),
         Command::Trace(t) => trace(t, out),
         Command::Schedulers { hz, json } => schedulers(registry, hz, json, out),
         Command::Completions { shell } => {
@@ -158,6 +116,83 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The overrides of `compare`: the trace options (refused for a scenario
+/// workload), then those of [`overrides`].
+fn compare_sets(
+    workload: &Path,
+    replay: &crate::cli::TraceArgs,
+    sim: &SimArgs,
+) -> Result<Vec<(String, String)>> {
+    let mut sets = replay.sets();
+    if crate::compare::is_scenario(workload) && !sets.is_empty() {
+        let given: Vec<String> = sets
+            .iter()
+            .map(|(k, _)| format!("--{}", k["trace.".len()..].replace('_', "-")))
+            .collect();
+        anyhow::bail!(
+            "{} only apply to a trace workload; for a scenario set its trace with --set trace.<key>=<value>",
+            given.join(", ")
+        );
+    }
+    sets.extend(overrides(sim, None)?);
+    Ok(sets)
+}
+
+/// The scenario of `workload` (a scenario, an fio job file or a trace)
+/// with `sets`, as `compare` loads it.
+fn workload_scenario(workload: &Path, sets: &[(String, String)]) -> Result<Scenario> {
+    if crate::compare::is_scenario(workload) {
+        load_workload(workload, sets)
+    } else {
+        Ok(Scenario::for_trace(workload, sets)?)
+    }
+}
+
+/// The outputs of `compare` (`--json`, `--csv`, the PNG and SVG of
+/// `--plot`), refused when naming the workload, opened before the runs.
+fn open_comparison_outputs(
+    workload: &Path,
+    sim: &SimArgs,
+    plot: Option<&Path>,
+) -> Result<[Option<Output>; 4]> {
+    for (flag, o) in [("--json", &sim.json), ("--csv", &sim.csv)] {
+        if let Some(o) = o {
+            refuse_input(flag, o, &[("workload".to_string(), workload.to_path_buf())])?;
+        }
+    }
+    let plots = plot.map(|p| (p.with_extension("png"), p.with_extension("svg")));
+    open_outputs([
+        ("--json", sim.json.as_deref()),
+        ("--csv", sim.csv.as_deref()),
+        ("--plot", plots.as_ref().map(|p| p.0.as_path())),
+        ("--plot", plots.as_ref().map(|p| p.1.as_path())),
+    ])
+}
+
+/// Writes comparison `c` to the outputs opened by
+/// [`open_comparison_outputs`].
+fn write_comparison(
+    c: &crate::compare::Comparison,
+    [json, csv, png, svg]: [Option<Output>; 4],
+    out: &mut Stdout,
+) -> Result<()> {
+    if let Some(o) = json {
+        o.write((serde_json::to_string_pretty(c)? + "\n").as_bytes(), out)?;
+    }
+    if let Some(o) = csv {
+        let runs: Vec<(&str, &mmcsim::sim::Report)> = c
+            .reports
+            .iter()
+            .map(|o| (o.label.as_str(), &o.report))
+            .collect();
+        crate::csv_out::write(o, &runs, out)?;
+    }
+    if let (Some(png), Some(svg)) = (png, svg) {
+        crate::compare::figure(c)?.write_both(png, svg)?;
+    }
+    Ok(())
 }
 
 /// `--set` values plus the shorthand flags, in the order they apply:
@@ -185,6 +220,46 @@ pub(crate) fn overrides(a: &SimArgs, scheduler: Option<&str>) -> Result<Vec<(Str
         sets.push(parse_set(s)?);
     }
     Ok(sets)
+}
+
+/// Loads a scenario with `load` from `sets`, whose last entries are the
+/// `--set` arguments `given`; an error a `--set` causes names it
+/// ([`blamed`]).
+fn blame_set(
+    sets: &[(String, String)],
+    given: &[String],
+    load: impl Fn(&[(String, String)]) -> Result<Scenario>,
+) -> Result<Scenario> {
+    load(sets).map_err(|e| blamed(e, sets, given, load))
+}
+
+/// Error `e` of loading with `sets` (whose last entries are the `--set`
+/// arguments `given`), naming the first `--set` after which `load`
+/// fails when it succeeds without them: a bad value is then the
+/// argument's fault, not the scenario file's.
+fn blamed(
+    e: anyhow::Error,
+    sets: &[(String, String)],
+    given: &[String],
+    load: impl Fn(&[(String, String)]) -> Result<Scenario>,
+) -> anyhow::Error {
+    let first = sets.len().saturating_sub(given.len());
+    if given.is_empty() || e.to_string().contains("--set") || load(&sets[..first]).is_err() {
+        return e;
+    }
+    let Some(i) = (first..sets.len()).find(|&i| load(&sets[..=i]).is_err()) else {
+        return e;
+    };
+    let value = &sets[i].1;
+    let hint = if value.parse::<f64>().is_ok_and(|v| !v.is_finite()) {
+        " (not a finite number)"
+    } else {
+        ""
+    };
+    e.context(format!(
+        "--set {}{hint}: the workload loads without it",
+        given[i - first]
+    ))
 }
 
 /// Refuses an output path that names one of the run's inputs (the trace,
@@ -218,7 +293,7 @@ fn refuse_overwriting_inputs(sc: &Scenario, a: &RunArgs, scenario: &[&Path]) -> 
             refuse_input(flag, out, &inputs)?;
         }
     }
-    refuse_clashing_outputs(&outputs)
+    Ok(())
 }
 
 /// Refuses output `out` of option `flag` when it names one of `inputs`
@@ -241,30 +316,20 @@ fn refuse_input(flag: &str, out: &Path, inputs: &[(String, std::path::PathBuf)])
     Ok(())
 }
 
-/// Refuses two output options naming the same file (standard output `-`
-/// may be named by one only).
-fn refuse_clashing_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
-    for (i, (f1, p1)) in outputs.iter().enumerate() {
-        for (f2, p2) in &outputs[i + 1..] {
-            if let (Some(a), Some(b)) = (p1, p2) {
-                if a == b {
-                    anyhow::bail!(
-                        "{f1} and {f2} both name {}: choose two different files",
-                        a.display()
-                    );
-                }
-            }
-        }
-    }
-    Ok(())
+/// Opens the outputs of `list` (option, path if given) before any work,
+/// refusing two that name one file ([`crate::output::open_all`]).
+fn open_outputs<const N: usize>(list: [(&str, Option<&Path>); N]) -> Result<[Option<Output>; N]> {
+    let v = crate::output::open_all(&list)?;
+    Ok(v.try_into()
+        .unwrap_or_else(|_| unreachable!("one output per option")))
 }
 
 /// True when the JSON report or the CSV table goes to standard output
 /// (the summary table then stays off it).
-fn to_stdout(a: &SimArgs) -> bool {
-    [&a.json, &a.csv]
+fn to_stdout(a: &SimArgs, log: Option<&Path>) -> bool {
+    [a.json.as_deref(), a.csv.as_deref(), log]
         .iter()
-        .any(|p| p.as_deref() == Some(Path::new("-")))
+        .any(|p| *p == Some(Path::new("-")))
 }
 
 /// Loads the workload file of `run` or `compare`: an fio job file
@@ -300,53 +365,74 @@ fn simulate(
     out: &mut Stdout,
 ) -> Result<ExitCode> {
     refuse_overwriting_inputs(&sc, a, scenario)?;
+    let [json, csv, log, save_state] = open_outputs([
+        ("--json", a.sim.json.as_deref()),
+        ("--csv", a.sim.csv.as_deref()),
+        ("--log", a.log.as_deref()),
+        ("--save-state", a.save_state.as_deref()),
+    ])?;
+    let mut state_done = None;
     let sim = if let Some(p) = &a.load_state {
-        let bytes = std::fs::read(p).with_context(|| format!("--load-state {}", p.display()))?;
-        let device = PreparedDevice::load_state(&sc, &bytes, p)?;
+        let bytes = crate::input::read_state(p, &sc)?;
+        // A state that does not fit the run is unusable input (exit 2).
+        let device = PreparedDevice::load_state(&sc, &bytes, p)
+            .map_err(|e| crate::output::unusable(format!("--load-state: {e}")))?;
         drop(bytes);
         Simulation::with_owned_device(sc, registry, device)?
-    } else if let Some(p) = &a.save_state {
+    } else if let Some(o) = save_state {
         let device = PreparedDevice::new(&sc)?;
-        crate::output::write_atomic(p, &device.save_state()?).context("--save-state")?;
+        // A replaced state file takes its content when the run succeeds.
+        state_done = Some(o.write_pending(&device.save_state()?, out)?);
         Simulation::with_owned_device(sc, registry, device)?
     } else {
         Simulation::with_registry(sc, registry)?
     };
-    // The log is written to a temporary file beside its destination and
-    // renamed over it only when the run succeeds: a failed run leaves no
-    // partial log.
-    let mut log_tmp = None;
-    let log: Option<Box<dyn Write>> = match &a.log {
-        Some(p) => {
-            let tmp = temp_beside(p).with_context(|| format!("--log {}", p.display()))?;
-            let f = tmp
-                .as_file()
-                .try_clone()
-                .with_context(|| format!("--log {}", p.display()))?;
-            log_tmp = Some(tmp);
-            Some(Box::new(std::io::BufWriter::new(f)))
+    // A replaced log takes its content only when the run succeeds: a
+    // failed run leaves the file as it was.
+    let (log, log_done) = match log {
+        Some(o) => {
+            let (w, done) = o.stream()?;
+            (Some(w as Box<dyn Write>), Some(done))
         }
-        None => None,
+        None => (None, None),
     };
     let report = sim.run(RunOptions {
         log,
         allow_empty: a.allow_empty,
         check_integrity: a.check_integrity,
     })?;
-    if let (Some(tmp), Some(p)) = (log_tmp, &a.log) {
-        tmp.persist(p)
-            .map_err(|e| e.error)
-            .with_context(|| format!("writing --log {}", p.display()))?;
+    for done in [log_done, state_done].into_iter().flatten() {
+        done.commit()?;
     }
-    if let Some(p) = &a.sim.json {
-        write_out(p, &(report.to_json() + "\n"), out)?;
+    if let Some(o) = json {
+        o.write((report.to_json() + "\n").as_bytes(), out)?;
     }
-    if let Some(p) = &a.sim.csv {
-        crate::csv_out::write(p, &[(report.scheduler.name.as_str(), &report)], out)?;
+    if let Some(o) = csv {
+        crate::csv_out::write(o, &[(report.scheduler.name.as_str(), &report)], out)?;
     }
-    if !a.sim.quiet && !to_stdout(&a.sim) {
+    if !a.sim.quiet && !to_stdout(&a.sim, a.log.as_deref()) {
         write!(out, "{}", report.to_table())?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `simctl plot`: the output opened first, then the inputs read (a bad
+/// one is unusable input, exit code 2) and the figure drawn.
+fn plot(
+    inputs: &[std::path::PathBuf],
+    kind: crate::plot::inputs::Kind,
+    out: &Path,
+) -> Result<ExitCode> {
+    let [dest] = open_outputs([("--out", Some(out))])?;
+    let inputs = inputs
+        .iter()
+        .map(|p| crate::plot::inputs::load(p).map_err(crate::output::as_unusable))
+        .collect::<Result<Vec<_>>>()?;
+    let figure = crate::plot::inputs::figure(kind, &inputs)?;
+    for o in &figure.omitted {
+        eprintln!("note: {o}");
+    }
+    figure.write(dest.expect("opened"), out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -369,40 +455,27 @@ fn trace(t: crate::cli::TraceCommand, out: &mut Stdout) -> Result<ExitCode> {
             output,
             read,
         } => {
-            let o = read.open_options();
-            let n = match &output {
-                Some(p) => {
-                    if std::fs::canonicalize(p)
-                        .is_ok_and(|o| std::fs::canonicalize(&trace).is_ok_and(|i| i == o))
-                    {
-                        anyhow::bail!(
-                            "--output {}: this is the trace being converted; refusing to overwrite an input (choose another output file)",
-                            p.display()
-                        );
-                    }
-                    // Written beside the destination and renamed over it
-                    // on success: a failed conversion leaves nothing.
-                    let tmp =
-                        temp_beside(p).with_context(|| format!("--output {}", p.display()))?;
-                    let mut f = std::io::BufWriter::new(
-                        tmp.as_file()
-                            .try_clone()
-                            .with_context(|| format!("--output {}", p.display()))?,
+            if let Some(p) = &output {
+                if std::fs::canonicalize(p)
+                    .is_ok_and(|o| std::fs::canonicalize(&trace).is_ok_and(|i| i == o))
+                {
+                    anyhow::bail!(
+                        "--output {}: this is the trace being converted; refusing to overwrite an input (choose another output file)",
+                        p.display()
                     );
-                    let writing = || format!("writing {}", p.display());
-                    let n = tc::convert(&trace, &o, &mut f).map_err(|e| match e {
-                        mmcsim::Error::Output { source } => {
-                            anyhow::Error::new(source).context(writing())
-                        }
-                        other => other.into(),
-                    })?;
-                    f.flush().with_context(writing)?;
-                    drop(f);
-                    tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
-                    n
                 }
+            }
+            // Standard output (no -o, or `-o -`) goes through `out`, whose
+            // closed pipe ends the command quietly.
+            let dest = output
+                .as_deref()
+                .map(|p| Output::open("--output", p).map(|o| (o, p)))
+                .transpose()?
+                .filter(|(o, _)| !o.is_stdout());
+            let n = match dest {
+                Some((o, p)) => convert_to(&trace, &read.open_options(), o, p)?,
                 None => {
-                    let n = tc::convert(&trace, &o, out)?;
+                    let n = tc::convert(&trace, &read.open_options(), out)?;
                     out.flush()?;
                     n
                 }
@@ -455,18 +528,24 @@ fn check(
     }
 }
 
-/// Writes `text` to the file `p`, or to `out` when `p` is `-`.
-fn write_out(p: &Path, text: &str, out: &mut Stdout) -> Result<()> {
-    if p == Path::new("-") {
-        out.write_all(text.as_bytes())?;
-        return Ok(());
-    }
-    crate::output::write_atomic(p, text.as_bytes())
-}
-
-/// A temporary file in the folder of `p`, deleted unless persisted.
-fn temp_beside(p: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    crate::output::temp_beside(p, ".tmp")
+/// Converts `trace` into output `o`, which takes the content only when
+/// the whole trace converted; returns the records written.
+fn convert_to(
+    trace: &Path,
+    opts: &mmcsim::workload::trace::OpenOptions,
+    o: Output,
+    p: &Path,
+) -> Result<u64> {
+    let writing = || format!("writing --output {}", p.display());
+    let (mut w, done) = o.stream()?;
+    let n = crate::trace_cmd::convert(trace, opts, &mut w).map_err(|e| match e {
+        mmcsim::Error::Output { source } => anyhow::Error::new(source).context(writing()),
+        other => other.into(),
+    })?;
+    w.flush().with_context(writing)?;
+    drop(w);
+    done.commit()?;
+    Ok(n)
 }
 
 fn schedulers(registry: &Registry, hz: u32, json: bool, out: &mut Stdout) -> Result<ExitCode> {

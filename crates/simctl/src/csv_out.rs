@@ -17,7 +17,6 @@ use anyhow::{Context, Result};
 use mmcsim::sim::Report;
 use serde_json::Value;
 use std::io::Write;
-use std::path::Path;
 
 /// The header row.
 pub const HEADER: [&str; 7] = [
@@ -129,10 +128,13 @@ fn key_unit(k: &str) -> Option<&'static str> {
     Some(u)
 }
 
-/// Writes the tidy table of `runs` (label, report) to `p` (`-`: `out`),
-/// atomically: into a temporary file beside `p`, renamed over it only
-/// when complete, so a failure leaves nothing.
-pub fn write(p: &Path, runs: &[(&str, &Report)], out: &mut dyn Write) -> Result<()> {
+/// Writes the tidy table of `runs` (label, report) to output `o` (`-`:
+/// `out`), complete or not at all ([`crate::output::Output`]).
+pub fn write(
+    o: crate::output::Output,
+    runs: &[(&str, &Report)],
+    out: &mut dyn Write,
+) -> Result<()> {
     let mut buf = Vec::new();
     {
         let mut w = csv::Writer::from_writer(&mut buf);
@@ -153,11 +155,7 @@ pub fn write(p: &Path, runs: &[(&str, &Report)], out: &mut dyn Write) -> Result<
         }
         w.flush()?;
     }
-    if p == Path::new("-") {
-        out.write_all(&buf)?;
-        return Ok(());
-    }
-    crate::output::write_atomic(p, &buf).with_context(|| format!("--csv {}", p.display()))
+    o.write(&buf, out)
 }
 
 #[cfg(test)]

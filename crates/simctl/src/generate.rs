@@ -3,7 +3,7 @@
 //! never fall behind it.
 
 use crate::cli::Cli;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::CommandFactory;
 use clap_complete::Shell;
 use std::io::Write;
@@ -28,9 +28,21 @@ pub fn man(out: &mut dyn Write) -> Result<()> {
 }
 
 /// Writes one manual page per command (`simctl.1`, `simctl-replay.1`,
-/// `simctl-trace-convert.1`, ...) into `dir`, creating it.
+/// `simctl-trace-convert.1`, ...) into `dir`, creating it; each page
+/// goes through [`crate::output::Output`], as clap_mangen's `generate_to`
+/// lays them out.
 pub fn man_pages(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("--dir {}", dir.display()))?;
-    clap_mangen::generate_to(Cli::command(), dir)
-        .with_context(|| format!("writing manual pages to {}", dir.display()))
+    fn pages(cmd: clap::Command, dir: &Path) -> Result<()> {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+            pages(sub, dir)?;
+        }
+        let man = clap_mangen::Man::new(cmd);
+        let mut text = Vec::new();
+        man.render(&mut text)?;
+        crate::output::write_file(&dir.join(man.get_filename()), &text)
+    }
+    crate::output::create_dir("--dir", dir)?;
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    pages(cmd, dir)
 }

@@ -16,6 +16,7 @@ mod csv_out;
 #[doc(hidden)]
 pub mod fuzzing;
 mod generate;
+mod input;
 mod output;
 mod plot;
 mod reproduce;
@@ -38,7 +39,8 @@ pub fn builtin_registry() -> Registry {
 
 /// Parses `args` (including the program name) and runs the command with
 /// schedulers from `registry`. Errors are printed to stderr and give exit
-/// code 1 (2 for command-line usage errors); output into a pipe whose
+/// code 1 (2 for command-line usage errors and unusable input or output
+/// files); output into a pipe whose
 /// reader has gone ends the command quietly with exit code 0.
 pub fn run_cli<I, T>(args: I, registry: &Registry) -> ExitCode
 where
@@ -62,6 +64,7 @@ where
         Ok(code) => code,
         Err(e) if output::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
+            let code = if output::is_unusable(&e) { 2 } else { 1 };
             // The context chain, skipping causes a message already quotes.
             let mut msg = e.to_string();
             for cause in e.chain().skip(1) {
@@ -72,7 +75,7 @@ where
                 }
             }
             eprintln!("error: {msg}");
-            ExitCode::from(1)
+            ExitCode::from(code)
         }
     }
 }

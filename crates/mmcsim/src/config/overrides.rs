@@ -13,9 +13,17 @@ pub fn parse_set(arg: &str) -> Result<(String, String)> {
     }
 }
 
-/// Parses an override value as a TOML literal (integer, float, boolean)
-/// and falls back to a string.
+/// Parses an override value as a TOML literal (integer, float, boolean,
+/// or an array / inline table written in TOML, e.g. `[300.0, 600.0]`) and
+/// falls back to a string.
 fn literal(value: &str) -> Value {
+    if value.starts_with('[') || value.starts_with('{') {
+        if let Ok(mut t) = toml::from_str::<toml::Table>(&format!("v = {value}")) {
+            if let Some(v) = t.remove("v") {
+                return v;
+            }
+        }
+    }
     if let Ok(i) = value.parse::<i64>() {
         return Value::Integer(i);
     }
@@ -44,6 +52,7 @@ const SECTIONS: &[&str] = &[
     "precondition",
     "trace",
     "seed",
+    "android_version",
     "jobs",
     "sqlite",
     "androbench",
@@ -95,6 +104,16 @@ pub fn apply_set(root: &mut Value, key: &str, value: &str) -> Result<()> {
                 }
             };
             (parts.clone(), v)
+        }
+        "android_version" => {
+            if parts.len() != 1 {
+                return Err(Error::config("--set `android_version`: takes no sub-key"));
+            }
+            // A release such as 4.4 is text, not a float.
+            (
+                parts.clone(),
+                Value::String(value.trim_matches('"').to_string()),
+            )
         }
         _ => {
             if parts.len() < 2 {

@@ -1,14 +1,19 @@
-//! Phone profiles (`configs/phones/*.toml`): a device profile, a host
-//! profile and the stock kernel's I/O scheduler, chosen together.
+//! Phone profiles (`configs/phones/*.toml`): a phone as it was measured —
+//! its device profile, host profile, kernel, Android release and the
+//! kernel's I/O scheduler, chosen together.
 //!
 //! A phone file names its device and host profiles by paths relative to
-//! itself, and a `[scheduler]` table (`name`, optional `hz`). Applying a
-//! phone to a scenario ([`Phone::sets`]) is a list of overrides that
-//! *replace* the scenario's profile choices — `device.profile`,
-//! `host.profile`, `scheduler.name` and (if given) `scheduler.hz` — while
-//! the scenario's other `[device]`, `[host]` and `[scheduler]` keys still
-//! apply over the phone's profiles. Overrides given after them (`--device`,
-//! `--scheduler`, `--set`) win.
+//! itself, its `android_version` and `kernel` (text, with sources in the
+//! file's comments), a `[scheduler]` table (`name`, optional `hz`) and an
+//! optional `[host]` table of host settings its kernel changes over the
+//! host profile (governor, frequency table, tunables). Applying a phone to
+//! a scenario ([`Phone::sets`]) is a list of overrides that *replace* the
+//! scenario's choices — `device.profile`, `host.profile`, the `[host]`
+//! keys, `android_version` (which decides the framework's SQLite
+//! defaults), `scheduler.name` and (if given) `scheduler.hz` — while the
+//! scenario's other `[device]`, `[host]` and `[scheduler]` keys still
+//! apply over the phone's profiles. Overrides given after them
+//! (`--device`, `--scheduler`, `--set`) win.
 
 use crate::error::{Error, Result};
 use serde::Deserialize;
@@ -34,6 +39,14 @@ pub struct Phone {
     pub scheduler: String,
     /// Stock kernel's tick rate, Hz, when the file names it.
     pub hz: Option<u32>,
+    /// Android release the phone ran when measured (decides SQLite's
+    /// defaults), e.g. `4.4`.
+    pub android_version: String,
+    /// Kernel the phone ran when measured, e.g. `Linux 3.4 (RenderKernel r17)`.
+    pub kernel: String,
+    /// Host settings the kernel changes, as `host.KEY` overrides (TOML
+    /// literals), in key order.
+    pub host_sets: Vec<(String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -44,7 +57,11 @@ struct PhoneFile {
     description: String,
     device: PathBuf,
     host: PathBuf,
+    android_version: String,
+    kernel: String,
     scheduler: PhoneScheduler,
+    #[serde(default)]
+    host_settings: toml::Table,
 }
 
 #[derive(Deserialize)]
@@ -98,6 +115,15 @@ impl Phone {
                 )));
             }
         }
+        crate::workload::sqlite::platform::defaults_for(&f.android_version)
+            .map_err(|e| Error::config(format!("{src}: {e}")))?;
+        if f.kernel.trim().is_empty() {
+            return Err(Error::config(format!(
+                "{src}: kernel is empty: name the kernel the phone ran when measured, e.g. \"Linux 3.4 (stock)\""
+            )));
+        }
+        let mut host_sets = Vec::new();
+        flatten("host", &f.host_settings, &mut host_sets);
         Ok(Phone {
             name: f.name,
             description: f.description,
@@ -106,6 +132,9 @@ impl Phone {
             host,
             scheduler: f.scheduler.name,
             hz: f.scheduler.hz,
+            android_version: f.android_version,
+            kernel: f.kernel,
+            host_sets,
         })
     }
 
@@ -152,12 +181,27 @@ impl Phone {
                 self.device.display().to_string(),
             ),
             ("host.profile".to_string(), self.host.display().to_string()),
-            ("scheduler.name".to_string(), self.scheduler.clone()),
         ];
+        s.extend(self.host_sets.iter().cloned());
+        s.push(("android_version".to_string(), self.android_version.clone()));
+        s.push(("scheduler.name".to_string(), self.scheduler.clone()));
         if let Some(hz) = self.hz {
             s.push(("scheduler.hz".to_string(), hz.to_string()));
         }
         s
+    }
+}
+
+/// `prefix.KEY` overrides for every value of `t` (nested tables become
+/// dotted keys), each value written as a TOML literal.
+fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {
+    for (k, v) in t {
+        let key = format!("{prefix}.{k}");
+        match v {
+            toml::Value::Table(inner) => flatten(&key, inner, out),
+            toml::Value::String(s) => out.push((key, s.clone())),
+            other => out.push((key, other.to_string())),
+        }
     }
 }
 

@@ -34,6 +34,11 @@ pub struct Scenario {
     /// Seed of every random stream of the run.
     #[serde(default = "default_seed", deserialize_with = "seed_u64")]
     pub seed: u64,
+    /// The Android release whose framework opens SQLite databases (`"4.4"`;
+    /// a phone sets it): the `[sqlite]` keys left out take its defaults
+    /// (`workload::sqlite::platform`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub android_version: Option<String>,
     /// `profile` (a path relative to the scenario file, or `generic`) plus
     /// tables that override the profile's sections.
     #[serde(default)]
@@ -215,6 +220,8 @@ impl Scenario {
         for (k, v) in sets {
             super::apply_set(&mut value, k, v)?;
         }
+        crate::workload::sqlite::platform::apply_android_defaults(&mut value)
+            .map_err(|e| Error::config(format!("{source}: {e}")))?;
         crate::platform::apply_host_profile(&mut value, &base_dir)?;
         let mut sc: Scenario = value.try_into().map_err(|e: toml::de::Error| {
             Error::config(format!("{source}: {}", e.to_string().trim_end()))
@@ -236,6 +243,8 @@ impl Scenario {
         for (k, v) in sets {
             super::apply_set(&mut value, k, v)?;
         }
+        crate::workload::sqlite::platform::apply_android_defaults(&mut value)
+            .map_err(Error::config)?;
         crate::platform::apply_host_profile(&mut value, Path::new(""))?;
         let mut sc: Scenario = value
             .try_into()

@@ -27,6 +27,7 @@
 //!   each becomes ready.
 
 use super::cache::Stream;
+use super::config::FlushMetadata;
 use super::host_interface::{
     legacy_commands, DeviceCommand, EraseArg, Sequence, PACKED_HEADER_BLOCKS,
 };
@@ -72,6 +73,8 @@ pub(super) struct Counters {
     pub reliable_writes: u64,
     /// FLUSH_CACHE commands executed.
     pub flush_commands: u64,
+    /// Map pages FLUSH_CACHE commands programmed (`[map_cache] on_flush`).
+    pub flush_metadata_pages: u64,
     /// CMD38 commands executed, by argument: DISCARD, TRIM, ERASE.
     pub erase_commands: [u64; 3],
     /// Blocks (stripes) erased by ERASE commands, left without valid data.
@@ -558,13 +561,30 @@ impl Emmc {
         t
     }
 
+    /// FLUSH_CACHE: with a volatile cache, the buffered data made durable,
+    /// then (policy `program_dirty`) the dirty map pages programmed; the
+    /// card is busy until both are. Its service time is recorded.
     fn flush(&mut self, t0: Ns, seq: &Sequence) -> Ns {
         self.c.flush_commands += 1;
         let t = self.hi.command_phase(t0, seq) + self.fw_ns;
-        if !self.cfg.write_buffer.volatile {
-            return t;
-        }
-        self.make_durable(t)
+        // A power-protected buffer, or a cache the host left off
+        // (CACHE_CTRL): nothing volatile to make durable.
+        let wb = &self.cfg.write_buffer;
+        let done = if wb.volatile && wb.enabled {
+            let data = self.make_durable(t);
+            match self.cfg.map_cache.on_flush {
+                FlushMetadata::Keep => data,
+                FlushMetadata::ProgramDirty => {
+                    let (pages, end) = self.map.persist_dirty(&mut self.tl, data);
+                    self.c.flush_metadata_pages += u64::from(pages);
+                    end
+                }
+            }
+        } else {
+            t
+        };
+        self.flush_latency.record(done - t0);
+        done
     }
 
     /// TRIM of one LPN: buffered data dropped, mapping removed.

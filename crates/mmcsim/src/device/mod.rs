@@ -67,7 +67,9 @@ pub use host_interface::{DeviceCommand, EraseArg, MmcCommand};
 pub use integrity_check::{CheckPoint, IntegrityStats, Violation};
 pub use precondition::PreconditionSummary;
 pub use state::{StateError, FORMAT_VERSION as STATE_FORMAT_VERSION};
-pub use stats::{DeviceStats, EraseCommandStats, EraseCountStats, MergeStats};
+pub use stats::{
+    DeviceStats, EraseCommandStats, EraseCountStats, FlushLatency, FlushStats, MergeStats,
+};
 pub use stop::{WriteStep, STOP_COMMANDS};
 
 use crate::error::Result;
@@ -121,6 +123,8 @@ pub struct Emmc {
     /// Scratch of a packed read: its entries.
     packed_entries: Vec<firmware::PackedEntry>,
     c: Counters,
+    /// Service time of each FLUSH_CACHE, from its command to the card ready.
+    flush_latency: crate::stats::LatencyHistogram,
 }
 
 impl Emmc {
@@ -196,6 +200,7 @@ impl Emmc {
             packed_ready: Vec::new(),
             packed_entries: Vec::new(),
             c: Counters::default(),
+            flush_latency: crate::stats::LatencyHistogram::new(),
             ftl,
             cfg: cfg.clone(),
         })
@@ -475,6 +480,7 @@ impl Emmc {
     /// Clears every counter (wear, mapping and data are kept).
     pub fn reset_stats(&mut self) {
         self.c = Counters::default();
+        self.flush_latency = crate::stats::LatencyHistogram::new();
         self.ftl.reset_stats();
         self.map.reset_stats();
         self.rbuf.reset_stats();

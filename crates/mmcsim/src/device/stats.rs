@@ -28,6 +28,30 @@ pub struct MergeStats {
     pub full: u64,
 }
 
+/// FLUSH_CACHE as the card served it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlushStats {
+    /// FLUSH_CACHE commands executed (the host's flushes, plus the
+    /// POSTFLUSH of FUA writes on a card without reliable write).
+    pub count: u64,
+    /// Dirty map pages the flushes programmed (`[map_cache] on_flush =
+    /// "program_dirty"`; 0 with `"keep"` or a power-protected buffer).
+    pub metadata_pages: u64,
+    /// Service time of a flush, from its command to the card ready, µs.
+    pub latency_us: FlushLatency,
+}
+
+/// Service-time summary of the flushes, µs (0 without flushes).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlushLatency {
+    /// Mean, µs.
+    pub mean: f64,
+    /// Median, µs.
+    pub p50: f64,
+    /// 99th percentile, µs.
+    pub p99: f64,
+}
+
 /// Device counters since the last [`Emmc::reset_stats`] (erase counts are
 /// lifetime values). Slots are 4 KiB units.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -136,6 +160,9 @@ pub struct DeviceStats {
     /// the profile sets `[features] reliable_write` or `rel_wr_sec_c`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flush_commands: Option<u64>,
+    /// FLUSH_CACHE commands, the map pages they programmed and their
+    /// service times.
+    pub flush: FlushStats,
     /// Hybrid mapping merges; absent for the other mapping schemes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merges: Option<MergeStats>,
@@ -263,6 +290,18 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
             .sets_fua_path()
             .then_some(d.c.reliable_writes),
         flush_commands: d.cfg.features.sets_fua_path().then_some(d.c.flush_commands),
+        flush: {
+            let l = d.flush_latency.summary();
+            FlushStats {
+                count: d.c.flush_commands,
+                metadata_pages: d.c.flush_metadata_pages,
+                latency_us: FlushLatency {
+                    mean: l.mean,
+                    p50: l.p50,
+                    p99: l.p99,
+                },
+            }
+        },
         bkops_runs: d.cfg.gc.background.then_some(d.c.bkops_runs),
         bkops_gc_runs: d.cfg.gc.background.then_some(d.c.bkops_gc_runs),
         erase_commands: erase_reported(d).then_some(EraseCommandStats {

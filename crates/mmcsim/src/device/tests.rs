@@ -373,7 +373,9 @@ fn trim_makes_pages_read_as_unmapped() {
 
 #[test]
 fn flush_and_fua_wait_for_programs() {
-    let c = generic();
+    let mut c = generic();
+    // Data durability alone (the map pages' part is the next test).
+    c.map_cache.on_flush = config::FlushMetadata::Keep;
     let t_prog = us_to_ns(c.nand.t_prog_lower_us);
     let mut d = Emmc::new(&c).unwrap();
     let mut now = 0;
@@ -392,6 +394,43 @@ fn flush_and_fua_wait_for_programs() {
     d.check_integrity().unwrap();
 }
 
+#[test]
+fn a_flush_programs_the_dirty_map_pages_and_nothing_when_clean() {
+    let c = generic();
+    assert_eq!(c.map_cache.on_flush, config::FlushMetadata::ProgramDirty);
+    let t_prog = us_to_ns(c.nand.t_prog_lower_us);
+    let mut d = Emmc::new(&c).unwrap();
+    let mut now = 0;
+    // Writes 8 MiB apart: each in its own map page (4 MiB of LBA each).
+    for i in 0..3u64 {
+        run(&mut d, &mut now, cmd(Op::Write, i * 16_384, 8));
+    }
+    let f = run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    let s = d.stats();
+    assert_eq!(s.flush.count, 1);
+    assert_eq!(s.flush.metadata_pages, 3, "three dirty map pages");
+    assert!(f >= t_prog, "the flush waits for the map programs: {f}");
+    // Nothing written since: the map pages are clean, nothing to program.
+    let f = run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    assert!(f < 100_000, "a clean flush costs the command only: {f}");
+    let s = d.stats();
+    assert_eq!((s.flush.count, s.flush.metadata_pages), (2, 3));
+    assert!(s.flush.latency_us.p99 >= s.flush.latency_us.p50);
+    // A read dirties nothing.
+    run(&mut d, &mut now, cmd(Op::Read, 40_000, 8));
+    run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    assert_eq!(d.stats().flush.metadata_pages, 3);
+    // The policy "keep" leaves them in SRAM.
+    let mut k = c.clone();
+    k.map_cache.on_flush = config::FlushMetadata::Keep;
+    let mut d = Emmc::new(&k).unwrap();
+    let mut now = 0;
+    run(&mut d, &mut now, cmd(Op::Write, 0, 8));
+    run(&mut d, &mut now, cmd(Op::Flush, 0, 0));
+    assert_eq!(d.stats().flush.metadata_pages, 0);
+    d.check_integrity().unwrap();
+}
+
 /// With the SLC log, a flush of a partial stripe page costs one SLC-mode
 /// program and no padding; the logged data stays cached (a second flush
 /// logs nothing) and reaches NAND once its stripe page fills, with the
@@ -401,6 +440,8 @@ fn the_slc_log_makes_a_partial_stripe_durable_without_padding() {
     let mut c = generic();
     c.write_buffer.slc_log = true;
     c.write_buffer.t_prog_slc_us = Some(300.0);
+    // The data's part alone (map pages are programmed to MLC on a flush).
+    c.map_cache.on_flush = config::FlushMetadata::Keep;
     let t_slc = us_to_ns(300.0);
     let t_lower = us_to_ns(c.nand.t_prog_lower_us);
     assert!(t_slc < t_lower);

@@ -64,6 +64,7 @@ impl Host {
     pub(super) fn fsync_step<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) {
         let call = self.tasks[t as usize].call.expect("fsync has a call");
         self.tasks[t as usize].phase = Phase::WaitIo;
+        self.io_sleep(t, now);
         self.calls[call].then_flush = true;
         self.writeback_for_call(now, t, call, b);
     }
@@ -117,6 +118,8 @@ impl Host {
         let n = self.sync_writeback(now, t, mapping, call, b);
         let _ = n;
         if self.cache.file_writeback_pages(mapping) > 0 {
+            // wait_on_page_writeback: io_schedule.
+            self.io_sleep(t, now);
             self.wb_waiters.push((t, Some(mapping)));
             return;
         }
@@ -283,6 +286,8 @@ impl Host {
                 }
                 self.tasks[t as usize].phase = Phase::SyncAll(1);
                 if self.cache.writeback_pages() > 0 {
+                    // wait_on_page_writeback: io_schedule.
+                    self.io_sleep(t, now);
                     self.wb_waiters.push((t, None));
                 } else {
                     self.sync_all_step(now, t, 1, b);
@@ -313,6 +318,8 @@ impl Host {
                     self.sync_writeback(now, t, bdev, call, b);
                 }
                 if self.cache.writeback_pages() > 0 {
+                    // wait_on_page_writeback: io_schedule.
+                    self.io_sleep(t, now);
                     self.wb_waiters.push((t, None));
                 } else {
                     self.sync_all_step(now, t, 3, b);

@@ -515,6 +515,10 @@ impl Host {
         b: &mut Below<E>,
     ) -> Ns {
         let aio = self.calls[call].aio;
+        if !aio {
+            // dio_await_one: the caller sleeps in io_schedule.
+            self.io_sleep(t, now);
+        }
         let task = &mut self.tasks[t as usize];
         if !aio {
             task.phase = Phase::WaitIo;
@@ -694,11 +698,14 @@ impl Host {
                 // O_SYNC: write the file's dirty pages back and flush, like
                 // generic_write_sync -> fsync of the range.
                 self.tasks[t as usize].phase = Phase::WaitIo;
+                self.io_sleep(t, copied);
                 self.calls[call].then_flush = true;
                 self.writeback_for_call(copied, t, call, b);
             }
         } else if self.cache.over_dirty_limit(&self.wb) {
             self.tasks[t as usize].phase = Phase::Throttled;
+            // balance_dirty_pages: io_schedule_timeout.
+            self.io_sleep(t, copied);
             self.throttled.push(t);
             self.flusher_kick(now, b.q);
         } else {
@@ -764,6 +771,8 @@ impl Host {
             b.q.at(submit_done, HostEvent::Step(t));
             return;
         }
+        // lock_page_killable: the reader sleeps in io_schedule.
+        self.io_sleep(t, submit_done);
         self.waiters.push((t, file, page));
     }
 
@@ -993,6 +1002,12 @@ impl Host {
         let done = at + self.cpu.thread(t, at, |c| c.copy(bytes));
         self.charge_task(t, Layer::SyscallFs, done);
         done
+    }
+
+    /// Thread `t` goes to sleep at `now` in `io_schedule` (its core's idle
+    /// time counts as iowait until it is woken).
+    pub(super) fn io_sleep(&self, t: u32, now: Ns) {
+        self.cpu.with(|c| c.io_sleep(t, now));
     }
 
     /// Thread `t`, asleep, is woken at `now` (from the interrupt core: an

@@ -53,6 +53,19 @@ struct Core {
     busy_at_sample: u64,
     /// CPU time of threads (not hogs) here, ns (the hogs get the rest).
     thread_cpu: u64,
+    /// Threads placed here now asleep in `io_schedule` (`rq->nr_iowait`).
+    nr_iowait: u32,
+    /// When `nr_iowait` last became non-zero, ns.
+    iowait_since: Ns,
+    /// Time with `nr_iowait > 0` up to `iowait_since` (closed spells), ns.
+    iowait: u64,
+    /// `iowait` (spell in progress included) at the previous sample, ns.
+    iowait_at_sample: u64,
+    /// Busy time charged while `nr_iowait > 0` (the core ran something
+    /// else while a thread waited: not iowait in the kernel's accounting), ns.
+    busy_in_iowait: u64,
+    /// `busy_in_iowait` at the previous sample, ns.
+    busy_in_iowait_at_sample: u64,
 }
 
 impl Core {
@@ -64,6 +77,25 @@ impl Core {
     /// counted), ns.
     fn busy_at(&self, t: Ns) -> u64 {
         self.busy.saturating_sub(self.busy_until.saturating_sub(t))
+    }
+
+    /// Time with a thread asleep in `io_schedule` up to `t`, ns.
+    fn iowait_at(&self, t: Ns) -> u64 {
+        if self.nr_iowait > 0 {
+            self.iowait + t.saturating_sub(self.iowait_since)
+        } else {
+            self.iowait
+        }
+    }
+
+    /// Adds `[start, end)` to the busy time (the part not already counted).
+    fn charge(&mut self, start: Ns, end: Ns) {
+        let new = end.saturating_sub(start.max(self.busy_until));
+        self.busy += new;
+        if self.nr_iowait > 0 {
+            self.busy_in_iowait += new;
+        }
+        self.busy_until = self.busy_until.max(end);
     }
 }
 
@@ -83,6 +115,8 @@ pub struct CoreStats {
 pub struct CpuStats {
     /// Governor that ran.
     pub governor: &'static str,
+    /// Whether the governor counted iowait as load (`io_is_busy`).
+    pub io_is_busy: bool,
     /// Time-weighted mean clock over the run, MHz.
     pub mean_freq_mhz: f64,
     /// Clock at the end of the run, MHz.
@@ -102,6 +136,11 @@ pub struct Cpu {
     table: Option<FreqTable>,
     kind: GovernorKind,
     governor: Governor,
+    /// The governor counts time a core's threads sleep in `io_schedule` as
+    /// busy (`io_is_busy`).
+    io_is_busy: bool,
+    /// Thread index → asleep in `io_schedule` now.
+    thread_iowait: Vec<bool>,
     freq: f64,
     costs: LayerCosts,
     cores: Vec<Core>,
@@ -166,6 +205,9 @@ impl Cpu {
                     hispeed_validate: 0,
                 }
             }
+            (GovernorKind::Intellidemand, Some(_)) => Governor::Intellidemand(
+                super::intellidemand::Intellidemand::new(h.intellidemand.clone(), h.cores as usize),
+            ),
             _ => Governor::Fixed,
         };
         let n = h.cores as usize;
@@ -179,6 +221,8 @@ impl Cpu {
             table,
             kind: h.governor,
             governor,
+            io_is_busy: h.io_is_busy_resolved(),
+            thread_iowait: Vec::new(),
             freq,
             cores: vec![Core::default(); n],
             thread_core: Vec::new(),
@@ -200,14 +244,14 @@ impl Cpu {
             cpu.cores[c].hogs += 1;
         }
         // The governor has settled at the background load before the run:
-        // 100 % with a hog, idle without.
-        let pre = if h.background_cpu_hogs > 0 {
-            100.0
-        } else {
-            0.0
-        };
+        // 100 % on a core with a hog, idle elsewhere.
         if let Some(t) = &cpu.table {
-            cpu.freq = cpu.governor.sample(0, pre, cpu.freq, t);
+            let loads: Vec<f64> = cpu
+                .cores
+                .iter()
+                .map(|c| if c.hogs > 0 { 100.0 } else { 0.0 })
+                .collect();
+            cpu.freq = cpu.governor.sample(0, &loads, cpu.freq, t);
             cpu.costs = cpu.costs_us.at(cpu.reference_mhz, cpu.freq);
         }
         cpu
@@ -225,6 +269,7 @@ impl Cpu {
         if self.thread_core.len() <= i {
             self.thread_core.resize(i + 1, None);
             self.thread_vr.resize(i + 1, 0.0);
+            self.thread_iowait.resize(i + 1, false);
         }
         if let Some(c) = self.thread_core[i] {
             return c;
@@ -256,9 +301,7 @@ impl Cpu {
     pub fn run(&mut self, r: Runner, start: Ns, ns: Ns) {
         let c = self.core_of_runner(r) as usize;
         let core = &mut self.cores[c];
-        let end = start + ns;
-        core.busy += end.saturating_sub(start.max(core.busy_until));
-        core.busy_until = core.busy_until.max(end);
+        core.charge(start, start + ns);
         core.thread_cpu += ns;
         match r {
             Runner::Thread(t) => self.thread_vr[t as usize] += ns as f64,
@@ -333,11 +376,42 @@ impl Cpu {
 
     fn charge_core(&mut self, c: usize, start: Ns, ns: Ns) {
         let core = &mut self.cores[c];
-        let end = start + ns;
-        core.busy += end.saturating_sub(start.max(core.busy_until));
-        core.busy_until = core.busy_until.max(end);
+        core.charge(start, start + ns);
         if core.hogs > 0 {
             core.thread_cpu += ns;
+        }
+    }
+
+    /// Thread `t` goes to sleep at `now` waiting for I/O in
+    /// `io_schedule` (a page read, direct I/O, writeback it waits on,
+    /// dirty throttling): its core's idle time counts as iowait until
+    /// [`Cpu::wake_thread`] wakes it.
+    pub fn io_sleep(&mut self, t: u32, now: Ns) {
+        let c = self.core_of(t) as usize;
+        let slot = &mut self.thread_iowait[t as usize];
+        if *slot {
+            return;
+        }
+        *slot = true;
+        let core = &mut self.cores[c];
+        if core.nr_iowait == 0 {
+            core.iowait_since = now;
+        }
+        core.nr_iowait += 1;
+    }
+
+    /// Ends thread `t`'s iowait sleep (if any) at `now`.
+    fn io_wake(&mut self, t: u32, c: usize, now: Ns) {
+        let Some(slot) = self.thread_iowait.get_mut(t as usize) else {
+            return;
+        };
+        if !std::mem::take(slot) {
+            return;
+        }
+        let core = &mut self.cores[c];
+        core.nr_iowait -= 1;
+        if core.nr_iowait == 0 {
+            core.iowait += now.saturating_sub(core.iowait_since);
         }
     }
 
@@ -346,6 +420,7 @@ impl Cpu {
     /// switch), ns.
     pub fn wake_thread(&mut self, t: u32, now: Ns) -> Ns {
         let tc = self.core_of(t);
+        self.io_wake(t, tc as usize, now);
         let from = match (self.cmdq, self.irq_core) {
             (true, Some(ic)) => ic,
             _ => self.mmcqd_core,
@@ -378,29 +453,46 @@ impl Cpu {
         self.governor.next_sample_ns()
     }
 
-    /// A governor sample at `now`: measures the busiest core's load since
-    /// the previous sample and sets the clock.
+    /// A governor sample at `now`: measures each core's load since the
+    /// previous sample and sets the clock.
     pub fn sample(&mut self, now: Ns) {
         let window = now.saturating_sub(self.last_sample);
         if window == 0 {
             return;
         }
-        let mut load = 0.0f64;
+        let mut loads = Vec::with_capacity(self.cores.len());
         for core in &mut self.cores {
             let busy_now = core.busy_at(now).max(core.busy_at_sample);
+            let busy = busy_now - core.busy_at_sample;
+            // iowait is idle time with a thread asleep in io_schedule: the
+            // spells' length less what the core ran meanwhile, within the
+            // window's idle time.
+            let iowait_now = core.iowait_at(now);
+            let iowait = iowait_now.saturating_sub(core.iowait_at_sample);
+            let ran = core
+                .busy_in_iowait
+                .saturating_sub(core.busy_in_iowait_at_sample);
+            let idle_iowait = iowait.saturating_sub(ran).min(window.saturating_sub(busy));
+            let counted = if self.io_is_busy {
+                busy + idle_iowait
+            } else {
+                busy
+            };
             let l = if core.hogs > 0 {
                 100.0
             } else {
-                100.0 * (busy_now - core.busy_at_sample) as f64 / window as f64
+                100.0 * counted as f64 / window as f64
             };
             core.busy_at_sample = busy_now;
-            load = load.max(l.min(100.0));
+            core.iowait_at_sample = iowait_now;
+            core.busy_in_iowait_at_sample = core.busy_in_iowait;
+            loads.push(l.min(100.0));
         }
         self.last_sample = now;
         let Some(table) = &self.table else {
             return;
         };
-        let new = self.governor.sample(now, load, self.freq, table);
+        let new = self.governor.sample(now, &loads, self.freq, table);
         if new != self.freq {
             self.freq_area += self.freq * (now - self.last_change) as f64;
             self.last_change = now;
@@ -419,6 +511,7 @@ impl Cpu {
         };
         CpuStats {
             governor: self.kind.name(),
+            io_is_busy: self.io_is_busy,
             mean_freq_mhz: mean,
             final_freq_mhz: self.freq,
             ipis: self.ipis,
@@ -538,5 +631,49 @@ mod tests {
         // A thread that just ran 10 ms of CPU is not behind: it waits.
         c.run(Runner::Thread(0), 50_000_000, 10_000_000);
         assert!(c.wake_delay(Runner::Thread(0), 60_000_000) > 0);
+    }
+
+    #[test]
+    fn io_is_busy_counts_a_threads_io_sleep_as_load_on_its_core() {
+        let h = |io: Option<bool>| HostConfig {
+            cores: 2,
+            freq_table_mhz: vec![192.0, 600.0, 1190.4],
+            governor: GovernorKind::Intellidemand,
+            io_is_busy: io,
+            ..HostConfig::default()
+        };
+        for (io, want) in [(None, 1190.4), (Some(false), 192.0)] {
+            let mut c = Cpu::new(&h(io), "noop", false);
+            assert_eq!(c.freq_mhz(), 192.0, "idle before the run");
+            // 10 ms of CPU, then 80 ms asleep on a read (while mmcqd runs
+            // 1 ms on the same core, which is not iowait), then awake.
+            c.run(Runner::Thread(0), 0, 10_000_000);
+            c.io_sleep(0, 10_000_000);
+            c.submitted_by(0);
+            c.run(Runner::Mmcqd, 20_000_000, 1_000_000);
+            c.wake_thread(0, 90_000_000);
+            c.sample(100_000_000);
+            // With io_is_busy: 10 + 1 ms busy + 79 ms iowait = 90 % > 75.
+            assert_eq!(c.freq_mhz(), want, "io_is_busy {io:?}");
+            assert_eq!(c.stats(100_000_000).io_is_busy, io.unwrap_or(true));
+        }
+    }
+
+    #[test]
+    fn an_io_sleep_still_in_progress_counts_up_to_the_sample() {
+        let h = HostConfig {
+            cores: 1,
+            freq_table_mhz: vec![200.0, 1200.0],
+            governor: GovernorKind::Ondemand,
+            io_is_busy: Some(true),
+            ..HostConfig::default()
+        };
+        let mut c = Cpu::new(&h, "noop", false);
+        c.io_sleep(0, 0);
+        c.sample(100_000_000);
+        assert_eq!(c.freq_mhz(), 1200.0, "100 % iowait is 100 % load");
+        c.wake_thread(0, 110_000_000);
+        c.sample(200_000_000);
+        assert_eq!(c.freq_mhz(), 200.0, "10 % iowait then idle → down");
     }
 }

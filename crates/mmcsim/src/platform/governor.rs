@@ -19,7 +19,9 @@
 //!   = 99, `target_loads` = 90, `min_sample_time` = 80 ms,
 //!   `above_hispeed_delay` = `timer_rate`; `cpufreq_interactive_timer` and
 //!   `choose_freq` are followed step by step below.
+//! * `drivers/cpufreq/cpufreq_intellidemand.c`: [`super::intellidemand`].
 
+use super::intellidemand::Intellidemand;
 use serde::{Deserialize, Serialize};
 
 /// Which governor drives the clock (`scaling_governor`).
@@ -37,6 +39,9 @@ pub enum GovernorKind {
     Ondemand,
     /// Android's interactive governor (hispeed jump, target loads).
     Interactive,
+    /// intellidemand (custom Snapdragon kernels' multi-core ondemand,
+    /// [`super::intellidemand`]).
+    Intellidemand,
 }
 
 impl GovernorKind {
@@ -48,6 +53,7 @@ impl GovernorKind {
             GovernorKind::Userspace => "userspace",
             GovernorKind::Ondemand => "ondemand",
             GovernorKind::Interactive => "interactive",
+            GovernorKind::Intellidemand => "intellidemand",
         }
     }
 }
@@ -237,6 +243,8 @@ pub enum Governor {
         /// `hispeed_validate_time`, ns.
         hispeed_validate: u64,
     },
+    /// intellidemand.
+    Intellidemand(Intellidemand),
 }
 
 impl Governor {
@@ -248,15 +256,19 @@ impl Governor {
                 Some(p.sampling_rate_us * 1000 * (*rate_mult).max(1) as u64)
             }
             Governor::Interactive { p, .. } => Some(p.timer_rate_us * 1000),
+            Governor::Intellidemand(g) => Some(g.next_sample_ns()),
         }
     }
 
-    /// One sample at `now` (ns) with `load` (0-100, the busiest core of the
-    /// policy over the last interval) at frequency `cur` (MHz): returns the
-    /// new frequency.
-    pub fn sample(&mut self, now: u64, load: f64, cur: f64, table: &FreqTable) -> f64 {
+    /// One sample at `now` (ns) with `loads` (0-100, each core of the
+    /// policy over the last interval, core 0 first) at frequency `cur`
+    /// (MHz): returns the new frequency. ondemand and interactive follow
+    /// the busiest core.
+    pub fn sample(&mut self, now: u64, loads: &[f64], cur: f64, table: &FreqTable) -> f64 {
+        let load = loads.iter().copied().fold(0.0f64, f64::max);
         match self {
             Governor::Fixed => cur,
+            Governor::Intellidemand(g) => g.sample(loads, cur, table),
             Governor::Ondemand { p, rate_mult } => {
                 // dbs_check_cpu (3.0): load_freq = load × cur.
                 if load > p.up_threshold as f64 {
@@ -376,13 +388,13 @@ mod tests {
     #[test]
     fn ondemand_jumps_to_max_above_the_threshold_and_scales_down_proportionally() {
         let mut g = ondemand();
-        assert_eq!(g.sample(0, 100.0, 200.0, &exynos()), 1200.0);
+        assert_eq!(g.sample(0, &[100.0], 200.0, &exynos()), 1200.0);
         // 46 % at 1200 MHz: 46 × 1200 / 92 = 600 → 800 (RELATION_L).
-        assert_eq!(g.sample(0, 46.0, 1200.0, &exynos()), 800.0);
+        assert_eq!(g.sample(0, &[46.0], 1200.0, &exynos()), 800.0);
         // Between 92 and 95 %: hold.
-        assert_eq!(g.sample(0, 93.0, 1000.0, &exynos()), 1000.0);
+        assert_eq!(g.sample(0, &[93.0], 1000.0, &exynos()), 1000.0);
         // Low load floors at the minimum.
-        assert_eq!(g.sample(0, 5.0, 500.0, &exynos()), 200.0);
+        assert_eq!(g.sample(0, &[5.0], 500.0, &exynos()), 200.0);
         assert_eq!(g.next_sample_ns(), Some(100_000_000));
     }
 
@@ -402,13 +414,13 @@ mod tests {
             hispeed_validate: 0,
         };
         let t = exynos();
-        assert_eq!(g.sample(20_000_000, 100.0, 200.0, &t), 1000.0);
+        assert_eq!(g.sample(20_000_000, &[100.0], 200.0, &t), 1000.0);
         // Above hispeed only after above_hispeed_delay (20 ms).
-        assert_eq!(g.sample(30_000_000, 100.0, 1000.0, &t), 1000.0);
-        assert_eq!(g.sample(40_000_000, 100.0, 1000.0, &t), 1200.0);
+        assert_eq!(g.sample(30_000_000, &[100.0], 1000.0, &t), 1000.0);
+        assert_eq!(g.sample(40_000_000, &[100.0], 1000.0, &t), 1200.0);
         // Idle right after: held until min_sample_time (80 ms) passed.
-        assert_eq!(g.sample(60_000_000, 1.0, 1200.0, &t), 1200.0);
-        assert_eq!(g.sample(120_000_000, 1.0, 1200.0, &t), 200.0);
+        assert_eq!(g.sample(60_000_000, &[1.0], 1200.0, &t), 1200.0);
+        assert_eq!(g.sample(120_000_000, &[1.0], 1200.0, &t), 200.0);
     }
 
     #[test]

@@ -19,11 +19,13 @@
 pub mod costs;
 pub mod cpu;
 pub mod governor;
+pub mod intellidemand;
 pub mod profile;
 
 pub use costs::{CostsUs, LayerCosts};
 pub use cpu::{CoreStats, Cpu, CpuStats, Runner, SharedCpu};
 pub use governor::{GovernorKind, InteractiveParams, OndemandParams};
+pub use intellidemand::IntellidemandParams;
 pub use profile::{apply_host_profile, HostConfig};
 
 use crate::engine::EventQueue;

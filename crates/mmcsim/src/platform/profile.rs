@@ -11,6 +11,7 @@
 
 use super::costs::{CostsUs, LayerCosts};
 use super::governor::{GovernorKind, InteractiveParams, OndemandParams};
+use super::intellidemand::IntellidemandParams;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -88,6 +89,16 @@ pub struct HostConfig {
     pub ondemand: OndemandParams,
     /// interactive tunables.
     pub interactive: InteractiveParams,
+    /// intellidemand tunables.
+    pub intellidemand: IntellidemandParams,
+    /// Whether ondemand, interactive or intellidemand count a core's
+    /// iowait (idle time while one of its threads sleeps in
+    /// `io_schedule`) as load (`io_is_busy`). Unset = the governor's own
+    /// default on ARM: on for intellidemand (`should_io_be_busy` returns 1
+    /// on ARM), off for ondemand (its `should_io_be_busy` whitelists only
+    /// Intel CPUs) and interactive (`io_is_busy` 0). Vendor boot scripts
+    /// set it per SoC (Qualcomm's `init.qcom.post_boot.sh`).
+    pub io_is_busy: Option<bool>,
     /// CPU-bound background processes (always runnable, nice 0).
     pub background_cpu_hogs: u32,
     /// Core that handles the MMC completion interrupt (`smp_affinity`);
@@ -131,6 +142,8 @@ impl Default for HostConfig {
             governor: GovernorKind::Userspace,
             ondemand: OndemandParams::default(),
             interactive: InteractiveParams::default(),
+            intellidemand: IntellidemandParams::default(),
+            io_is_busy: None,
             background_cpu_hogs: 0,
             irq_core: None,
             sched_latency_us: 6000.0,
@@ -241,7 +254,15 @@ impl HostConfig {
             ));
         }
         i.parse_target_loads().map_err(|e| e.to_string())?;
+        self.intellidemand.check()?;
         Ok(())
+    }
+
+    /// `io_is_busy` as the governor runs it: the setting, else the
+    /// governor's default on ARM (see [`HostConfig::io_is_busy`]).
+    pub fn io_is_busy_resolved(&self) -> bool {
+        self.io_is_busy
+            .unwrap_or(self.governor == GovernorKind::Intellidemand)
     }
 
     /// The µs values the per-layer costs are resolved from, for the

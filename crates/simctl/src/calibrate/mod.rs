@@ -136,35 +136,7 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
         }
     }
     let outputs = outputs(args, &params)?;
-    let same = |a: &Path, b: &Path| {
-        std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
-    };
-    let mut inputs = vec![
-        ("profile", args.profile.as_path()),
-        ("device profile", profile.device.as_path()),
-        ("targets file", args.targets.as_path()),
-    ];
-    if let Some((h, _)) = &profile.host {
-        inputs.push(("host profile", h.as_path()));
-    }
-    for (_, out, flag) in &outputs {
-        for (what, p) in &inputs {
-            if same(out, p) {
-                bail!(
-                    "{flag} {}: this is the {what} calibrate reads; refusing to overwrite an input (choose another output file)",
-                    out.display()
-                );
-            }
-        }
-    }
-    if let [(_, a, _), (_, b, _)] = outputs.as_slice() {
-        if a == b || same(a, b) {
-            bail!(
-                "--out and --host-out are both {}: the device and host profiles need two files",
-                a.display()
-            );
-        }
-    }
+    let opened = open_outputs(args, &profile, &outputs)?;
     let targets = targets::load(&args.targets, &registry.names())?;
     let problem = Problem::new(&targets.targets, &params, profile.sets.clone(), registry);
     let search = || fit(&problem, args.max_iters);
@@ -185,17 +157,62 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
         converged,
         command: command_line(args),
     };
-    for (kind, out, _) in &outputs {
+    for ((kind, _, _), o) in outputs.iter().zip(opened) {
         let text = match kind {
             ProfileKind::Device => &profile.text,
             ProfileKind::Host => &profile.host.as_ref().expect("checked: a phone").1,
         };
         let written = record::calibrated_profile(text, &fit, *kind)?;
-        write_atomic(out, &written)?;
+        o.expect("opened")
+            .write(written.as_bytes(), &mut std::io::stdout())?;
     }
     let files: Vec<(ProfileKind, &Path)> =
         outputs.iter().map(|(k, p, _)| (*k, p.as_path())).collect();
     Ok(record::table(&fit, &files))
+}
+
+/// Opens `outputs` before the fit, refusing one that names an input
+/// (the profile, its device or host profile, the targets file) or both
+/// naming one file.
+fn open_outputs(
+    args: &CalibrateArgs,
+    profile: &Profile,
+    outputs: &[(ProfileKind, &PathBuf, &'static str)],
+) -> Result<Vec<Option<crate::output::Output>>> {
+    let same = |a: &Path, b: &Path| {
+        std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+    };
+    let mut inputs = vec![
+        ("profile", args.profile.as_path()),
+        ("device profile", profile.device.as_path()),
+        ("targets file", args.targets.as_path()),
+    ];
+    if let Some((h, _)) = &profile.host {
+        inputs.push(("host profile", h.as_path()));
+    }
+    for (_, out, flag) in outputs {
+        for (what, p) in &inputs {
+            if same(out, p) {
+                bail!(
+                    "{flag} {}: this is the {what} calibrate reads; refusing to overwrite an input (choose another output file)",
+                    out.display()
+                );
+            }
+        }
+    }
+    if let [(_, a, _), (_, b, _)] = outputs {
+        if a == b || same(a, b) {
+            bail!(
+                "--out and --host-out are both {}: the device and host profiles need two files",
+                a.display()
+            );
+        }
+    }
+    let list: Vec<(&str, Option<&Path>)> = outputs
+        .iter()
+        .map(|(_, p, flag)| (*flag, Some(p.as_path())))
+        .collect();
+    crate::output::open_all(&list)
 }
 
 /// The output file of each profile kind that has a fitted parameter, with
@@ -292,22 +309,4 @@ fn command_line(a: &CalibrateArgs) -> String {
         s.push_str(&format!(" --host-out {}", o.display()));
     }
     s
-}
-
-/// Writes `text` to `p` through a temporary file renamed over it.
-fn write_atomic(p: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let writing = || format!("writing {}", p.display());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".calibrate.")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(writing)?;
-    tmp.write_all(text.as_bytes()).with_context(writing)?;
-    tmp.persist(p).map_err(|e| e.error).with_context(writing)?;
-    Ok(())
 }

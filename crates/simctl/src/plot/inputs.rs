@@ -53,8 +53,11 @@ pub enum Input {
 
 /// Reads `path` and recognises it by content.
 pub fn load(path: &Path) -> Result<Input> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = crate::input::read_text(
+        path,
+        "plot input (report, comparison or request log)",
+        crate::input::MAX_PLOT_INPUT_BYTES,
+    )?;
     let name = path.file_stem().map_or_else(
         || path.display().to_string(),
         |s| s.to_string_lossy().into(),

@@ -16,6 +16,7 @@ mod xy;
 pub use bars::{Band, BarPanel};
 pub use xy::{Mark, Series, XyPanel};
 
+use crate::output::Output;
 use anyhow::{anyhow, bail, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -130,13 +131,14 @@ impl Figure {
         Ok(s)
     }
 
-    /// Writes the figure to `path`, PNG or SVG by its extension.
-    pub fn write(&self, path: &Path) -> Result<()> {
+    /// Writes the figure to output `o` opened for `path`, PNG or SVG by
+    /// the path's extension.
+    pub fn write(&self, o: Output, path: &Path) -> Result<()> {
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("svg") => {
-                crate::output::write_atomic(path, self.svg()?.as_bytes())
+                o.write(self.svg()?.as_bytes(), &mut std::io::stdout())
             }
-            Some(e) if e.eq_ignore_ascii_case("png") => self.write_png(path),
+            Some(e) if e.eq_ignore_ascii_case("png") => self.write_png(o),
             _ => bail!(
                 "{}: the file name must end in .png or .svg (it picks the format)",
                 path.display()
@@ -144,23 +146,30 @@ impl Figure {
         }
     }
 
-    fn write_png(&self, path: &Path) -> Result<()> {
+    fn write_png(&self, o: Output) -> Result<()> {
         register_font()?;
-        crate::output::write_atomic_with(path, ".png", |tmp| {
+        o.write_via(".png", |tmp| {
             let root = BitMapBackend::new(tmp, self.size()).into_drawing_area();
             self.draw(&root)
-                .map_err(|e| anyhow!("drawing {}: {e}", path.display()))?;
+                .map_err(|e| anyhow!("drawing {}: {e}", self.title))?;
             root.present()
-                .map_err(|e| anyhow!("writing {}: {e}", path.display()))
+                .map_err(|e| anyhow!("writing {}: {e}", tmp.display()))
         })
     }
 
-    /// Writes `<prefix>.png` and `<prefix>.svg`; returns the SVG text.
-    pub fn write_both(&self, prefix: &Path) -> Result<String> {
-        let svg = self.svg()?;
-        crate::output::write_atomic(&prefix.with_extension("svg"), svg.as_bytes())?;
-        self.write_png(&prefix.with_extension("png"))?;
-        Ok(svg)
+    /// Writes the figure as PNG to `png` and as SVG to `svg`; returns the
+    /// SVG text.
+    pub fn write_both(&self, png: Output, svg: Output) -> Result<String> {
+        let text = self.svg()?;
+        svg.write(text.as_bytes(), &mut std::io::stdout())?;
+        self.write_png(png)?;
+        Ok(text)
+    }
+
+    /// Writes `<prefix>.png` and `<prefix>.svg` ([`Figure::write_both`]).
+    pub fn write_both_at(&self, prefix: &Path) -> Result<String> {
+        let open = |ext: &str| Output::open("", &prefix.with_extension(ext));
+        self.write_both(open("png")?, open("svg")?)
     }
 
     fn draw<DB: DrawingBackend>(

@@ -37,6 +37,15 @@ impl Row {
     }
 }
 
+/// The operations a request log names: read, write, discard, flush,
+/// write with forced unit access.
+pub const OPS: [&str; 5] = ["R", "W", "D", "F", "WF"];
+
+/// `text` as one of [`OPS`], or `None`.
+fn op(text: &str) -> Option<String> {
+    OPS.contains(&text).then(|| text.to_string())
+}
+
 /// True when `text` starts with the request log's header.
 pub fn is_log(text: &str) -> bool {
     text.lines().next().map(str::trim) == Some(mmcsim::sim::LOG_HEADER)
@@ -86,7 +95,15 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Row>> {
             complete_ns: num(3)?,
             sector: num(4)?,
             sectors: num(5)?,
-            op: f[6].to_string(),
+            op: op(f[6]).with_context(|| {
+                format!(
+                    "{source}:{}: field `{}` = `{}`: expected one of {}",
+                    i + 1,
+                    names[6],
+                    f[6],
+                    OPS.join(", ")
+                )
+            })?,
             thread: u32::try_from(num(7)?)
                 .with_context(|| format!("{source}:{}: field `thread` is too large", i + 1))?,
         };

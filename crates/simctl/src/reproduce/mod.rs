@@ -70,6 +70,7 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
             return Ok(ExitCode::from(2));
         }
     };
+    crate::output::create_dir("--out", &a.out)?;
     for n in &plan.not_run {
         eprintln!("note: finding-{} not run: {}", n.number, n.reason);
     }
@@ -84,7 +85,6 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
     bar.finish_and_clear();
     let outputs = outputs.into_iter().collect::<Result<Vec<_>>>()?;
 
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let mut sections = Vec::new();
     let mut all_pass = true;
     for ((f, uses), probe) in plan.findings.iter().zip(&plan.uses).zip(&plan.probes) {
@@ -128,7 +128,7 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
         not_run: &plan.not_run,
     });
     let index = a.out.join("index.html");
-    crate::output::write_atomic(&index, html.as_bytes())?;
+    crate::output::write_file(&index, html.as_bytes())?;
     writeln!(out, "report page: {}", index.display())?;
     Ok(if all_pass {
         ExitCode::SUCCESS
@@ -389,9 +389,9 @@ fn write_finding(
     }
     let figure = crate::plot::Figure::new(format!("Finding {n}: {}", f.about().title), panels)?;
     let prefix = dir.join(format!("finding-{n}"));
-    let svg = figure.write_both(&prefix)?;
+    let svg = figure.write_both_at(&prefix)?;
     let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-    crate::output::write_atomic(&prefix.with_extension("csv"), &bytes)?;
+    crate::output::write_file(&prefix.with_extension("csv"), &bytes)?;
     Ok(Section {
         number: n,
         title: f.about().title,

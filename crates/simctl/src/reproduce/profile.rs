@@ -121,7 +121,7 @@ mod tests {
         let f = dir.join("phones/pocket.toml");
         std::fs::write(
             &f,
-            "name = \"pocket\"\ndevice = \"../devices/x.toml\"\nhost = \"../hosts/h.toml\"\n[scheduler]\nname = \"cfq\"\n",
+            "name = \"pocket\"\ndevice = \"../devices/x.toml\"\nhost = \"../hosts/h.toml\"\nandroid_version = \"4.4\"\nkernel = \"Linux 3.4\"\n[scheduler]\nname = \"cfq\"\n",
         )
         .unwrap();
         let p = Profile::load(&f).unwrap();

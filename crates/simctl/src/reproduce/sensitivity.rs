@@ -134,7 +134,7 @@ pub fn measure(
         });
     }
     let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-    crate::output::write_atomic(&dir.join(format!("finding-{n}-sensitivity.csv")), &bytes)?;
+    crate::output::write_file(&dir.join(format!("finding-{n}-sensitivity.csv")), &bytes)?;
     Ok(Outcome {
         number: n,
         about,

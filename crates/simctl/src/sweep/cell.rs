@@ -173,9 +173,10 @@ impl Cell {
         self.record().describe()
     }
 
-    /// True when the workload is a scenario file (else a trace).
+    /// True when the workload is a scenario file or an fio job file (else
+    /// a trace), as `compare` decides.
     pub fn is_scenario(&self) -> bool {
-        self.workload_path.extension().is_some_and(|e| e == "toml")
+        crate::compare::is_scenario(&self.workload_path)
     }
 
     /// The overrides in the order they apply: trace options (traces
@@ -212,7 +213,7 @@ impl Cell {
     pub fn scenario(&self) -> Result<Scenario> {
         let sets = self.overrides();
         Ok(if self.is_scenario() {
-            Scenario::load(&self.workload_path, &sets)?
+            crate::commands::load_workload(&self.workload_path, &sets)?
         } else {
             Scenario::for_trace(&self.workload_path, &sets)?
         })

@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! schedulers = ["deadline", "noop", "cfq:slice_idle=0"]   # as in `compare`; optional with phones
-//! workloads  = ["rand16-128m.toml", "sample.csv"]          # scenarios (.toml) or traces
+//! workloads  = ["rand16-128m.toml", "sample.csv"]          # scenarios (.toml), fio job files or traces
 //! phones     = ["motog-2013", "nexus-s.toml"]              # optional: names or phone files
 //! devices    = ["generic-emmc.toml"]                       # optional: the workload's own
 //! seeds      = [1, 2]                                      # optional: the workload's own
@@ -40,7 +40,7 @@ struct GridFile {
     /// (only with `phones`): each phone's own.
     #[serde(default)]
     schedulers: Option<Spanned<Vec<Spanned<String>>>>,
-    /// Scenario (`.toml`) or trace files.
+    /// Scenario (`.toml`), fio job or trace files.
     workloads: Vec<Spanned<String>>,
     /// Phones, by name or file; absent: no phone (the workload's own
     /// profiles).
@@ -87,8 +87,8 @@ impl Grid {
     /// Reads and checks the grid file `path`; schedulers are checked
     /// against `registry`.
     pub fn load(path: &Path, registry: &Registry) -> Result<Grid> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading grid {}", path.display()))?;
+        let text = mmcsim::textfile::read_config(path)
+            .map_err(|e| crate::output::unusable(format!("grid: {e}")))?;
         Grid::parse(&text, path, registry)
     }
 
@@ -144,7 +144,7 @@ impl Grid {
 
         if g.workloads.is_empty() {
             bail!(
-                "{}: `workloads` is empty; list scenario (.toml) or trace files",
+                "{}: `workloads` is empty; list scenario (.toml), fio job or trace files",
                 path.display()
             );
         }

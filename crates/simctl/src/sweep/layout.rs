@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Every file is written to a temporary name in the same folder and
-//! renamed, so a killed run never leaves a complete-looking partial file.
+//! renamed ([`crate::output::Output`]), so a killed run never leaves a
+//! complete-looking partial file.
 
 use super::cell::CellRecord;
 use super::shard::Shard;
@@ -50,8 +51,7 @@ impl Manifest {
         if !p.exists() {
             return Ok(None);
         }
-        let text =
-            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        let text = crate::input::read_json_text(&p, "sweep manifest")?;
         let m: Manifest = serde_json::from_str(&text)
             .with_context(|| format!("{}: not a sweep manifest", p.display()))?;
         if m.schema != MANIFEST_SCHEMA {
@@ -96,23 +96,10 @@ pub fn read_shard(dir: &Path) -> Result<Option<Shard>> {
     if !p.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+    let text = crate::input::read_json_text(&p, "shard record")?;
     Ok(Some(serde_json::from_str(&text).with_context(|| {
         format!("{}: not a shard record", p.display())
     })?))
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder
-/// and a rename (atomic on POSIX file systems).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
 /// Removes temporary files a killed run left in `DIR/cells`.
@@ -135,13 +122,89 @@ pub fn remove_stale_temporaries(dir: &Path) -> Result<()> {
 /// A finished cell's report: the file's text, parsed. `None` when the
 /// file is absent or is not a complete report (then the cell runs again).
 pub fn read_complete(path: &Path) -> Option<(Vec<u8>, Value)> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes =
+        crate::input::read_limited(path, "cell report", crate::input::MAX_JSON_BYTES).ok()?;
     if !bytes.ends_with(b"}\n") {
         return None;
     }
     let v: Value = serde_json::from_slice(&bytes).ok()?;
     let schema = v.get("schema")?.as_str()?;
     (schema == mmcsim::stats::report::SCHEMA).then_some((bytes, v))
+}
+
+/// True when the report value `v` may be the setting `text` (`KEY=VALUE`
+/// text): equal strings, numbers or booleans; another kind of value
+/// cannot tell.
+fn may_be(v: &Value, text: &str) -> bool {
+    let text = text.trim().trim_matches('"');
+    match v {
+        Value::String(s) => s == text,
+        Value::Number(n) => text.parse::<f64>().ok() == n.as_f64(),
+        Value::Bool(b) => text == b.to_string(),
+        _ => true,
+    }
+}
+
+/// The value the report `v` records for override `key` (as `--set` names
+/// it), when it records one.
+fn recorded<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    let parts: Vec<&str> = key.split('.').collect();
+    match parts.as_slice() {
+        ["iosched", t] => tunable(v, t),
+        ["seed"] => v.pointer("/run/seed"),
+        ["device", rest @ ..] => rest
+            .iter()
+            .try_fold(v.get("device_profile")?, |v, k| v.get(*k)),
+        _ => parts.iter().try_fold(v, |v, k| v.get(*k)),
+    }
+}
+
+/// The value of tunable `name` in the report `v`'s scheduler.
+fn tunable<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+    v.pointer("/scheduler/tunables")?
+        .as_array()?
+        .iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))?
+        .get("value")
+}
+
+/// Why the report `v` is not cell `c`'s, when a parameter it records
+/// differs from the cell's: the scheduler and the tunables its entry
+/// names, the seed, a trace workload's path, and the settings of the set
+/// variant that the report echoes.
+pub fn foreign_cell(c: &CellRecord, v: &Value) -> Option<String> {
+    let mut entry = c.scheduler.split(':');
+    let name = entry.next().unwrap_or_default();
+    let ran = v.pointer("/scheduler/name").and_then(Value::as_str);
+    if ran != Some(name) {
+        return Some(format!(
+            "the report ran scheduler `{}`, the cell `{name}`",
+            ran.unwrap_or("(none)")
+        ));
+    }
+    let mut settings: Vec<(String, &str)> = entry
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, x)| (format!("iosched.{}", k.trim()), x))
+        .collect();
+    let seed = c.seed.map(|s| s.to_string());
+    settings.extend(seed.as_deref().map(|s| ("seed".to_string(), s)));
+    let trace = !c.workload_path.ends_with(".toml") && !c.workload_path.ends_with(".fio");
+    if trace {
+        settings.push(("run.name".to_string(), c.workload_path.as_str()));
+    }
+    for set in &c.sets {
+        if let Some((k, x)) = set.split_once('=') {
+            settings.push((k.trim().to_string(), x));
+        }
+    }
+    for (key, want) in &settings {
+        if let Some(got) = recorded(v, key) {
+            if !may_be(got, want) {
+                return Some(format!("the report has {key} = {got}, the cell {want}"));
+            }
+        }
+    }
+    None
 }
 
 /// The headline metrics of `results.csv`: column name and where the value
@@ -232,6 +295,6 @@ pub fn write_results(dir: &Path, cells: &[&CellRecord]) -> Result<usize> {
         rows += 1;
     }
     let bytes = w.into_inner().context("writing results.csv")?;
-    write_atomic(&results_path(dir), &bytes)?;
+    crate::output::write_file(&results_path(dir), &bytes)?;
     Ok(rows)
 }

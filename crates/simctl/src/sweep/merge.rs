@@ -61,37 +61,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
         }
     }
 
-    // Which input holds each cell.
-    let mut source: Vec<Option<usize>> = vec![None; manifest.cells.len()];
-    let mut overlaps = String::new();
-    let mut n_overlaps = 0;
-    for (k, dir) in inputs.iter().enumerate() {
-        for c in &manifest.cells {
-            if layout::read_complete(&layout::cell_path(dir, &c.id)).is_none() {
-                continue;
-            }
-            match source[c.index] {
-                Some(prev) => {
-                    n_overlaps += 1;
-                    if n_overlaps <= SHOWN {
-                        let _ = write!(
-                            overlaps,
-                            "\n  cell {} ({} on {}) is in {} and {}",
-                            c.id,
-                            c.scheduler,
-                            c.workload,
-                            inputs[prev].display(),
-                            dir.display()
-                        );
-                    }
-                }
-                None => source[c.index] = Some(k),
-            }
-        }
-    }
-    if n_overlaps > 0 {
-        bail!("merge: {n_overlaps} cell(s) are in more than one input:{overlaps}");
-    }
+    let source = sources(&manifest, inputs)?;
     let count = shards.iter().flatten().map(|s| s.count).next();
     let missing: Vec<_> = manifest
         .cells
@@ -117,8 +87,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
     }
 
     // Write: the manifest, each cell's file as is, then the CSV.
-    std::fs::create_dir_all(layout::cells_dir(out))
-        .with_context(|| format!("creating {}", layout::cells_dir(out).display()))?;
+    crate::output::create_dir("--out", &layout::cells_dir(out))?;
     match Manifest::read(out)? {
         Some(m) if m != manifest => bail!(
             "merge: {} holds another sweep; use another --out or remove it",
@@ -132,19 +101,78 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
             out.display()
         );
     }
-    layout::write_atomic(&layout::manifest_path(out), manifest.to_text().as_bytes())?;
+    write_cells(&manifest, inputs, &source, out)?;
+    let records: Vec<_> = manifest.cells.iter().collect();
+    layout::write_results(out, &records)?;
+    Ok(manifest.cells.len())
+}
+
+/// Which of `inputs` holds each cell of `manifest` finished (by index),
+/// refusing a cell file holding another cell's report and a cell finished
+/// in two inputs.
+fn sources(manifest: &Manifest, inputs: &[PathBuf]) -> Result<Vec<Option<usize>>> {
+    let mut source: Vec<Option<usize>> = vec![None; manifest.cells.len()];
+    let mut overlaps = String::new();
+    let mut n_overlaps = 0;
+    for (k, dir) in inputs.iter().enumerate() {
+        for c in &manifest.cells {
+            let path = layout::cell_path(dir, &c.id);
+            let Some((_, report)) = layout::read_complete(&path) else {
+                continue;
+            };
+            if let Some(why) = layout::foreign_cell(c, &report) {
+                return Err(crate::output::unusable(format!(
+                    "merge: {} is not the report of {}: {why}",
+                    path.display(),
+                    c.describe()
+                )));
+            }
+            match source[c.index] {
+                Some(prev) => {
+                    n_overlaps += 1;
+                    if n_overlaps <= SHOWN {
+                        let _ = write!(
+                            overlaps,
+                            "\n  cell {} ({} on {}) is in {} and {}",
+                            c.id,
+                            c.scheduler,
+                            c.workload,
+                            inputs[prev].display(),
+                            dir.display()
+                        );
+                    }
+                }
+                None => source[c.index] = Some(k),
+            }
+        }
+    }
+    if n_overlaps > 0 {
+        bail!("merge: {n_overlaps} cell(s) are in more than one input:{overlaps}");
+    }
+    Ok(source)
+}
+
+/// Writes the manifest and each cell's file, copied as is from the input
+/// `source` names (an identical file already in `out` is left alone).
+fn write_cells(
+    manifest: &Manifest,
+    inputs: &[PathBuf],
+    source: &[Option<usize>],
+    out: &Path,
+) -> Result<()> {
+    crate::output::write_file(&layout::manifest_path(out), manifest.to_text().as_bytes())?;
     for c in &manifest.cells {
         let from = layout::cell_path(&inputs[source[c.index].expect("checked")], &c.id);
         let to = layout::cell_path(out, &c.id);
-        let bytes = std::fs::read(&from).with_context(|| format!("reading {}", from.display()))?;
-        if let Ok(existing) = std::fs::read(&to) {
+        let bytes = crate::input::read_limited(&from, "cell report", crate::input::MAX_JSON_BYTES)?;
+        if let Ok(existing) =
+            crate::input::read_limited(&to, "cell report", crate::input::MAX_JSON_BYTES)
+        {
             if existing == bytes {
                 continue;
             }
         }
-        layout::write_atomic(&to, &bytes)?;
+        crate::output::write_file(&to, &bytes)?;
     }
-    let records: Vec<_> = manifest.cells.iter().collect();
-    layout::write_results(out, &records)?;
-    Ok(manifest.cells.len())
+    Ok(())
 }

@@ -112,15 +112,14 @@ pub fn sweep(a: &SweepArgs, registry: &Registry) -> Result<ExitCode> {
 /// Creates `dir` for this sweep, or checks that it holds the same sweep
 /// (and shard) when resuming; removes temporaries a killed run left.
 fn prepare_dir(dir: &Path, manifest: &Manifest, shard: Option<Shard>) -> Result<()> {
-    std::fs::create_dir_all(layout::cells_dir(dir))
-        .with_context(|| format!("creating {}", layout::cells_dir(dir).display()))?;
+    crate::output::create_dir("--out", &layout::cells_dir(dir))?;
     match Manifest::read(dir)? {
         Some(m) if m != *manifest => bail!(
             "{} holds another sweep (its sweep.json lists other cells); use another --out or remove it",
             dir.display()
         ),
         Some(_) => {}
-        None => layout::write_atomic(&layout::manifest_path(dir), manifest.to_text().as_bytes())?,
+        None => crate::output::write_file(&layout::manifest_path(dir), manifest.to_text().as_bytes())?,
     }
     let had = layout::read_shard(dir)?;
     match (had, shard) {
@@ -136,7 +135,7 @@ fn prepare_dir(dir: &Path, manifest: &Manifest, shard: Option<Shard>) -> Result<
             "{} holds an unsharded run; give shard {s} its own --out",
             dir.display()
         ),
-        (None, Some(s)) => layout::write_atomic(
+        (None, Some(s)) => crate::output::write_file(
             &layout::shard_path(dir),
             (serde_json::to_string_pretty(&s)? + "\n").as_bytes(),
         )?,

@@ -3,7 +3,8 @@
 //! same device, and writing each report atomically.
 
 use super::cell::Cell;
-use super::layout::{cell_path, read_complete, write_atomic};
+use super::layout::{cell_path, read_complete};
+use crate::output::write_file;
 use indicatif::{ProgressBar, ProgressStyle};
 use mmcsim::config::Scenario;
 use mmcsim::sched::Registry;
@@ -174,7 +175,10 @@ pub fn run_cells(
     // one that does not load is a failed cell.
     let mut pending: Vec<(&Cell, Scenario, String)> = Vec::new();
     for &c in cells {
-        if read_complete(&cell_path(dir, &c.id)).is_some() {
+        // A report of another cell in this cell's file runs again.
+        let done = read_complete(&cell_path(dir, &c.id))
+            .is_some_and(|(_, v)| super::layout::foreign_cell(&c.record(), &v).is_none());
+        if done {
             out.skipped += 1;
             continue;
         }
@@ -233,7 +237,7 @@ pub fn run_cells(
                     .and_then(|s| s.run(RunOptions::default()))
                     .map_err(|e| e.to_string())?;
                 drop(device);
-                write_atomic(
+                write_file(
                     &cell_path(dir, &cell.id),
                     (report.to_json() + "\n").as_bytes(),
                 )

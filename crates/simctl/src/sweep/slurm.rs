@@ -35,6 +35,13 @@ fn q(p: &Path) -> String {
     quote(&p.display().to_string())
 }
 
+/// Writes the executable script `text` to `p`.
+fn write_script(p: &Path, text: &str) -> Result<()> {
+    crate::output::Output::open("", p)?
+        .with_mode(0o755)
+        .write(text.as_bytes(), &mut std::io::stdout())
+}
+
 /// The directory of shard `i` of `n` under `out`.
 pub fn shard_dir(out: &Path, i: usize, n: usize) -> PathBuf {
     out.join("shards").join(format!("{i}-of-{n}"))
@@ -53,7 +60,7 @@ pub fn write(
     let exe = std::env::current_exe().context("locating the simctl binary")?;
     let slurm = out.join("slurm");
     let logs = slurm.join("logs");
-    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+    crate::output::create_dir("--out", &logs)?;
     let abs = |p: &Path| {
         if p.is_absolute() {
             p.to_path_buf()
@@ -94,8 +101,7 @@ pub fn write(
         q(&out.join("shards")),
     );
     let sweep_script = slurm.join("sweep.sbatch");
-    std::fs::write(&sweep_script, s)
-        .with_context(|| format!("writing {}", sweep_script.display()))?;
+    write_script(&sweep_script, &s)?;
 
     let mut m = String::new();
     let _ = writeln!(m, "#!/bin/bash");
@@ -124,8 +130,7 @@ pub fn write(
         q(out)
     );
     let merge_script = slurm.join("merge.sbatch");
-    std::fs::write(&merge_script, m)
-        .with_context(|| format!("writing {}", merge_script.display()))?;
+    write_script(&merge_script, &m)?;
 
     let (sweep_abs, merge_abs) = (abs(&sweep_script), abs(&merge_script));
     let submit = format!(
@@ -134,17 +139,7 @@ pub fn write(
         q(&merge_abs)
     );
     let submit_script = slurm.join("submit.sh");
-    std::fs::write(&submit_script, submit)
-        .with_context(|| format!("writing {}", submit_script.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        for p in [&sweep_script, &merge_script, &submit_script] {
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))
-                .with_context(|| format!("making {} executable", p.display()))?;
-        }
-    }
-
+    write_script(&submit_script, &submit)?;
     let mut t = String::new();
     let _ = writeln!(
         t,

@@ -49,6 +49,8 @@ pub struct MapCache {
     nand_reads: u64,
     pages_loaded: u64,
     writebacks: u64,
+    /// Reused list of the map pages a flush persists.
+    scratch: Vec<u32>,
 }
 
 impl MapCache {
@@ -73,6 +75,7 @@ impl MapCache {
             prefetch: prefetch.min(entries - 1),
             direction,
             deferred: Vec::with_capacity(8),
+            scratch: Vec::new(),
             last_lpn: None,
             nand_reads: 0,
             pages_loaded: 0,
@@ -187,6 +190,23 @@ impl MapCache {
     fn write_back(&mut self, tl: &mut NandTimelines, t: Ns, m: u32) {
         tl.program(t, self.die_of(m), 4096, false);
         self.writebacks += 1;
+    }
+
+    /// Programs every dirty cached map page back to its translation block
+    /// from `t` (FLUSH_CACHE persisting the mapping); they become clean.
+    /// Returns the pages programmed and when the last program ends, ns.
+    pub fn persist_dirty(&mut self, tl: &mut NandTimelines, t: Ns) -> (u32, Ns) {
+        let mut pages = std::mem::take(&mut self.scratch);
+        pages.clear();
+        self.lru.take_dirty(&mut pages);
+        let mut end = t;
+        for &m in &pages {
+            end = end.max(tl.program(t, self.die_of(m), 4096, false));
+        }
+        self.writebacks += pages.len() as u64;
+        let n = pages.len() as u32;
+        self.scratch = pages;
+        (n, end)
     }
 
     /// Empties the cache and forgets the access direction (dirty pages are
@@ -433,6 +453,20 @@ impl MapLru {
             self.tail = prev;
         } else {
             self.nodes[next as usize].prev = prev;
+        }
+    }
+
+    /// Appends the dirty cached pages to `out` in eviction order and marks
+    /// them clean.
+    fn take_dirty(&mut self, out: &mut Vec<u32>) {
+        let mut s = self.head;
+        while s != NIL {
+            let n = &mut self.nodes[s as usize];
+            if n.dirty {
+                n.dirty = false;
+                out.push(n.page);
+            }
+            s = n.next;
         }
     }
 

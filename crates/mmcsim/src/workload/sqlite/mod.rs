@@ -12,12 +12,16 @@
 //! * [`session`]: a connection executing statements one call at a time,
 //!   with per-transaction and per-file counters.
 //!
+//! * [`platform`]: the framework's settings per Android release, which
+//!   fill the `[sqlite]` keys a scenario leaves out.
+//!
 //! Scenario: a `[sqlite]` section ([`SqliteConfig`], defaults of Android
-//! 4.3/4.4 on the Moto G era) and `[[sqlite_jobs]]` ([`SqliteJobSpec`]).
+//! 4.1-5.1's framework) and `[[sqlite_jobs]]` ([`SqliteJobSpec`]).
 
 pub mod btree;
 pub mod job;
 pub mod pager;
+pub mod platform;
 pub mod report;
 pub mod session;
 
@@ -30,9 +34,10 @@ pub enum JournalMode {
     /// Rollback journal created and unlinked per transaction.
     Delete,
     /// Rollback journal truncated to 0 bytes at the end of a transaction
-    /// (Android 4.2+ default, `db_default_journal_mode`).
+    /// (Android 3.0-4.0's framework).
     Truncate,
-    /// Rollback journal kept; its header zeroed at the end.
+    /// Rollback journal kept; its header zeroed at the end (Android
+    /// 4.1-5.1's `db_default_journal_mode`).
     Persist,
     /// Write-ahead log with auto-checkpoint.
     Wal,
@@ -68,22 +73,22 @@ pub enum AutoVacuum {
 }
 
 /// The `[sqlite]` section: how the application's databases are opened.
-/// Defaults: Android 4.3/4.4 (SQLite 3.7.11), reference §3.
+/// Defaults: Android 4.1-5.1's framework (`config.xml`, see [`platform`]);
+/// a scenario's `android_version` replaces the keys it leaves out.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SqliteConfig {
-    /// Journal mode. Default TRUNCATE: AOSP's `db_default_journal_mode`
-    /// after 4.1 and the baseline of the 2013-2014 papers on Android 4.3
-    /// phones (reference §3).
+    /// Journal mode. Default PERSIST: AOSP's `db_default_journal_mode` of
+    /// Android 4.1-5.1.
     pub journal_mode: JournalMode,
     /// `synchronous`. Default FULL (`db_default_sync_mode`).
     pub synchronous: Synchronous,
     /// Page size, bytes (512-65536, a power of two). Default 4096: the
     /// block size of `/data`, which Android sets (reference §3).
     pub page_size: u32,
-    /// WAL auto-checkpoint, frames (0 = never). Default 1000 (SQLite's
-    /// `SQLITE_DEFAULT_WAL_AUTOCHECKPOINT`; Android 4.1's framework used
-    /// 100).
+    /// WAL auto-checkpoint, frames (0 = never). Default 100 (Android
+    /// 4.1-5.1's `db_wal_autocheckpoint`; SQLite's own
+    /// `SQLITE_DEFAULT_WAL_AUTOCHECKPOINT` is 1000).
     pub wal_autocheckpoint: u32,
     /// `journal_size_limit`, bytes (−1 = none): a PERSIST journal or a
     /// restarted WAL larger than this is truncated to it. Default 524288
@@ -96,10 +101,10 @@ pub struct SqliteConfig {
 impl Default for SqliteConfig {
     fn default() -> Self {
         SqliteConfig {
-            journal_mode: JournalMode::Truncate,
+            journal_mode: JournalMode::Persist,
             synchronous: Synchronous::Full,
             page_size: 4096,
-            wal_autocheckpoint: 1000,
+            wal_autocheckpoint: 100,
             journal_size_limit: 524_288,
             auto_vacuum: AutoVacuum::Full,
         }

@@ -70,6 +70,9 @@ pub struct PerFile {
 /// The `sqlite` section.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SqliteReport {
+    /// The journal mode the databases ran in (also in `config`; here so a
+    /// reader need not know the layout).
+    pub journal_mode: super::JournalMode,
     /// `[sqlite]` as run.
     pub config: SqliteConfig,
     /// Per-transaction means by operation.
@@ -104,6 +107,7 @@ impl SqliteReport {
         let op = |o: SqlOp| PerTransaction::from(&ops[o.index()]);
         let f = |x: SqlFile| files[x.index()].clone();
         SqliteReport {
+            journal_mode: config.journal_mode,
             config: config.clone(),
             per_transaction: PerOp {
                 insert: op(SqlOp::Insert),

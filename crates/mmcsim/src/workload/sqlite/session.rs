@@ -355,7 +355,11 @@ mod tests {
 
     #[test]
     fn an_insert_journals_three_pages_and_binds_descriptors() {
-        let mut s = Session::new("/data/t/t.db", &SqliteConfig::default(), 100);
+        let truncate = SqliteConfig {
+            journal_mode: super::super::JournalMode::Truncate,
+            ..SqliteConfig::default()
+        };
+        let mut s = Session::new("/data/t/t.db", &truncate, 100);
         run(&mut s, Stmt::Create);
         let calls = run(
             &mut s,
