@@ -8,10 +8,11 @@
 //! must succeed and complete every record (nothing stalls, nothing
 //! violates the oracle, nothing panics).
 //!
-//! Layout: byte 0 scheduler, byte 1 driver and device knobs, byte 2
-//! precondition fill, then 6 bytes per record (at most 256 records):
-//! op/sync/pid/flags, gap, sector (2 bytes), sectors (2 bytes).
+//! The case is structure-aware (derived with `arbitrary`): the knobs, then
+//! a list of records (at most 1,024), so libFuzzer's mutations change
+//! whole records and a case reaches hundreds of them.
 
+use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use mmcsim::config::Scenario;
 use mmcsim::sim::{RunOptions, Simulation};
@@ -25,7 +26,7 @@ const CMDQ_PROFILE: &str = concat!(
 );
 
 /// Most records a case decodes (keeps one execution short).
-const MAX_RECORDS: usize = 256;
+const MAX_RECORDS: usize = 1024;
 
 /// The trace file of this process, rewritten for every case.
 fn trace_path() -> &'static PathBuf {
@@ -37,73 +38,151 @@ fn trace_path() -> &'static PathBuf {
     })
 }
 
-/// Decodes the records into a native CSV trace; returns it and the count.
-fn trace(recs: &[u8]) -> (String, u64) {
+/// The knobs of a case.
+#[derive(Arbitrary, Debug)]
+struct Case {
+    /// Index into the built-in schedulers (modulo their count).
+    scheduler: u8,
+    /// The CMDQ profile (else the generic eMMC 4.5 one, legacy driver).
+    cmdq: bool,
+    /// A volatile write buffer (else power-loss protected).
+    volatile: bool,
+    /// GC victim policy.
+    policy: Policy,
+    /// Closed-loop replay (else timed).
+    closed: bool,
+    /// Static wear leveling on.
+    static_wl: bool,
+    /// Precondition fill, in eighths of the user capacity (modulo 8).
+    fill: u8,
+    records: Vec<Rec>,
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Policy {
+    Greedy,
+    CostBenefit,
+    Fifo,
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Read,
+    Write,
+    Discard,
+    Flush,
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Flags {
+    None,
+    Fua,
+    PreFlush,
+    Both,
+}
+
+/// A request size: mostly small, sometimes up to 2 MiB (4,096 sectors).
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Len {
+    Small(u8),
+    Medium(u16),
+    Large(u16),
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+struct Rec {
+    kind: Kind,
+    sync: bool,
+    /// pid 1 + (pid % 8).
+    pid: u8,
+    flags: Flags,
+    /// 0..=127: gap of g x 100 ns (bursts); above: up to ~6 ms.
+    gap: u8,
+    /// 4 KiB page, and sector within it (low 3 bits).
+    page: u16,
+    sub: u8,
+    len: Len,
+}
+
+/// The records as a native CSV trace; returns it and the count.
+fn trace(recs: &[Rec]) -> (String, u64) {
     let mut csv = String::from("time_ns,op,sector,sectors,pid,sync,flags\n");
     let (mut t, mut n) = (0u64, 0u64);
-    for r in recs.chunks_exact(6).take(MAX_RECORDS) {
-        let op = ['R', 'W', 'D', 'F'][(r[0] & 3) as usize];
-        let sync = (r[0] >> 2) & 1;
-        let pid = 1 + ((r[0] >> 3) & 7);
-        let flags = match (op, r[0] >> 6) {
-            ('W', 1) => "F",
-            ('W', 2) => "P",
-            ('W', 3) => "FP",
+    for r in recs.iter().take(MAX_RECORDS) {
+        let op = match r.kind {
+            Kind::Read => 'R',
+            Kind::Write => 'W',
+            Kind::Discard => 'D',
+            Kind::Flush => 'F',
+        };
+        let flags = match (r.kind, r.flags) {
+            (Kind::Write, Flags::Fua) => "F",
+            (Kind::Write, Flags::PreFlush) => "P",
+            (Kind::Write, Flags::Both) => "FP",
             _ => "",
         };
-        // Half the records arrive together; the rest up to ~6 ms later.
-        t += match r[1] {
+        t += match r.gap {
             g @ 0..=127 => g as u64 * 100,
             g => (g as u64 - 127) * 50_000,
         };
-        let sector = u16::from_le_bytes([r[2], r[3]]) as u64 * 8 + (r[4] & 7) as u64;
-        let len = u16::from_le_bytes([r[4], r[5]]);
-        let sectors = match len >> 14 {
-            0 | 1 => 1 + (len & 63) as u32,
-            2 => 1 + (len & 1023) as u32,
-            _ => 1 + (len & 0xfff) as u32, // within the 4 MiB device
+        let sector = r.page as u64 * 8 + (r.sub & 7) as u64;
+        let sectors = match r.len {
+            Len::Small(l) => 1 + (l & 63) as u32,
+            Len::Medium(l) => 1 + (l & 1023) as u32,
+            Len::Large(l) => 1 + (l & 0xfff) as u32, // within the 4 MiB device
         };
         let (sector, sectors) = if op == 'F' { (0, 0) } else { (sector, sectors) };
+        let pid = 1 + (r.pid & 7);
+        let sync = r.sync as u8;
         let _ = writeln!(csv, "{t},{op},{sector},{sectors},{pid},{sync},{flags}");
         n += 1;
     }
     (csv, n)
 }
 
-fuzz_target!(|data: &[u8]| {
-    if data.len() < 3 + 6 {
+fuzz_target!(|c: Case| {
+    if c.records.is_empty() {
         return;
     }
     let registry = mmcsim::sched::builtin();
     let names = registry.names();
-    let scheduler = names[data[0] as usize % names.len()];
-    let knobs = data[1];
-    let cmdq = knobs & 1 == 1;
-    let (csv, records) = trace(&data[3..]);
+    let scheduler = names[c.scheduler as usize % names.len()];
+    let cmdq = c.cmdq;
+    let (csv, records) = trace(&c.records);
     let path = trace_path();
     std::fs::write(path, csv).expect("trace written");
 
-    let policy = ["greedy", "cost-benefit", "fifo", "greedy"][((knobs >> 2) & 3) as usize];
-    let fill = (data[2] % 8) as f64 / 8.0;
+    let policy = match c.policy {
+        Policy::Greedy => "greedy",
+        Policy::CostBenefit => "cost-benefit",
+        Policy::Fifo => "fifo",
+    };
+    let fill = (c.fill % 8) as f64 / 8.0;
     let mut sets: Vec<(String, String)> = vec![
         ("scheduler.name".into(), scheduler.into()),
         ("trace.fit".into(), "wrap".into()),
         (
             "trace.mode".into(),
-            if knobs & 16 == 0 { "timed" } else { "closed" }.into(),
+            if c.closed { "closed" } else { "timed" }.into(),
         ),
         // 4 MiB raw: 2 dies x 2 planes x 16 blocks x 16 pages x 8 KiB.
         ("device.nand.blocks_per_plane".into(), "16".into()),
         ("device.nand.pages_per_block".into(), "16".into()),
         ("device.ftl.over_provisioning".into(), "0.4".into()),
         ("device.gc.policy".into(), policy.into()),
-        ("device.gc.start_below_free_blocks_per_die".into(), "4".into()),
+        (
+            "device.gc.start_below_free_blocks_per_die".into(),
+            "4".into(),
+        ),
         ("device.gc.stop_at_free_blocks_per_die".into(), "6".into()),
         (
             "device.write_buffer.volatile".into(),
-            (knobs & 2 == 0).to_string(),
+            c.volatile.to_string(),
         ),
-        ("device.wear_leveling.static".into(), (knobs & 32 != 0).to_string()),
+        (
+            "device.wear_leveling.static".into(),
+            c.static_wl.to_string(),
+        ),
         ("precondition.fill_fraction".into(), fill.to_string()),
         ("precondition.steady_state".into(), "false".into()),
         ("host.page_cache_mib".into(), "8".into()),

@@ -13,6 +13,8 @@ mod cli;
 mod commands;
 mod compare;
 mod csv_out;
+#[doc(hidden)]
+pub mod fuzzing;
 mod generate;
 mod input;
 mod output;

@@ -89,7 +89,7 @@ impl Host {
             self.cpu.with(|c| c.submitted_by(flusher));
             b.block.run_queue(now, b.driver, b.q);
         }
-        if periodic && workload_running {
+        if periodic && workload_running && wb.writeback_interval_ns() > 0 {
             b.q.at(now + wb.writeback_interval_ns(), HostEvent::FlusherTick);
         }
         if self.has_journal() {

@@ -297,7 +297,8 @@ impl Host {
     /// Starts the host's own activity at time 0: the flusher's periodic
     /// wake-ups.
     pub fn start<E: HostEvents>(&mut self, q: &mut EventQueue<E>) {
-        if self.flusher {
+        // dirty_writeback_centisecs = 0 disables the periodic wake-ups.
+        if self.flusher && self.wb.writeback_interval_ns() > 0 {
             q.at(self.wb.writeback_interval_ns(), HostEvent::FlusherTick);
         }
     }

@@ -19,7 +19,7 @@
 mod objective;
 mod params;
 mod record;
-mod targets;
+pub(crate) mod targets;
 
 use anyhow::{bail, Context, Result};
 use argmin::core::{Executor, State};

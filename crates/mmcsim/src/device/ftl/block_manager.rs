@@ -743,6 +743,7 @@ impl BlockManager {
                 *wp = WritePoint { stripe, page };
             }
         }
+        self.check_program_positions()?;
         self.clock = r.u64("the FTL clock")?;
         self.map_slots(l2p, expected)?;
         self.count_valid();
@@ -757,6 +758,62 @@ impl BlockManager {
         }
         self.written = written;
         self.rebuild_sets();
+        Ok(())
+    }
+}
+
+impl BlockManager {
+    /// Checks a loaded state's write points and free stripes against the
+    /// blocks' program positions: the next program goes to a write
+    /// point's page on every plane block of its (open) stripe, and a free
+    /// stripe is allocated as erased, so a state where these disagree
+    /// would have the NAND model refuse a program later (a panic).
+    fn check_program_positions(&self) -> Result<(), StateError> {
+        let g = self.geo;
+        let mut open: Vec<u32> = Vec::new();
+        for (d, p) in self.points.iter().enumerate() {
+            for (s, wp) in p.iter().enumerate() {
+                if wp.page == g.pages_per_block {
+                    continue;
+                }
+                let bad = |what: String| {
+                    StateError(format!(
+                        "write point {s} of die {d} (stripe {} page {}) {what}: the file is corrupted",
+                        wp.stripe, wp.page
+                    ))
+                };
+                if self.state[wp.stripe as usize] != BlockState::Open {
+                    return Err(bad("is on a stripe that is not open".into()));
+                }
+                if open.contains(&wp.stripe) {
+                    return Err(bad("shares its stripe with another write point".into()));
+                }
+                open.push(wp.stripe);
+                for pl in 0..g.planes {
+                    let blk = self.stripe_block(wp.stripe, pl);
+                    let n = self.nand.programmed_pages(blk);
+                    if n != wp.page {
+                        return Err(bad(format!(
+                            "is on block {blk}, which has {n} pages programmed"
+                        )));
+                    }
+                }
+            }
+        }
+        for (sb, st) in self.state.iter().enumerate() {
+            if *st != BlockState::Free {
+                continue;
+            }
+            for pl in 0..g.planes {
+                let blk = self.stripe_block(sb as u32, pl);
+                let n = self.nand.programmed_pages(blk);
+                if n != 0 {
+                    return Err(StateError(format!(
+                        "stripe {sb} is free but its block {blk} has {n} pages programmed: the file is corrupted"
+                    )));
+                }
+            }
+        }
         Ok(())
     }
 }
