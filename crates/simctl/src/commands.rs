@@ -99,7 +99,15 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             report,
             baseline,
             tolerances,
-        } => check(&report, &baseline, &tolerances, out),
+            allow_mismatch,
+            fail_on_improvement,
+        } => check(
+            &report,
+            &baseline,
+            &tolerances,
+            (allow_mismatch, fail_on_improvement),
+            out,
+        ),
         Command::Reproduce(a) => crate::reproduce::reproduce(&a, registry, out),
         Command::Plot { inputs, kind, out } => plot(&inputs, kind, &out),
         Command::Trace(t) => trace(t, out),
@@ -486,46 +494,66 @@ fn trace(t: crate::cli::TraceCommand, out: &mut Stdout) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `simctl check`; `flags` are (--allow-mismatch, --fail-on-improvement).
 fn check(
     report: &Path,
     baseline: &Path,
     tolerances: &[String],
+    (allow_mismatch, fail_on_improvement): (bool, bool),
     out: &mut Stdout,
 ) -> Result<ExitCode> {
-    use crate::check::{parse_tolerance, table, Unusable};
-    let run = || -> Result<Vec<crate::check::Row>, Unusable> {
-        let t = tolerances
-            .iter()
-            .map(|a| parse_tolerance(a))
-            .collect::<Result<Vec<_>, _>>()?;
-        crate::check::check(report, baseline, &t)
+    use crate::check::{parse_tolerance, table, Options, Status, Unusable};
+    let run = || -> Result<crate::check::Outcome, Unusable> {
+        let opts = Options {
+            tolerances: tolerances
+                .iter()
+                .map(|a| parse_tolerance(a))
+                .collect::<Result<Vec<_>, _>>()?,
+            allow_mismatch,
+        };
+        crate::check::check(report, baseline, &opts)
     };
-    match run() {
+    let o = match run() {
         Err(Unusable(m)) => {
             eprintln!("error: {m}");
-            Ok(ExitCode::from(2))
+            return Ok(ExitCode::from(2));
         }
-        Ok(rows) => {
-            let bad = rows.iter().filter(|r| !r.ok).count();
-            if bad == 0 {
-                writeln!(
-                    out,
-                    "check passed: {} metrics within tolerance of {}",
-                    rows.len(),
-                    baseline.display()
-                )?;
-                Ok(ExitCode::SUCCESS)
-            } else {
-                write!(out, "{}", table(&rows))?;
-                writeln!(
-                    out,
-                    "check FAILED: {bad} of {} metrics regressed",
-                    rows.len()
-                )?;
-                Ok(ExitCode::from(1))
-            }
-        }
+        Ok(o) => o,
+    };
+    for n in &o.notes {
+        writeln!(out, "note: {n}")?;
     }
+    let count = |s: Status| o.rows.iter().filter(|r| r.status == s).count();
+    let (bad, better, n) = (
+        count(Status::Regressed),
+        count(Status::Improved),
+        o.rows.len(),
+    );
+    if bad == 0 && better == 0 {
+        writeln!(
+            out,
+            "check passed: {n} metrics within tolerance of {}",
+            baseline.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    write!(out, "{}", table(&o.rows))?;
+    if bad > 0 {
+        writeln!(out, "check FAILED: {bad} of {n} metrics regressed")?;
+    }
+    if better > 0 && fail_on_improvement {
+        writeln!(
+            out,
+            "check FAILED: {better} of {n} metrics improved beyond tolerance (--fail-on-improvement): update the baseline"
+        )?;
+    } else if better > 0 && bad == 0 {
+        writeln!(
+            out,
+            "check passed: {better} of {n} metrics improved beyond tolerance (consider updating the baseline), the others within it"
+        )?;
+    }
+    let failed = bad > 0 || (better > 0 && fail_on_improvement);
+    Ok(ExitCode::from(u8::from(failed)))
 }
 
 /// Converts `trace` into output `o`, which takes the content only when
