@@ -14,6 +14,8 @@ use std::process::ExitCode;
 pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
     match cli.command {
         Command::Replay { trace, replay, run } => {
+            // The trace is opened and checked before the device is built.
+            crate::input::check_trace(&trace)?;
             let mut sets = replay.sets();
             sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
             let sc = blame_set(&sets, &run.sim.set, |s| Ok(Scenario::for_trace(&trace, s)?))?;
@@ -21,7 +23,8 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
         }
         Command::Run { scenario, run } => {
             let sets = overrides(&run.sim, run.scheduler.as_deref())?;
-            let sc = blame_set(&sets, &run.sim.set, |s| load_workload(&scenario, s))?;
+            let sc = blame_set(&sets, &run.sim.set, |s| load_workload(&scenario, s))
+                .map_err(|e| crate::input::not_a_scenario(&scenario, e))?;
             simulate(sc, &run, &[scenario.as_path()], registry, out)
         }
         Command::Compare {
@@ -139,10 +142,10 @@ fn compare_sets(
             .iter()
             .map(|(k, _)| format!("--{}", k["trace.".len()..].replace('_', "-")))
             .collect();
-        anyhow::bail!(
+        return Err(crate::output::unusable(format!(
             "{} only apply to a trace workload; for a scenario set its trace with --set trace.<key>=<value>",
             given.join(", ")
-        );
+        )));
     }
     sets.extend(overrides(sim, None)?);
     Ok(sets)
@@ -315,10 +318,10 @@ fn refuse_input(flag: &str, out: &Path, inputs: &[(String, std::path::PathBuf)])
     };
     for (what, input) in inputs {
         if std::fs::canonicalize(input).is_ok_and(|i| i == o) {
-            anyhow::bail!(
+            return Err(crate::output::unusable(format!(
                 "{flag} {}: this is the {what} the run reads; refusing to overwrite an input (choose another output file)",
                 out.display()
-            );
+            )));
         }
     }
     Ok(())
@@ -467,10 +470,10 @@ fn trace(t: crate::cli::TraceCommand, out: &mut Stdout) -> Result<ExitCode> {
                 if std::fs::canonicalize(p)
                     .is_ok_and(|o| std::fs::canonicalize(&trace).is_ok_and(|i| i == o))
                 {
-                    anyhow::bail!(
+                    return Err(crate::output::unusable(format!(
                         "--output {}: this is the trace being converted; refusing to overwrite an input (choose another output file)",
                         p.display()
-                    );
+                    )));
                 }
             }
             // Standard output (no -o, or `-o -`) goes through `out`, whose

@@ -144,6 +144,84 @@ pub fn read_state(path: &Path, sc: &Scenario) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// True when `head` (the start of a file) reads as TOML: its first line
+/// that is neither blank nor a comment is a `[table]` header or a
+/// `key = value` line.
+fn looks_like_toml(head: &str) -> bool {
+    let Some(line) = head
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+    else {
+        return false;
+    };
+    let key = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '"'))
+    };
+    if let Some(t) = line.strip_prefix('[') {
+        return key(t.trim_end_matches(']').trim_matches(['[', ']']));
+    }
+    line.split_once('=').is_some_and(|(k, _)| key(k.trim()))
+}
+
+/// Opens the trace `path` of `simctl replay` and checks its start before
+/// anything is built: a path that cannot be read, a folder, a scenario or
+/// an fio job file (which `simctl run` takes) is an
+/// [`Unusable`](crate::output::Unusable) error saying so. `-` (standard
+/// input) is not checked here.
+pub fn check_trace(path: &Path) -> Result<()> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    let shown = path.display();
+    let mut f = std::fs::File::open(path).map_err(|e| unusable(format!("{shown}: {e}")))?;
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(unusable(format!(
+            "{shown}: is a directory; expected a trace file"
+        )));
+    }
+    let mut head = Vec::new();
+    f.by_ref()
+        .take(4096)
+        .read_to_end(&mut head)
+        .map_err(|e| unusable(format!("{shown}: {e}")))?;
+    let text = String::from_utf8_lossy(&head);
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let what = if mmcsim::workload::fio_job::is_job_file(path, &text) {
+        Some("an fio job file")
+    } else if ext == "toml" || looks_like_toml(&text) {
+        Some("a scenario (TOML)")
+    } else {
+        None
+    };
+    match what {
+        Some(w) => Err(unusable(format!(
+            "{shown}: this is {w}, not a trace: run it with `simctl run {shown}`"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The error of `simctl run` for workload `path` that failed to load with
+/// `e`: when `path` is a trace, a message saying to replay it instead.
+pub fn not_a_scenario(path: &Path, e: anyhow::Error) -> anyhow::Error {
+    if path == Path::new("-") || path.is_dir() {
+        return e;
+    }
+    let is_toml = mmcsim::textfile::read_config(path).is_ok_and(|t| looks_like_toml(&t));
+    match mmcsim::workload::trace::detect::detect(path) {
+        Ok(format) if !is_toml => unusable(format!(
+            "{}: this is a trace ({}), not a scenario: replay it with `simctl replay {}`",
+            path.display(),
+            format.name(),
+            path.display()
+        )),
+        _ => e,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,9 +36,11 @@ pub fn builtin_registry() -> Registry {
 }
 
 /// Parses `args` (including the program name) and runs the command with
-/// schedulers from `registry`. Errors are printed to stderr and give exit
-/// code 1 (2 for command-line usage errors and unusable input or output
-/// files); output into a pipe whose
+/// schedulers from `registry`. Exit codes, the same for every command:
+/// 0 success, 1 a run or check failed, 2 unusable input or usage (a
+/// command-line error, a missing or malformed input file, a bad setting,
+/// an unknown scheduler or phone; `is_usage_error` in the output module). Errors
+/// are printed to stderr; output into a pipe whose
 /// reader has gone ends the command quietly with exit code 0.
 pub fn run_cli<I, T>(args: I, registry: &Registry) -> ExitCode
 where
@@ -62,7 +64,7 @@ where
         Ok(code) => code,
         Err(e) if output::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let code = if output::is_unusable(&e) { 2 } else { 1 };
+            let code = if output::is_usage_error(&e) { 2 } else { 1 };
             // The context chain, skipping causes a message already quotes.
             let mut msg = e.to_string();
             for cause in e.chain().skip(1) {
