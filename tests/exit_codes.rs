@@ -42,7 +42,7 @@ fn usage_errors_and_bad_settings_exit_2_naming_what_is_wrong() {
         ),
         (vec!["run", "no/such.toml"], "no/such.toml"),
         (
-            vec!["compare", t, "noop", "--set", "foo"],
+            vec!["compare", t, "--schedulers", "noop", "--set", "foo"],
             "expected KEY=VALUE",
         ),
     ] {

@@ -14,17 +14,32 @@ use std::process::ExitCode;
 pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
     match cli.command {
         Command::Replay { trace, replay, run } => {
-            // The trace is opened and checked before the device is built.
+            // The trace is opened and checked before the device is built;
+            // `-` is standard input, copied to a temporary file first.
+            let stdin = crate::input::stdin_trace(&trace)?;
+            let trace = stdin.as_ref().map_or(trace, |t| t.path().to_path_buf());
             crate::input::check_trace(&trace)?;
             let mut sets = replay.sets();
             sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
-            let sc = blame_set(&sets, &run.sim.set, |s| Ok(Scenario::for_trace(&trace, s)?))?;
+            let mut sc = blame_set(&sets, &run.sim.set, |s| Ok(Scenario::for_trace(&trace, s)?))?;
+            if stdin.is_some() {
+                sc.name = "-".into();
+            }
             simulate(sc, &run, &[], registry, out)
         }
         Command::Run { scenario, run } => {
             let sets = overrides(&run.sim, run.scheduler.as_deref())?;
-            let sc = blame_set(&sets, &run.sim.set, |s| load_workload(&scenario, s))
-                .map_err(|e| crate::input::not_a_scenario(&scenario, e))?;
+            // `-` is standard input, read once.
+            let text = if scenario == Path::new("-") {
+                Some(crate::input::stdin_text()?)
+            } else {
+                None
+            };
+            let sc = blame_set(&sets, &run.sim.set, |s| match &text {
+                Some(t) => workload_from_text(&scenario, t.clone(), s),
+                None => load_workload(&scenario, s),
+            })
+            .map_err(|e| crate::input::not_a_scenario(&scenario, e))?;
             simulate(sc, &run, &[scenario.as_path()], registry, out)
         }
         Command::Compare {
@@ -348,18 +363,33 @@ fn to_stdout(a: &SimArgs, log: Option<&Path>) -> bool {
 /// scenario on the default device, host and scheduler, or a scenario
 /// TOML; `sets` apply to either.
 pub(crate) fn load_workload(path: &Path, sets: &[(String, String)]) -> Result<Scenario> {
+    match mmcsim::textfile::read_config(path) {
+        Ok(t) => workload_from_text(path, t, sets),
+        // Unreadable: the scenario loader says why.
+        Err(_) => Ok(Scenario::load(path, sets)?),
+    }
+}
+
+/// The workload of [`load_workload`] from its text `text`, read from
+/// `path` (`-` for standard input, whose relative paths are resolved
+/// against the current directory).
+fn workload_from_text(path: &Path, text: String, sets: &[(String, String)]) -> Result<Scenario> {
     use mmcsim::workload::fio_job;
-    let text = match mmcsim::textfile::read_config(path) {
-        Ok(t) if fio_job::is_job_file(path, &t) => t,
-        // A scenario, or unreadable: the scenario loader says why.
-        _ => return Ok(Scenario::load(path, sets)?),
-    };
     let source = path.display().to_string();
+    let base = match path.parent() {
+        Some(p) if path != Path::new("-") => p.to_path_buf(),
+        _ => std::path::PathBuf::new(),
+    };
+    if !fio_job::is_job_file(path, &text) {
+        if path == Path::new("-") {
+            return Ok(Scenario::from_toml(&text, &source, base, sets)?);
+        }
+        return Ok(Scenario::load(path, sets)?);
+    }
     let name = path
         .file_stem()
         .map_or_else(|| source.clone(), |s| s.to_string_lossy().into_owned());
     let w = fio_job::parse(&text, &source, &name)?;
-    let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
     Ok(Scenario::from_toml(
         &w.to_scenario_toml()?,
         &source,
@@ -376,6 +406,9 @@ fn simulate(
     out: &mut Stdout,
 ) -> Result<ExitCode> {
     refuse_overwriting_inputs(&sc, a, scenario)?;
+    // A trace read from standard input is named `-` in the report, not by
+    // its temporary file.
+    let stdin_trace = sc.name == "-" && sc.trace.is_some();
     let [json, csv, log, save_state] = open_outputs([
         ("--json", a.sim.json.as_deref()),
         ("--csv", a.sim.csv.as_deref()),
@@ -407,11 +440,17 @@ fn simulate(
         }
         None => (None, None),
     };
-    let report = sim.run(RunOptions {
+    let mut report = sim.run(RunOptions {
         log,
         allow_empty: a.allow_empty,
         check_integrity: a.check_integrity,
     })?;
+    if stdin_trace {
+        report.run.trace = Some("-".into());
+        if let Some(t) = &mut report.trace {
+            t.path = "-".into();
+        }
+    }
     for done in [log_done, state_done].into_iter().flatten() {
         done.commit()?;
     }

@@ -176,12 +176,17 @@ pub fn check_trace(path: &Path) -> Result<()> {
         return Ok(());
     }
     let shown = path.display();
-    let mut f = std::fs::File::open(path).map_err(|e| unusable(format!("{shown}: {e}")))?;
-    if f.metadata().is_ok_and(|m| m.is_dir()) {
+    let meta = std::fs::metadata(path).map_err(|e| unusable(format!("{shown}: {e}")))?;
+    if meta.is_dir() {
         return Err(unusable(format!(
             "{shown}: is a directory; expected a trace file"
         )));
     }
+    // A pipe or a device is read once, by the trace reader: not sniffed.
+    if !meta.is_file() {
+        return Ok(());
+    }
+    let mut f = std::fs::File::open(path).map_err(|e| unusable(format!("{shown}: {e}")))?;
     let mut head = Vec::new();
     f.by_ref()
         .take(4096)
@@ -220,6 +225,42 @@ pub fn not_a_scenario(path: &Path, e: anyhow::Error) -> anyhow::Error {
         )),
         _ => e,
     }
+}
+
+/// Standard input, read whole as the text of a scenario or fio job file
+/// (`simctl run -`), at most the size of a configuration file.
+pub fn stdin_text() -> Result<String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_STDIN_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| unusable(format!("-: reading standard input: {e}")))?;
+    if bytes.len() as u64 > MAX_STDIN_CONFIG_BYTES {
+        return Err(unusable(format!(
+            "-: standard input is larger than {MAX_STDIN_CONFIG_BYTES} bytes, the limit for a configuration file"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| unusable("-: standard input is not UTF-8 text"))
+}
+
+/// Largest scenario read from standard input (16 MiB, as from a file).
+const MAX_STDIN_CONFIG_BYTES: u64 = 16 << 20;
+
+/// For trace `path` `-`: standard input copied to a temporary file (which
+/// the trace readers open like any file, and which is removed when
+/// dropped); `None` for any other path.
+pub fn stdin_trace(path: &Path) -> Result<Option<tempfile::NamedTempFile>> {
+    if path != Path::new("-") {
+        return Ok(None);
+    }
+    let mut f = tempfile::Builder::new()
+        .prefix("simctl-stdin-")
+        .tempfile()
+        .map_err(|e| unusable(format!("-: a temporary file for standard input: {e}")))?;
+    std::io::copy(&mut std::io::stdin().lock(), f.as_file_mut())
+        .map_err(|e| unusable(format!("-: reading standard input: {e}")))?;
+    Ok(Some(f))
 }
 
 #[cfg(test)]

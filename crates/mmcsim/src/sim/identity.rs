@@ -54,9 +54,13 @@ fn digest(v: &impl Serialize) -> String {
     fnv1a64(value.to_string().as_bytes())
 }
 
-/// The digest of the content of the file at `path` (or of the error
-/// text when it cannot be read: the run then read it, so this is rare).
+/// The digest of the content of the regular file at `path`. A pipe or a
+/// device was read once by the run and cannot be read again: it counts by
+/// its name (so is the error text of a file that cannot be read).
 fn file_digest(path: &std::path::Path) -> String {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return fnv1a64(format!("not a regular file: {}", path.display()).as_bytes());
+    }
     match std::fs::read(path) {
         Ok(bytes) => fnv1a64(&bytes),
         Err(e) => fnv1a64(e.to_string().as_bytes()),
