@@ -14,34 +14,9 @@ use std::process::ExitCode;
 pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
     match cli.command {
         Command::Replay { trace, replay, run } => {
-            // The trace is opened and checked before the device is built;
-            // `-` is standard input, copied to a temporary file first.
-            let stdin = crate::input::stdin_trace(&trace)?;
-            let trace = stdin.as_ref().map_or(trace, |t| t.path().to_path_buf());
-            crate::input::check_trace(&trace)?;
-            let mut sets = replay.sets();
-            sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
-            let mut sc = blame_set(&sets, &run.sim.set, |s| Ok(Scenario::for_trace(&trace, s)?))?;
-            if stdin.is_some() {
-                sc.name = "-".into();
-            }
-            simulate(sc, &run, &[], registry, out)
+            replay_trace(&trace, &replay, &run, registry, out)
         }
-        Command::Run { scenario, run } => {
-            let sets = overrides(&run.sim, run.scheduler.as_deref())?;
-            // `-` is standard input, read once.
-            let text = if scenario == Path::new("-") {
-                Some(crate::input::stdin_text()?)
-            } else {
-                None
-            };
-            let sc = blame_set(&sets, &run.sim.set, |s| match &text {
-                Some(t) => workload_from_text(&scenario, t.clone(), s),
-                None => load_workload(&scenario, s),
-            })
-            .map_err(|e| crate::input::not_a_scenario(&scenario, e))?;
-            simulate(sc, &run, &[scenario.as_path()], registry, out)
-        }
+        Command::Run { scenario, run } => run_workload(&scenario, &run, registry, out),
         Command::Compare {
             workload,
             schedulers,
@@ -104,15 +79,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             write!(out, "{table}")?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Merge { dirs, out } => {
-            let n = crate::sweep::merge::merge(&dirs, &out)?;
-            println!(
-                "merged {n} cells from {} directories into {}",
-                dirs.len(),
-                out.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Merge { dirs, out } => merge(&dirs, &out),
         Command::Check {
             report,
             baseline,
@@ -142,6 +109,60 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `simctl replay`: the trace is opened and checked before the device is
+/// built; `-` is standard input, copied to a temporary file first.
+fn replay_trace(
+    trace: &Path,
+    replay: &crate::cli::TraceArgs,
+    run: &RunArgs,
+    registry: &Registry,
+    out: &mut Stdout,
+) -> Result<ExitCode> {
+    let stdin = crate::input::stdin_trace(trace)?;
+    let trace = stdin.as_ref().map_or(trace, |t| t.path());
+    crate::input::check_trace(trace)?;
+    let mut sets = replay.sets();
+    sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
+    let mut sc = blame_set(&sets, &run.sim.set, |s| Ok(Scenario::for_trace(trace, s)?))?;
+    if stdin.is_some() {
+        sc.name = "-".into();
+    }
+    simulate(sc, run, &[], registry, out)
+}
+
+/// `simctl run`: a scenario or fio job file; `-` is standard input, read
+/// once.
+fn run_workload(
+    scenario: &Path,
+    run: &RunArgs,
+    registry: &Registry,
+    out: &mut Stdout,
+) -> Result<ExitCode> {
+    let sets = overrides(&run.sim, run.scheduler.as_deref())?;
+    let text = if scenario == Path::new("-") {
+        Some(crate::input::stdin_text()?)
+    } else {
+        None
+    };
+    let sc = blame_set(&sets, &run.sim.set, |s| match &text {
+        Some(t) => workload_from_text(scenario, t.clone(), s),
+        None => load_workload(scenario, s),
+    })
+    .map_err(|e| crate::input::not_a_scenario(scenario, e))?;
+    simulate(sc, run, &[scenario], registry, out)
+}
+
+/// `simctl merge`: the shard directories `dirs` into `out`.
+fn merge(dirs: &[std::path::PathBuf], out: &Path) -> Result<ExitCode> {
+    let n = crate::sweep::merge::merge(dirs, out)?;
+    println!(
+        "merged {n} cells from {} directories into {}",
+        dirs.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The overrides of `compare`: the trace options (refused for a scenario
