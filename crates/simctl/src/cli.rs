@@ -24,7 +24,8 @@ pub enum Command {
     /// process.
     Replay {
         /// Trace file (format detected from content; gzip read
-        /// transparently; see `simctl trace formats`).
+        /// transparently; see `simctl trace formats`), or `-` for standard
+        /// input.
         trace: PathBuf,
         #[command(flatten)]
         replay: TraceArgs,
@@ -37,7 +38,8 @@ pub enum Command {
     /// host and scheduler.
     Run {
         /// Scenario file, e.g. configs/scenarios/rand16-128m.toml, or fio
-        /// job file, e.g. configs/fio/randread-4k.fio.
+        /// job file, e.g. configs/fio/randread-4k.fio; `-` reads either
+        /// from standard input.
         scenario: PathBuf,
         #[command(flatten)]
         run: RunArgs,
