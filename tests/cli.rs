@@ -432,3 +432,51 @@ fn a_full_stdout_is_a_clear_error_not_a_panic() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// Runs simctl from `dir` with `input` on standard input.
+fn simctl_piped(dir: &std::path::Path, args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_simctl"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn replay_and_run_read_standard_input_from_any_directory() {
+    let anywhere = std::env::temp_dir();
+    let trace = std::fs::read(root().join("traces/sample.csv")).unwrap();
+    let out = simctl_piped(&anywhere, &["replay", "-", "-q", "--json", "-"], &trace);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let piped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Named `-`, never by a temporary file; the same run as from the file.
+    assert_eq!(piped["run"]["trace"], "-");
+    assert_eq!(piped["trace"]["path"], "-");
+    let tmp = scratch("cli_stdin");
+    let file = report(&["replay", "traces/sample.csv"], &tmp);
+    assert_eq!(piped["run"]["identity"], file["run"]["identity"]);
+    assert_eq!(piped["throughput"], file["throughput"]);
+    // An fio job file on standard input.
+    let job = std::fs::read(root().join("configs/fio/randread-4k.fio")).unwrap();
+    let out = simctl_piped(&anywhere, &["run", "-", "-q", "--json", "-"], &job);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A bad scenario on standard input is unusable input named `-`.
+    let out = simctl_piped(&anywhere, &["run", "-"], b"x = \n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-: TOML parse error"));
+}

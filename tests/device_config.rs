@@ -40,7 +40,7 @@ fn over_provisioning_below_what_gc_needs_is_a_located_error_naming_the_minimum()
         let a = run(scenario, &["device.ftl.over_provisioning=0.005"]);
         let out = simctl(&refs(&a));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "unusable input: {err}");
+        assert_eq!(out.status.code(), Some(2), "a configuration error: {err}");
         assert!(!err.contains("panicked"), "{err}");
         assert!(
             err.contains("[ftl] over_provisioning: 0.005")

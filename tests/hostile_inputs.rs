@@ -209,7 +209,7 @@ fn zero_requests_job_is_an_error_unless_allowed() {
     let dir = scratch("hostile_zero_requests");
     let sc = job_scenario(&dir, "zero.toml", "requests = 0");
     let o = simctl(&["run", s(&sc)]);
-    assert_eq!(o.status.code(), Some(2), "unusable input");
+    assert_eq!(o.status.code(), Some(2), "a scenario asking for nothing");
     let e = stderr(&o);
     assert!(e.contains("job `j`: requests = 0"), "{e}");
     assert!(e.contains("--allow-empty"), "{e}");

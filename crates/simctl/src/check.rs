@@ -1,9 +1,17 @@
 //! `simctl check`: compare a report with a baseline and fail on a
 //! regression, for CI.
 //!
-//! Exit codes: 0 every metric within tolerance, 1 at least one regressed
-//! (a table says which), 2 unusable input (missing file, not a report, an
-//! empty run, a metric absent, an unknown metric in `--tolerance`).
+//! A report is checked only against a baseline of the same workload,
+//! device, host and schema (`run.identity`, digests the report records):
+//! another one is unusable input unless `--allow-mismatch`. A different
+//! scheduler, tunables, seed or mmcsim version is what a check is for, and
+//! is only noted.
+//!
+//! Exit codes: 0 every metric within tolerance or improved, 1 at least one
+//! regressed (or improved, with `--fail-on-improvement`; a table says
+//! which), 2 unusable input (missing file, not a report, an empty run, a
+//! metric absent, an unknown metric in `--tolerance`, a baseline of
+//! another workload, device, host or schema).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -18,12 +26,14 @@ pub enum Direction {
     LowerIsBetter,
 }
 
-/// Metrics checked by default: (JSON path, direction, tolerance in %).
+/// Metrics checked by default: (JSON path, direction, tolerance in %). A
+/// change beyond the tolerance in the worse direction is a regression, in
+/// the better direction an improvement.
 pub const DEFAULT_METRICS: &[(&str, Direction, f64)] = &[
-    ("throughput.iops", Direction::HigherIsBetter, 5.0),
-    ("throughput.mb_per_s", Direction::HigherIsBetter, 5.0),
-    ("read.iops", Direction::HigherIsBetter, 5.0),
-    ("write.iops", Direction::HigherIsBetter, 5.0),
+    ("throughput.iops", Direction::HigherIsBetter, 3.0),
+    ("throughput.mb_per_s", Direction::HigherIsBetter, 3.0),
+    ("read.iops", Direction::HigherIsBetter, 3.0),
+    ("write.iops", Direction::HigherIsBetter, 3.0),
     ("latency_us.mean", Direction::LowerIsBetter, 10.0),
     ("latency_us.p99", Direction::LowerIsBetter, 15.0),
     ("latency_us.p999", Direction::LowerIsBetter, 25.0),
@@ -72,10 +82,42 @@ pub struct Row {
     pub now: f64,
     /// Relative change in %, signed (None when the baseline is 0).
     pub change_pct: Option<f64>,
-    /// Allowed worsening in %.
+    /// Allowed change in %, either way.
     pub limit_pct: f64,
+    /// Within tolerance, regressed or improved.
+    pub status: Status,
+}
+
+/// The outcome of one metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
     /// Within tolerance.
-    pub ok: bool,
+    Ok,
+    /// Worse by more than the tolerance.
+    Regressed,
+    /// Better by more than the tolerance.
+    Improved,
+}
+
+/// What `check` compares and how.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Per-metric tolerances added to or overriding [`DEFAULT_METRICS`].
+    pub tolerances: Vec<(String, f64)>,
+    /// Check against a baseline of another workload, device, host or
+    /// schema (the differences are still listed).
+    pub allow_mismatch: bool,
+}
+
+/// The result of a check: a row per metric and notes on what differs
+/// between the runs without making them incomparable.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// One row per metric and report.
+    pub rows: Vec<Row>,
+    /// What differs (scheduler, seed, version; or, with
+    /// `--allow-mismatch`, workload, device, host or schema).
+    pub notes: Vec<String>,
 }
 
 pub use crate::output::Unusable;
@@ -188,17 +230,91 @@ pub fn parse_tolerance(arg: &str) -> Result<(String, f64), Unusable> {
     Ok((m, pct))
 }
 
-/// Compares `report` with `baseline` under the default tolerances
-/// overridden or extended by `tolerances`.
-pub fn check(
-    report: &Path,
-    baseline: &Path,
-    tolerances: &[(String, f64)],
-) -> Result<Vec<Row>, Unusable> {
-    let now_doc = load(report)?;
-    let base_doc = load(baseline)?;
-    let now = reports(&now_doc, report, "report")?;
-    let base = reports(&base_doc, baseline, "baseline")?;
+/// The string at `path` of `v` (`-` when absent).
+fn text(v: &Value, path: &str) -> String {
+    let mut cur = v;
+    for part in path.split('.') {
+        match cur.get(part) {
+            Some(x) => cur = x,
+            None => return "-".into(),
+        }
+    }
+    match cur {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The tunables of `r` as (name, value).
+fn tunables(r: &Value) -> BTreeMap<String, String> {
+    r.pointer("/scheduler/tunables")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|t| (text(t, "name"), text(t, "value")))
+        .collect()
+}
+
+/// What differs between report `n` and baseline `b`: (differences that
+/// make them incomparable, differences a check is for). `who` prefixes
+/// each line (empty, or the report's label).
+fn differences(n: &Value, b: &Value, who: &str) -> (Vec<String>, Vec<String>) {
+    let (mut refuse, mut note) = (Vec::new(), Vec::new());
+    if n.pointer("/run/identity").is_none() || b.pointer("/run/identity").is_none() {
+        let which = if b.pointer("/run/identity").is_none() {
+            "baseline"
+        } else {
+            "report"
+        };
+        refuse.push(format!(
+            "{who}identity: the {which} has no `run.identity` (written by an older simctl): regenerate it"
+        ));
+        return (refuse, note);
+    }
+    let id = |v: &Value, k: &str| text(v, &format!("run.identity.{k}"));
+    // (identity key, what a reader recognises it by, refuse)
+    let keys = [
+        ("schema", "schema", true),
+        ("workload", "run.name", true),
+        ("device", "device_profile.name", true),
+        ("host", "host.profile", true),
+        ("scheduler", "scheduler.name", false),
+        ("seed", "run.seed", false),
+        ("mmcsim_version", "mmcsim_version", false),
+    ];
+    for (key, shown, refuses) in keys {
+        let (nk, bk) = (id(n, key), id(b, key));
+        if nk == bk {
+            continue;
+        }
+        let (ns, bs) = (text(n, shown), text(b, shown));
+        let mut line = if ns == nk || ns == bs {
+            format!("{who}{key}: report {nk}, baseline {bk}")
+        } else {
+            format!("{who}{key}: report {ns} ({nk}), baseline {bs} ({bk})")
+        };
+        if key == "scheduler" && ns == bs {
+            let (nt, bt) = (tunables(n), tunables(b));
+            let changed: Vec<String> = nt
+                .iter()
+                .filter(|(k, v)| bt.get(*k) != Some(*v))
+                .map(|(k, v)| format!("{k}={v} (baseline {})", bt.get(k).map_or("-", |s| s)))
+                .collect();
+            line = format!("{who}scheduler {ns}: tunables {}", changed.join(", "));
+        }
+        if refuses {
+            refuse.push(line);
+        } else {
+            note.push(line);
+        }
+    }
+    (refuse, note)
+}
+
+/// The metrics to check: the defaults, overridden or extended by
+/// `tolerances`.
+fn metrics(tolerances: &[(String, f64)]) -> Vec<(String, Direction, f64)> {
     let mut metrics: Vec<(String, Direction, f64)> = DEFAULT_METRICS
         .iter()
         .map(|(p, d, t)| (p.to_string(), *d, *t))
@@ -209,7 +325,43 @@ pub fn check(
             None => metrics.push((m.clone(), direction_of(m).expect("validated"), *pct)),
         }
     }
-    let mut rows: Vec<Row> = Vec::new();
+    metrics
+}
+
+/// The status of a metric that went from `bv` to `nv`.
+fn status(bv: f64, nv: f64, dir: Direction, limit: f64) -> Status {
+    let worse = match dir {
+        Direction::HigherIsBetter => bv - nv,
+        Direction::LowerIsBetter => nv - bv,
+    };
+    if bv == 0.0 {
+        return match worse.partial_cmp(&0.0) {
+            Some(std::cmp::Ordering::Greater) => Status::Regressed,
+            Some(std::cmp::Ordering::Less) => Status::Improved,
+            _ => Status::Ok,
+        };
+    }
+    let pct = worse / bv.abs() * 100.0;
+    if pct > limit + 1e-9 {
+        Status::Regressed
+    } else if -pct > limit + 1e-9 {
+        Status::Improved
+    } else {
+        Status::Ok
+    }
+}
+
+/// Compares `report` with `baseline` under `opts`: refuses a baseline of
+/// another workload, device, host or schema (unless
+/// [`Options::allow_mismatch`]), then gives a row per metric.
+pub fn check(report: &Path, baseline: &Path, opts: &Options) -> Result<Outcome, Unusable> {
+    let now_doc = load(report)?;
+    let base_doc = load(baseline)?;
+    let now = reports(&now_doc, report, "report")?;
+    let base = reports(&base_doc, baseline, "baseline")?;
+    let metrics = metrics(&opts.tolerances);
+    let mut out = Outcome::default();
+    let mut refused = Vec::new();
     for (label, b) in &base {
         let n = now.get(label).ok_or_else(|| {
             Unusable(format!(
@@ -217,6 +369,14 @@ pub fn check(
                 report.display()
             ))
         })?;
+        let who = if label == "-" {
+            String::new()
+        } else {
+            format!("{label}: ")
+        };
+        let (refuse, note) = differences(n, b, &who);
+        refused.extend(refuse);
+        out.notes.extend(note);
         for (m, dir, limit) in &metrics {
             let (Some(bv), Some(nv)) = (metric(b, m), metric(n, m)) else {
                 return Err(Unusable(format!(
@@ -225,38 +385,35 @@ pub fn check(
                     report.display()
                 )));
             };
-            let change = if bv != 0.0 {
-                Some((nv - bv) / bv.abs() * 100.0)
-            } else {
-                None
-            };
-            let worse = match dir {
-                Direction::HigherIsBetter => bv - nv,
-                Direction::LowerIsBetter => nv - bv,
-            };
-            let ok = if bv == 0.0 {
-                worse <= 0.0
-            } else {
-                worse / bv.abs() * 100.0 <= *limit + 1e-9
-            };
-            rows.push(Row {
+            out.rows.push(Row {
                 report: label.clone(),
                 metric: m.clone(),
                 baseline: bv,
                 now: nv,
-                change_pct: change,
+                change_pct: (bv != 0.0).then(|| (nv - bv) / bv.abs() * 100.0),
                 limit_pct: *limit,
-                ok,
+                status: status(bv, nv, *dir, *limit),
             });
         }
     }
-    if rows.is_empty() {
+    if !refused.is_empty() {
+        if !opts.allow_mismatch {
+            return Err(Unusable(format!(
+                "{} and baseline {} did not run the same thing; refusing to compare them (--allow-mismatch checks anyway):\n  {}",
+                report.display(),
+                baseline.display(),
+                refused.join("\n  ")
+            )));
+        }
+        out.notes.extend(refused);
+    }
+    if out.rows.is_empty() {
         return Err(Unusable(format!(
             "{}: no metric to check: an empty check never passes",
             baseline.display()
         )));
     }
-    Ok(rows)
+    Ok(out)
 }
 
 /// The per-metric table.
@@ -272,10 +429,6 @@ pub fn table(rows: &[Row]) -> String {
         let change = r
             .change_pct
             .map_or("n/a".to_string(), |c| format!("{c:+.1}%"));
-        let dir = match direction_of(&r.metric) {
-            Some(Direction::HigherIsBetter) => "-",
-            _ => "+",
-        };
         let _ = writeln!(
             s,
             "{:<14} {:<24} {:>14.3} {:>14.3} {:>9} {:>9}%  {}",
@@ -284,8 +437,12 @@ pub fn table(rows: &[Row]) -> String {
             r.baseline,
             r.now,
             change,
-            format!("{dir}{:.1}", r.limit_pct),
-            if r.ok { "ok" } else { "REGRESSED" }
+            format!("±{:.1}", r.limit_pct),
+            match r.status {
+                Status::Ok => "ok",
+                Status::Regressed => "REGRESSED",
+                Status::Improved => "improved",
+            }
         );
     }
     s

@@ -24,7 +24,8 @@ pub enum Command {
     /// process.
     Replay {
         /// Trace file (format detected from content; gzip read
-        /// transparently; see `simctl trace formats`).
+        /// transparently; see `simctl trace formats`), or `-` for standard
+        /// input.
         trace: PathBuf,
         #[command(flatten)]
         replay: TraceArgs,
@@ -37,7 +38,8 @@ pub enum Command {
     /// host and scheduler.
     Run {
         /// Scenario file, e.g. configs/scenarios/rand16-128m.toml, or fio
-        /// job file, e.g. configs/fio/randread-4k.fio.
+        /// job file, e.g. configs/fio/randread-4k.fio; `-` reads either
+        /// from standard input.
         scenario: PathBuf,
         #[command(flatten)]
         run: RunArgs,
@@ -140,19 +142,34 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
-    /// Compare a report (or comparison) with a baseline; exit 1 when a
-    /// metric regressed beyond its tolerance, 2 on unusable input.
+    /// Compare a report (or comparison) with a baseline of the same
+    /// workload, device, host and schema (`run.identity`); exit 0 when
+    /// every metric is within tolerance or improved, 1 when one regressed
+    /// beyond its tolerance (or improved, with --fail-on-improvement), 2 on
+    /// unusable input or a baseline of another workload, device, host or
+    /// schema.
     Check {
         /// The new report (JSON from --json of run, replay or compare).
         report: PathBuf,
         /// The baseline report to compare with.
         #[arg(long, value_name = "FILE")]
         baseline: PathBuf,
-        /// Allowed worsening of a metric in percent, e.g.
-        /// `latency_us.p99=20`; adds metrics or overrides the defaults.
-        /// Repeatable.
+        /// Allowed change of a metric in percent, either way, e.g.
+        /// `latency_us.p99=20`; adds metrics or overrides the defaults:
+        /// throughput.iops, throughput.mb_per_s, read.iops, write.iops 3 %;
+        /// latency_us.mean 10 %; latency_us.p99, read.latency_us.p99,
+        /// write.latency_us.p99 15 %; latency_us.p999 25 %; fairness.jain
+        /// 2 %; device.waf 5 %. Repeatable.
         #[arg(long = "tolerance", value_name = "METRIC=PCT")]
         tolerances: Vec<String>,
+        /// Check even when the report and the baseline ran another
+        /// workload, device, host or schema (the differences are listed).
+        #[arg(long)]
+        allow_mismatch: bool,
+        /// Fail (exit 1) when a metric improved beyond its tolerance too: a
+        /// baseline that is no longer representative.
+        #[arg(long)]
+        fail_on_improvement: bool,
     },
     /// Regenerate the seed papers' findings on each profile: a figure
     /// (PNG, SVG), its data (CSV) and a PASS/FAIL verdict per finding, and

@@ -14,16 +14,9 @@ use std::process::ExitCode;
 pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
     match cli.command {
         Command::Replay { trace, replay, run } => {
-            let mut sets = replay.sets();
-            sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
-            let sc = blame_set(&sets, &run.sim.set, |s| Ok(Scenario::for_trace(&trace, s)?))?;
-            simulate(sc, &run, &[], registry, out)
+            replay_trace(&trace, &replay, &run, registry, out)
         }
-        Command::Run { scenario, run } => {
-            let sets = overrides(&run.sim, run.scheduler.as_deref())?;
-            let sc = blame_set(&sets, &run.sim.set, |s| load_workload(&scenario, s))?;
-            simulate(sc, &run, &[scenario.as_path()], registry, out)
-        }
+        Command::Run { scenario, run } => run_workload(&scenario, &run, registry, out),
         Command::Compare {
             workload,
             schedulers,
@@ -86,20 +79,20 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             write!(out, "{table}")?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Merge { dirs, out } => {
-            let n = crate::sweep::merge::merge(&dirs, &out)?;
-            println!(
-                "merged {n} cells from {} directories into {}",
-                dirs.len(),
-                out.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Merge { dirs, out } => merge(&dirs, &out),
         Command::Check {
             report,
             baseline,
             tolerances,
-        } => check(&report, &baseline, &tolerances, out),
+            allow_mismatch,
+            fail_on_improvement,
+        } => check(
+            &report,
+            &baseline,
+            &tolerances,
+            (allow_mismatch, fail_on_improvement),
+            out,
+        ),
         Command::Reproduce(a) => crate::reproduce::reproduce(&a, registry, out),
         Command::Plot { inputs, kind, out } => plot(&inputs, kind, &out),
         Command::Trace(t) => trace(t, out),
@@ -118,6 +111,60 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
     }
 }
 
+/// `simctl replay`: the trace is opened and checked before the device is
+/// built; `-` is standard input, copied to a temporary file first.
+fn replay_trace(
+    trace: &Path,
+    replay: &crate::cli::TraceArgs,
+    run: &RunArgs,
+    registry: &Registry,
+    out: &mut Stdout,
+) -> Result<ExitCode> {
+    let stdin = crate::input::stdin_trace(trace)?;
+    let trace = stdin.as_ref().map_or(trace, |t| t.path());
+    crate::input::check_trace(trace)?;
+    let mut sets = replay.sets();
+    sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
+    let mut sc = blame_set(&sets, &run.sim.set, |s| Ok(Scenario::for_trace(trace, s)?))?;
+    if stdin.is_some() {
+        sc.name = "-".into();
+    }
+    simulate(sc, run, &[], registry, out)
+}
+
+/// `simctl run`: a scenario or fio job file; `-` is standard input, read
+/// once.
+fn run_workload(
+    scenario: &Path,
+    run: &RunArgs,
+    registry: &Registry,
+    out: &mut Stdout,
+) -> Result<ExitCode> {
+    let sets = overrides(&run.sim, run.scheduler.as_deref())?;
+    let text = if scenario == Path::new("-") {
+        Some(crate::input::stdin_text()?)
+    } else {
+        None
+    };
+    let sc = blame_set(&sets, &run.sim.set, |s| match &text {
+        Some(t) => workload_from_text(scenario, t.clone(), s),
+        None => load_workload(scenario, s),
+    })
+    .map_err(|e| crate::input::not_a_scenario(scenario, e))?;
+    simulate(sc, run, &[scenario], registry, out)
+}
+
+/// `simctl merge`: the shard directories `dirs` into `out`.
+fn merge(dirs: &[std::path::PathBuf], out: &Path) -> Result<ExitCode> {
+    let n = crate::sweep::merge::merge(dirs, out)?;
+    println!(
+        "merged {n} cells from {} directories into {}",
+        dirs.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The overrides of `compare`: the trace options (refused for a scenario
 /// workload), then those of [`overrides`].
 fn compare_sets(
@@ -131,10 +178,10 @@ fn compare_sets(
             .iter()
             .map(|(k, _)| format!("--{}", k["trace.".len()..].replace('_', "-")))
             .collect();
-        anyhow::bail!(
+        return Err(crate::output::unusable(format!(
             "{} only apply to a trace workload; for a scenario set its trace with --set trace.<key>=<value>",
             given.join(", ")
-        );
+        )));
     }
     sets.extend(overrides(sim, None)?);
     Ok(sets)
@@ -307,10 +354,10 @@ fn refuse_input(flag: &str, out: &Path, inputs: &[(String, std::path::PathBuf)])
     };
     for (what, input) in inputs {
         if std::fs::canonicalize(input).is_ok_and(|i| i == o) {
-            anyhow::bail!(
+            return Err(crate::output::unusable(format!(
                 "{flag} {}: this is the {what} the run reads; refusing to overwrite an input (choose another output file)",
                 out.display()
-            );
+            )));
         }
     }
     Ok(())
@@ -337,18 +384,33 @@ fn to_stdout(a: &SimArgs, log: Option<&Path>) -> bool {
 /// scenario on the default device, host and scheduler, or a scenario
 /// TOML; `sets` apply to either.
 pub(crate) fn load_workload(path: &Path, sets: &[(String, String)]) -> Result<Scenario> {
+    match mmcsim::textfile::read_config(path) {
+        Ok(t) => workload_from_text(path, t, sets),
+        // Unreadable: the scenario loader says why.
+        Err(_) => Ok(Scenario::load(path, sets)?),
+    }
+}
+
+/// The workload of [`load_workload`] from its text `text`, read from
+/// `path` (`-` for standard input, whose relative paths are resolved
+/// against the current directory).
+fn workload_from_text(path: &Path, text: String, sets: &[(String, String)]) -> Result<Scenario> {
     use mmcsim::workload::fio_job;
-    let text = match mmcsim::textfile::read_config(path) {
-        Ok(t) if fio_job::is_job_file(path, &t) => t,
-        // A scenario, or unreadable: the scenario loader says why.
-        _ => return Ok(Scenario::load(path, sets)?),
-    };
     let source = path.display().to_string();
+    let base = match path.parent() {
+        Some(p) if path != Path::new("-") => p.to_path_buf(),
+        _ => std::path::PathBuf::new(),
+    };
+    if !fio_job::is_job_file(path, &text) {
+        if path == Path::new("-") {
+            return Ok(Scenario::from_toml(&text, &source, base, sets)?);
+        }
+        return Ok(Scenario::load(path, sets)?);
+    }
     let name = path
         .file_stem()
         .map_or_else(|| source.clone(), |s| s.to_string_lossy().into_owned());
     let w = fio_job::parse(&text, &source, &name)?;
-    let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
     Ok(Scenario::from_toml(
         &w.to_scenario_toml()?,
         &source,
@@ -365,6 +427,9 @@ fn simulate(
     out: &mut Stdout,
 ) -> Result<ExitCode> {
     refuse_overwriting_inputs(&sc, a, scenario)?;
+    // A trace read from standard input is named `-` in the report, not by
+    // its temporary file.
+    let stdin_trace = sc.name == "-" && sc.trace.is_some();
     let [json, csv, log, save_state] = open_outputs([
         ("--json", a.sim.json.as_deref()),
         ("--csv", a.sim.csv.as_deref()),
@@ -396,12 +461,18 @@ fn simulate(
         }
         None => (None, None),
     };
-    let report = sim.run(RunOptions {
+    let mut report = sim.run(RunOptions {
         log,
         allow_empty: a.allow_empty,
         check_integrity: a.check_integrity,
         strict: a.strict,
     })?;
+    if stdin_trace {
+        report.run.trace = Some("-".into());
+        if let Some(t) = &mut report.trace {
+            t.path = "-".into();
+        }
+    }
     for done in [log_done, state_done].into_iter().flatten() {
         done.commit()?;
     }
@@ -460,10 +531,10 @@ fn trace(t: crate::cli::TraceCommand, out: &mut Stdout) -> Result<ExitCode> {
                 if std::fs::canonicalize(p)
                     .is_ok_and(|o| std::fs::canonicalize(&trace).is_ok_and(|i| i == o))
                 {
-                    anyhow::bail!(
+                    return Err(crate::output::unusable(format!(
                         "--output {}: this is the trace being converted; refusing to overwrite an input (choose another output file)",
                         p.display()
-                    );
+                    )));
                 }
             }
             // Standard output (no -o, or `-o -`) goes through `out`, whose
@@ -487,46 +558,66 @@ fn trace(t: crate::cli::TraceCommand, out: &mut Stdout) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `simctl check`; `flags` are (--allow-mismatch, --fail-on-improvement).
 fn check(
     report: &Path,
     baseline: &Path,
     tolerances: &[String],
+    (allow_mismatch, fail_on_improvement): (bool, bool),
     out: &mut Stdout,
 ) -> Result<ExitCode> {
-    use crate::check::{parse_tolerance, table, Unusable};
-    let run = || -> Result<Vec<crate::check::Row>, Unusable> {
-        let t = tolerances
-            .iter()
-            .map(|a| parse_tolerance(a))
-            .collect::<Result<Vec<_>, _>>()?;
-        crate::check::check(report, baseline, &t)
+    use crate::check::{parse_tolerance, table, Options, Status, Unusable};
+    let run = || -> Result<crate::check::Outcome, Unusable> {
+        let opts = Options {
+            tolerances: tolerances
+                .iter()
+                .map(|a| parse_tolerance(a))
+                .collect::<Result<Vec<_>, _>>()?,
+            allow_mismatch,
+        };
+        crate::check::check(report, baseline, &opts)
     };
-    match run() {
+    let o = match run() {
         Err(Unusable(m)) => {
             eprintln!("error: {m}");
-            Ok(ExitCode::from(2))
+            return Ok(ExitCode::from(2));
         }
-        Ok(rows) => {
-            let bad = rows.iter().filter(|r| !r.ok).count();
-            if bad == 0 {
-                writeln!(
-                    out,
-                    "check passed: {} metrics within tolerance of {}",
-                    rows.len(),
-                    baseline.display()
-                )?;
-                Ok(ExitCode::SUCCESS)
-            } else {
-                write!(out, "{}", table(&rows))?;
-                writeln!(
-                    out,
-                    "check FAILED: {bad} of {} metrics regressed",
-                    rows.len()
-                )?;
-                Ok(ExitCode::from(1))
-            }
-        }
+        Ok(o) => o,
+    };
+    for n in &o.notes {
+        writeln!(out, "note: {n}")?;
     }
+    let count = |s: Status| o.rows.iter().filter(|r| r.status == s).count();
+    let (bad, better, n) = (
+        count(Status::Regressed),
+        count(Status::Improved),
+        o.rows.len(),
+    );
+    if bad == 0 && better == 0 {
+        writeln!(
+            out,
+            "check passed: {n} metrics within tolerance of {}",
+            baseline.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    write!(out, "{}", table(&o.rows))?;
+    if bad > 0 {
+        writeln!(out, "check FAILED: {bad} of {n} metrics regressed")?;
+    }
+    if better > 0 && fail_on_improvement {
+        writeln!(
+            out,
+            "check FAILED: {better} of {n} metrics improved beyond tolerance (--fail-on-improvement): update the baseline"
+        )?;
+    } else if better > 0 && bad == 0 {
+        writeln!(
+            out,
+            "check passed: {better} of {n} metrics improved beyond tolerance (consider updating the baseline), the others within it"
+        )?;
+    }
+    let failed = bad > 0 || (better > 0 && fail_on_improvement);
+    Ok(ExitCode::from(u8::from(failed)))
 }
 
 /// Converts `trace` into output `o`, which takes the content only when

@@ -38,6 +38,10 @@ pub fn check_baseline(
         .map(|t| crate::check::parse_tolerance(t))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.0)?;
-    let rows = crate::check::check(report, baseline, &tol).map_err(|e| e.0)?;
-    Ok(crate::check::table(&rows))
+    let opts = crate::check::Options {
+        tolerances: tol,
+        allow_mismatch: true,
+    };
+    let outcome = crate::check::check(report, baseline, &opts).map_err(|e| e.0)?;
+    Ok(crate::check::table(&outcome.rows))
 }

@@ -144,6 +144,125 @@ pub fn read_state(path: &Path, sc: &Scenario) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// True when `head` (the start of a file) reads as TOML: its first line
+/// that is neither blank nor a comment is a `[table]` header or a
+/// `key = value` line.
+fn looks_like_toml(head: &str) -> bool {
+    let Some(line) = head
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+    else {
+        return false;
+    };
+    let key = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '"'))
+    };
+    if let Some(t) = line.strip_prefix('[') {
+        return key(t.trim_end_matches(']').trim_matches(['[', ']']));
+    }
+    line.split_once('=').is_some_and(|(k, _)| key(k.trim()))
+}
+
+/// Opens the trace `path` of `simctl replay` and checks its start before
+/// anything is built: a path that cannot be read, a folder, a scenario or
+/// an fio job file (which `simctl run` takes) is an
+/// [`Unusable`](crate::output::Unusable) error saying so. `-` (standard
+/// input) is not checked here.
+pub fn check_trace(path: &Path) -> Result<()> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| unusable(format!("{shown}: {e}")))?;
+    if meta.is_dir() {
+        return Err(unusable(format!(
+            "{shown}: is a directory; expected a trace file"
+        )));
+    }
+    // A pipe or a device is read once, by the trace reader: not sniffed.
+    if !meta.is_file() {
+        return Ok(());
+    }
+    let mut f = std::fs::File::open(path).map_err(|e| unusable(format!("{shown}: {e}")))?;
+    let mut head = Vec::new();
+    f.by_ref()
+        .take(4096)
+        .read_to_end(&mut head)
+        .map_err(|e| unusable(format!("{shown}: {e}")))?;
+    let text = String::from_utf8_lossy(&head);
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let what = if mmcsim::workload::fio_job::is_job_file(path, &text) {
+        Some("an fio job file")
+    } else if ext == "toml" || looks_like_toml(&text) {
+        Some("a scenario (TOML)")
+    } else {
+        None
+    };
+    match what {
+        Some(w) => Err(unusable(format!(
+            "{shown}: this is {w}, not a trace: run it with `simctl run {shown}`"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The error of `simctl run` for workload `path` that failed to load with
+/// `e`: when `path` is a trace, a message saying to replay it instead.
+pub fn not_a_scenario(path: &Path, e: anyhow::Error) -> anyhow::Error {
+    if path == Path::new("-") || path.is_dir() {
+        return e;
+    }
+    let is_toml = mmcsim::textfile::read_config(path).is_ok_and(|t| looks_like_toml(&t));
+    match mmcsim::workload::trace::detect::detect(path) {
+        Ok(format) if !is_toml => unusable(format!(
+            "{}: this is a trace ({}), not a scenario: replay it with `simctl replay {}`",
+            path.display(),
+            format.name(),
+            path.display()
+        )),
+        _ => e,
+    }
+}
+
+/// Standard input, read whole as the text of a scenario or fio job file
+/// (`simctl run -`), at most the size of a configuration file.
+pub fn stdin_text() -> Result<String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_STDIN_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| unusable(format!("-: reading standard input: {e}")))?;
+    if bytes.len() as u64 > MAX_STDIN_CONFIG_BYTES {
+        return Err(unusable(format!(
+            "-: standard input is larger than {MAX_STDIN_CONFIG_BYTES} bytes, the limit for a configuration file"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| unusable("-: standard input is not UTF-8 text"))
+}
+
+/// Largest scenario read from standard input (16 MiB, as from a file).
+const MAX_STDIN_CONFIG_BYTES: u64 = 16 << 20;
+
+/// For trace `path` `-`: standard input copied to a temporary file (which
+/// the trace readers open like any file, and which is removed when
+/// dropped); `None` for any other path.
+pub fn stdin_trace(path: &Path) -> Result<Option<tempfile::NamedTempFile>> {
+    if path != Path::new("-") {
+        return Ok(None);
+    }
+    let mut f = tempfile::Builder::new()
+        .prefix("simctl-stdin-")
+        .tempfile()
+        .map_err(|e| unusable(format!("-: a temporary file for standard input: {e}")))?;
+    std::io::copy(&mut std::io::stdin().lock(), f.as_file_mut())
+        .map_err(|e| unusable(format!("-: reading standard input: {e}")))?;
+    Ok(Some(f))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,10 +38,11 @@ pub fn builtin_registry() -> Registry {
 }
 
 /// Parses `args` (including the program name) and runs the command with
-/// schedulers from `registry`. Errors are printed to stderr and give exit
-/// code 2 for command-line usage errors, unusable input (a located parse
-/// or configuration error) and unusable output files, 1 otherwise; output
-/// into a pipe whose
+/// schedulers from `registry`. Exit codes, the same for every command:
+/// 0 success, 1 a run or check failed, 2 unusable input or usage (a
+/// command-line error, a missing or malformed input file, a bad setting,
+/// an unknown scheduler or phone; `is_usage_error` in the output module). Errors
+/// are printed to stderr; output into a pipe whose
 /// reader has gone ends the command quietly with exit code 0.
 pub fn run_cli<I, T>(args: I, registry: &Registry) -> ExitCode
 where
@@ -65,11 +66,7 @@ where
         Ok(code) => code,
         Err(e) if output::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let code = if output::is_unusable(&e) {
-                2
-            } else {
-                exit_code(&e)
-            };
+            let code = if output::is_usage_error(&e) { 2 } else { 1 };
             // The context chain, skipping causes a message already quotes.
             let mut msg = e.to_string();
             for cause in e.chain().skip(1) {
@@ -85,22 +82,3 @@ where
     }
 }
 
-/// The exit code of a failed command: 2 for unusable input (an input that
-/// cannot be read, a located parse, configuration, setting or choice error
-/// of the library anywhere in the chain), 1 for any other failure (an
-/// output that cannot be written, a run that completed nothing, a
-/// simulator bug).
-fn exit_code(e: &anyhow::Error) -> u8 {
-    use mmcsim::error::Error as E;
-    let input = e.chain().any(|c| {
-        matches!(
-            c.downcast_ref::<E>(),
-            Some(E::Io { .. } | E::Parse { .. } | E::Config(_) | E::Setting { .. } | E::Choice(_))
-        )
-    });
-    if input {
-        2
-    } else {
-        1
-    }
-}

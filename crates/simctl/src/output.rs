@@ -98,6 +98,28 @@ pub fn is_unusable(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<Unusable>())
 }
 
+/// True when `e` says the input or the command line is unusable (exit
+/// code 2), not that a run failed (exit code 1): an [`Unusable`] error, or
+/// a library error about an input file, its format or a setting
+/// ([`mmcsim::Error`]'s `Io`, `Parse`, `Config`, `Setting` and `Choice`;
+/// its `Workload`, `Device` and `Output` errors are failed runs).
+pub fn is_usage_error(e: &anyhow::Error) -> bool {
+    use mmcsim::Error as E;
+    is_unusable(e)
+        || e.chain().any(|c| {
+            matches!(
+                c.downcast_ref::<E>(),
+                Some(
+                    E::Io { .. }
+                        | E::Parse { .. }
+                        | E::Config(_)
+                        | E::Setting { .. }
+                        | E::Choice(_)
+                )
+            )
+        })
+}
+
 /// One output file, resolved and opened before the work that fills it,
 /// then written whole ([`Output::write`]) or streamed ([`Output::stream`]).
 ///

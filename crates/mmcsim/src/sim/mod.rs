@@ -18,6 +18,7 @@
 
 mod build;
 mod event;
+mod identity;
 mod log;
 mod mount;
 mod report;
@@ -26,6 +27,7 @@ mod wiring;
 pub use crate::workload::replay::{PreconditionTrace, TraceInfo};
 pub use build::PreparedDevice;
 pub use event::Event;
+pub use identity::{fnv1a64, RunIdentity};
 pub use log::{LogRow, RequestLog, HEADER as LOG_HEADER};
 pub use report::{HostReport, Report, RunCost};
 

@@ -22,6 +22,9 @@ pub struct RunInfo {
     pub trace: Option<String>,
     /// Seed of every random stream.
     pub seed: u64,
+    /// Digests of what ran, for a regression check to compare like with
+    /// like.
+    pub identity: super::identity::RunIdentity,
 }
 
 /// The scheduler and its tunables as the run used them.
@@ -138,6 +141,13 @@ pub(super) fn build(sim: &Simulation) -> Report {
             workload,
             trace: sc.trace.as_ref().map(|t| t.path.display().to_string()),
             seed: sc.seed,
+            identity: super::identity::identity(
+                sc,
+                sim.driver.device().config(),
+                sim.block.layer.elevator().name(),
+                &sim.block.layer.elevator().tunables(),
+                SCHEMA,
+            ),
         },
         empty: sim.collector.count() == 0,
         workload: sim.collector.summarize(),
