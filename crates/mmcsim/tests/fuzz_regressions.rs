@@ -126,3 +126,15 @@ fn periodic_writeback_off_finishes() {
     let r = r.expect("the run finishes");
     assert!(!r.starts_with("error"), "{r}");
 }
+
+/// SQLite jobs filling a 4 MiB ext4 without a journal: writeback found no
+/// block for pages a write() had dirtied and panicked ("file system full
+/// at writeback", found by `scenario_fs`). Space is now reserved when
+/// write() dirties a page (delayed allocation), so the write fails with
+/// ENOSPC instead and the run completes.
+#[test]
+fn a_full_file_system_fails_the_write_not_the_writeback() {
+    let r = run_within("scenario_fs/enospc-at-writeback.toml", 120);
+    let r = r.expect("the run finishes without a panic");
+    assert!(!r.starts_with("error"), "{r}");
+}
