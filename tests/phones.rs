@@ -89,7 +89,7 @@ fn galaxy_s2_sequential_reads_beat_random_ones() {
 }
 #[test]
 fn motog_2013_sequential_reads_beat_random_ones() {
-    sequential_beats_random("motog-2013"); // 14,970 vs 1,074
+    sequential_beats_random("motog-2013"); // 9,315 vs 1,821
 }
 
 #[test]
@@ -109,7 +109,7 @@ fn galaxy_s2_sorted_strided_reads_beat_shuffled_ones() {
 }
 #[test]
 fn motog_2013_sorted_strided_reads_beat_shuffled_ones() {
-    sorted_beats_shuffled("motog-2013"); // 0.6044 vs 0.9453 s
+    sorted_beats_shuffled("motog-2013"); // 0.486 vs 0.559 s
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn galaxy_s2_with_16_readers_deadline_leads_cfq_and_noop() {
     deadline_leads("galaxy-s2");
 }
 #[test]
-#[ignore = "not shown by the sourced profile: deadline 3063, cfq 2788, noop 3063 IOPS (deadline = noop)"]
+#[ignore = "not shown by the sourced profile: deadline 3504, cfq 3368, noop 3507 IOPS (noop ahead)"]
 fn motog_2013_with_16_readers_deadline_leads_cfq_and_noop() {
     deadline_leads("motog-2013");
 }
@@ -151,7 +151,7 @@ fn galaxy_s2_ascending_requests_are_served_faster() {
 }
 #[test]
 fn motog_2013_ascending_requests_are_served_faster() {
-    ascending_served_faster("motog-2013"); // 286 µs (7,154) vs 296 µs (328)
+    ascending_served_faster("motog-2013"); // 287 µs (7,188) vs 291 µs (295)
 }
 
 #[test]
