@@ -87,7 +87,10 @@ fn sizing_counts_of_a_device_profile_are_refused_at_their_stated_limits() {
         ),
     ] {
         let e = set_fails(&[set]);
-        assert!(e.contains(&format!("{profile}: ")) && e.contains(want), "{set}: {e}");
+        // The value came from --set, merged over the profile: the error
+        // names both.
+        let source = format!("{profile} with the scenario's [device] settings and --set device.*: ");
+        assert!(e.contains(&source) && e.contains(want), "{set}: {e}");
     }
 }
 
