@@ -24,39 +24,11 @@ use std::sync::OnceLock;
 
 const HEADER_BYTES: usize = 8 + 4 + 24 + 8 + 8 + 8;
 
-/// A scenario on a 4 MiB raw device (2 dies x 2 planes x 16 blocks x 16
-/// pages x 8 KiB), a quarter filled, with a short random write/read job.
+/// The scenario for `mapping` (`fuzz/regressions/state_file/scenario.toml`,
+/// shared with the regression test): a 4 MiB raw device, a quarter filled,
+/// with a short random write/read job.
 fn scenario_text(mapping: &str) -> String {
-    format!(
-        r#"name = "fuzz-state"
-seed = 5
-[device]
-profile = "generic"
-[device.nand]
-blocks_per_plane = 16
-pages_per_block = 16
-[device.ftl]
-mapping = "{mapping}"
-over_provisioning = 0.4
-[device.gc]
-start_below_free_blocks_per_die = 4
-stop_at_free_blocks_per_die = 6
-[precondition]
-fill_fraction = 0.25
-steady_state = false
-[[files]]
-name = "f"
-size_mib = 1
-[[jobs]]
-name = "w"
-file = "f"
-op = "readwrite"
-pattern = "random"
-request_bytes = 4096
-direct = true
-requests = 24
-"#
-    )
+    include_str!("../regressions/state_file/scenario.toml").replace("MAPPING", mapping)
 }
 
 /// A mapping scheme's scenario, its key and a state saved from it.

@@ -12,39 +12,12 @@ fn regression(path: &str) -> PathBuf {
         .join(path)
 }
 
-/// The scenario of the `state_file` fuzz target: a 4 MiB raw device, a
-/// quarter filled, with a short random job on a 1 MiB file.
+/// The scenario of the `state_file` fuzz target
+/// (`fuzz/regressions/state_file/scenario.toml`, shared with it) for
+/// `mapping`.
 fn state_scenario(mapping: &str) -> Scenario {
-    let text = format!(
-        r#"name = "fuzz-state"
-seed = 5
-[device]
-profile = "generic"
-[device.nand]
-blocks_per_plane = 16
-pages_per_block = 16
-[device.ftl]
-mapping = "{mapping}"
-over_provisioning = 0.4
-[device.gc]
-start_below_free_blocks_per_die = 4
-stop_at_free_blocks_per_die = 6
-[precondition]
-fill_fraction = 0.25
-steady_state = false
-[[files]]
-name = "f"
-size_mib = 1
-[[jobs]]
-name = "w"
-file = "f"
-op = "readwrite"
-pattern = "random"
-request_bytes = 4096
-direct = true
-requests = 24
-"#
-    );
+    let text = include_str!("../../../fuzz/regressions/state_file/scenario.toml")
+        .replace("MAPPING", mapping);
     Scenario::from_toml(&text, "fuzz.toml", PathBuf::new(), &[]).expect("scenario")
 }
 
