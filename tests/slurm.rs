@@ -409,8 +409,22 @@ fn a_sweep_on_a_slurm_job_array_merges_to_the_unsharded_result() {
     simctl_ok(&["sweep", GRID, "--out", &reference_s, "--jobs", "2"]);
     // The scripts (simctl runs from the repository root, as the jobs will).
     let shards = SHARDS.to_string();
+    // With the options a cluster requires (the test cluster's partition
+    // and a time limit), which must reach the jobs.
     let printed = simctl_ok(&[
-        "sweep", GRID, "--out", &cluster_s, "--slurm", "--shards", &shards,
+        "sweep",
+        GRID,
+        "--out",
+        &cluster_s,
+        "--slurm",
+        "--shards",
+        &shards,
+        "--jobs",
+        "1",
+        "--sbatch-opt",
+        "time=00:20:00",
+        "--sbatch-opt",
+        "partition=test",
     ]);
     assert!(printed.contains("sbatch"), "{printed}");
 
@@ -474,6 +488,9 @@ fn a_sweep_on_a_slurm_job_array_merges_to_the_unsharded_result() {
         let info = cluster
             .client("scontrol", &["show", "job", id])
             .unwrap_or_default();
+        // The #SBATCH options reached the job.
+        assert!(info.contains("TimeLimit=00:20:00"), "job {id}: {info}");
+        assert!(info.contains("Partition=test"), "job {id}: {info}");
         for line in info.lines().filter(|l| l.contains("JobState=")) {
             assert!(
                 line.contains("JobState=COMPLETED"),

@@ -535,6 +535,111 @@ fn slurm_writes_a_job_array_and_a_dependent_merge() {
     assert!(err.contains("--slurm"), "{err}");
 }
 
+/// What a cluster requires reaches both scripts: the grid's `[slurm]`
+/// table, then `--sbatch-opt` over it; each array task requests the CPUs
+/// it runs on; options the scripts own, values an #SBATCH line cannot
+/// carry and a CPU count that disagrees with --jobs are refused (exit 2).
+#[test]
+fn sbatch_options_from_the_grid_and_the_command_line_reach_both_scripts() {
+    let dir = scratch("sweep-sbatch-opts");
+    let base = root().join("tests/sweep-grid");
+    let grid_text = std::fs::read_to_string(base.join("grid.toml"))
+        .unwrap()
+        .replace("small.toml", &base.join("small.toml").display().to_string())
+        .replace("short.csv", &base.join("short.csv").display().to_string())
+        .replace(
+            "../../configs",
+            &root().join("configs").display().to_string(),
+        )
+        + "\n[slurm]\ntime = \"04:00:00\"\naccount = \"storage-lab\"\nmem = 4000\n";
+    let grid = dir.join("grid.toml");
+    std::fs::write(&grid, grid_text).unwrap();
+    let g = grid.display().to_string();
+    let o = dir.join("out").display().to_string();
+    // The scripts written for `--slurm EXTRA...` on grid `g`.
+    let scripts = |g: &str, extra: &[&str]| {
+        let mut args = vec!["sweep", g, "--out", &o, "--slurm"];
+        args.extend_from_slice(extra);
+        simctl_ok(&args);
+        let read = |f: &str| std::fs::read_to_string(dir.join("out/slurm").join(f)).unwrap();
+        (read("sweep.sbatch"), read("merge.sbatch"))
+    };
+    let (script, merge) = scripts(
+        &g,
+        &[
+            "--shards",
+            "2",
+            "--jobs",
+            "3",
+            "--sbatch-opt",
+            "time=01:30:00",
+            "--sbatch-opt",
+            "partition=short",
+        ],
+    );
+    for s in [&script, &merge] {
+        // The command line wins over the grid; the grid's others stay.
+        assert!(s.contains("#SBATCH --time=01:30:00\n"), "{s}");
+        assert!(!s.contains("04:00:00"), "{s}");
+        assert!(s.contains("#SBATCH --account=storage-lab\n"), "{s}");
+        assert!(s.contains("#SBATCH --mem=4000\n"), "{s}");
+        assert!(s.contains("#SBATCH --partition=short\n"), "{s}");
+        // #SBATCH lines count only before the first command.
+        let first_cmd = s.find("set -euo").unwrap();
+        assert!(s.rfind("#SBATCH").unwrap() < first_cmd, "{s}");
+    }
+    assert!(script.contains("#SBATCH --cpus-per-task=3\n"), "{script}");
+    assert!(script.contains("SLURM_CPUS_PER_TASK:-3"), "{script}");
+    assert!(merge.contains("#SBATCH --cpus-per-task=1\n"), "{merge}");
+
+    // Without --jobs, cpus-per-task decides; without either, 1 CPU.
+    let (script, _) = scripts(&g, &["--sbatch-opt", "cpus-per-task=4"]);
+    assert!(
+        script.contains("#SBATCH --cpus-per-task=4\n") && script.contains(":-4}"),
+        "{script}"
+    );
+    let (script, _) = scripts(GRID, &[]);
+    assert!(script.contains("#SBATCH --cpus-per-task=1\n"), "{script}");
+
+    for (opt, says) in [
+        ("array=0-3", "set by the scripts"),
+        ("dependency=afterok:1", "set by the scripts"),
+        ("time=1 2", "without whitespace"),
+        ("time", "expected KEY=VALUE"),
+        ("Time=1", "not an sbatch long option"),
+        ("cpus-per-task=0", "whole number"),
+    ] {
+        let out = simctl(&["sweep", GRID, "--out", &o, "--slurm", "--sbatch-opt", opt]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{opt}: {err}");
+        assert!(err.contains(says), "{opt}: {err}");
+    }
+    let out = simctl(&[
+        "sweep",
+        GRID,
+        "--out",
+        &o,
+        "--slurm",
+        "--jobs",
+        "2",
+        "--sbatch-opt",
+        "cpus-per-task=4",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("disagree"));
+    // A bad [slurm] table is located in the grid.
+    std::fs::write(
+        &grid,
+        std::fs::read_to_string(&grid).unwrap() + "output = \"x\"\n",
+    )
+    .unwrap();
+    let err = simctl_err(&["sweep", &g, "--out", &o, "--slurm"]);
+    assert!(
+        err.contains("grid.toml:") && err.contains("[slurm]") && err.contains("`output`"),
+        "{err}"
+    );
+}
+
 /// The README's cluster recipe names the grid without a folder (`simctl
 /// sweep grid.toml` from the grid's own directory): its phones resolve
 /// from the current directory, as a grid named `./grid.toml` does.

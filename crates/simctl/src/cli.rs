@@ -93,6 +93,12 @@ pub enum Command {
         /// cells, at most 16).
         #[arg(long, value_name = "N", requires = "slurm", value_parser = at_least_one())]
         shards: Option<usize>,
+        /// An #SBATCH option for both --slurm scripts, KEY=VALUE with KEY
+        /// sbatch's long option (time=02:00:00, account=..., partition=...,
+        /// mem=4G); repeatable; over the grid's [slurm] table. Each array
+        /// task requests --cpus-per-task = --jobs (default 1).
+        #[arg(long = "sbatch-opt", value_name = "KEY=VALUE", requires = "slurm")]
+        sbatch_opt: Vec<String>,
     },
     /// Fit device- and host-profile parameters to measurements: Nelder–Mead
     /// over log-scaled bounded parameters, each evaluation running every

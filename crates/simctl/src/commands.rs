@@ -43,7 +43,12 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             shard,
             slurm,
             shards,
+            sbatch_opt,
         } => {
+            let sbatch_opts = sbatch_opt
+                .iter()
+                .map(|o| crate::sweep::slurm::parse_opt(o).map_err(crate::output::as_unusable))
+                .collect::<Result<Vec<_>>>()?;
             let args = crate::sweep::SweepArgs {
                 grid,
                 out,
@@ -54,6 +59,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
                     .transpose()?,
                 slurm,
                 shards,
+                sbatch_opts,
             };
             crate::sweep::sweep(&args, registry)
         }

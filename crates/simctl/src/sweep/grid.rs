@@ -9,6 +9,12 @@
 //! seeds      = [1, 2]                                      # optional: the workload's own
 //! sets       = [[], ["queue.read_ahead_kb=0"]]             # optional: [[]]
 //! trace_sets = ["trace.mode=closed"]                       # optional, traces only
+//!
+//! [slurm]                                                  # optional: #SBATCH options of --slurm
+//! time = "02:00:00"
+//! account = "storage-lab"
+//! partition = "short"
+//! mem = "4G"
 //! ```
 //!
 //! Paths are relative to the grid file's folder. A phone is a file (a
@@ -60,6 +66,10 @@ struct GridFile {
     /// as `trace.mode=closed`), applied first.
     #[serde(default)]
     trace_sets: Vec<Spanned<String>>,
+    /// `#SBATCH` options for `--slurm` (`time`, `account`, `partition`,
+    /// `mem`, ...): strings or whole numbers.
+    #[serde(default)]
+    slurm: Option<Spanned<toml::Table>>,
 }
 
 /// A set variant: its overrides as written, and parsed.
@@ -70,6 +80,8 @@ type Variant = (Vec<String>, Vec<(String, String)>);
 pub struct Grid {
     /// Every cell of the cartesian product, by index.
     pub cells: Vec<Cell>,
+    /// The `[slurm]` table's `#SBATCH` options, checked, in key order.
+    pub slurm: Vec<super::slurm::SbatchOpt>,
 }
 
 /// `file:line:column` of byte `offset` in `text`.
@@ -302,7 +314,12 @@ impl Grid {
         for c in &mut cells {
             c.assign_id(width);
         }
-        Ok(Grid { cells })
+        let slurm = match &g.slurm {
+            None => Vec::new(),
+            Some(t) => super::slurm::from_table(t.get_ref())
+                .map_err(|e| anyhow!("{}: [slurm]: {e}", at(t.span().start)))?,
+        };
+        Ok(Grid { cells, slurm })
     }
 }
 

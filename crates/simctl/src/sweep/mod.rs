@@ -47,6 +47,8 @@ pub struct SweepArgs {
     pub slurm: bool,
     /// Array tasks of the Slurm job (default: min(cells, 16)).
     pub shards: Option<usize>,
+    /// `--sbatch-opt` options (over the grid's `[slurm]` table).
+    pub sbatch_opts: Vec<slurm::SbatchOpt>,
 }
 
 /// Runs `simctl sweep`. Exit code 1 when a cell failed (the others are
@@ -58,9 +60,16 @@ pub fn sweep(a: &SweepArgs, registry: &Registry) -> Result<ExitCode> {
             bail!("--slurm writes a script that runs every shard; leave out --shard");
         }
         let n = a.shards.unwrap_or(grid.cells.len().min(16)).max(1);
-        let plan = slurm::write(&a.grid, &a.out, n, a.jobs, grid.cells.len())?;
+        let opts = slurm::merged(&grid.slurm, &a.sbatch_opts);
+        let cpus = slurm::cpus_per_task(a.jobs, &opts).map_err(crate::output::as_unusable)?;
+        let plan = slurm::write(&a.grid, &a.out, n, cpus, &opts, grid.cells.len())?;
         print!("{plan}");
         return Ok(ExitCode::SUCCESS);
+    }
+    if !a.sbatch_opts.is_empty() {
+        return Err(crate::output::unusable(
+            "--sbatch-opt adds #SBATCH lines to the scripts of --slurm; give --slurm too",
+        ));
     }
     if a.shards.is_some() {
         bail!("--shards N sets the array size of --slurm; to run one slice here use --shard I/N");

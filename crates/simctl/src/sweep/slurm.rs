@@ -13,8 +13,14 @@
 //! grid and output paths as given and the same `simctl` binary, so the
 //! merged result is byte-identical to `simctl sweep` run there (the
 //! directory must be on a file system the compute nodes share).
+//!
+//! What a cluster requires goes on `#SBATCH` lines of both scripts: the
+//! grid's `[slurm]` table, then `--sbatch-opt KEY=VALUE` (later wins), e.g.
+//! `time=02:00:00`, `account=...`, `partition=...`, `mem=4G`. Each array
+//! task requests the CPUs it uses (`--cpus-per-task`, which is also its
+//! `--jobs`); the merge requests one.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -42,18 +48,127 @@ fn write_script(p: &Path, text: &str) -> Result<()> {
         .write(text.as_bytes(), &mut std::io::stdout())
 }
 
+/// One `#SBATCH --KEY=VALUE` option.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SbatchOpt {
+    /// sbatch's long option name without the dashes (`time`, `account`),
+    /// with `_` written as `-`.
+    pub key: String,
+    /// Its value, as sbatch reads it (no whitespace or quotes).
+    pub value: String,
+}
+
+/// Options the scripts set themselves (their values follow from the
+/// sweep), which an `#SBATCH` option may not replace.
+const RESERVED: [&str; 6] = [
+    "array",
+    "output",
+    "error",
+    "dependency",
+    "chdir",
+    "parsable",
+];
+
+/// Checks one option; `Err` says what is wrong with it.
+pub fn option(key: &str, value: &str) -> Result<SbatchOpt> {
+    let key = key.trim().trim_start_matches("--").replace('_', "-");
+    let ok_key = key.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !ok_key {
+        bail!("`{key}` is not an sbatch long option name (lower-case letters, digits and '-', e.g. time, account, partition, mem)");
+    }
+    if RESERVED.contains(&key.as_str()) {
+        bail!("`{key}` is set by the scripts themselves (the array, the log files, the merge's dependency); leave it out");
+    }
+    if value.is_empty() {
+        bail!("`{key}` has an empty value");
+    }
+    if let Some(c) = value
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || "'\"\\#".contains(*c))
+    {
+        bail!("the value of `{key}` contains {c:?}; an #SBATCH line takes a value without whitespace, quotes, '#' or backslashes");
+    }
+    if key == "cpus-per-task" && value.parse::<u32>().map_or(true, |n| n == 0) {
+        bail!("`cpus-per-task` must be a whole number > 0, not `{value}`");
+    }
+    Ok(SbatchOpt {
+        key,
+        value: value.to_string(),
+    })
+}
+
+/// Parses `--sbatch-opt KEY=VALUE`.
+pub fn parse_opt(text: &str) -> Result<SbatchOpt> {
+    let Some((k, v)) = text.split_once('=') else {
+        bail!("--sbatch-opt `{text}`: expected KEY=VALUE, e.g. time=02:00:00 or account=mylab");
+    };
+    option(k, v).map_err(|e| anyhow::anyhow!("--sbatch-opt `{text}`: {e}"))
+}
+
+/// The grid's `[slurm]` table as options (string or whole-number values).
+pub fn from_table(t: &toml::Table) -> Result<Vec<SbatchOpt>> {
+    let mut out = Vec::with_capacity(t.len());
+    for (k, v) in t {
+        let value = match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) if *i > 0 => i.to_string(),
+            other => bail!(
+                "`{k}` = {other}: expected a string (e.g. \"02:00:00\") or a whole number > 0"
+            ),
+        };
+        out.push(option(k, &value)?);
+    }
+    Ok(out)
+}
+
+/// `base` with each option of `over` replacing the one of the same key
+/// (or added after them).
+pub fn merged(base: &[SbatchOpt], over: &[SbatchOpt]) -> Vec<SbatchOpt> {
+    let mut out = base.to_vec();
+    for o in over {
+        match out.iter_mut().find(|x| x.key == o.key) {
+            Some(x) => x.value = o.value.clone(),
+            None => out.push(o.clone()),
+        }
+    }
+    out
+}
+
+/// The CPUs each array task requests and uses: `--jobs`, or the options'
+/// `cpus-per-task`, or 1; an error when both are given and differ.
+pub fn cpus_per_task(jobs: Option<usize>, opts: &[SbatchOpt]) -> Result<usize> {
+    let asked = opts
+        .iter()
+        .find(|o| o.key == "cpus-per-task")
+        .map(|o| o.value.parse::<usize>().unwrap_or(1));
+    match (jobs, asked) {
+        (Some(j), Some(c)) if j != c => bail!(
+            "--jobs {j} and cpus-per-task={c} disagree: each array task runs --jobs simulations at once on the CPUs it requests; give one of them"
+        ),
+        (Some(j), _) => Ok(j),
+        (None, Some(c)) => Ok(c),
+        (None, None) => Ok(1),
+    }
+}
+
 /// The directory of shard `i` of `n` under `out`.
 pub fn shard_dir(out: &Path, i: usize, n: usize) -> PathBuf {
     out.join("shards").join(format!("{i}-of-{n}"))
 }
 
-/// Writes the scripts for `grid` → `out` in `shards` array tasks (each
-/// with `jobs` CPUs when given) and returns what to tell the user.
+/// Writes the scripts for `grid` → `out` in `shards` array tasks, each
+/// requesting and using `cpus` CPUs, with the extra `#SBATCH` options
+/// `opts` (`cpus-per-task` among them is replaced by `cpus`), and returns
+/// what to tell the user.
 pub fn write(
     grid: &Path,
     out: &Path,
     shards: usize,
-    jobs: Option<usize>,
+    cpus: usize,
+    opts: &[SbatchOpt],
     cells: usize,
 ) -> Result<String> {
     let cwd = std::env::current_dir().context("the current directory")?;
@@ -87,15 +202,19 @@ pub fn write(
         "#SBATCH --output={}",
         abs(&logs).join("sweep-%A_%a.out").display()
     );
-    if let Some(j) = jobs {
-        let _ = writeln!(s, "#SBATCH --cpus-per-task={j}");
-    }
+    let _ = writeln!(s, "#SBATCH --cpus-per-task={cpus}");
+    let extra = |text: &mut String| {
+        for o in opts.iter().filter(|o| o.key != "cpus-per-task") {
+            let _ = writeln!(text, "#SBATCH --{}={}", o.key, o.value);
+        }
+    };
+    extra(&mut s);
     let _ = writeln!(s, "set -euo pipefail");
     let _ = writeln!(s, "cd {}", q(&cwd));
     let _ = writeln!(s, "shard=$((SLURM_ARRAY_TASK_ID + 1))");
     let _ = writeln!(
         s,
-        "exec {} sweep {} --out {}/\"${{shard}}-of-{shards}\" --shard \"${{shard}}/{shards}\" --jobs \"${{SLURM_CPUS_PER_TASK:-1}}\"",
+        "exec {} sweep {} --out {}/\"${{shard}}-of-{shards}\" --shard \"${{shard}}/{shards}\" --jobs \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"",
         q(&exe),
         q(grid),
         q(&out.join("shards")),
@@ -117,6 +236,8 @@ pub fn write(
         "#SBATCH --output={}",
         abs(&logs).join("merge-%j.out").display()
     );
+    let _ = writeln!(m, "#SBATCH --cpus-per-task=1");
+    extra(&mut m);
     let _ = writeln!(m, "set -euo pipefail");
     let _ = writeln!(m, "cd {}", q(&cwd));
     let dirs: Vec<String> = (1..=shards)
