@@ -9,7 +9,8 @@
 //! is generated with `arbitrary` as TOML text, parsed, validated and run
 //! with the per-command FTL integrity check on. Sizes and counts are
 //! capped so an execution takes milliseconds. No scenario may panic: a
-//! rejected scenario or a failed run is an error; a run that succeeds has
+//! rejected scenario or a failed run is an error, but a stalled run
+//! ([`mmcsim::Error::Stalled`]) is a simulator bug; a run that succeeds has
 //! no integrity violation.
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
@@ -405,6 +406,11 @@ fuzz_target!(|c: Case| {
             Ok(r) => eprintln!("=> ran: {} requests", r.workload.requests.count),
             Err(e) => eprintln!("=> failed: {e}"),
         }
+    }
+    // A stall (calls waiting for what nothing will deliver) is a
+    // simulator bug, not a rejected scenario.
+    if let Err(e @ mmcsim::Error::Stalled(_)) = &outcome {
+        panic!("{e}\n{text}");
     }
     if let Ok(report) = outcome {
         if let Some(i) = report.integrity {

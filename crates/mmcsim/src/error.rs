@@ -67,6 +67,10 @@ pub enum Error {
     /// The workload asks for something the modelled system cannot do.
     #[error("{0}")]
     Workload(String),
+    /// The simulation cannot finish: calls wait for something nothing will
+    /// deliver (a simulator bug; the message says what waits).
+    #[error("{0}")]
+    Stalled(String),
     /// The device model broke one of its invariants (a simulator bug).
     #[error("device: {0}")]
     Device(#[from] crate::device::DeviceError),

@@ -111,3 +111,30 @@ fn a_full_file_system_fails_the_write_not_the_writeback() {
     let r = r.expect("the run finishes without a panic");
     assert!(!r.starts_with("error"), "{r}");
 }
+
+/// SQLite in TRUNCATE mode on ext4 with data=journal: the journal file's
+/// pages were journaled, truncated and written again at other blocks, and
+/// their old buffers never left the checkpoint list. The checkpoint waited
+/// for them for ever, two fdatasync calls waited for the commit behind it,
+/// and only periodic timers ran until the clock's limit (found by
+/// `scenario_fs` as a timeout). A truncated buffer now leaves the
+/// checkpoint list (`journal_unmap_buffer`), the run completes, and its
+/// report shows the forced checkpoints it needed.
+#[test]
+fn a_truncated_journaled_page_leaves_the_checkpoint_list() {
+    let sc = Scenario::load(
+        &regression("scenario_fs/journal-truncate-checkpoint.toml"),
+        &[],
+    )
+    .expect("scenario");
+    let r = Simulation::new(sc)
+        .and_then(|s| s.run(RunOptions::default()))
+        .expect("the run completes");
+    let fs = r.fs.expect("ext4 report");
+    assert!(fs.stats.checkpoints > 0, "{:?}", fs.stats);
+    assert!(fs.stats.data_blocks_journaled > 0, "{:?}", fs.stats);
+    // Simulated time stays that of 11 small transactions, not the clock's
+    // limit.
+    let t = r.workload.simulated_time_s;
+    assert!(t < 60.0, "{t}");
+}

@@ -179,6 +179,15 @@ impl<E> EventQueue<E> {
         self.heap.len() + usize::from(self.front.is_some())
     }
 
+    /// True when every pending event satisfies `pred` (cost: one call per
+    /// pending event).
+    pub fn all_pending(&self, pred: impl Fn(&E) -> bool) -> bool {
+        self.front
+            .iter()
+            .chain(self.heap.iter())
+            .all(|e| pred(&e.event))
+    }
+
     /// True when no event is pending.
     pub fn is_empty(&self) -> bool {
         self.front.is_none() && self.heap.is_empty()

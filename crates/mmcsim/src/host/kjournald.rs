@@ -80,6 +80,19 @@ pub(super) struct Kjournald {
     pub last_data: Option<DeviceTimes>,
 }
 
+impl Kjournald {
+    /// Its state in words, for the stall report.
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "jbd2 {:?}, {} bio(s) in flight, {} prepared, waiters (task, tid) {:?}",
+            self.stage,
+            self.pending,
+            self.bios.len(),
+            self.waiters
+        )
+    }
+}
+
 impl Host {
     fn jbd2_bio(&self, op: Op, sector: u64, sectors: u32, fua: bool) -> Bio {
         Bio {
@@ -395,8 +408,14 @@ impl Host {
         for buf in &t.bufs {
             match *buf {
                 Buf::Meta(blk) => self.cache.mark_dirty(bdev, blk, 1, now),
-                Buf::Data { file, page, .. } => {
-                    if fs.owns(file) && page < self.cache.file_pages(file) {
+                Buf::Data { file, page, blk } => {
+                    // A page truncated away (and perhaps written again
+                    // elsewhere) while its transaction committed has no
+                    // home left to write (`journal_unmap_buffer`).
+                    if fs.owns(file)
+                        && page < self.cache.file_pages(file)
+                        && fs.page_home_is(file, page, blk)
+                    {
                         self.cache.mark_dirty(file, page, 1, now);
                     } else {
                         fs.journal_mut().expect("journal").written_home(buf);

@@ -24,6 +24,7 @@
 
 pub mod call;
 pub mod cost;
+mod diag;
 pub mod files;
 mod flusher;
 pub mod fs;

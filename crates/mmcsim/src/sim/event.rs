@@ -45,3 +45,20 @@ from_stage!(
     Driver(DriverEvent),
     Platform(PlatformEvent)
 );
+
+impl Event {
+    /// How many periodic timers can be pending at once (the flusher's, the
+    /// JBD2 commit timer, the governor's sampling timer).
+    pub const PERIODIC_TIMERS: usize = 3;
+
+    /// True for a periodic timer's event: one that re-arms itself while
+    /// work is left but does no work of its own unless something is
+    /// waiting for it.
+    pub fn is_periodic_timer(&self) -> bool {
+        matches!(
+            self,
+            Event::Host(HostEvent::FlusherTick | HostEvent::CommitTimer(_))
+                | Event::Platform(PlatformEvent::GovernorSample)
+        )
+    }
+}

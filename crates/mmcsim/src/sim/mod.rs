@@ -43,6 +43,11 @@ use crate::platform::Platform;
 use crate::sched::Registry;
 use crate::stats::report::Collector;
 use crate::types::Ns;
+
+/// How long (simulated) only periodic timers may run while calls wait
+/// before the run is declared stalled: one day, far beyond any kernel
+/// timer's period (`commit=`, `dirty_expire_centisecs`), ns.
+pub const STALL_LIMIT_NS: Ns = 24 * 3600 * 1_000_000_000;
 use crate::workload::jobs::Jobs;
 use crate::workload::replay::Replay;
 use wiring::Up;
@@ -152,10 +157,14 @@ impl Simulation {
         if let Some(r) = self.replay.as_mut() {
             r.start(&mut self.q, &mut self.collector)?;
         }
+        // Since when only periodic timers have run while calls wait.
+        let mut idle_since: Option<Ns> = None;
         while let Some((now, ev)) = self.q.pop() {
             self.end = now;
             self.events += 1;
+            let timer = ev.is_periodic_timer();
             self.handle(now, ev)?;
+            idle_since = self.watch_stall(now, timer, idle_since)?;
             if self.error.is_some() {
                 return Err(self.error.take().expect("just checked"));
             }
@@ -283,6 +292,35 @@ impl Simulation {
         ))
     }
 
+    /// The stall watchdog, after an event at `now` (`timer`: a periodic
+    /// timer's). Periodic timers (the flusher's, the JBD2 commit timer, the
+    /// governor's) re-arm themselves while work is left, so a call that
+    /// waits for something nothing will deliver would keep the clock
+    /// running to its limit. When only such timers are pending and calls
+    /// wait, and that has lasted [`STALL_LIMIT_NS`] of simulated time, the
+    /// run stops with [`Error::Stalled`]. Returns the new start of the idle
+    /// stretch.
+    fn watch_stall(&self, now: Ns, timer: bool, since: Option<Ns>) -> Result<Option<Ns>> {
+        // Cheap test first: at most one pending event per periodic timer.
+        let idle = timer
+            && self.q.len() <= Event::PERIODIC_TIMERS
+            && self.host.calls_in_progress() > 0
+            && self.q.all_pending(Event::is_periodic_timer);
+        if !idle {
+            return Ok(None);
+        }
+        let since = since.unwrap_or(now);
+        if now - since > STALL_LIMIT_NS {
+            return Err(Error::Stalled(format!(
+                "simulation stalled at {now} ns: for {} s of simulated time only periodic timers ran while {} call(s) waited, and nothing else is pending, so they can never finish: this is a simulator bug, please report it with the scenario. Waiting:{}",
+                STALL_LIMIT_NS / 1_000_000_000,
+                self.host.calls_in_progress(),
+                self.host.describe_calls(8)
+            )));
+        }
+        Ok(Some(since))
+    }
+
     /// A run ends when no event is left; then nothing may still wait.
     fn check_drained(&self) -> Result<()> {
         let calls = self.host.calls_in_progress()
@@ -290,7 +328,7 @@ impl Simulation {
         let pending = self.block.layer.has_pending();
         let held = self.driver.held();
         if pending || calls > 0 || held > 0 {
-            return Err(Error::Workload(format!(
+            return Err(Error::Stalled(format!(
                 "simulation stalled with work left (calls in progress: {calls}, block layer pending: {pending}, in driver: {held}): this is a simulator bug, please report it with the scenario"
             )));
         }

@@ -180,6 +180,22 @@ impl Journal {
         }
     }
 
+    /// Its state in words, for the stall report.
+    pub fn describe(&self) -> String {
+        format!(
+            "journal of {} blocks: running tid {} ({} buffers, needs {} log blocks, {} free), committing {:?}, committed {}, requested {}, {} transaction(s) to checkpoint",
+            self.len,
+            self.running.tid,
+            self.running.bufs.len(),
+            self.blocks_needed(),
+            self.free_blocks(),
+            self.committing_tid(),
+            self.committed,
+            self.requested,
+            self.cp.len()
+        )
+    }
+
     /// The journal superblock's block.
     pub fn superblock(&self) -> u64 {
         self.first
@@ -373,6 +389,24 @@ impl Journal {
         }
     }
 
+    /// Page `page` and those after it of mapping `file` were truncated
+    /// away (data=journal): their buffers waiting only for checkpoint
+    /// leave the lists, as `journal_unmap_buffer` removes a truncated
+    /// buffer that is on a checkpoint list only; their home blocks are
+    /// freed, so nothing is to be written home. Returns how many left.
+    pub fn forget_truncated(&mut self, file: FileId, page: u64) -> usize {
+        let gone: Vec<Buf> = self
+            .cp_of
+            .range(Buf::Data { file, page, blk: 0 }..)
+            .map(|(b, _)| *b)
+            .take_while(|b| matches!(b, Buf::Data { file: f, .. } if *f == file))
+            .collect();
+        for b in &gone {
+            self.written_home(b);
+        }
+        gone.len()
+    }
+
     /// Whether transaction `tid` still has buffers to checkpoint.
     pub fn has_checkpoint(&self, tid: u64) -> bool {
         self.cp.contains_key(&tid)
@@ -405,6 +439,59 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A data page truncated away after its transaction committed leaves
+    /// the checkpoint list with its old home (and its transaction's list
+    /// empties); other files' buffers stay.
+    #[test]
+    fn truncated_data_buffers_leave_the_checkpoint_list() {
+        let mut j = Journal::new(5000, 1024);
+        for page in 0..3 {
+            j.add(
+                Buf::Data {
+                    file: 7,
+                    page,
+                    blk: 100 + page,
+                },
+                0,
+            );
+        }
+        j.add(
+            Buf::Data {
+                file: 8,
+                page: 0,
+                blk: 200,
+            },
+            0,
+        );
+        j.add(Buf::Meta(10), 0);
+        assert!(j.request(1));
+        let _ = j.start_commit();
+        let t = j.finish_commit();
+        assert_eq!(t.bufs.len(), 5);
+        assert!(j.has_checkpoint(1));
+        assert_eq!(j.forget_truncated(7, 1), 2);
+        assert!(j.on_checkpoint(&Buf::Data {
+            file: 7,
+            page: 0,
+            blk: 100
+        }));
+        assert!(!j.on_checkpoint(&Buf::Data {
+            file: 7,
+            page: 2,
+            blk: 102
+        }));
+        assert!(j.on_checkpoint(&Buf::Data {
+            file: 8,
+            page: 0,
+            blk: 200
+        }));
+        assert_eq!(j.forget_truncated(7, 0), 1);
+        assert_eq!(j.forget_truncated(8, 0), 1);
+        j.written_home(&Buf::Meta(10));
+        assert!(!j.has_checkpoint(1));
+        assert!(j.oldest_checkpoint().is_none());
+    }
 
     #[test]
     fn a_commit_writes_descriptor_copies_then_commit_block_sequentially() {

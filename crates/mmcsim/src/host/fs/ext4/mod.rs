@@ -332,6 +332,14 @@ impl Ext4 {
         }
     }
 
+    /// Whether page `page` of mapping `m` still lives at block `blk` (its
+    /// file was not truncated past it and written again since).
+    pub fn page_home_is(&self, m: FileId, page: u64, blk: u64) -> bool {
+        self.ino_of(m)
+            .and_then(|ino| self.inode(ino).map(page))
+            .is_some_and(|(b, _)| b == blk)
+    }
+
     /// Whether mapping `m` belongs to this file system.
     pub fn owns(&self, m: FileId) -> bool {
         self.ino_of.get(m as usize).is_some_and(|&i| i != u32::MAX)
@@ -1013,6 +1021,11 @@ impl Ext4 {
                 .count() as u64;
             self.da_reserved = self.da_reserved.saturating_sub(dropped);
             cache.truncate(m, keep);
+            if self.cfg.journals_data() {
+                if let Some(j) = self.journal.as_mut() {
+                    j.forget_truncated(m, keep);
+                }
+            }
             let freed = self.inode_mut(ino).truncate_extents(keep);
             if !freed.is_empty() {
                 self.orphan(cache, now);
