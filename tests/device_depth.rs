@@ -484,7 +484,10 @@ fn bkops_in_idle_gaps_lowers_foreground_merges_and_gc_on_hybrid_and_dftl() {
 /// before its command completes, one (mostly empty) 16 KiB page program
 /// each; a pack arrives whole, so its four entries share one page program.
 /// With the cache on, sustained writes are bound by NAND programs either
-/// way and packing saves only per-command overhead.
+/// way and packing saves only per-command overhead. The writers run on
+/// four cores, one each, so their submissions after a completion reach
+/// the queue together; on one core they take turns, and `mmcqd` (woken
+/// by the first) fetches before the last has submitted.
 #[test]
 fn packed_writes_raise_sequential_write_throughput() {
     let tmp = scratch("device-depth-packed");
@@ -499,6 +502,8 @@ fill_fraction = 0.3
 steady_state = false
 [device.write_buffer]
 enabled = false
+[host]
+cores = 4
 [[files]]
 name = "f"
 size_mib = 256

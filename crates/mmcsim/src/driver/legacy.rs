@@ -177,7 +177,9 @@ impl Driver {
                                         && blocks + n.sectors as u64 <= CMD23_MAX_BLOCKS =>
                                 {
                                     blocks += n.sectors as u64;
-                                    prep += self.hold(now, n);
+                                    // mmcqd prepares it after the one
+                                    // before: `hold` returns its end.
+                                    prep = self.hold(now, n);
                                     pack.push(n.id);
                                 }
                                 Some(n) => {

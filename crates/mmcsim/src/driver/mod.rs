@@ -388,8 +388,9 @@ impl Driver {
     }
 
     /// Takes `r` from the queue at `now`: remembers it until its
-    /// completion; returns the CPU time its preparation takes on `mmcqd`
-    /// (scheduler dispatch hook, command setup, DMA mapping), ns.
+    /// completion; returns the time from `now` until `mmcqd` has prepared
+    /// it (scheduler dispatch hook, command setup, DMA mapping; after
+    /// `mmcqd`'s earlier work and any wait for its core), ns.
     fn hold(&mut self, now: Ns, r: DriverRequest) -> Ns {
         let i = r.id as usize;
         if self.held.len() <= i {

@@ -1037,11 +1037,13 @@ impl Host {
     }
 
     /// Thread `t` enters the kernel for its call `call` moving `bytes` at
-    /// `now`: the platform layer (Dalvik/JNI), then the system call entry
-    /// and VFS + file system, on the thread's core at its clock. Returns
-    /// when the kernel work can start; the call is charged for both.
+    /// `now`: the platform layer (Dalvik/JNI) when the call starts a
+    /// crossing from the app, then the system call entry and VFS + file
+    /// system, on the thread's core at its clock (after any run-queue
+    /// wait). Returns when the kernel work can start; the call is charged
+    /// for both.
     pub(super) fn enter(&mut self, now: Ns, t: u32, call: u32, bytes: u64) -> Ns {
-        let platform = now + self.cpu.thread(t, now, |c| c.platform(bytes));
+        let platform = now + self.cpu.with(|c| c.platform_entry(t, now, bytes));
         let entered = platform
             + self
                 .cpu

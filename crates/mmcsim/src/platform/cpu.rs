@@ -20,19 +20,35 @@
 //!   wake-up before the request can end; `mmcqd` then wakes the waiting
 //!   thread (another IPI when that thread sits elsewhere). With CMDQ the
 //!   request ends on the interrupt core and wakes the thread from there.
-//! * **CFS.** A hog is always runnable, so a hog core is 100 % busy. An
-//!   application thread (or `mmcqd`) waking on a hog core is placed at
-//!   `max(vruntime, min_vruntime − sched_latency/2)` (GENTLE_FAIR_SLEEPERS)
-//!   and preempts the hog at once when it is more than
-//!   `sched_wakeup_granularity` behind (`check_preempt_wakeup`); otherwise
-//!   it waits until the hogs have run that far ahead (the scheduler tick
-//!   that would notice is not modelled). Application threads do not queue
-//!   behind each other on a core (their CPU work is short against their
-//!   I/O waits); that is the static model's behaviour.
+//! * **Run queue.** A core runs one task at a time: a task's CPU work
+//!   that becomes runnable while its core is busy waits behind the work
+//!   already there ([`super::runqueue`]), so CPU-bound threads sharing a
+//!   core take turns; a task's own pieces of work follow each other.
+//!   `mmcqd`, the flusher and the journal thread queue like application
+//!   threads. The completion interrupt (hard IRQ) preempts whatever runs
+//!   and does not queue.
+//! * **Idle exit.** Work (a task's or the interrupt's) arriving on a core
+//!   that has been idle first pays the exit latency of the cpuidle state
+//!   the core sleeps in ([`super::cpuidle`]); the exit is idle time to the
+//!   governor.
+//! * **CFS and hogs.** A hog is always runnable, so a hog core is 100 %
+//!   busy. An application thread (or `mmcqd`) waking on a hog core is
+//!   placed at `max(vruntime, min_vruntime − sched_latency/2)`
+//!   (GENTLE_FAIR_SLEEPERS) and preempts the hog at once when it is more
+//!   than `sched_wakeup_granularity` behind (`check_preempt_wakeup`);
+//!   otherwise it waits until the hogs have run that far ahead (the
+//!   scheduler tick that would notice is not modelled). That wait counts
+//!   as run-queue wait.
+//! * **JNI.** The platform layer's cost (Dalvik → libcore → JNI and back)
+//!   is paid once per crossing from the app into native code, which the
+//!   workload announces ([`Cpu::cross`]); the system calls made inside the
+//!   native code (SQLite's VFS calls of one statement) pay none.
 
 use super::costs::{CostsUs, LayerCosts};
+use super::cpuidle::IdleStates;
 use super::governor::{FreqTable, Governor, GovernorKind};
 use super::profile::HostConfig;
+use super::runqueue::{self, RunQueueCounters, RunQueueStats};
 use crate::types::{us_to_ns, Ns};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -47,7 +63,8 @@ struct Core {
     threads: u32,
     /// Busy time charged so far (union of charged intervals), ns.
     busy: u64,
-    /// End of the latest charged interval, ns.
+    /// End of the latest charged interval, ns: the tail of the core's run
+    /// queue (work placed here so far ends then).
     busy_until: Ns,
     /// `busy` at the previous governor sample, ns.
     busy_at_sample: u64,
@@ -126,6 +143,9 @@ pub struct CpuStats {
     pub ipis: u64,
     /// Per core.
     pub cores: Vec<CoreStats>,
+    /// Run-queue waits and idle exits.
+    #[serde(flatten)]
+    pub run_queue: RunQueueStats,
 }
 
 /// The CPU model.
@@ -162,6 +182,17 @@ pub struct Cpu {
     freq_area: f64,
     last_change: Ns,
     last_sample: Ns,
+    /// The SoC's cpuidle states.
+    idle: IdleStates,
+    /// Run-queue and idle-exit counters.
+    rq: RunQueueCounters,
+    /// End of each thread index's latest work, ns.
+    thread_end: Vec<Ns>,
+    /// End of `mmcqd`'s latest work, ns.
+    mmcqd_end: Ns,
+    /// Thread index → its next system call starts a crossing from the app
+    /// into native code (pays the platform layer).
+    crossing: Vec<bool>,
 }
 
 /// Who runs a piece of work: a workload thread (by thread index) or the
@@ -238,6 +269,11 @@ impl Cpu {
             freq_area: 0.0,
             last_change: 0,
             last_sample: 0,
+            idle: IdleStates::new(&h.cpuidle_states),
+            rq: RunQueueCounters::default(),
+            thread_end: Vec::new(),
+            mmcqd_end: 0,
+            crossing: Vec::new(),
         };
         for _ in 0..h.background_cpu_hogs {
             let c = cpu.least_loaded();
@@ -270,6 +306,8 @@ impl Cpu {
             self.thread_core.resize(i + 1, None);
             self.thread_vr.resize(i + 1, 0.0);
             self.thread_iowait.resize(i + 1, false);
+            self.thread_end.resize(i + 1, 0);
+            self.crossing.resize(i + 1, false);
         }
         if let Some(c) = self.thread_core[i] {
             return c;
@@ -297,16 +335,52 @@ impl Cpu {
         }
     }
 
-    /// Charges `ns` of CPU work of `r` starting at `start`.
-    pub fn run(&mut self, r: Runner, start: Ns, ns: Ns) {
+    /// End of `r`'s latest work, ns.
+    fn runner_end(&mut self, r: Runner) -> Ns {
+        match r {
+            Runner::Thread(t) => {
+                self.core_of(t);
+                self.thread_end[t as usize]
+            }
+            Runner::Mmcqd => self.mmcqd_end,
+        }
+    }
+
+    /// Places `ns` of CPU work of `r`, runnable from `start` (or when its
+    /// previous work ends, if later), on its core's run queue; `waited`
+    /// ns it already waited for CFS to pick it over a hog are counted as
+    /// run-queue wait. Returns when the work ends, ns (`start` for no
+    /// work).
+    fn run_at(&mut self, r: Runner, start: Ns, ns: Ns, waited: Ns) -> Ns {
+        if ns == 0 {
+            return start;
+        }
+        let ready = start.max(self.runner_end(r));
         let c = self.core_of_runner(r) as usize;
         let core = &mut self.cores[c];
-        core.charge(start, start + ns);
+        let a = runqueue::admit(core.busy_until, ready, core.hogs, &self.idle);
+        self.rq.burst(a.wait + waited, a.exit);
+        let end = a.begin + ns;
+        core.charge(a.begin, end);
         core.thread_cpu += ns;
         match r {
-            Runner::Thread(t) => self.thread_vr[t as usize] += ns as f64,
-            Runner::Mmcqd => self.mmcqd_vr += ns as f64,
+            Runner::Thread(t) => {
+                self.thread_vr[t as usize] += ns as f64;
+                self.thread_end[t as usize] = end;
+            }
+            Runner::Mmcqd => {
+                self.mmcqd_vr += ns as f64;
+                self.mmcqd_end = end;
+            }
         }
+        end
+    }
+
+    /// Runs `ns` of CPU work of `r` that becomes runnable at `start`;
+    /// returns the time from `start` until it is done (its wait for the
+    /// core, the core's idle exit and the work), ns.
+    pub fn run(&mut self, r: Runner, start: Ns, ns: Ns) -> Ns {
+        self.run_at(r, start, ns, 0) - start
     }
 
     /// Thread `t` submits I/O: `mmcqd` follows it (wake-affine).
@@ -336,50 +410,62 @@ impl Cpu {
         }
     }
 
-    /// Waking `mmcqd` for new requests at `now`: its wake-up cost plus any
-    /// CFS delay, ns.
+    /// Waking `mmcqd` for new requests at `now`: time until it has run
+    /// its wake-up (CFS delay behind hogs, run-queue wait, idle exit,
+    /// wake-up cost), ns.
     pub fn mmcqd_wakeup(&mut self, now: Ns) -> Ns {
         let d = self.wake_delay(Runner::Mmcqd, now);
         let cost = self.costs.mmcqd_wakeup;
-        self.run(Runner::Mmcqd, now + d, cost);
-        d + cost
+        self.run_at(Runner::Mmcqd, now + d, cost, d) - now
     }
 
     /// `mmcqd` fetches (scheduler dispatch hook) and prepares a request of
-    /// `sectors` at `now`: ns.
+    /// `sectors` at `now`: time until the preparation is done, ns. Several
+    /// preparations asked for at the same `now` run one after the other:
+    /// each returns the end of its own.
     pub fn prep(&mut self, now: Ns, sectors: u32) -> Ns {
         let cost = self.costs.sched_dispatch + self.costs.prep(sectors);
-        self.run(Runner::Mmcqd, now, cost);
-        cost
+        self.run(Runner::Mmcqd, now, cost)
     }
 
     /// The completion interrupt fires at `now`: time until the request can
-    /// end (handler, then with the legacy driver the wake-up of `mmcqd`,
-    /// across cores an IPI and a remote wake-up), ns.
+    /// end (idle exit of the interrupt's core, handler, then with the
+    /// legacy driver the wake-up of `mmcqd`, across cores an IPI and a
+    /// remote wake-up), ns.
     pub fn completion_irq(&mut self, now: Ns) -> Ns {
         let irq = self.costs.irq;
         let Some(ic) = self.irq_core else {
-            self.run(Runner::Mmcqd, now, irq);
-            return irq;
+            let c = self.mmcqd_core as usize;
+            return self.hardirq(c, now, irq) - now;
         };
-        self.charge_core(ic as usize, now, irq);
+        let handled = self.hardirq(ic as usize, now, irq);
         if self.cmdq || ic == self.mmcqd_core {
-            return irq;
+            return handled - now;
         }
         self.ipis += 1;
-        let at = now + irq + self.ipi;
+        let at = handled + self.ipi;
         let d = self.wake_delay(Runner::Mmcqd, at);
         let remote = self.costs.remote_wakeup;
-        self.run(Runner::Mmcqd, at + d, remote);
-        irq + self.ipi + d + remote
+        self.run_at(Runner::Mmcqd, at + d, remote, d) - now
     }
 
-    fn charge_core(&mut self, c: usize, start: Ns, ns: Ns) {
+    /// A hard interrupt handler of `ns` on core `c` raised at `now`: it
+    /// preempts whatever runs there (it never queues), after the core's
+    /// idle exit when the core was idle. Returns when it is done, ns.
+    fn hardirq(&mut self, c: usize, now: Ns, ns: Ns) -> Ns {
         let core = &mut self.cores[c];
-        core.charge(start, start + ns);
+        let exit = if core.busy_until >= now {
+            0
+        } else {
+            runqueue::admit(core.busy_until, now, core.hogs, &self.idle).exit
+        };
+        self.rq.exit(exit);
+        let begin = now + exit;
+        core.charge(begin, begin + ns);
         if core.hogs > 0 {
             core.thread_cpu += ns;
         }
+        begin + ns
     }
 
     /// Thread `t` goes to sleep at `now` waiting for I/O in
@@ -416,8 +502,8 @@ impl Cpu {
     }
 
     /// Thread `t`'s I/O completed at `now` (its request ended): time until
-    /// it runs again (remote wake-up across cores, CFS delay, context
-    /// switch), ns.
+    /// it runs again (remote wake-up across cores, CFS delay behind hogs,
+    /// run-queue wait, idle exit, context switch), ns.
     pub fn wake_thread(&mut self, t: u32, now: Ns) -> Ns {
         let tc = self.core_of(t);
         self.io_wake(t, tc as usize, now);
@@ -430,17 +516,38 @@ impl Cpu {
             self.ipis += 1;
             d += self.ipi + self.costs.remote_wakeup;
         }
-        d += self.wake_delay(Runner::Thread(t), now + d);
+        let hog = self.wake_delay(Runner::Thread(t), now + d);
         let w = self.costs.wakeup;
-        self.run(Runner::Thread(t), now + d, w);
-        d + w
+        let end = self.run_at(Runner::Thread(t), now + d + hog, w, hog);
+        // A wake-up without a cost still waits for CFS to pick it.
+        end.max(now + d + hog) - now
     }
 
-    /// Thread `t` runs `ns` of work starting at `start` (a cost from
-    /// [`Cpu::costs`]); returns `ns`.
+    /// Thread `t` runs `ns` of work (a cost from [`Cpu::costs`]) that
+    /// becomes runnable at `start`; returns the time from `start` until it
+    /// is done (run-queue wait, idle exit and the work), ns.
     pub fn thread_work(&mut self, t: u32, start: Ns, ns: Ns) -> Ns {
-        self.run(Runner::Thread(t), start, ns);
-        ns
+        self.run(Runner::Thread(t), start, ns)
+    }
+
+    /// Thread `t`'s next system call is a new crossing from the app into
+    /// native code (a Java I/O call, a SQLite statement, an app loop's
+    /// iteration): that call pays the platform layer.
+    pub fn cross(&mut self, t: u32) {
+        self.core_of(t);
+        self.crossing[t as usize] = true;
+    }
+
+    /// Thread `t` enters the kernel at `start` for a call moving `bytes`:
+    /// the platform layer when the call starts a crossing ([`Cpu::cross`]),
+    /// else nothing. Returns the time from `start` until it is done, ns.
+    pub fn platform_entry(&mut self, t: u32, start: Ns, bytes: u64) -> Ns {
+        self.core_of(t);
+        if !std::mem::take(&mut self.crossing[t as usize]) {
+            return 0;
+        }
+        let ns = self.costs.platform(bytes);
+        self.thread_work(t, start, ns)
     }
 
     /// True when a governor samples the load.
@@ -530,6 +637,7 @@ impl Cpu {
                     threads: c.threads,
                 })
                 .collect(),
+            run_queue: self.rq.stats(),
         }
     }
 }
@@ -557,8 +665,9 @@ impl SharedCpu {
         *self.0.borrow().costs()
     }
 
-    /// Thread `t` runs the cost `pick` selects, starting at `start`;
-    /// returns its duration, ns.
+    /// Thread `t` runs the cost `pick` selects, runnable from `start`;
+    /// returns the time until it is done (run-queue wait and idle exit
+    /// included), ns.
     pub fn thread(&self, t: u32, start: Ns, pick: impl FnOnce(&LayerCosts) -> Ns) -> Ns {
         let mut cpu = self.0.borrow_mut();
         let ns = pick(cpu.costs());

@@ -8,25 +8,33 @@
 //! Contract:
 //! * [`HostConfig`] is the `[host]` table (optionally merged over a host
 //!   profile, [`apply_host_profile`]); [`Cpu::new`] builds the CPU from it.
-//! * Stages hold a [`SharedCpu`] and ask it for the cost of a step at the
-//!   current clock of the core that runs it, which also records that core's
-//!   busy time ([`Cpu::run`]); completions ask where they run
-//!   ([`Cpu::completion_irq`], [`Cpu::wake_thread`]).
+//! * Stages hold a [`SharedCpu`] and ask it to run a step at the current
+//!   clock on the core of the task that runs it: the answer is when the
+//!   step is done, after any wait in the core's run queue and the core's
+//!   cpuidle exit ([`Cpu::run`]), and the core records its busy time;
+//!   completions ask where they run ([`Cpu::completion_irq`],
+//!   [`Cpu::wake_thread`]). The workload announces each crossing from the
+//!   app into native code ([`Cpu::cross`]); the host's system-call entry
+//!   charges the platform layer for it ([`Cpu::platform_entry`]).
 //! * The [`Platform`] stage owns the governor's timer ([`PlatformEvent`]).
 //! * This module sits at the bottom of the layering: it imports only
 //!   `types`, `engine`, `error` and `stats`.
 
 pub mod costs;
 pub mod cpu;
+pub mod cpuidle;
 pub mod governor;
 pub mod intellidemand;
 pub mod profile;
+pub mod runqueue;
 
 pub use costs::{CostsUs, LayerCosts};
 pub use cpu::{CoreStats, Cpu, CpuStats, Runner, SharedCpu};
+pub use cpuidle::IdleState;
 pub use governor::{GovernorKind, InteractiveParams, OndemandParams};
 pub use intellidemand::IntellidemandParams;
 pub use profile::{apply_host_profile, HostConfig};
+pub use runqueue::RunQueueStats;
 
 use crate::engine::EventQueue;
 use crate::types::Ns;

@@ -10,6 +10,7 @@
 //! reference/emmc-parameters.md §4 (\[est\]) for a 1.0-1.5 GHz Cortex-A9/A7.
 
 use super::costs::{CostsUs, LayerCosts};
+use super::cpuidle::IdleState;
 use super::governor::{GovernorKind, InteractiveParams, OndemandParams};
 use super::intellidemand::IntellidemandParams;
 use crate::error::{Error, Result};
@@ -32,10 +33,14 @@ pub struct HostConfig {
     /// The host profile file this table was merged over (as written in
     /// the scenario), if any.
     pub profile: Option<String>,
-    /// Platform layer per call (Dalvik → libcore → JNI and back), µs.
-    /// Default 0 (native callers).
+    /// Platform layer per crossing from the app into native code
+    /// (Dalvik → libcore → JNI and back), µs: paid once per Java I/O call
+    /// of a job or AndroBench file test, per SQLite statement and per
+    /// pass of a script, not per system call made inside the native code
+    /// (SQLite's VFS calls). Default 0 (native callers).
     pub platform_call_us: f64,
-    /// Platform layer per KiB of the call's buffer, µs. Default 0.
+    /// Platform layer per KiB of the buffer of the call that crosses, µs.
+    /// Default 0.
     pub platform_us_per_kib: f64,
     /// System-call entry and exit (trap, register save/restore), µs.
     /// Default 0 (folded into `syscall_us`).
@@ -121,6 +126,12 @@ pub struct HostConfig {
     /// Page cache size, MiB (RAM available for file pages). \[est\] half of a
     /// 1 GB phone's RAM.
     pub page_cache_mib: u64,
+    /// The SoC's cpuidle states, shallowest first, each with its exit
+    /// latency and target residency in µs (the kernel's cpuidle driver or
+    /// `qcom,lpm-levels` table): work arriving on an idle core first pays
+    /// the exit latency of the state it sleeps in. Default none (no exit
+    /// latency).
+    pub cpuidle_states: Vec<IdleState>,
 }
 
 impl Default for HostConfig {
@@ -156,6 +167,7 @@ impl Default for HostConfig {
             sched_latency_us: 6000.0,
             sched_wakeup_granularity_us: 1000.0,
             page_cache_mib: 512,
+            cpuidle_states: Vec::new(),
         }
     }
 }
@@ -242,6 +254,7 @@ impl HostConfig {
         }
         i.parse_target_loads().map_err(|e| e.to_string())?;
         self.intellidemand.check()?;
+        super::cpuidle::check(&self.cpuidle_states)?;
         Ok(())
     }
 

@@ -209,7 +209,14 @@ pub(super) fn build_on(
     let mut collector = Collector::new();
     let flusher = Jobs::buffered_writes(&sc.jobs, &sc.scripts);
     let mut host = Host::new(cpu, cache, mount, sc.writeback, flusher, max_bio_sectors);
-    let mut jobs = Jobs::build(&sc.jobs, &sc.scripts, sc.seed, &mut host, &mut collector)?;
+    let mut jobs = Jobs::build(
+        &sc.jobs,
+        &sc.scripts,
+        sc.seed,
+        platform.cpu().clone(),
+        &mut host,
+        &mut collector,
+    )?;
     add_programs(&sc, &mut jobs, &mut host, &mut collector);
     // The flusher takes the thread index after the synthetic threads, and
     // traced processes follow.

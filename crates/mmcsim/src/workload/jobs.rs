@@ -10,6 +10,12 @@
 //! each call's direction from its thread's stream (`rwmix_read` percent
 //! reads); a sequential one keeps one position per direction, as fio does.
 //! Scripted threads issue their list of system calls in order instead.
+//!
+//! JNI: each call of a job thread is one Java I/O call, so each crosses
+//! from the app into native code and pays the platform layer; a script
+//! crosses once per pass over its calls (one app loop iteration); a
+//! program says which of its calls cross ([`Program::crossing`]: once per
+//! SQLite statement).
 
 use super::program::{Action, Program};
 use super::script::{self, ScriptStep, CURRENT_FD};
@@ -20,6 +26,7 @@ use crate::engine::{component_rng, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::host::fs::ext4::Errno;
 use crate::host::{Below, Fd, Host, HostEvents, OpenFlags, Syscall, Task};
+use crate::platform::SharedCpu;
 use crate::stats::report::Collector;
 use crate::types::{us_to_ns, IoPrio, Ns, Op, NS_PER_MS};
 use rand::Rng;
@@ -51,6 +58,8 @@ struct Script {
     opening: bool,
     /// The call in progress was a close.
     closing: bool,
+    /// This pass over the calls has crossed into native code already.
+    crossed: bool,
 }
 
 /// One application thread of a job (or a script).
@@ -108,17 +117,20 @@ pub struct Jobs {
     /// A failed call that ends the run (`--strict`, `on_error = "stop"`):
     /// the error's message.
     failure: Option<String>,
+    /// The CPU, told of each crossing from the app into native code.
+    cpu: SharedCpu,
 }
 
 impl Jobs {
     /// Builds the threads of every job of `sc`, creating each one's task
     /// in `host` (thread indices follow job order) and registering it with
-    /// `collector`. Job files must exist in the host's layout (validated
+    /// `collector`; `cpu` is told of their crossings into native code. Job files must exist in the host's layout (validated
     /// with the scenario).
     pub fn build(
         jobs: &[JobSpec],
         scripts: &[ScriptSpec],
         seed: u64,
+        cpu: SharedCpu,
         host: &mut Host,
         collector: &mut Collector,
     ) -> Result<Jobs> {
@@ -206,6 +218,7 @@ impl Jobs {
             ready: Vec::new(),
             strict: false,
             failure: None,
+            cpu,
         })
     }
 
@@ -283,6 +296,7 @@ impl Jobs {
                 fds: Vec::new(),
                 opening: false,
                 closing: false,
+                crossed: false,
             }),
             start_ns: (s.start_ms * NS_PER_MS as f64).round() as Ns,
             gen,
@@ -362,6 +376,9 @@ impl Jobs {
         match self.programs[p].next(now, local, ret, io) {
             Action::Call(sc) => {
                 self.prog_threads[k].2 = true;
+                if self.programs[p].crossing() {
+                    self.cpu.with(|c| c.cross(t));
+                }
                 host.syscall(now, t, sc, b);
             }
             Action::Sleep(ns) => b.q.at(now.saturating_add(ns), JobEvent::Issue(t)),
@@ -410,6 +427,7 @@ impl Jobs {
         if fsync_due || fdatasync_due {
             th.writes_since_fsync = 0;
             th.in_call = true;
+            self.cpu.with(|c| c.cross(t));
             let sc = if fsync_due {
                 Syscall::Fsync { fd }
             } else {
@@ -439,6 +457,7 @@ impl Jobs {
         if !read {
             th.writes_since_fsync += 1;
         }
+        self.cpu.with(|c| c.cross(t));
         if th.depth > 0 {
             let op = if read { Op::Read } else { Op::Write };
             th.in_flight += 1;
@@ -462,6 +481,7 @@ impl Jobs {
         if s.next == s.steps.len() {
             s.next = 0;
             s.repeat_left = s.repeat_left.saturating_sub(1);
+            s.crossed = false;
         }
         if s.repeat_left == 0 {
             th.finished = true;
@@ -477,6 +497,9 @@ impl Jobs {
                 script::bind_fd(&mut sc, cur);
                 s.opening = matches!(sc, Syscall::Open { .. });
                 s.closing = matches!(sc, Syscall::Close { fd } if fd == cur && fd != CURRENT_FD);
+                if !std::mem::replace(&mut s.crossed, true) {
+                    self.cpu.with(|c| c.cross(t));
+                }
                 host.syscall(now, t, sc, b);
             }
         }

@@ -65,6 +65,16 @@ impl Program {
         }
     }
 
+    /// True when the call [`Program::next`] just returned crosses from
+    /// the app into native code (JNI): every Java file call, but only the
+    /// first system call of a SQLite statement.
+    pub fn crossing(&self) -> bool {
+        match self {
+            Program::Sqlite(j) => j.crossing(),
+            Program::Androbench(s) => s.crossing(),
+        }
+    }
+
     /// Threads that may go on now (a new phase began).
     pub fn ready(&mut self, out: &mut Vec<u32>) {
         if let Program::Androbench(s) = self {

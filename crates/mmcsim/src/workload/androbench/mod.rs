@@ -266,6 +266,9 @@ pub struct Suite {
     /// By [`Kind::index`] × repetition.
     acc: Vec<[Acc; plan::MEASURED]>,
     done: bool,
+    /// The call [`Suite::next`] just returned crosses from the app into
+    /// native code: every Java file call, the first call of a statement.
+    crossing: bool,
 }
 
 /// The app's data directory (`/data/data/<package>`).
@@ -294,6 +297,7 @@ impl Suite {
             last_create: false,
             first_rowid: 1,
             done: false,
+            crossing: false,
         };
         s.enter_phase(0, 0);
         s
@@ -316,6 +320,13 @@ impl Suite {
     /// True when every phase ran.
     pub fn finished(&self) -> bool {
         self.done
+    }
+
+    /// True when the call [`Suite::next`] just returned crosses from the
+    /// app into native code (a Java file call, or the first call of a
+    /// SQLite statement).
+    pub fn crossing(&self) -> bool {
+        self.crossing
     }
 
     /// Threads that may go on now.
@@ -405,6 +416,7 @@ impl Suite {
 
     /// Thread `local`'s next action at `now`.
     pub fn next(&mut self, now: Ns, local: u32, ret: Option<i64>, io: IoMark) -> Action {
+        self.crossing = false;
         if self.done {
             return Action::Idle;
         }
@@ -412,7 +424,9 @@ impl Suite {
         let action = if p.kind.is_sqlite() {
             self.sqlite_next(now, p, ret, io)
         } else {
-            self.file_next(now, p, local, ret)
+            let a = self.file_next(now, p, local, ret);
+            self.crossing = matches!(a, Action::Call(_));
+            a
         };
         if action == Action::Idle {
             self.threads[local as usize].idle = true;
@@ -454,7 +468,10 @@ impl Suite {
         self.session.begin(now, stmt, io);
         self.stmt_busy = true;
         match self.session.next_call(None) {
-            Some(c) => Action::Call(c),
+            Some(c) => {
+                self.crossing = true;
+                Action::Call(c)
+            }
             None => self.sqlite_next(now, p, None, io),
         }
     }

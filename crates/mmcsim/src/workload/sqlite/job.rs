@@ -23,6 +23,10 @@ pub struct SqliteJob {
     busy: bool,
     think: Ns,
     done: bool,
+    /// The call just returned by [`SqliteJob::next`] is its statement's
+    /// first: the app crossed into native code for it (JNI, once per
+    /// statement).
+    crossing: bool,
 }
 
 impl SqliteJob {
@@ -61,6 +65,7 @@ impl SqliteJob {
             busy: false,
             think: us_to_ns(spec.think_time_us),
             done: false,
+            crossing: false,
         }
     }
 
@@ -74,9 +79,16 @@ impl SqliteJob {
         self.done
     }
 
+    /// True when the call [`SqliteJob::next`] just returned starts a
+    /// statement (the app's one JNI crossing for it).
+    pub fn crossing(&self) -> bool {
+        self.crossing
+    }
+
     /// The thread's next action at `now`; `ret` is its previous call's
     /// return value.
     pub fn next(&mut self, now: Ns, ret: Option<i64>, io: IoMark) -> Action {
+        self.crossing = false;
         if self.busy {
             if let Some(c) = self.session.next_call(ret) {
                 return Action::Call(c);
@@ -94,7 +106,10 @@ impl SqliteJob {
         self.session.begin(now, stmt, io);
         self.busy = true;
         match self.session.next_call(None) {
-            Some(c) => Action::Call(c),
+            Some(c) => {
+                self.crossing = true;
+                Action::Call(c)
+            }
             None => self.next(now, None, io),
         }
     }
