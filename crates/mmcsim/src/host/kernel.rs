@@ -17,7 +17,7 @@ use crate::types::{Ns, Op, SECTORS_PER_PAGE};
 pub(super) struct HostKernel<'a, 'b, E> {
     pub cache: &'a mut PageCache,
     pub ios: &'a mut Slab<PageIo>,
-    pub tasks: &'a mut [Task],
+    pub tasks: &'a [Task],
     pub calls: &'a mut Slab<Call>,
     pub cpu: &'a SharedCpu,
     pub max_bio_sectors: u32,

@@ -36,8 +36,10 @@ use crate::stats::report::{CallKind, Collector, Layer};
 use crate::types::{Ns, Op, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES};
 
 /// Owner tag bit of the host's bios: the bio moves page-cache pages
-/// (read-ahead, writeback, metadata) or is the journal thread's.
+/// (read-ahead, writeback, metadata) or is the file system's own
+/// ([`FS_IO`]).
 pub const PAGE_IO: u32 = 1 << 31;
+const _: () = assert!(FS_IO & PAGE_IO != 0, "a file system's bios are page I/O");
 /// The most bytes one `read()`/`write()` moves (`MAX_RW_COUNT` =
 /// `INT_MAX & PAGE_MASK`, include/linux/fs.h): `rw_verify_area` clamps a
 /// longer count to it, so the call returns a short count.
@@ -214,7 +216,7 @@ impl Host {
         let mut k = HostKernel {
             cache: &mut self.cache,
             ios: &mut self.ios,
-            tasks: &mut self.tasks,
+            tasks: &self.tasks,
             calls: &mut self.calls,
             cpu: &self.cpu,
             max_bio_sectors: self.max_bio_sectors,
@@ -508,8 +510,8 @@ impl Host {
     /// system `generic_write_checks` (a write at or past its `s_maxbytes`,
     /// [`FileSystem::max_bytes`]: EFBIG, else clamped to it), the read
     /// clamped to the file size, and a write shortened to the blocks the
-    /// file system can still reserve (none: ENOSPC). Returns the offset and the bytes
-    /// the call moves.
+    /// file system can still reserve (none: ENOSPC). Returns the offset
+    /// and the bytes the call moves.
     fn rw_checks(
         &self,
         t: u32,
