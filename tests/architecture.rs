@@ -225,3 +225,75 @@ fn the_checker_sees_an_upward_import() {
     let root_refs = referenced_modules("use super::host::Host;", true);
     assert_eq!(root_refs, vec!["host"]);
 }
+
+/// The host core's files: `crates/mmcsim/src/host/*.rs`, not the file
+/// systems under `host/fs/`.
+fn host_core_files() -> Vec<PathBuf> {
+    let dir = root().join("crates/mmcsim/src/host");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "rs"))
+        .filter(|p| !is_test_fixture(p))
+        .collect();
+    files.sort();
+    assert!(files.len() > 5, "host core files under {}", dir.display());
+    files
+}
+
+#[test]
+fn the_host_core_names_no_file_system_implementation() {
+    // System calls, descriptors, page cache, read-ahead and writeback
+    // reach a file system only through host::fs::FileSystem; ext4 and its
+    // journal are plug-ins the registry (host/fs/mod.rs) builds.
+    let mut violations = Vec::new();
+    for f in host_core_files() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in code_lines(&text) {
+            let lower = line.to_ascii_lowercase();
+            if lower.contains("ext4") || lower.contains("jbd2") {
+                violations.push(format!("{}:{n}: {}", f.display(), line.trim()));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "the host core names a file system implementation (use host::fs::FileSystem):\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn file_systems_reach_the_host_core_only_through_the_kernel_interface() {
+    // A file system sees the page cache, the system-call types and the
+    // host::fs::Kernel the host lends; never the host stage, its tasks or
+    // calls, the flusher or the host's events.
+    let dir = root().join("crates/mmcsim/src/host/fs");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    files.sort();
+    let forbidden = [
+        "::stage",
+        "::task",
+        "::call::",
+        "::call;",
+        "::flusher",
+        "HostKernel",
+        "HostEvent",
+        "Below",
+    ];
+    let mut violations = Vec::new();
+    for f in files.iter().filter(|f| !is_test_fixture(f)) {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in code_lines(&text) {
+            if let Some(w) = forbidden.iter().find(|w| line.contains(*w)) {
+                violations.push(format!("{}:{n}: `{w}` in {}", f.display(), line.trim()));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "a file system reaches into the host core:\n{}",
+        violations.join("\n")
+    );
+}

@@ -130,7 +130,9 @@ fn a_truncated_journaled_page_leaves_the_checkpoint_list() {
     let r = Simulation::new(sc)
         .and_then(|s| s.run(RunOptions::default()))
         .expect("the run completes");
-    let fs = r.fs.expect("ext4 report");
+    let Some(mmcsim::host::fs::FsReport::Ext4(fs)) = r.fs else {
+        panic!("an ext4 report");
+    };
     assert!(fs.stats.checkpoints > 0, "{:?}", fs.stats);
     assert!(fs.stats.data_blocks_journaled > 0, "{:?}", fs.stats);
     // Simulated time stays that of 11 small transactions, not the clock's

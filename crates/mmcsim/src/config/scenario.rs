@@ -396,7 +396,7 @@ impl Scenario {
         self.validate_sqlite(source)?;
         if let Some(fs) = &self.fs {
             fs.validate().map_err(|e| e.to_string()).or_else(bad)?;
-            let min = crate::host::fs::ext4::Ext4::min_blocks(fs).div_ceil(256);
+            let min = crate::host::fs::min_blocks(fs).div_ceil(256);
             if let Some(s) = fs.partition_size_mib.filter(|&s| s < min) {
                 return bad(format!(
                     "fs.partition_size_mib = {s}: expected at least {min} MiB, the smallest ext4 with these options (one block group's superblock, group descriptors, bitmaps and inode table, the journal, the root directory and lost+found)"

@@ -28,8 +28,11 @@ impl Host {
         if self.calls.len() > limit {
             let _ = write!(s, "\n  ... and {} more", self.calls.len() - limit);
         }
-        if let Some(j) = self.mount.ext4().and_then(|fs| fs.journal()) {
-            let _ = write!(s, "\n  {}; {}", self.kj.describe(), j.describe());
+        if let super::vfs::Mount::Fs(fs) = &self.mount {
+            let state = fs.describe();
+            if !state.is_empty() {
+                let _ = write!(s, "\n  {state}");
+            }
         }
         s
     }

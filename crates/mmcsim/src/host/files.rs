@@ -5,6 +5,13 @@ use super::page_cache::{FileId, PageCache};
 use crate::error::{Error, Result};
 use crate::types::{PAGE_BYTES, SECTORS_PER_PAGE};
 
+/// The largest file offset the raw layout accepts in `lseek` and
+/// `ftruncate`, bytes. The layout has no superblock and so no
+/// `s_maxbytes` of its own; it keeps the limit of ext4 with 4 KiB blocks
+/// (2^32 − 1 blocks, fs/ext4/super.c `ext4_max_size`) that these calls
+/// have always checked, so a raw run behaves as before.
+pub const RAW_MAX_BYTES: u64 = ((1u64 << 32) - 1) * PAGE_BYTES;
+
 /// A file laid out on the device.
 #[derive(Clone, Debug)]
 pub struct File {

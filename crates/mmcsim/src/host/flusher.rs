@@ -6,10 +6,10 @@
 //! while writes are congested. Throttled writers wake when dirty + writeback
 //! pages fall below the `dirty_ratio` threshold.
 
-use super::fs::jbd2::Buf;
 use super::page_cache::FileId;
 use super::stage::{Below, Host, HostEvent, HostEvents, Notify};
 use crate::block::request::Bio;
+use crate::driver::DeviceTimes;
 use crate::engine::EventQueue;
 use crate::types::{IoPrio, Ns, Op, SECTORS_PER_PAGE};
 
@@ -92,13 +92,12 @@ impl Host {
         if periodic && workload_running && wb.writeback_interval_ns() > 0 {
             b.q.at(now + wb.writeback_interval_ns(), HostEvent::FlusherTick);
         }
-        if self.has_journal() {
-            // Delayed allocation at writeback changed metadata.
-            self.after_fs_change(now, b);
-        }
+        // Delayed allocation at writeback changed metadata.
+        self.after_fs_change(now, b);
     }
 
-    /// A writeback bio finished: clean its pages and wake throttled
+    /// A writeback bio finished on the request that ran at `times`: clean
+    /// its pages, tell the file system they are home, and wake throttled
     /// writers once below the limit.
     pub(super) fn writeback_done<E: HostEvents>(
         &mut self,
@@ -106,10 +105,13 @@ impl Host {
         fid: FileId,
         first: u64,
         pages: u32,
+        times: DeviceTimes,
         b: &mut Below<E>,
     ) {
         self.cache.complete_write(fid, first, pages);
-        self.fs_pages_written(fid, first, pages);
+        if let Some(fs) = self.mount.fs_mut() {
+            fs.pages_written(fid, first, pages, times);
+        }
         if !self.throttled.is_empty() && !self.cache.over_dirty_limit(&self.wb) {
             for t in std::mem::take(&mut self.throttled) {
                 let wake = self.cpu.with(|c| c.wake_thread(t, now));
@@ -125,51 +127,6 @@ impl Host {
         if !self.wb_waiters.is_empty() {
             self.wake_drained(now, fid, b);
         }
-        if self.has_journal() {
-            self.jbd2_progress(now, b);
-        }
-    }
-
-    /// Pages of `fid` reached their home location: metadata written in
-    /// place (block-device mapping) and journaled data leave the
-    /// checkpoint lists.
-    fn fs_pages_written(&mut self, fid: FileId, first: u64, pages: u32) {
-        let Some(fs) = self.mount.ext4_mut() else {
-            return;
-        };
-        let bdev = fs.bdev();
-        let journals_data = fs.config().journals_data();
-        if fid == bdev {
-            fs.stats.metadata_blocks_written_in_place += pages as u64;
-        } else if !journals_data {
-            return;
-        }
-        let ino_blocks: Vec<(u64, u64)> = if fid == bdev {
-            (first..first + pages as u64).map(|p| (p, p)).collect()
-        } else {
-            let mut runs = Vec::new();
-            fs.map_pages(fid, first, pages as u64, &mut runs);
-            runs.iter()
-                .filter_map(|r| r.sector.map(|s| (r.page, r.pages, s)))
-                .flat_map(|(p, n, s)| {
-                    let blk0 = (s - fs.sector_of(0)) / SECTORS_PER_PAGE;
-                    (0..n).map(move |k| (p + k, blk0 + k))
-                })
-                .collect()
-        };
-        if let Some(j) = fs.journal_mut() {
-            for (page, blk) in ino_blocks {
-                let buf = if fid == bdev {
-                    Buf::Meta(blk)
-                } else {
-                    Buf::Data {
-                        file: fid,
-                        page,
-                        blk,
-                    }
-                };
-                j.written_home(&buf);
-            }
-        }
+        self.with_fs(b, |fs, k| fs.writeback_progress(now, k));
     }
 }

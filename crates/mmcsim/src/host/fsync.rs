@@ -1,24 +1,20 @@
-//! Making data durable: `fsync`/`fdatasync` (`ext4_sync_file`, or the raw
-//! layout's writeback plus a cache flush), `O_SYNC`/`O_DSYNC` writes
-//! (`generic_write_sync`), and `sync()`.
+//! Making data durable: `fsync`/`fdatasync` (`vfs_fsync` into the file
+//! system, or the raw layout's writeback plus a cache flush),
+//! `O_SYNC`/`O_DSYNC` writes (`generic_write_sync`), and `sync()`.
 //!
-//! On ext4 with a journal, reference android-workloads.md §4.2:
+//! On a file system (reference android-workloads.md §4.2 for ext4):
 //! 1. the file's dirty pages are written and waited for — including pages
 //!    the flusher already has under writeback (`filemap_write_and_wait`);
-//! 2. when the inode's relevant change (`i_sync_tid` for fsync,
-//!    `i_datasync_tid` for fdatasync) is not yet committed, JBD2 commits
-//!    it and the caller waits (`jbd2_complete_transaction`); the commit
-//!    sends the cache flush;
-//! 3. otherwise one cache flush (`blkdev_issue_flush`, barrier=1).
-//!
-//! Without a journal: data, then the inode's metadata blocks written in
-//! place (and, for a new inode, its directory's), then a flush.
+//! 2. the file system says what remains ([`crate::host::fs::FileSystem::fsync`]): wait for
+//!    it (ext4: the JBD2 commit of the inode's transaction, which sends
+//!    the cache flush), write metadata blocks in place then flush (ext4
+//!    without a journal), or only the cache flush
+//!    ([`crate::host::fs::FileSystem::sync_flush`]: ext4's `barrier=1`).
 
-use super::fs::jbd2::Buf;
+use super::fs::FsyncPlan;
 use super::stage::{Below, Host, HostEvent, HostEvents, Notify};
 use super::syscall::Fd;
 use super::task::{Node, Phase};
-use super::vfs::Mount;
 use crate::stats::report::CallKind;
 use crate::types::{Ns, Op};
 
@@ -43,14 +39,14 @@ impl Host {
             CallKind::Fsync
         };
         if self.tasks[t as usize].file(fd).is_none() {
-            return self.fail(now, t, kind, super::fs::ext4::Errno::BadF, b);
+            return self.fail(now, t, kind, super::errno::Errno::BadF, b);
         }
         let call = self.calls.insert(super::call::Call::new(now, t, kind, 0));
         let task = &mut self.tasks[t as usize];
         task.fd = fd;
         task.ret = 0;
         task.call = Some(call);
-        task.phase = if self.mount.ext4().is_some() {
+        task.phase = if self.mount.fs().is_some() {
             Phase::SyncData { datasync }
         } else {
             Phase::Fsync
@@ -104,8 +100,8 @@ impl Host {
         n
     }
 
-    /// `ext4_sync_file` step 1 (and its resumption): write the file's
-    /// dirty pages, wait until none is under writeback, then go on.
+    /// `fsync` step 1 on a file system (and its resumption): write the
+    /// file's dirty pages, wait until none is under writeback, then go on.
     pub(super) fn sync_data_step<E: HostEvents>(
         &mut self,
         now: Ns,
@@ -126,8 +122,8 @@ impl Host {
         self.sync_after_data(now, t, datasync, b);
     }
 
-    /// `ext4_sync_file` after the data: commit, in-place metadata, or a
-    /// flush.
+    /// `fsync` after the data: what the file system says remains — wait
+    /// for it, metadata blocks in place, or the cache flush.
     fn sync_after_data<E: HostEvents>(
         &mut self,
         now: Ns,
@@ -135,30 +131,25 @@ impl Host {
         datasync: bool,
         b: &mut Below<E>,
     ) {
-        let Node::Ext4(ino) = self.tasks[t as usize].cur().node else {
-            unreachable!("ext4 sync of a raw file")
+        let Node::Inode(ino) = self.tasks[t as usize].cur().node else {
+            unreachable!("file-system sync of a raw file")
         };
-        let Mount::Ext4(fs) = &mut self.mount else {
-            unreachable!("ext4 sync without ext4")
-        };
-        let barrier = fs.config().barrier;
-        let journals_data = fs.config().journals_data();
-        let (sync_tid, datasync_tid) = (fs.inode(ino).sync_tid, fs.inode(ino).datasync_tid);
-        match fs.journal_mut() {
-            None => {
-                // generic_file_fsync: the inode's buffers in place.
-                let mut blocks = Vec::new();
-                fs.inode_sync_blocks(ino, &mut blocks);
-                let bdev = fs.bdev();
+        let plan = self
+            .with_fs(b, |fs, k| fs.fsync(ino, datasync, t, now, k))
+            .expect("file-system sync without a file system");
+        match plan {
+            FsyncPlan::Wait => self.tasks[t as usize].phase = Phase::SyncWait,
+            FsyncPlan::Flush => self.sync_barrier(now, t, b),
+            FsyncPlan::InPlace { mapping, blocks } => {
                 let call = self.tasks[t as usize].call.expect("sync has a call");
                 let template = self.tasks[t as usize].bio(t, Op::Write, 0, 0, 0);
                 let mut bios = std::mem::take(&mut self.tasks[t as usize].pending_bios);
                 let mut n = 0;
                 for blk in blocks {
-                    if self.cache.take_dirty_page(bdev, blk) {
+                    if self.cache.take_dirty_page(mapping, blk) {
                         n += self.write_bios(
                             now,
-                            bdev,
+                            mapping,
                             blk,
                             1,
                             template,
@@ -177,43 +168,17 @@ impl Host {
                     self.sync_barrier(now, t, b);
                 }
             }
-            Some(j) => {
-                let tid = if journals_data {
-                    // ext4_force_commit: everything logged so far.
-                    if j.running().is_empty() {
-                        j.committing_tid().unwrap_or(j.committed_tid())
-                    } else {
-                        j.running_tid()
-                    }
-                } else if datasync {
-                    datasync_tid
-                } else {
-                    sync_tid
-                };
-                if j.request(tid) {
-                    // jbd2_trans_will_send_data_barrier: the commit flushes.
-                    fs.stats.syncs_committed += 1;
-                    self.tasks[t as usize].phase = Phase::SyncCommit { barrier: false };
-                    self.kj.waiters.push((t, tid));
-                    self.jbd2_kick(now, b);
-                } else {
-                    fs.stats.syncs_flush_only += 1;
-                    self.tasks[t as usize].phase = Phase::SyncCommit { barrier };
-                    self.sync_barrier(now, t, b);
-                }
-            }
         }
     }
 
-    /// The final cache flush of a sync (barrier=1), or the return.
+    /// The final cache flush of a sync (always on the raw layout; on a
+    /// file system when it flushes, [`crate::host::fs::FileSystem::sync_flush`]), or the
+    /// return.
     pub(super) fn sync_barrier<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) {
-        let barrier = self.mount.ext4().is_none_or(|fs| fs.config().barrier);
-        if !barrier {
+        let flush = self.mount.fs_mut().is_none_or(|fs| fs.sync_flush());
+        if !flush {
             b.q.at(now, HostEvent::Return(t));
             return;
-        }
-        if let Some(fs) = self.mount.ext4_mut() {
-            fs.stats.flushes_issued += 1;
         }
         let call = self.tasks[t as usize].call.expect("sync has a call");
         self.tasks[t as usize].phase = Phase::SyncFlush;
@@ -263,9 +228,9 @@ impl Host {
     }
 
     /// `sync()` steps: 0 write back every file's data and wait
-    /// (`sync_inodes_sb`); 1 commit the running transaction and wait
-    /// (`ext4_sync_fs`); 2 write the block-device mapping — metadata in
-    /// place — and wait (`sync_blockdev`); 3 flush.
+    /// (`sync_inodes_sb`); 1 the file system's `sync_fs` (ext4: commit the
+    /// running transaction) and wait; 2 write the block-device mapping —
+    /// metadata in place — and wait (`sync_blockdev`); 3 flush.
     pub(super) fn sync_all_step<E: HostEvents>(
         &mut self,
         now: Ns,
@@ -276,7 +241,7 @@ impl Host {
         let call = self.tasks[t as usize].call.expect("sync has a call");
         match n {
             0 => {
-                let bdev = self.mount.ext4().map(|fs| fs.bdev());
+                let bdev = self.mount.fs().and_then(|fs| fs.metadata_mapping());
                 let mut files = Vec::new();
                 self.cache.files_to_write(now, 0, &mut files);
                 for f in files {
@@ -295,26 +260,14 @@ impl Host {
             }
             1 => {
                 self.tasks[t as usize].phase = Phase::SyncAll(2);
-                let tid = self.mount.ext4_mut().and_then(|fs| {
-                    let j = fs.journal_mut()?;
-                    let tid = if j.running().is_empty() {
-                        j.committing_tid()?
-                    } else {
-                        j.running_tid()
-                    };
-                    j.request(tid).then_some(tid)
-                });
-                match tid {
-                    Some(tid) => {
-                        self.kj.waiters.push((t, tid));
-                        self.jbd2_kick(now, b);
-                    }
-                    None => self.sync_all_step(now, t, 2, b),
+                let waits = self.with_fs(b, |fs, k| fs.sync_fs(t, now, k));
+                if waits != Some(true) {
+                    self.sync_all_step(now, t, 2, b);
                 }
             }
             2 => {
                 self.tasks[t as usize].phase = Phase::SyncAll(3);
-                if let Some(bdev) = self.mount.ext4().map(|fs| fs.bdev()) {
+                if let Some(bdev) = self.mount.fs().and_then(|fs| fs.metadata_mapping()) {
                     self.sync_writeback(now, t, bdev, call, b);
                 }
                 if self.cache.writeback_pages() > 0 {
@@ -327,14 +280,5 @@ impl Host {
             }
             _ => self.sync_barrier(now, t, b),
         }
-    }
-
-    /// Whether metadata buffer `blk` of the block device waits for a
-    /// checkpoint (for tests and reports).
-    pub fn on_checkpoint(&self, blk: u64) -> bool {
-        self.mount
-            .ext4()
-            .and_then(|fs| fs.journal())
-            .is_some_and(|j| j.on_checkpoint(&Buf::Meta(blk)))
     }
 }

@@ -1,18 +1,21 @@
 //! The host side of the storage path: application threads' system calls
 //! ([`Host`], [`Syscall`]) with per-task descriptor tables, the mounted
-//! files — raw contiguous extents ([`files`]) or an ext4 file system with
-//! its JBD2 journal ([`fs`]) — the page cache with Linux on-demand
-//! read-ahead, dirty-page tracking and the writeback flusher, the journal
-//! thread, and the host CPU costs of each step ([`cost`]). The host submits
+//! files — raw contiguous extents ([`files`]) or a file system behind the
+//! [`fs::FileSystem`] interface (ext4 with its JBD2 journal and journal
+//! thread, [`fs`]) — the page cache with Linux on-demand read-ahead,
+//! dirty-page tracking and the writeback flusher, and the host CPU costs
+//! of each step ([`cost`]). The host core talks to the file system only
+//! through that trait, and the file system to the host only through
+//! [`fs::Kernel`]. The host submits
 //! bios to the block stage below and takes their completions back through
 //! [`Host::bio_done`]; a returning call is handed up to the workload.
 //!
 //! Contract:
 //! * Files are page-cache mappings of 4 KiB pages identified by
 //!   [`FileId`]; the host maps file pages to device sectors through the
-//!   mount ([`Mount::map_pages`]). ext4 metadata blocks live in the cache
-//!   too, in the block-device mapping (page = block number), like the
-//!   kernel's buffer heads.
+//!   mount ([`Mount::map_pages`]). File-system metadata blocks live in the
+//!   cache too, in the block-device mapping (page = block number), like
+//!   the kernel's buffer heads.
 //! * [`PageCache::read_step`] walks a buffered `read()` page by page like
 //!   `do_generic_file_read`, returning the I/O to submit and the page to wait
 //!   for; the caller completes reads with [`PageCache::complete_read`].
@@ -25,11 +28,12 @@
 pub mod call;
 pub mod cost;
 mod diag;
+pub mod errno;
 pub mod files;
 mod flusher;
 pub mod fs;
 mod fsync;
-mod kjournald;
+mod kernel;
 mod namei;
 pub mod page_cache;
 mod page_ops;
@@ -41,9 +45,9 @@ pub mod vfs;
 pub mod writeback;
 
 pub use call::Call;
+pub use errno::Errno;
 pub use files::{File, FileSpec, Files};
 pub use flusher::FLUSHER_PID;
-pub use kjournald::JBD2_PID;
 pub use stage::{Below, Host, HostEvent, HostEvents, HOST_CALLS, MAX_RW_COUNT, PAGE_IO};
 pub use syscall::{Access, Fd, OpenFlags, Syscall, Whence};
 pub use task::Task;

@@ -1,12 +1,13 @@
 //! The namespace and descriptor calls: `open`/`creat`, `close`, `lseek`,
 //! `ftruncate`, `unlink`, `rmdir`, `rename`, `mkdir`. They change metadata that is
 //! cached (no I/O of their own): the call costs the system-call time and
-//! its metadata updates join the running transaction (ext4) to be written
-//! by a later commit, as reference §4.2 notes for `ftruncate`/`unlink`.
+//! the file system records its metadata updates (ext4: in the running
+//! transaction, written by a later commit, as reference §4.2 notes for
+//! `ftruncate`/`unlink`). The namespace itself is the file system's
+//! ([`super::fs::FileSystem`]); the raw layout has fixed files only.
 
 use super::call::Call;
-use super::fs::ext4::inode::Kind;
-use super::fs::ext4::{Errno, S_MAXBYTES};
+use super::errno::Errno;
 use super::stage::{Below, Host, HostEvent, HostEvents};
 use super::syscall::{OpenFlags, Syscall, Whence};
 use super::task::{Node, OpenFile};
@@ -28,9 +29,7 @@ impl Host {
             _ => unreachable!("data calls are served elsewhere"),
         };
         let ret = self.namei_apply(now, t, sc);
-        if self.mount.ext4().is_some() {
-            self.after_fs_change(now, b);
-        }
+        self.after_fs_change(now, b);
         let call = self.calls.insert(Call::new(now, t, kind, 0));
         let task = &mut self.tasks[t as usize];
         task.call = Some(call);
@@ -48,12 +47,8 @@ impl Host {
             Syscall::Open { path, flags } => self.open_apply(now, t, &path, flags),
             Syscall::Close { fd } => {
                 let of = self.tasks[t as usize].remove(fd).ok_or(Errno::BadF)?;
-                if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, of.node) {
-                    let i = fs.inode_mut(ino);
-                    i.open -= 1;
-                    if i.open == 0 && i.nlink == 0 {
-                        fs.evict(ino, cache, now);
-                    }
+                if let (Mount::Fs(fs), Node::Inode(ino)) = (&mut self.mount, of.node) {
+                    fs.close(ino, cache, now);
                 }
                 Ok(0)
             }
@@ -66,9 +61,10 @@ impl Host {
                     Whence::End => self.mount.size(of.node) as i64,
                 };
                 // vfs_setpos: below 0 or past s_maxbytes is EINVAL.
+                let max = self.mount.max_bytes();
                 let pos = base
                     .checked_add(offset)
-                    .filter(|p| *p >= 0 && *p as u64 <= S_MAXBYTES)
+                    .filter(|p| *p >= 0 && *p as u64 <= max)
                     .ok_or(Errno::Inval)?;
                 self.tasks[t as usize].file_mut(fd).expect("checked").pos = pos as u64;
                 Ok(pos)
@@ -84,44 +80,32 @@ impl Host {
                 if !of.flags.access.writes() {
                     return Err(Errno::Inval);
                 }
-                if len > S_MAXBYTES {
+                if len > self.mount.max_bytes() {
                     return Err(Errno::FBig);
                 }
                 match (&mut self.mount, of.node) {
-                    (Mount::Ext4(fs), Node::Ext4(ino)) => {
-                        fs.truncate(ino, len, cache, now);
+                    (Mount::Fs(fs), Node::Inode(ino)) => {
+                        fs.truncate(ino, len, cache, now)?;
                         Ok(0)
                     }
                     _ => Err(Errno::NotSupported),
                 }
             }
             Syscall::Unlink { path } | Syscall::Rmdir { path } => {
-                let fs = self.mount.ext4_mut().ok_or(Errno::NotSupported)?;
-                let comps = components(&path)?;
-                let (dir, name) = fs.parent(&comps)?;
-                let is_dir = fs.inode(fs.lookup(&comps)?).kind == Kind::Dir;
-                match (rmdir, is_dir) {
-                    (false, true) => return Err(Errno::IsDir),
-                    (true, false) => return Err(Errno::NotDir),
-                    _ => {}
-                }
-                fs.unlink(dir, name, cache, now)?;
+                let fs = self.mount.fs_mut().ok_or(Errno::NotSupported)?;
+                fs.unlink(&components(&path)?, rmdir, cache, now)?;
                 Ok(0)
             }
             Syscall::Rename { from, to } => {
-                let fs = self.mount.ext4_mut().ok_or(Errno::NotSupported)?;
+                let fs = self.mount.fs_mut().ok_or(Errno::NotSupported)?;
                 let fc = components(&from)?;
                 let tc = components(&to)?;
-                let (fd, fname) = fs.parent(&fc)?;
-                let (td, tname) = fs.parent(&tc)?;
-                fs.rename(fd, fname, td, tname, pid, cache, now)?;
+                fs.rename(&fc, &tc, pid, cache, now)?;
                 Ok(0)
             }
             Syscall::Mkdir { path } => {
-                let fs = self.mount.ext4_mut().ok_or(Errno::NotSupported)?;
-                let comps = components(&path)?;
-                let (dir, name) = fs.parent(&comps)?;
-                fs.create(dir, name, Kind::Dir, pid, cache, now)?;
+                let fs = self.mount.fs_mut().ok_or(Errno::NotSupported)?;
+                fs.mkdir(&components(&path)?, pid, cache, now)?;
                 Ok(0)
             }
             _ => unreachable!("data calls are served elsewhere"),
@@ -137,30 +121,9 @@ impl Host {
             Mount::Raw(_) if flags.creat && flags.excl => return Err(Errno::Exist),
             Mount::Raw(_) if flags.trunc => return Err(Errno::NotSupported),
             m @ Mount::Raw(_) => m.lookup(path)?,
-            Mount::Ext4(fs) => {
-                let comps = components(path)?;
-                let ino = match fs.lookup(&comps) {
-                    Ok(_) if flags.creat && flags.excl => return Err(Errno::Exist),
-                    Ok(ino) => {
-                        // may_open: a directory opens read-only
-                        // (O_TRUNC asks for write access).
-                        let writes = flags.access.writes() || flags.trunc || flags.creat;
-                        if fs.inode(ino).kind == Kind::Dir && writes {
-                            return Err(Errno::IsDir);
-                        }
-                        if flags.trunc && fs.inode(ino).size > 0 {
-                            fs.truncate(ino, 0, cache, now);
-                        }
-                        ino
-                    }
-                    Err(Errno::NoEnt) if flags.creat => {
-                        let (dir, name) = fs.parent(&comps)?;
-                        fs.create(dir, name, Kind::File, pid, cache, now)?
-                    }
-                    Err(e) => return Err(e),
-                };
-                fs.inode_mut(ino).open += 1;
-                (Node::Ext4(ino), fs.inode(ino).mapping)
+            Mount::Fs(fs) => {
+                let ino = fs.open(&components(path)?, flags, pid, cache, now)?;
+                (Node::Inode(ino), fs.mapping(ino))
             }
         };
         let fd = self.tasks[t as usize].install(OpenFile {

@@ -1,8 +1,8 @@
 //! The host stage: application threads' system calls served through the
 //! VFS, the page cache (buffered reads with read-ahead, buffered writes,
-//! O_SYNC, O_DIRECT), the mounted file system (raw extents or ext4 with
-//! JBD2), the writeback flusher and the journal thread, and the host CPU
-//! costs of each step. It submits bios to the block stage below and takes
+//! O_SYNC, O_DIRECT), the mounted files (raw extents or a file system
+//! behind [`FileSystem`]), the writeback flusher, and the host CPU costs of
+//! each step. It submits bios to the block stage below and takes
 //! their completions back through [`Host::bio_done`].
 //!
 //! A buffered read walks the page cache like `do_generic_file_read`:
@@ -14,13 +14,14 @@
 //! Owner tags of the host's bios: below [`HOST_CALLS`], the id of the call
 //! that waits for the bio; [`PAGE_IO`] plus an index into the table of
 //! page-cache I/O in flight (which mapping and pages a bio moves, and whom
-//! to tell); [`PAGE_IO`] | `JBD2_IO` for the journal thread's log writes
-//! and flushes.
+//! to tell); [`FS_IO`] for the file system's own bios (the journal
+//! thread's log writes and flushes), whose completions go to
+//! [`FileSystem::bio_done`].
 
 use super::call::Call;
-use super::fs::ext4::inode::Kind;
-use super::fs::ext4::{Errno, PageRun, S_MAXBYTES};
-use super::kjournald::Kjournald;
+use super::errno::Errno;
+use super::fs::{FileSystem, FsEvent, Kernel, PageRun, FS_IO};
+use super::kernel::{page_write_bios, HostKernel};
 use super::page_cache::{FileId, PageCache, PageCacheStats, ReadPlan, ReadStep};
 use super::syscall::{Fd, Syscall};
 use super::task::{AfterIo, Node, OpenFile, Phase, Task};
@@ -35,10 +36,10 @@ use crate::stats::report::{CallKind, Collector, Layer};
 use crate::types::{Ns, Op, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES};
 
 /// Owner tag bit of the host's bios: the bio moves page-cache pages
-/// (read-ahead, writeback, metadata) or is the journal thread's.
+/// (read-ahead, writeback, metadata) or is the file system's own
+/// ([`FS_IO`]).
 pub const PAGE_IO: u32 = 1 << 31;
-/// Owner low bits of the journal thread's own bios (log blocks, flushes).
-pub(super) const JBD2_IO: u32 = PAGE_IO - 2;
+const _: () = assert!(FS_IO & PAGE_IO != 0, "a file system's bios are page I/O");
 /// The most bytes one `read()`/`write()` moves (`MAX_RW_COUNT` =
 /// `INT_MAX & PAGE_MASK`, include/linux/fs.h): `rw_verify_area` clamps a
 /// longer count to it, so the call returns a short count.
@@ -59,10 +60,9 @@ pub enum HostEvent {
     SubmitPlug(u32),
     /// The writeback flusher wakes up.
     FlusherTick,
-    /// The journal thread's prepared bios reach the block layer.
-    Jbd2Submit,
-    /// The `commit=` timer of transaction `tid` expires.
-    CommitTimer(u64),
+    /// An event of the mounted file system (its kernel threads' bios, its
+    /// timers).
+    Fs(FsEvent),
     /// One of a task's asynchronous I/Os completed and the task has reaped
     /// it (`io_getevents`).
     Reaped(u32),
@@ -141,8 +141,6 @@ pub struct Host {
     pub(super) runs: Vec<PageRun>,
     /// Largest bio, sectors (`max_sectors_kb` × 2).
     pub(super) max_bio_sectors: u32,
-    /// The journal thread (ext4 with a journal).
-    pub(super) kj: Kjournald,
     /// Tasks in `io_getevents`: `(task, 0)` asleep, waiting for an
     /// asynchronous I/O; `(task, t)` being woken, running from `t` ns.
     aio_sleepers: Vec<(u32, Ns)>,
@@ -151,8 +149,8 @@ pub struct Host {
 impl Host {
     /// A host with `cache` holding the files of `mount`, the given costs
     /// and writeback policy, and no tasks yet; `flusher` says whether the
-    /// writeback flusher runs (always with ext4, whose metadata is written
-    /// back); bios are at most `max_bio_sectors` long.
+    /// writeback flusher runs (always with a file system, whose metadata
+    /// is written back); bios are at most `max_bio_sectors` long.
     pub fn new(
         cpu: SharedCpu,
         cache: PageCache,
@@ -161,7 +159,7 @@ impl Host {
         flusher: bool,
         max_bio_sectors: u32,
     ) -> Host {
-        let flusher = flusher || mount.ext4().is_some();
+        let flusher = flusher || mount.fs().is_some();
         Host {
             cpu,
             cache,
@@ -181,29 +179,57 @@ impl Host {
             plan: ReadPlan::default(),
             runs: Vec::with_capacity(8),
             max_bio_sectors,
-            kj: Kjournald::default(),
             aio_sleepers: Vec::new(),
         }
     }
 
     /// Creates the kernel side of the next application thread; returns its
     /// thread index. The flusher's index follows the last task, then the
-    /// journal thread's.
+    /// file system's kernel threads' (the journal thread).
     pub fn add_task(&mut self, task: Task) -> u32 {
         self.tasks.push(task);
         self.flusher_thread = self.tasks.len() as u32;
-        self.kj.thread = self.flusher_thread + 1;
+        if let Some(fs) = self.mount.fs_mut() {
+            fs.set_first_thread(self.flusher_thread + 1);
+        }
         self.tasks.len() as u32 - 1
     }
 
     /// Thread indices the host uses: its tasks and, when they run, the
-    /// flusher and the journal thread.
+    /// flusher and the file system's kernel threads.
     pub fn threads(&self) -> u32 {
-        self.tasks.len() as u32 + self.flusher as u32 + self.has_journal() as u32
+        let fs_threads = self.mount.fs().map_or(0, |fs| fs.threads());
+        self.tasks.len() as u32 + self.flusher as u32 + fs_threads
     }
 
-    pub(super) fn has_journal(&self) -> bool {
-        self.mount.ext4().is_some_and(|e| e.journal().is_some())
+    /// Runs `f` on the mounted file system with the [`Kernel`] the host
+    /// lends it (page cache, page I/O, submission, timers, wake-ups);
+    /// `None` on the raw layout.
+    pub(super) fn with_fs<E: HostEvents, R>(
+        &mut self,
+        b: &mut Below<E>,
+        f: impl FnOnce(&mut dyn FileSystem, &mut dyn Kernel) -> R,
+    ) -> Option<R> {
+        let Mount::Fs(fs) = &mut self.mount else {
+            return None;
+        };
+        let mut k = HostKernel {
+            cache: &mut self.cache,
+            ios: &mut self.ios,
+            tasks: &self.tasks,
+            calls: &mut self.calls,
+            cpu: &self.cpu,
+            max_bio_sectors: self.max_bio_sectors,
+            below: b,
+        };
+        Some(f(fs.as_mut(), &mut k))
+    }
+
+    /// After a step that may have changed file-system metadata: the file
+    /// system arms its periodic work and starts what is due
+    /// ([`FileSystem::changed`]).
+    pub(super) fn after_fs_change<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
+        self.with_fs(b, |fs, k| fs.changed(now, k));
     }
 
     /// What is mounted.
@@ -216,30 +242,9 @@ impl Host {
         self.cache.stats()
     }
 
-    /// The file-system report, when ext4 is mounted.
+    /// The file-system report, when a file system is mounted.
     pub fn fs_report(&self) -> Option<super::fs::FsReport> {
-        let fs = self.mount.ext4()?;
-        let l = fs.layout();
-        let mut stats = fs.stats.clone();
-        if let Some(j) = fs.journal() {
-            stats.journal_commits = j.stats.commits;
-            stats.periodic_commits = j.stats.periodic_commits;
-            stats.journal_blocks_written = j.stats.log_blocks;
-            stats.journal_descriptor_blocks = j.stats.descriptor_blocks;
-            stats.journal_wraps = j.stats.wraps;
-            stats.checkpoints = j.stats.checkpoints;
-        }
-        Some(super::fs::FsReport {
-            config: fs.config().clone(),
-            partition_first_sector: fs.sector_of(0),
-            blocks: l.blocks,
-            groups: l.ngroups() as u64,
-            inodes_per_group: l.inodes_per_group,
-            journal_first_block: l.journal_first,
-            journal_blocks: l.journal_blocks,
-            fstrim_blocks: fs.fstrim_blocks,
-            stats,
-        })
+        Some(self.mount.fs()?.report())
     }
 
     /// Calls in progress.
@@ -282,8 +287,8 @@ impl Host {
             .mount
             .lookup(path)
             .map_err(|e| format!("open {path}: errno {}", e.code()))?;
-        if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, node) {
-            fs.inode_mut(ino).open += 1;
+        if let (Mount::Fs(fs), Node::Inode(ino)) = (&mut self.mount, node) {
+            fs.hold(ino);
         }
         Ok(self.tasks[t as usize].install(OpenFile {
             node,
@@ -319,8 +324,9 @@ impl Host {
             HostEvent::Return(t) => return self.call_return(now, t, b),
             HostEvent::SubmitPlug(t) => self.submit_plug(now, t, b),
             HostEvent::FlusherTick => self.flusher_tick(now, workload_running, b),
-            HostEvent::Jbd2Submit => self.jbd2_submit(now, b),
-            HostEvent::CommitTimer(tid) => self.commit_timer(now, tid, b),
+            HostEvent::Fs(ev) => {
+                self.with_fs(b, |fs, k| fs.event(now, ev, k));
+            }
             HostEvent::Reaped(t) => {
                 // The thread runs as it reaps: it no longer sleeps in
                 // io_getevents (it may have gone to sleep after this
@@ -500,12 +506,12 @@ impl Host {
     /// kernel's order: an open descriptor with the access mode (EBADF), not
     /// a directory (EISDIR), `rw_verify_area` (a count or offset that is
     /// negative as `ssize_t`/`loff_t`, or an end that overflows `loff_t`:
-    /// EINVAL; the count clamped to [`MAX_RW_COUNT`]), then on ext4
-    /// `generic_write_checks` (a write at or past [`S_MAXBYTES`]: EFBIG,
-    /// else clamped to it; a read there returns 0), the read clamped to
-    /// the file size, and a write shortened to the blocks the file system
-    /// can still reserve (none: ENOSPC). Returns the offset and the bytes
-    /// the call moves.
+    /// EINVAL; the count clamped to [`MAX_RW_COUNT`]), then on a file
+    /// system `generic_write_checks` (a write at or past its `s_maxbytes`,
+    /// [`FileSystem::max_bytes`]: EFBIG, else clamped to it), the read
+    /// clamped to the file size, and a write shortened to the blocks the
+    /// file system can still reserve (none: ENOSPC). Returns the offset
+    /// and the bytes the call moves.
     fn rw_checks(
         &self,
         t: u32,
@@ -524,8 +530,8 @@ impl Host {
             return Err(Errno::BadF);
         }
         let (node, append) = (of.node, of.flags.append);
-        if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&self.mount, node) {
-            if fs.inode(ino).kind == Kind::Dir {
+        if let (Mount::Fs(fs), Node::Inode(ino)) = (&self.mount, node) {
+            if fs.is_dir(ino) {
                 return Err(Errno::IsDir);
             }
         }
@@ -540,10 +546,10 @@ impl Host {
             return Err(Errno::Inval);
         }
         let bytes = bytes.min(MAX_RW_COUNT);
-        let Mount::Ext4(fs) = &self.mount else {
+        let Mount::Fs(fs) = &self.mount else {
             return Ok((off, bytes));
         };
-        let Node::Ext4(ino) = node else {
+        let Node::Inode(ino) = node else {
             unreachable!("node of another mount")
         };
         if op == Op::Read {
@@ -552,10 +558,11 @@ impl Host {
         if bytes == 0 {
             return Ok((off, 0));
         }
-        if off >= S_MAXBYTES {
+        let max = fs.max_bytes();
+        if off >= max {
             return Err(Errno::FBig);
         }
-        let bytes = bytes.min(S_MAXBYTES - off);
+        let bytes = bytes.min(max - off);
         let direct = of.flags.direct;
         match fs.writable_bytes(ino, off, bytes, !direct, &self.cache) {
             0 => Err(Errno::NoSpc),
@@ -598,7 +605,7 @@ impl Host {
                 let template = task.bio(t, op, sector, (bytes / SECTOR_BYTES) as u32, call);
                 n = split_bio(template, self.max_bio_sectors, &mut bios);
             }
-            (Mount::Ext4(fs), Node::Ext4(ino)) => {
+            (Mount::Fs(fs), Node::Inode(ino)) => {
                 let pid = task.pid;
                 if op == Op::Write {
                     if let Err(e) = fs.direct_write(ino, off, bytes, pid, &mut self.cache, now) {
@@ -617,7 +624,7 @@ impl Host {
                         };
                     }
                 } else {
-                    fs.touch_atime(ino, &mut self.cache, now);
+                    fs.read_done(ino, &mut self.cache, now);
                 }
                 let first = off / PAGE_BYTES;
                 let end = (off + bytes).div_ceil(PAGE_BYTES);
@@ -669,13 +676,7 @@ impl Host {
             Phase::Fsync => self.fsync_step(now, t, b),
             Phase::SyncData { datasync } => self.sync_data_step(now, t, datasync, b),
             Phase::SyncMeta => self.sync_barrier(now, t, b),
-            Phase::SyncCommit { barrier } => {
-                if barrier {
-                    self.sync_barrier(now, t, b)
-                } else {
-                    b.q.at(now, HostEvent::Return(t));
-                }
-            }
+            Phase::SyncWait => b.q.at(now, HostEvent::Return(t)),
             Phase::SyncAll(n) => self.sync_all_step(now, t, n, b),
             Phase::WaitIo | Phase::Throttled | Phase::SyncFlush => {}
         }
@@ -702,8 +703,8 @@ impl Host {
             ReadStep::Done => {
                 let task = &self.tasks[t as usize];
                 let call = task.call.expect("stepping task has a call");
-                if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, task.cur().node) {
-                    fs.touch_atime(ino, &mut self.cache, now);
+                if let (Mount::Fs(fs), Node::Inode(ino)) = (&mut self.mount, task.cur().node) {
+                    fs.read_done(ino, &mut self.cache, now);
                     self.after_fs_change(now, b);
                 }
                 let bytes = self.calls[call].bytes;
@@ -735,7 +736,7 @@ impl Host {
         );
         let call = task.call.expect("writing task has a call");
         let mut dirty = true;
-        if let (Mount::Ext4(fs), Node::Ext4(ino)) = (&mut self.mount, node) {
+        if let (Mount::Fs(fs), Node::Inode(ino)) = (&mut self.mount, node) {
             match fs.write_end(ino, off, bytes, pid, &mut self.cache, now) {
                 Ok(d) => dirty = d,
                 Err(e) => {
@@ -754,7 +755,7 @@ impl Host {
             self.flusher_kick(now, b.q);
         }
         if flags.any_sync() {
-            if self.mount.ext4().is_some() {
+            if self.mount.fs().is_some() {
                 // generic_write_sync: vfs_fsync_range, datasync for O_DSYNC.
                 let datasync = !flags.sync;
                 self.tasks[t as usize].phase = Phase::SyncData { datasync };
@@ -843,8 +844,9 @@ impl Host {
 
     /// Submits the pages `[first, first + pages)` of `mapping` (already
     /// taken for writeback) as write bios mapped through the file system
-    /// (`pid` colours ext4's goal), appending them to `bios`; returns how
-    /// many. `template` supplies the submitter's fields.
+    /// (which allocates delayed blocks; `pid` is the writer's), appending
+    /// them to `bios`; returns how many. `template` supplies the
+    /// submitter's fields.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn write_bios(
         &mut self,
@@ -858,7 +860,7 @@ impl Host {
     ) -> u32 {
         let mut runs = std::mem::take(&mut self.runs);
         match &mut self.mount {
-            Mount::Ext4(fs) => fs.writepages(
+            Mount::Fs(fs) => fs.writepages(
                 mapping,
                 first,
                 pages as u64,
@@ -869,25 +871,7 @@ impl Host {
             ),
             raw => raw.map_pages(mapping, first, pages as u64, &mut runs),
         }
-        let mut n = 0;
-        for r in &runs {
-            let sector = r.sector.expect("pages under writeback are mapped");
-            let id = self.ios.insert(PageIo {
-                mapping,
-                first_page: r.page,
-                sector,
-                bios: 1,
-                notify,
-            });
-            bios.push(Bio {
-                op: Op::Write,
-                sector,
-                sectors: (r.pages * SECTORS_PER_PAGE) as u32,
-                owner: PAGE_IO | id,
-                ..template
-            });
-            n += 1;
-        }
+        let n = page_write_bios(&mut self.ios, mapping, &runs, template, notify, bios);
         self.runs = runs;
         n
     }
@@ -955,11 +939,11 @@ impl Host {
             }
             return;
         }
-        let id = bio.owner & !PAGE_IO;
-        if id == JBD2_IO {
-            self.jbd2_bio_done(now, times, b);
+        if bio.owner == FS_IO {
+            self.with_fs(b, |fs, k| fs.bio_done(now, times, k));
             return;
         }
+        let id = bio.owner & !PAGE_IO;
         let io = self.ios[id];
         let first = io.first_page + (bio.sector - io.sector) / SECTORS_PER_PAGE;
         let pages = bio.sectors / SECTORS_PER_PAGE as u32;
@@ -988,8 +972,7 @@ impl Host {
                 }
             }
         } else {
-            self.kj.last_data = Some(times);
-            self.writeback_done(now, fid, first, pages, b);
+            self.writeback_done(now, fid, first, pages, times, b);
         }
         match io.notify {
             Notify::None => {}

@@ -25,21 +25,19 @@ pub enum Phase {
     Fsync,
     /// Sleeping in balance_dirty_pages until dirty pages drop.
     Throttled,
-    /// `ext4_sync_file`, step 1: waiting for the file's data writeback
-    /// (`filemap_write_and_wait`).
+    /// `fsync` on a file system, step 1: waiting for the file's data
+    /// writeback (`filemap_write_and_wait`).
     SyncData {
         /// fdatasync (true) or fsync.
         datasync: bool,
     },
-    /// `ext4_sync_file` without a journal: waiting for the inode's
-    /// metadata blocks written in place.
+    /// `fsync` writing the inode's metadata blocks in place (no journal):
+    /// waiting for them; then the cache flush.
     SyncMeta,
-    /// Waiting for a JBD2 commit (`jbd2_complete_transaction`); then
-    /// flush when `barrier`.
-    SyncCommit {
-        /// Issue a cache flush after the commit.
-        barrier: bool,
-    },
+    /// Asleep in the file system until it wakes the task (ext4: a JBD2
+    /// commit, `jbd2_complete_transaction`, whose commit flushed); the
+    /// call returns when woken.
+    SyncWait,
     /// Waiting for a cache flush; the call returns after it.
     SyncFlush,
     /// `sync()`: step `n` of writeback, commit, metadata, flush.
@@ -52,7 +50,7 @@ pub enum AfterIo {
     /// The call returns.
     #[default]
     Return,
-    /// `generic_write_sync` of an O_SYNC/O_DSYNC write on ext4.
+    /// `generic_write_sync` of an O_SYNC/O_DSYNC write on a file system.
     Sync {
         /// O_DSYNC only.
         datasync: bool,
@@ -64,8 +62,8 @@ pub enum AfterIo {
 pub enum Node {
     /// A file of the raw extent layout (its index).
     Raw(usize),
-    /// An ext4 inode.
-    Ext4(u32),
+    /// An inode of the mounted file system (its number).
+    Inode(u32),
 }
 
 /// An open file description.

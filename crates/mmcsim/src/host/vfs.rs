@@ -1,10 +1,11 @@
 //! The VFS view of the mounted files: either the raw extent layout (files
-//! as contiguous device extents, no metadata) or an ext4 file system, and
-//! what the host asks of both — path look-up and the mapping of file pages
-//! to device sectors.
+//! as contiguous device extents, no metadata) or a file system behind
+//! [`FileSystem`], and what the host asks of both — path look-up, sizes,
+//! the largest file, and the mapping of file pages to device sectors.
 
-use super::files::Files;
-use super::fs::ext4::{Errno, Ext4, PageRun};
+use super::errno::Errno;
+use super::files::{Files, RAW_MAX_BYTES};
+use super::fs::{FileSystem, PageRun};
 use super::page_cache::FileId;
 use super::task::Node;
 use crate::types::SECTORS_PER_PAGE;
@@ -13,8 +14,8 @@ use crate::types::SECTORS_PER_PAGE;
 pub enum Mount {
     /// Files as raw contiguous extents (no `[fs]` section).
     Raw(Files),
-    /// An ext4 file system.
-    Ext4(Box<Ext4>),
+    /// A file system (`[fs]`), built by [`super::fs::mkfs`].
+    Fs(Box<dyn FileSystem>),
 }
 
 /// Splits an absolute path into its components (`.` dropped; `..` is not
@@ -34,18 +35,18 @@ pub fn components(path: &str) -> Result<Vec<&str>, Errno> {
 }
 
 impl Mount {
-    /// The ext4 file system, if mounted.
-    pub fn ext4(&self) -> Option<&Ext4> {
+    /// The file system, if one is mounted.
+    pub fn fs(&self) -> Option<&dyn FileSystem> {
         match self {
-            Mount::Ext4(e) => Some(e),
+            Mount::Fs(fs) => Some(fs.as_ref()),
             Mount::Raw(_) => None,
         }
     }
 
-    /// The ext4 file system, mutably.
-    pub fn ext4_mut(&mut self) -> Option<&mut Ext4> {
+    /// The file system, mutably.
+    pub fn fs_mut(&mut self) -> Option<&mut (dyn FileSystem + 'static)> {
         match self {
-            Mount::Ext4(e) => Some(e),
+            Mount::Fs(fs) => Some(fs.as_mut()),
             Mount::Raw(_) => None,
         }
     }
@@ -62,9 +63,9 @@ impl Mount {
                     .ok_or(Errno::NoEnt)?;
                 Ok((Node::Raw(i), files.get(i).cache))
             }
-            Mount::Ext4(fs) => {
+            Mount::Fs(fs) => {
                 let ino = fs.lookup(&components(path)?)?;
-                Ok((Node::Ext4(ino), fs.inode(ino).mapping))
+                Ok((Node::Inode(ino), fs.mapping(ino)))
             }
         }
     }
@@ -73,8 +74,17 @@ impl Mount {
     pub fn size(&self, node: Node) -> u64 {
         match (self, node) {
             (Mount::Raw(files), Node::Raw(i)) => files.get(i).pages * 4096,
-            (Mount::Ext4(fs), Node::Ext4(ino)) => fs.inode(ino).size,
+            (Mount::Fs(fs), Node::Inode(ino)) => fs.size(ino),
             _ => unreachable!("node of another mount"),
+        }
+    }
+
+    /// The largest file, bytes (`s_maxbytes`): seeks and truncates beyond
+    /// it fail.
+    pub fn max_bytes(&self) -> u64 {
+        match self {
+            Mount::Raw(_) => RAW_MAX_BYTES,
+            Mount::Fs(fs) => fs.max_bytes(),
         }
     }
 
@@ -91,7 +101,7 @@ impl Mount {
                     sector: Some(f.first_sector + first * SECTORS_PER_PAGE),
                 });
             }
-            Mount::Ext4(fs) => fs.map_pages(m, first, pages, out),
+            Mount::Fs(fs) => fs.map_pages(m, first, pages, out),
         }
     }
 }

@@ -151,8 +151,8 @@ pub(super) fn build_on(
     let max_bio_sectors = sc.queue.max_sectors_kb * 2;
     let block = BlockStage::new(BlockLayer::new(sc.queue.clone(), elevator, params));
 
-    // Files: contiguous extents checked against the capacity, or an ext4
-    // file system holding them.
+    // Files: contiguous extents checked against the capacity, or a file
+    // system holding them.
     let mut cache = PageCache::new(sc.host.page_cache_mib * (1 << 20) / PAGE_BYTES);
     let device = driver.device_mut();
     let (mount, precondition) = match &sc.fs {
@@ -177,23 +177,23 @@ pub(super) fn build_on(
             (Mount::Raw(files), precondition)
         }
         Some(fs) => {
-            let mut ext4 = mount::mkfs_and_populate(&sc, fs, capacity, &mut cache)?;
+            let mut mounted = mount::mkfs_and_populate(&sc, fs, capacity, &mut cache)?;
             let precondition = precondition_or_clone(device, prepared, &sc);
             let prewritten: Vec<u32> = sc
                 .files
                 .iter()
                 .filter(|f| f.prewrite)
-                .filter_map(|f| ext4.lookup(&mount::path_components(&f.name)).ok())
+                .filter_map(|f| mounted.lookup(&mount::path_components(&f.name)).ok())
                 .collect();
-            for (sector, sectors) in ext4.written_extents(&|ino| prewritten.contains(&ino)) {
+            for (sector, sectors) in mounted.written_extents(&|ino| prewritten.contains(&ino)) {
                 device.write_untimed(sector, sectors);
             }
             if fs.fstrim {
-                for (sector, sectors) in ext4.fstrim() {
+                for (sector, sectors) in mounted.fstrim() {
                     device.trim_untimed(sector, sectors);
                 }
             }
-            (Mount::Ext4(Box::new(ext4)), precondition)
+            (Mount::Fs(mounted), precondition)
         }
     };
     let precondition_trace = match sc

@@ -4,6 +4,7 @@
 
 use crate::block::BlockEvent;
 use crate::driver::DriverEvent;
+use crate::host::fs::FsEvent;
 use crate::host::HostEvent;
 use crate::platform::PlatformEvent;
 use crate::workload::jobs::JobEvent;
@@ -48,7 +49,8 @@ from_stage!(
 
 impl Event {
     /// How many periodic timers can be pending at once (the flusher's, the
-    /// JBD2 commit timer, the governor's sampling timer).
+    /// file system's timer — ext4's JBD2 commit timer —, the governor's
+    /// sampling timer).
     pub const PERIODIC_TIMERS: usize = 3;
 
     /// True for a periodic timer's event: one that re-arms itself while
@@ -57,7 +59,7 @@ impl Event {
     pub fn is_periodic_timer(&self) -> bool {
         matches!(
             self,
-            Event::Host(HostEvent::FlusherTick | HostEvent::CommitTimer(_))
+            Event::Host(HostEvent::FlusherTick | HostEvent::Fs(FsEvent::Timer(_)))
                 | Event::Platform(PlatformEvent::GovernorSample)
         )
     }

@@ -24,7 +24,7 @@ use super::sqlite::session::IoMark;
 use super::synthetic::OffsetGen;
 use crate::engine::{component_rng, EventQueue, SimRng};
 use crate::error::{Error, Result};
-use crate::host::fs::ext4::Errno;
+use crate::host::Errno;
 use crate::host::{Below, Fd, Host, HostEvents, OpenFlags, Syscall, Task};
 use crate::platform::SharedCpu;
 use crate::stats::report::Collector;

@@ -1,88 +1,375 @@
-//! File systems the host can mount, and what the report says about them.
+//! File systems the host can mount, behind one interface.
 //!
+//! * [`FileSystem`]: what the host core (system calls, descriptors, page
+//!   cache, read-ahead, writeback, the flusher) asks of a mounted file
+//!   system — its namespace, the mapping of file pages to device blocks
+//!   and their allocation, what a write dirties, what `fsync` must write
+//!   and flush, its kernel threads and timers, and its report section.
+//! * [`Kernel`]: what the host core lends a file system while it runs —
+//!   the page cache, bio submission as a kernel thread, timers, waking a
+//!   task that sleeps in it.
+//! * [`mkfs`] and [`min_blocks`]: the registry, one `match` on
+//!   [`FsType`] per question; a new file system adds its line there.
 //! * [`config`]: the scenario's `[fs]` section.
 //! * [`ext4`]: ext4 with 3.x behaviour — layout, allocation, inodes,
-//!   directories, metadata buffers.
+//!   directories, metadata buffers — and its journal thread.
 //! * [`jbd2`]: the journal's log, transactions and checkpoint lists.
 //!
 //! Without `[fs]` the host keeps files as raw contiguous extents
-//! ([`crate::host::files`]), with no metadata at all.
+//! ([`crate::host::files`]), with no metadata at all; that layout is not a
+//! file system and stays outside this interface
+//! ([`crate::host::Mount::Raw`]).
 
 pub mod config;
 pub mod ext4;
 pub mod jbd2;
+mod kernel;
 
 use serde::Serialize;
 
-pub use config::{AtimeMode, DataMode, FsConfig, FsType, JournalSwitch};
+use super::page_cache::{FileId, PageCache};
+use super::syscall::OpenFlags;
+use crate::driver::DeviceTimes;
+use crate::types::Ns;
 
-/// The file-system part of the report (present when ext4 is mounted).
-/// Counts are events or 4 KiB blocks since the start of measurement.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct FsStats {
-    /// JBD2 transactions committed.
-    pub journal_commits: u64,
-    /// Of those, started by the `commit=` timer.
-    pub periodic_commits: u64,
-    /// Log blocks written to the journal (descriptors, metadata and data
-    /// copies, commit blocks), 4 KiB blocks.
-    pub journal_blocks_written: u64,
-    /// Descriptor blocks among them.
-    pub journal_descriptor_blocks: u64,
-    /// Times the circular log wrapped to its start.
-    pub journal_wraps: u64,
-    /// Checkpoints forced by lack of log space (metadata written home,
-    /// then the journal superblock).
-    pub checkpoints: u64,
-    /// Metadata blocks written to their home location (checkpoint or
-    /// writeback; in place without a journal), 4 KiB blocks.
-    pub metadata_blocks_written_in_place: u64,
-    /// Data pages logged in the journal (data=journal).
-    pub data_blocks_journaled: u64,
-    /// Cache flushes the file system and its callers issued (REQ_FLUSH).
-    pub flushes_issued: u64,
-    /// Writes issued with FUA (commit blocks, journal superblock).
-    pub fua_writes_issued: u64,
-    /// Block allocations (`ext4_mb_new_blocks` calls that found a run).
-    pub allocations: u64,
-    /// Blocks allocated (data, directory and extent blocks).
-    pub blocks_allocated: u64,
-    /// Blocks freed.
-    pub blocks_freed: u64,
-    /// Inodes allocated.
-    pub inodes_allocated: u64,
-    /// Inodes freed.
-    pub inodes_freed: u64,
-    /// fsync/fdatasync calls that waited for a JBD2 commit.
-    pub syncs_committed: u64,
-    /// fsync/fdatasync calls that found nothing to commit and only
-    /// flushed (or, with barrier=0, did nothing more).
-    pub syncs_flush_only: u64,
-    /// Reads that updated atime (and so dirtied the inode).
-    pub atime_updates: u64,
+pub use super::errno::Errno;
+pub use config::{AtimeMode, DataMode, FsConfig, FsType, JournalSwitch};
+pub use kernel::Kernel;
+
+/// An inode number of the mounted file system (its own numbering).
+pub type Ino = u32;
+
+/// Owner tag of a file system's own bios (journal log blocks, its
+/// flushes): the host hands their completions to
+/// [`FileSystem::bio_done`]. It is the page-I/O tag bit with the low bits
+/// no page-cache I/O uses.
+pub const FS_IO: u32 = (1 << 31) | ((1 << 31) - 2);
+
+/// A mapped or unmapped run of a file's pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageRun {
+    /// First page.
+    pub page: u64,
+    /// Pages.
+    pub pages: u64,
+    /// First device sector, or `None` for a hole (reads as zeros).
+    pub sector: Option<u64>,
 }
 
-/// The report's `fs` section: the options, the geometry and the counters.
+/// An event a file system scheduled for itself through
+/// [`Kernel::at`]; the host hands it back to [`FileSystem::event`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsEvent {
+    /// The bios kernel thread `thread` prepared reach the block layer
+    /// (after its submission cost).
+    Submit {
+        /// The thread's index.
+        thread: u32,
+    },
+    /// A timer the file system armed, with its own tag (ext4: the
+    /// `commit=` timer of a transaction id).
+    Timer(u64),
+}
+
+/// What `fsync`/`fdatasync` must still do once the file's data pages are
+/// written and waited for (`filemap_write_and_wait`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FsyncPlan {
+    /// The task sleeps until the file system wakes it
+    /// ([`Kernel::wake_task`]) — ext4: the JBD2 commit of the inode's
+    /// transaction, whose commit sends the cache flush; the call returns
+    /// when woken.
+    Wait,
+    /// Write these dirty pages of the metadata mapping in place (inode,
+    /// directory, allocation blocks), wait, then the cache flush
+    /// ([`FileSystem::sync_flush`]).
+    InPlace {
+        /// The mapping holding them (the block device).
+        mapping: FileId,
+        /// Its pages (file-system blocks) to write when dirty.
+        blocks: Vec<u64>,
+    },
+    /// Nothing left to write: only the cache flush
+    /// ([`FileSystem::sync_flush`]).
+    Flush,
+}
+
+/// The report's `fs` section, per file-system type. It serialises as the
+/// section of the mounted type alone (no tag), so an ext4 report reads as
+/// it always has.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FsReport {
-    /// The `[fs]` section as mounted.
-    pub config: FsConfig,
-    /// First sector of the partition.
-    pub partition_first_sector: u64,
-    /// File-system blocks (4 KiB).
-    pub blocks: u64,
-    /// Block groups.
-    pub groups: u64,
-    /// Inodes per group.
-    pub inodes_per_group: u32,
-    /// First block of the journal (0 without one).
-    pub journal_first_block: u64,
-    /// Journal length, blocks (0 without one).
-    pub journal_blocks: u64,
-    /// Blocks discarded by the FITRIM before measurement (0 without
-    /// `fstrim`), 4 KiB blocks.
-    pub fstrim_blocks: u64,
-    /// Counters.
-    #[serde(flatten)]
-    pub stats: FsStats,
+#[serde(untagged)]
+pub enum FsReport {
+    /// ext4 + JBD2.
+    Ext4(ext4::report::Ext4Report),
+}
+
+/// A mounted file system, as the host core sees it.
+///
+/// The host holds it as `Box<dyn FileSystem>`: the set of file systems is
+/// open (ext4 now; VFAT and FUSE to come), a stacked one (FUSE over ext4)
+/// holds its lower file system the same way, and one virtual call per
+/// system-call step costs nothing next to the simulation's own work — so
+/// a trait object rather than an enum the host core would have to extend.
+///
+/// Units: offsets and sizes in bytes, pages and blocks of 4 KiB, times in
+/// ns. Inode numbers ([`Ino`]) are the file system's own; page-cache
+/// mappings ([`FileId`]) are the host's, created by the file system in
+/// the [`PageCache`] it is given.
+///
+/// Where a stacked file system goes: FUSE (Android's sdcard daemon over
+/// ext4) implements this trait around a `Box<dyn FileSystem>` lower file
+/// system. Its daemon threads are kernel threads like JBD2's
+/// ([`FileSystem::threads`]), it schedules their work through
+/// [`Kernel::at`] / [`FileSystem::event`], submits with
+/// [`Kernel::submit_plugged`] and completes with [`FileSystem::bio_done`];
+/// a call that must wait for the daemon sleeps the way an `fsync` waits
+/// for a commit ([`FsyncPlan::Wait`], [`Kernel::wake_task`]). The per-call
+/// routing and cost decision (request, context switch, copy,
+/// `max_read`/`max_write` splitting) is the hook that stacking adds to the
+/// data and namespace methods below.
+pub trait FileSystem {
+    // ---- mount time (unmeasured) --------------------------------------
+
+    /// Creates regular file `path` (components under `/`) with its missing
+    /// directories and `pages` pages of allocated blocks, as a benchmark's
+    /// preparation leaves it (committed, written home); returns its inode.
+    fn populate(&mut self, path: &[&str], pages: u64, cache: &mut PageCache) -> Result<Ino, Errno>;
+
+    /// Ends mount-time set-up: metadata changes from now on are dirtied
+    /// (and journaled), and the counters start.
+    fn finish_mount(&mut self);
+
+    /// Every region mkfs and set-up wrote, as `(first sector, sectors)`,
+    /// with the data of the inodes `with_data` selects.
+    fn written_extents(&self, with_data: &dyn Fn(Ino) -> bool) -> Vec<(u64, u64)>;
+
+    /// FITRIM of every free block: the `(first sector, sectors)` to
+    /// discard.
+    fn fstrim(&mut self) -> Vec<(u64, u64)>;
+
+    /// The report's `fs` section.
+    fn report(&self) -> FsReport;
+
+    /// Its internal state in words (threads, journal), for the report of
+    /// a stalled run; empty when there is nothing to say.
+    fn describe(&self) -> String {
+        String::new()
+    }
+
+    /// Kernel threads the file system runs (ext4: its journal thread when
+    /// it has a journal).
+    fn threads(&self) -> u32;
+
+    /// The host numbers the file system's kernel threads from `first`
+    /// (their bios carry these thread indices).
+    fn set_first_thread(&mut self, first: u32);
+
+    // ---- namespace -----------------------------------------------------
+
+    /// The largest file, bytes (`s_maxbytes`): a write at or past it is
+    /// EFBIG, and so is a truncate or seek beyond it.
+    fn max_bytes(&self) -> u64;
+
+    /// The inode at `path` (components under `/`).
+    fn lookup(&self, path: &[&str]) -> Result<Ino, Errno>;
+
+    /// The page-cache mapping of `ino`'s data.
+    fn mapping(&self, ino: Ino) -> FileId;
+
+    /// Size of `ino`, bytes (`i_size`).
+    fn size(&self, ino: Ino) -> u64;
+
+    /// Whether `ino` is a directory.
+    fn is_dir(&self, ino: Ino) -> bool;
+
+    /// `open(path, flags)` by process `pid` at `now`: looks the file up,
+    /// creating (`O_CREAT`) or truncating (`O_TRUNC`) it, and counts the
+    /// opener (EEXIST, EISDIR, ENOENT, ENOSPC as Linux returns them).
+    fn open(
+        &mut self,
+        path: &[&str],
+        flags: OpenFlags,
+        pid: u32,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<Ino, Errno>;
+
+    /// Counts an opener of `ino` without any metadata change (a descriptor
+    /// the process held before the run).
+    fn hold(&mut self, ino: Ino);
+
+    /// The last `close` of an opener of `ino`: an unlinked inode with no
+    /// opener left is freed.
+    fn close(&mut self, ino: Ino, cache: &mut PageCache, now: Ns);
+
+    /// `ftruncate(ino, len)`.
+    fn truncate(&mut self, ino: Ino, len: u64, cache: &mut PageCache, now: Ns)
+        -> Result<(), Errno>;
+
+    /// `unlink(path)`, or `rmdir(path)` when `rmdir` (EISDIR / ENOTDIR for
+    /// the wrong kind, ENOTEMPTY).
+    fn unlink(
+        &mut self,
+        path: &[&str],
+        rmdir: bool,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<(), Errno>;
+
+    /// `rename(from, to)` by process `pid`.
+    fn rename(
+        &mut self,
+        from: &[&str],
+        to: &[&str],
+        pid: u32,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<(), Errno>;
+
+    /// `mkdir(path)` by process `pid`.
+    fn mkdir(
+        &mut self,
+        path: &[&str],
+        pid: u32,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<(), Errno>;
+
+    // ---- data: mapping, allocation, what a write dirties ---------------
+
+    /// Maps pages `[first, first + pages)` of mapping `m` (a file's, or
+    /// the metadata mapping's) to device runs, holes as `None`, into `out`
+    /// (cleared first). No allocation.
+    fn map_pages(&self, m: FileId, first: u64, pages: u64, out: &mut Vec<PageRun>);
+
+    /// Pages `[first, first + pages)` of `m`, taken for writeback by
+    /// process `pid`'s I/O, get their blocks (delayed allocation happens
+    /// here) and the metadata that follows; their runs go into `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn writepages(
+        &mut self,
+        m: FileId,
+        first: u64,
+        pages: u64,
+        pid: u32,
+        cache: &mut PageCache,
+        now: Ns,
+        out: &mut Vec<PageRun>,
+    );
+
+    /// Of a write of `len` bytes at `pos` to `ino`, the bytes the file
+    /// system has room for (0: ENOSPC); `buffered` = through the cache.
+    fn writable_bytes(
+        &self,
+        ino: Ino,
+        pos: u64,
+        len: u64,
+        buffered: bool,
+        cache: &PageCache,
+    ) -> u64;
+
+    /// A buffered write of `[pos, pos + len)` to `ino` is in the cache
+    /// (`write_end`): size, times, allocation or reservation, and the
+    /// metadata this dirties. Returns whether the host must mark the
+    /// pages dirty for writeback (false when the file system took them,
+    /// as data=journal does).
+    #[allow(clippy::too_many_arguments)]
+    fn write_end(
+        &mut self,
+        ino: Ino,
+        pos: u64,
+        len: u64,
+        pid: u32,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<bool, Errno>;
+
+    /// An O_DIRECT write of `[pos, pos + len)` to `ino`: its holes get
+    /// blocks and the size grows.
+    #[allow(clippy::too_many_arguments)]
+    fn direct_write(
+        &mut self,
+        ino: Ino,
+        pos: u64,
+        len: u64,
+        pid: u32,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<(), Errno>;
+
+    /// A read of `ino` finished at `now` (atime, by the mount's policy).
+    fn read_done(&mut self, ino: Ino, cache: &mut PageCache, now: Ns);
+
+    /// Pages `[first, first + pages)` of mapping `m` reached the device;
+    /// the last request of that write ran at `times`.
+    fn pages_written(&mut self, m: FileId, first: u64, pages: u32, times: DeviceTimes);
+
+    // ---- durability ------------------------------------------------------
+
+    /// The metadata mapping (the block device's buffers), which `sync()`
+    /// writes after the files' data.
+    fn metadata_mapping(&self) -> Option<FileId>;
+
+    /// `fsync`/`fdatasync` (`datasync`) of `ino` by task `task` at `now`,
+    /// after its data is written and waited for: what remains. On
+    /// [`FsyncPlan::Wait`] the file system has taken the task and wakes it
+    /// through `k`.
+    fn fsync(
+        &mut self,
+        ino: Ino,
+        datasync: bool,
+        task: u32,
+        now: Ns,
+        k: &mut dyn Kernel,
+    ) -> FsyncPlan;
+
+    /// `sync()`'s file-system step after the data (`sync_fs`): returns
+    /// true when task `task` must sleep until the file system wakes it.
+    fn sync_fs(&mut self, task: u32, now: Ns, k: &mut dyn Kernel) -> bool;
+
+    /// Whether a sync ends with a cache flush (REQ_FLUSH; ext4:
+    /// `barrier=1`); counts it when it does.
+    fn sync_flush(&mut self) -> bool;
+
+    // ---- kernel threads and periodic work --------------------------------
+
+    /// Called after any step that may have changed metadata: arms the file
+    /// system's periodic work (ext4: the `commit=` timer of the running
+    /// transaction) and starts what is due (a commit of a full
+    /// transaction).
+    fn changed(&mut self, now: Ns, k: &mut dyn Kernel);
+
+    /// Page writeback completed somewhere: work waiting for it may go on
+    /// (ext4: a commit's ordered-data wait, a checkpoint).
+    fn writeback_progress(&mut self, now: Ns, k: &mut dyn Kernel);
+
+    /// One of the file system's own events.
+    fn event(&mut self, now: Ns, ev: FsEvent, k: &mut dyn Kernel);
+
+    /// One of the file system's own bios ([`FS_IO`]) completed on the
+    /// request that ran at `times`.
+    fn bio_done(&mut self, now: Ns, times: DeviceTimes, k: &mut dyn Kernel);
+}
+
+/// Makes and mounts the file system of `cfg` on `blocks` 4 KiB blocks
+/// from sector `part_sector`; `tick_ns` is the kernel tick (timestamp
+/// resolution). The registry: one line per file-system type.
+pub fn mkfs(
+    cfg: &FsConfig,
+    part_sector: u64,
+    blocks: u64,
+    tick_ns: Ns,
+    cache: &mut PageCache,
+) -> Result<Box<dyn FileSystem>, crate::error::SettingError> {
+    Ok(match cfg.fs_type {
+        FsType::Ext4 => Box::new(ext4::Ext4::mkfs(cfg, part_sector, blocks, tick_ns, cache)?),
+    })
+}
+
+/// The fewest 4 KiB blocks [`mkfs`] can make a file system of with `cfg`.
+pub fn min_blocks(cfg: &FsConfig) -> u64 {
+    match cfg.fs_type {
+        FsType::Ext4 => ext4::Ext4::min_blocks(cfg),
+    }
 }

@@ -7,104 +7,31 @@
 //! cache, through the JBD2 running transaction when the journal is on, or
 //! in place when it is off.
 //!
-//! This type is state only: it never submits I/O. The host decides when
-//! data is written and drives the journal's commits.
+//! The host sees it through [`super::FileSystem`] (`vfs.rs`): the host
+//! decides when data is written; the journal thread (`kjournald.rs`)
+//! commits and checkpoints through the [`super::Kernel`] the host lends.
 
 pub mod alloc;
 pub mod dir;
 pub mod inode;
+mod kjournald;
 pub mod layout;
+pub mod report;
+mod vfs;
 
 use std::collections::BTreeMap;
 
 use self::alloc::Bitmaps;
 use self::dir::Dir;
 use self::inode::{Extent, Inode, Kind};
+pub use self::kjournald::JBD2_PID;
 use self::layout::{Layout, BLOCKS_PER_GROUP, BLOCK_BYTES, FIRST_INO, ROOT_INO};
+use self::report::Ext4Stats;
 use super::config::{AtimeMode, DataMode, FsConfig, JournalSwitch};
 use super::jbd2::{Buf, Journal};
-use super::FsStats;
+use super::{Errno, PageRun};
 use crate::host::page_cache::{FileId, PageCache};
 use crate::types::{Ns, NS_PER_S, SECTORS_PER_PAGE};
-
-/// Errors of file-system operations, as the errno a call returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Errno {
-    /// ENOENT: no such file or directory.
-    NoEnt,
-    /// EEXIST: the name exists (O_CREAT | O_EXCL, mkdir).
-    Exist,
-    /// ENOTDIR: a path component is not a directory.
-    NotDir,
-    /// EISDIR: the operation needs a regular file.
-    IsDir,
-    /// ENOTEMPTY: rmdir/rename over a non-empty directory.
-    NotEmpty,
-    /// ENOSPC: no free block or inode.
-    NoSpc,
-    /// EFBIG: an offset or size beyond the file system's largest file
-    /// ([`S_MAXBYTES`]).
-    FBig,
-    /// EBADF: not an open file descriptor.
-    BadF,
-    /// EINVAL: a bad argument.
-    Inval,
-    /// EROFS-like: the raw extent layout cannot create, remove or resize.
-    NotSupported,
-}
-
-impl Errno {
-    /// The Linux errno number.
-    pub fn code(self) -> i64 {
-        match self {
-            Errno::NoEnt => 2,
-            Errno::BadF => 9,
-            Errno::Exist => 17,
-            Errno::NotDir => 20,
-            Errno::IsDir => 21,
-            Errno::Inval => 22,
-            Errno::FBig => 27,
-            Errno::NoSpc => 28,
-            Errno::NotSupported => 30,
-            Errno::NotEmpty => 39,
-        }
-    }
-
-    /// The errno's symbolic name (`ENOENT`), as the report keys it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Errno::NoEnt => "ENOENT",
-            Errno::BadF => "EBADF",
-            Errno::Exist => "EEXIST",
-            Errno::NotDir => "ENOTDIR",
-            Errno::IsDir => "EISDIR",
-            Errno::Inval => "EINVAL",
-            Errno::FBig => "EFBIG",
-            Errno::NoSpc => "ENOSPC",
-            Errno::NotSupported => "EROFS",
-            Errno::NotEmpty => "ENOTEMPTY",
-        }
-    }
-
-    /// The errno of Linux error number `code` (a call's −return value),
-    /// when it is one the host returns.
-    pub fn from_code(code: i64) -> Option<Errno> {
-        [
-            Errno::NoEnt,
-            Errno::BadF,
-            Errno::Exist,
-            Errno::NotDir,
-            Errno::IsDir,
-            Errno::Inval,
-            Errno::FBig,
-            Errno::NoSpc,
-            Errno::NotSupported,
-            Errno::NotEmpty,
-        ]
-        .into_iter()
-        .find(|e| e.code() == code)
-    }
-}
 
 /// The largest file ext4 holds with 4 KiB blocks and extents
 /// (`sb->s_maxbytes` = `ext4_max_size(12, huge_file)`: 2^32 − 1 logical
@@ -117,17 +44,6 @@ pub const S_MAXBYTES: u64 = ((1u64 << 32) - 1) * layout::BLOCK_BYTES;
 /// reserves metadata blocks per reservation (`ext4_da_reserve_space`);
 /// mmcsim keeps this fixed margin instead, 4 KiB blocks.
 pub const RESERVE_MARGIN_BLOCKS: u64 = 64;
-
-/// A mapped or unmapped run of a file's pages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PageRun {
-    /// First page.
-    pub page: u64,
-    /// Pages.
-    pub pages: u64,
-    /// First device sector, or `None` for a hole (reads as zeros).
-    pub sector: Option<u64>,
-}
 
 /// The mounted file system.
 pub struct Ext4 {
@@ -148,12 +64,15 @@ pub struct Ext4 {
     /// Metadata changes go nowhere while the file system is being made.
     mounting: bool,
     /// Counters.
-    pub stats: FsStats,
+    pub stats: Ext4Stats,
     /// Blocks discarded by the FITRIM before measurement (`[fs] fstrim`).
     pub fstrim_blocks: u64,
     /// Blocks reserved by delayed-allocation writes and not allocated yet
     /// (`s_dirtyclusters_counter`), 4 KiB blocks.
     da_reserved: u64,
+    /// The journal thread's state (commit and checkpoint in progress,
+    /// the tasks waiting for a commit).
+    kj: kjournald::Kjournald,
 }
 
 /// 4 KiB blocks per MiB.
@@ -214,9 +133,10 @@ impl Ext4 {
             ino_of: Vec::new(),
             tick: tick_ns.max(1),
             mounting: true,
-            stats: FsStats::default(),
+            stats: Ext4Stats::default(),
             fstrim_blocks: 0,
             da_reserved: 0,
+            kj: Default::default(),
         };
         fs.note_mapping(bdev, 0);
         // Root directory (inode 2) and lost+found (inode 11, 4 blocks as
@@ -282,7 +202,7 @@ impl Ext4 {
         for i in self.inodes.values_mut() {
             i.new = false;
         }
-        self.stats = FsStats::default();
+        self.stats = Ext4Stats::default();
     }
 
     fn note_mapping(&mut self, m: FileId, ino: u32) {

@@ -22,13 +22,17 @@
 //! transaction's buffers are written home (clean ones just leave the
 //! list) and waited for; then `jbd2_cleanup_journal_tail` flushes and
 //! writes the journal superblock with FUA.
+//!
+//! The thread is ext4's: it runs through the [`Kernel`] the host lends
+//! (page cache, bio submission on its own thread index, timers, waking
+//! the tasks that wait for a commit).
 
-use super::fs::jbd2::{Buf, CommitPlan, LogBlock};
-use super::page_cache::FileId;
-use super::stage::{Below, Host, HostEvent, HostEvents, Notify, JBD2_IO, PAGE_IO};
-use super::vfs::Mount;
+use super::super::jbd2::{Buf, CommitPlan, LogBlock};
+use super::super::{FsEvent, Kernel, PageRun, FS_IO};
+use super::Ext4;
 use crate::block::request::Bio;
 use crate::driver::DeviceTimes;
+use crate::host::page_cache::FileId;
 use crate::types::{IoPrio, Ns, Op, NS_PER_S, SECTORS_PER_PAGE};
 
 /// Pid the journal thread's bios are charged to.
@@ -93,7 +97,7 @@ impl Kjournald {
     }
 }
 
-impl Host {
+impl Ext4 {
     fn jbd2_bio(&self, op: Op, sector: u64, sectors: u32, fua: bool) -> Bio {
         Bio {
             op,
@@ -106,14 +110,14 @@ impl Host {
             pid: JBD2_PID,
             thread: self.kj.thread,
             ioprio: IoPrio::NORM,
-            owner: PAGE_IO | JBD2_IO,
+            owner: FS_IO,
         }
     }
 
     /// Queues journal-thread bios; they reach the block layer after the
     /// per-bio submission cost.
-    fn jbd2_queue<E: HostEvents>(&mut self, now: Ns, bios: Vec<Bio>, own: u32, b: &mut Below<E>) {
-        let n = bios.len() as Ns;
+    fn jbd2_queue(&mut self, now: Ns, bios: Vec<Bio>, own: u32, k: &mut dyn Kernel) {
+        let n = bios.len() as u32;
         self.kj.pending += own;
         if n == 0 {
             return;
@@ -122,78 +126,103 @@ impl Host {
         self.kj.bios.extend(bios);
         if first {
             let thread = self.kj.thread;
-            let at = now + self.cpu.thread(thread, now, |c| n * c.block_submit);
-            b.q.at(at, HostEvent::Jbd2Submit);
+            let at = k.submit_cost(thread, now, n);
+            k.at(at, FsEvent::Submit { thread });
         }
     }
 
     /// The journal thread's prepared bios enter the block layer under one
     /// plug.
-    pub(super) fn jbd2_submit<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
+    pub(super) fn jbd2_submit(&mut self, now: Ns, k: &mut dyn Kernel) {
         let mut bios = std::mem::take(&mut self.kj.bios);
-        b.block
-            .submit_plugged(now, self.kj.thread, bios.drain(..), b.driver, b.q);
+        k.submit_plugged(now, self.kj.thread, &mut bios);
         self.kj.bios = bios;
+    }
+
+    /// Writes pages `[first, first + pages)` of `m` (taken for writeback)
+    /// as the journal thread's page I/O, appending the bios to `bios`.
+    fn jbd2_write_pages(
+        &mut self,
+        now: Ns,
+        m: FileId,
+        first: u64,
+        pages: u32,
+        bios: &mut Vec<Bio>,
+        k: &mut dyn Kernel,
+    ) {
+        let template = self.jbd2_bio(Op::Write, 0, 0, false);
+        let mut runs: Vec<PageRun> = Vec::new();
+        self.writepages(
+            m,
+            first,
+            pages as u64,
+            template.pid,
+            k.cache(),
+            now,
+            &mut runs,
+        );
+        k.page_write_bios(m, &runs, template, bios);
     }
 
     /// After file-system metadata may have changed: arms the running
     /// transaction's `commit=` timer and asks for a commit when it is full.
-    pub(super) fn after_fs_change<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
-        let Some(fs) = self.mount.ext4_mut() else {
-            return;
-        };
-        let commit_ns = fs.config().commit_s as Ns * NS_PER_S;
-        let Some(j) = fs.journal_mut() else {
+    pub(super) fn after_change(&mut self, now: Ns, k: &mut dyn Kernel) {
+        let commit_ns = self.config().commit_s as Ns * NS_PER_S;
+        let Some(j) = self.journal.as_mut() else {
             return;
         };
         let tid = j.running_tid();
         if let Some(start) = j.running().started {
             if self.kj.timer_tid != tid {
                 self.kj.timer_tid = tid;
-                b.q.at(start + commit_ns, HostEvent::CommitTimer(tid));
+                k.at(start + commit_ns, FsEvent::Timer(tid));
             }
         }
         if j.running_is_full() {
             j.request(tid);
-            self.jbd2_kick(now, b);
+            self.jbd2_kick(now, k);
         }
     }
 
     /// The `commit=` timer of `tid` expired: commit it if it still runs.
-    pub(super) fn commit_timer<E: HostEvents>(&mut self, now: Ns, tid: u64, b: &mut Below<E>) {
-        let Some(j) = self.mount.ext4_mut().and_then(|fs| fs.journal_mut()) else {
+    pub(super) fn commit_timer(&mut self, now: Ns, tid: u64, k: &mut dyn Kernel) {
+        let Some(j) = self.journal.as_mut() else {
             return;
         };
         if j.running_tid() == tid && !j.running().is_empty() && j.request(tid) {
             j.note_periodic();
-            self.jbd2_kick(now, b);
+            self.jbd2_kick(now, k);
         }
     }
 
+    /// Task `t` waits for transaction `tid` to commit
+    /// (`jbd2_log_wait_commit`); a commit starts if none is running.
+    pub(super) fn wait_commit(&mut self, now: Ns, t: u32, tid: u64, k: &mut dyn Kernel) {
+        self.kj.waiters.push((t, tid));
+        self.jbd2_kick(now, k);
+    }
+
     /// Starts a commit if one was asked for and none is in progress.
-    pub(super) fn jbd2_kick<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
+    pub(super) fn jbd2_kick(&mut self, now: Ns, k: &mut dyn Kernel) {
         if self.kj.stage != Stage::Idle {
             return;
         }
-        let Some(j) = self.mount.ext4().and_then(|fs| fs.journal()) else {
+        let Some(j) = self.journal() else {
             return;
         };
         if !j.should_start() {
             return;
         }
         if j.free_blocks() < j.blocks_needed() && j.oldest_checkpoint().is_some() {
-            self.checkpoint(now, b);
+            self.checkpoint(now, k);
         } else {
-            self.start_commit(now, b);
+            self.start_commit(now, k);
         }
     }
 
     /// `jbd2_journal_commit_transaction`, up to the ordered-data wait.
-    fn start_commit<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
-        let Mount::Ext4(fs) = &mut self.mount else {
-            unreachable!("commit without ext4")
-        };
-        let j = fs.journal_mut().expect("commit with a journal");
+    fn start_commit(&mut self, now: Ns, k: &mut dyn Kernel) {
+        let j = self.journal.as_mut().expect("commit with a journal");
         self.kj.plan = j.start_commit();
         self.kj.last_data = None;
         let ordered: Vec<FileId> = j
@@ -205,50 +234,48 @@ impl Host {
             .collect();
         // journal_submit_data_buffers: the mapped dirty pages of each
         // ordered inode (ext4_writepage leaves delayed pages alone).
-        let template = self.jbd2_bio(Op::Write, 0, 0, false);
         let mut bios = Vec::new();
         let mut runs = Vec::new();
+        let max = k.max_bio_sectors() / SECTORS_PER_PAGE as u32;
         for &m in &ordered {
-            let Some(fs) = self.mount.ext4() else { break };
-            if !fs.owns(m) {
+            if !self.owns(m) {
                 continue;
             }
-            let pages = self.cache.file_pages(m);
-            fs.map_pages(m, 0, pages, &mut runs);
+            let pages = k.cache().file_pages(m);
+            self.map_pages(m, 0, pages, &mut runs);
             for r in runs.iter().filter(|r| r.sector.is_some()) {
                 let mut p = r.page;
                 while p < r.page + r.pages {
-                    if !self.cache.take_dirty_page(m, p) {
+                    if !k.cache().take_dirty_page(m, p) {
                         p += 1;
                         continue;
                     }
                     let mut n = 1u32;
-                    let max = self.max_bio_sectors / SECTORS_PER_PAGE as u32;
                     while n < max
                         && p + (n as u64) < r.page + r.pages
-                        && self.cache.take_dirty_page(m, p + n as u64)
+                        && k.cache().take_dirty_page(m, p + n as u64)
                     {
                         n += 1;
                     }
-                    self.write_bios(now, m, p, n, template, Notify::None, &mut bios);
+                    self.jbd2_write_pages(now, m, p, n, &mut bios, k);
                     p += n as u64;
                 }
             }
         }
-        self.jbd2_queue(now, bios, 0, b);
+        self.jbd2_queue(now, bios, 0, k);
         self.kj.ordered = ordered;
         self.kj.stage = Stage::Ordered;
         // Writing ordered data may update on-disk sizes (a new transaction).
-        self.after_fs_change(now, b);
-        self.jbd2_progress(now, b);
+        self.after_change(now, k);
+        self.jbd2_progress(now, k);
     }
 
     /// Page writeback made progress: an ordered-data wait or a checkpoint
     /// may be over.
-    pub(super) fn jbd2_progress<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
+    pub(super) fn jbd2_progress(&mut self, now: Ns, k: &mut dyn Kernel) {
         match self.kj.stage {
             Stage::Ordered => {
-                let cache = &self.cache;
+                let cache = k.cache();
                 if self
                     .kj
                     .ordered
@@ -257,19 +284,15 @@ impl Host {
                 {
                     self.kj.ordered.clear();
                     if let Some(times) = self.kj.last_data.take() {
-                        self.commit_waiters_waited(times, now);
+                        self.commit_waiters_waited(times, now, k);
                     }
-                    self.write_log(now, b);
+                    self.write_log(now, k);
                 }
             }
             Stage::CpWrite(tid) => {
-                let done = self
-                    .mount
-                    .ext4()
-                    .and_then(|fs| fs.journal())
-                    .is_none_or(|j| !j.has_checkpoint(tid));
+                let done = self.journal().is_none_or(|j| !j.has_checkpoint(tid));
                 if done {
-                    self.cleanup_tail(now, b);
+                    self.cleanup_tail(now, k);
                 }
             }
             _ => {}
@@ -277,18 +300,15 @@ impl Host {
     }
 
     /// Writes the log body (and, async, the commit block).
-    fn write_log<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
-        let Mount::Ext4(fs) = &mut self.mount else {
-            unreachable!("commit without ext4")
-        };
-        let is_async = fs.config().journal_async_commit;
+    fn write_log(&mut self, now: Ns, k: &mut dyn Kernel) {
+        let is_async = self.config().journal_async_commit;
         let sectors: Vec<u64> = self
             .kj
             .plan
             .blocks
             .iter()
             .filter(|&&(_, what)| what != LogBlock::Commit || is_async)
-            .map(|&(blk, _)| fs.sector_of(blk))
+            .map(|&(blk, _)| self.sector_of(blk))
             .collect();
         let template = self.jbd2_bio(Op::Write, 0, 0, false);
         let bios: Vec<Bio> = sectors
@@ -301,81 +321,64 @@ impl Host {
             .collect();
         let n = bios.len() as u32;
         self.kj.stage = Stage::Log;
-        self.jbd2_queue(now, bios, n, b);
+        self.jbd2_queue(now, bios, n, k);
     }
 
     /// The calls waiting for a commit (fsync, O_SYNC) waited, from their
     /// last attributed instant to `now`, along the commit step that just
     /// ended on the request that ran at `times` (queue, driver, device,
     /// completion): each step of a commit is on their critical path.
-    fn commit_waiters_waited(&mut self, times: DeviceTimes, now: Ns) {
+    fn commit_waiters_waited(&mut self, times: DeviceTimes, now: Ns, k: &mut dyn Kernel) {
         for &(task, _) in &self.kj.waiters {
-            if let Some(c) = self.tasks.get(task as usize).and_then(|k| k.call) {
-                if let Some(call) = self.calls.get_mut(c) {
-                    call.waited(times, now);
-                }
-            }
+            k.call_waited(task, times, now);
         }
     }
 
     /// One of the journal thread's own bios completed, on the request that
     /// ran at `times`.
-    pub(super) fn jbd2_bio_done<E: HostEvents>(
-        &mut self,
-        now: Ns,
-        times: DeviceTimes,
-        b: &mut Below<E>,
-    ) {
+    pub(super) fn jbd2_bio_done(&mut self, now: Ns, times: DeviceTimes, k: &mut dyn Kernel) {
         self.kj.pending -= 1;
         if self.kj.pending > 0 {
             return;
         }
-        self.commit_waiters_waited(times, now);
-        let Mount::Ext4(fs) = &mut self.mount else {
-            unreachable!("journal bios without ext4")
-        };
-        let barrier = fs.config().barrier;
-        let is_async = fs.config().journal_async_commit;
+        self.commit_waiters_waited(times, now, k);
+        let barrier = self.config().barrier;
+        let is_async = self.config().journal_async_commit;
         match self.kj.stage {
             Stage::Log if is_async => {
                 if barrier {
-                    self.jbd2_flush(now, Stage::PostFlush, b);
+                    self.jbd2_flush(now, Stage::PostFlush, k);
                 } else {
-                    self.finish_commit(now, b);
+                    self.finish_commit(now, k);
                 }
             }
             Stage::Log => {
                 if barrier {
-                    self.jbd2_flush(now, Stage::PreFlush, b);
+                    self.jbd2_flush(now, Stage::PreFlush, k);
                 } else {
-                    self.commit_block(now, false, b);
+                    self.commit_block(now, false, k);
                 }
             }
-            Stage::PreFlush => self.commit_block(now, true, b),
-            Stage::CommitBlock | Stage::PostFlush => self.finish_commit(now, b),
-            Stage::CpFlush => self.write_journal_super(now, true, b),
+            Stage::PreFlush => self.commit_block(now, true, k),
+            Stage::CommitBlock | Stage::PostFlush => self.finish_commit(now, k),
+            Stage::CpFlush => self.write_journal_super(now, true, k),
             Stage::CpSuper => {
                 self.kj.stage = Stage::Idle;
-                self.jbd2_kick(now, b);
+                self.jbd2_kick(now, k);
             }
             s => unreachable!("journal bio completed in stage {s:?}"),
         }
     }
 
-    fn jbd2_flush<E: HostEvents>(&mut self, now: Ns, next: Stage, b: &mut Below<E>) {
-        if let Some(fs) = self.mount.ext4_mut() {
-            fs.stats.flushes_issued += 1;
-        }
+    fn jbd2_flush(&mut self, now: Ns, next: Stage, k: &mut dyn Kernel) {
+        self.stats.flushes_issued += 1;
         self.kj.stage = next;
         let bio = self.jbd2_bio(Op::Flush, 0, 0, false);
-        self.jbd2_queue(now, vec![bio], 1, b);
+        self.jbd2_queue(now, vec![bio], 1, k);
     }
 
     /// The commit block: with FUA after a pre-flush (barrier=1).
-    fn commit_block<E: HostEvents>(&mut self, now: Ns, fua: bool, b: &mut Below<E>) {
-        let Mount::Ext4(fs) = &mut self.mount else {
-            unreachable!("commit without ext4")
-        };
+    fn commit_block(&mut self, now: Ns, fua: bool, k: &mut dyn Kernel) {
         let &(blk, what) = self
             .kj
             .plan
@@ -384,116 +387,145 @@ impl Host {
             .expect("a plan ends with its commit block");
         debug_assert_eq!(what, LogBlock::Commit);
         if fua {
-            fs.stats.fua_writes_issued += 1;
+            self.stats.fua_writes_issued += 1;
         }
         let bio = Bio {
-            sector: fs.sector_of(blk),
+            sector: self.sector_of(blk),
             sectors: SECTORS_PER_PAGE as u32,
             ..self.jbd2_bio(Op::Write, 0, 0, fua)
         };
         self.kj.stage = Stage::CommitBlock;
-        self.jbd2_queue(now, vec![bio], 1, b);
+        self.jbd2_queue(now, vec![bio], 1, k);
     }
 
     /// The commit is durable: buffers to writeback and the checkpoint
     /// list, freed blocks released, waiters woken, the next commit started.
-    fn finish_commit<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
-        let Mount::Ext4(fs) = &mut self.mount else {
-            unreachable!("commit without ext4")
-        };
-        let j = fs.journal_mut().expect("commit with a journal");
+    fn finish_commit(&mut self, now: Ns, k: &mut dyn Kernel) {
+        let j = self.journal.as_mut().expect("commit with a journal");
         let t = j.finish_commit();
         let committed = j.committed_tid();
-        let bdev = fs.bdev();
+        let bdev = self.bdev();
         for buf in &t.bufs {
             match *buf {
-                Buf::Meta(blk) => self.cache.mark_dirty(bdev, blk, 1, now),
+                Buf::Meta(blk) => k.cache().mark_dirty(bdev, blk, 1, now),
                 Buf::Data { file, page, blk } => {
                     // A page truncated away (and perhaps written again
                     // elsewhere) while its transaction committed has no
                     // home left to write (`journal_unmap_buffer`).
-                    if fs.owns(file)
-                        && page < self.cache.file_pages(file)
-                        && fs.page_home_is(file, page, blk)
+                    if self.owns(file)
+                        && page < k.cache().file_pages(file)
+                        && self.page_home_is(file, page, blk)
                     {
-                        self.cache.mark_dirty(file, page, 1, now);
+                        k.cache().mark_dirty(file, page, 1, now);
                     } else {
-                        fs.journal_mut().expect("journal").written_home(buf);
+                        self.journal_mut().expect("journal").written_home(buf);
                     }
                 }
             }
         }
-        fs.release_committed(&t.freed);
+        self.release_committed(&t.freed);
         self.kj.stage = Stage::Idle;
         let mut i = 0;
         while i < self.kj.waiters.len() {
             let (task, tid) = self.kj.waiters[i];
             if tid <= committed {
                 self.kj.waiters.swap_remove(i);
-                let wake = self.wake(task, now);
-                b.q.at(wake, HostEvent::Step(task));
+                k.wake_task(task, now);
             } else {
                 i += 1;
             }
         }
-        self.jbd2_kick(now, b);
+        self.jbd2_kick(now, k);
     }
 
     /// `jbd2_log_do_checkpoint` of the oldest committed transaction.
-    fn checkpoint<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
-        let Mount::Ext4(fs) = &mut self.mount else {
-            unreachable!("checkpoint without ext4")
-        };
-        let bdev = fs.bdev();
-        let j = fs.journal_mut().expect("checkpoint with a journal");
+    fn checkpoint(&mut self, now: Ns, k: &mut dyn Kernel) {
+        let bdev = self.bdev();
+        let j = self.journal.as_mut().expect("checkpoint with a journal");
         j.note_checkpoint();
         let (tid, bufs) = j.oldest_checkpoint().expect("something to checkpoint");
-        let template = self.jbd2_bio(Op::Write, 0, 0, false);
         let mut bios = Vec::new();
         for buf in bufs {
             let (m, page) = match buf {
                 Buf::Meta(blk) => (bdev, blk),
                 Buf::Data { file, page, .. } => (file, page),
             };
-            if self.cache.take_dirty_page(m, page) {
-                self.write_bios(now, m, page, 1, template, Notify::None, &mut bios);
-            } else if !self.cache.is_dirty_or_writeback(m, page) {
+            if k.cache().take_dirty_page(m, page) {
+                self.jbd2_write_pages(now, m, page, 1, &mut bios, k);
+            } else if !k.cache().is_dirty_or_writeback(m, page) {
                 // A clean buffer just leaves the checkpoint list.
-                if let Some(j) = self.mount.ext4_mut().and_then(|fs| fs.journal_mut()) {
+                if let Some(j) = self.journal.as_mut() {
                     j.written_home(&buf);
                 }
             }
         }
-        self.jbd2_queue(now, bios, 0, b);
+        self.jbd2_queue(now, bios, 0, k);
         self.kj.stage = Stage::CpWrite(tid);
-        self.jbd2_progress(now, b);
+        self.jbd2_progress(now, k);
     }
 
     /// `jbd2_cleanup_journal_tail`: flush, then the journal superblock
     /// (with the new tail) with FUA.
-    fn cleanup_tail<E: HostEvents>(&mut self, now: Ns, b: &mut Below<E>) {
-        let barrier = self.mount.ext4().is_some_and(|fs| fs.config().barrier);
-        if barrier {
-            self.jbd2_flush(now, Stage::CpFlush, b);
+    fn cleanup_tail(&mut self, now: Ns, k: &mut dyn Kernel) {
+        if self.config().barrier {
+            self.jbd2_flush(now, Stage::CpFlush, k);
         } else {
-            self.write_journal_super(now, false, b);
+            self.write_journal_super(now, false, k);
         }
     }
 
-    fn write_journal_super<E: HostEvents>(&mut self, now: Ns, fua: bool, b: &mut Below<E>) {
-        let Mount::Ext4(fs) = &mut self.mount else {
-            unreachable!("checkpoint without ext4")
-        };
-        let sb = fs.journal().expect("journal").superblock();
+    fn write_journal_super(&mut self, now: Ns, fua: bool, k: &mut dyn Kernel) {
+        let sb = self.journal().expect("journal").superblock();
         if fua {
-            fs.stats.fua_writes_issued += 1;
+            self.stats.fua_writes_issued += 1;
         }
         let bio = Bio {
-            sector: fs.sector_of(sb),
+            sector: self.sector_of(sb),
             sectors: SECTORS_PER_PAGE as u32,
             ..self.jbd2_bio(Op::Write, 0, 0, fua)
         };
         self.kj.stage = Stage::CpSuper;
-        self.jbd2_queue(now, vec![bio], 1, b);
+        self.jbd2_queue(now, vec![bio], 1, k);
+    }
+
+    /// Pages of mapping `fid` reached their home location: metadata written
+    /// in place (block-device mapping) and journaled data leave the
+    /// checkpoint lists.
+    pub(super) fn pages_home(&mut self, fid: FileId, first: u64, pages: u32) {
+        let bdev = self.bdev();
+        let journals_data = self.config().journals_data();
+        if fid == bdev {
+            self.stats.metadata_blocks_written_in_place += pages as u64;
+        } else if !journals_data {
+            return;
+        }
+        let ino_blocks: Vec<(u64, u64)> = if fid == bdev {
+            (first..first + pages as u64).map(|p| (p, p)).collect()
+        } else {
+            let mut runs = Vec::new();
+            self.map_pages(fid, first, pages as u64, &mut runs);
+            let part = self.sector_of(0);
+            runs.iter()
+                .filter_map(|r| r.sector.map(|s| (r.page, r.pages, s)))
+                .flat_map(|(p, n, s)| {
+                    let blk0 = (s - part) / SECTORS_PER_PAGE;
+                    (0..n).map(move |k| (p + k, blk0 + k))
+                })
+                .collect()
+        };
+        if let Some(j) = self.journal.as_mut() {
+            for (page, blk) in ino_blocks {
+                let buf = if fid == bdev {
+                    Buf::Meta(blk)
+                } else {
+                    Buf::Data {
+                        file: fid,
+                        page,
+                        blk,
+                    }
+                };
+                j.written_home(&buf);
+            }
+        }
     }
 }
