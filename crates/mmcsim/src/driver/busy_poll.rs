@@ -13,11 +13,11 @@
 //! with `MMC_CAP_WAIT_WHILE_BUSY`).
 //!
 //! Contract:
-//! * [`Driver::command_done`] schedules a legacy write's transfer-complete
+//! * `Driver::command_done` schedules a legacy write's transfer-complete
 //!   interrupt — at the end of its data phase, or at the end of the card's
 //!   busy when the host waits for it (`driver.wait_while_busy`) — and arms
 //!   the poll ([`BusyPoll`]).
-//! * At each interrupt of the request [`Driver::busy_poll_step`] sends the
+//! * At each interrupt of the request `Driver::busy_poll_step` sends the
 //!   next CMD13 until a response has found the card ready; that response's
 //!   interrupt ends the request. Each CMD13 costs `mmcqd` the command setup
 //!   of the host profile (`driver_prep_us`: reference §4 "MMC core + host
