@@ -226,7 +226,7 @@ fn every_finding_writes_a_verdict_a_figure_and_its_data_and_the_page_links_them(
 #[test]
 fn finding_6_is_judged_at_the_data_command_boundary() {
     let dir = scratch("reproduce_finding_6_boundary");
-    let o = reproduce(&["6", "--out", dir.to_str().unwrap()]);
+    let o = reproduce(&["6", "--phone", "galaxy-s2", "--out", dir.to_str().unwrap()]);
     assert!(
         matches!(o.status.code(), Some(0 | 1)),
         "{}",
