@@ -102,10 +102,19 @@ fn a_cpu_hog_raises_the_clock_and_sends_completions_across_cores() {
     assert_eq!(f(&idle, &["host", "cpu", "mean_freq_mhz"]), 200.0);
     assert_eq!(f(&hog, &["host", "cpu", "mean_freq_mhz"]), 1200.0);
     // Mechanism 2: the hog takes CPU0 (the IRQ core), the app goes to CPU1,
-    // so every completion interrupt wakes mmcqd there with an IPI.
+    // so every completion interrupt wakes mmcqd there with an IPI: the
+    // write's and the flush's, and each CMD13 poll's after the write.
     assert_eq!(idle["host"]["cpu"]["ipis"], 0);
     let calls = hog["requests"]["count"].as_u64().unwrap();
-    assert_eq!(hog["host"]["cpu"]["ipis"].as_u64().unwrap(), 2 * calls);
+    let polls = hog["device_response_us"]["status_polls"].as_u64().unwrap();
+    assert_eq!(
+        polls, calls,
+        "one CMD13 finds the card ready after each write"
+    );
+    assert_eq!(
+        hog["host"]["cpu"]["ipis"].as_u64().unwrap(),
+        2 * calls + polls
+    );
     assert_eq!(hog["host"]["cpu"]["cores"][0]["hogs"], 1);
     assert_eq!(hog["host"]["cpu"]["cores"][1]["threads"], 1);
     // The app's writes get faster; its host software time shrinks.

@@ -450,6 +450,7 @@ impl Emmc {
     /// When a write whose data arrived by `bus_t` completes, ns: then, or
     /// when everything buffered is programmed if it must be `durable`.
     pub(super) fn commit(&mut self, bus_t: Ns, durable: bool) -> Ns {
+        self.write_data_end = bus_t;
         if !durable {
             return bus_t;
         }

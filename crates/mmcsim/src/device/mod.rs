@@ -125,6 +125,9 @@ pub struct Emmc {
     c: Counters,
     /// Service time of each FLUSH_CACHE, from its command to the card ready.
     flush_latency: crate::stats::LatencyHistogram,
+    /// End of the data phase of the last write command (its last block on
+    /// the DAT lines), ns: see [`Emmc::write_data_end`].
+    write_data_end: Ns,
 }
 
 impl Emmc {
@@ -201,6 +204,7 @@ impl Emmc {
             packed_entries: Vec::new(),
             c: Counters::default(),
             flush_latency: crate::stats::LatencyHistogram::new(),
+            write_data_end: 0,
             ftl,
             cfg: cfg.clone(),
         })
@@ -250,6 +254,18 @@ impl Emmc {
             self.hi.end_legacy(end);
             end
         }
+    }
+
+    /// When the data phase of the last write command ended (its last block
+    /// and CRC status on the DAT lines), ns. A write the card must make
+    /// durable (reliable write on a volatile cache, or the cache off) keeps
+    /// the card busy in the programming state (PRG) after that until the
+    /// completion time [`Emmc::execute`] returned; otherwise the two are
+    /// equal. A host controller whose transfer-complete interrupt does not
+    /// wait for the busy signal raises it here, and the driver polls CMD13
+    /// SEND_STATUS until the card leaves PRG.
+    pub fn write_data_end(&self) -> Ns {
+        self.write_data_end
     }
 
     /// Notes a secure discard the driver sends as a plain discard because

@@ -2,9 +2,9 @@
 //! `mmc_blk_issue_rw_rq` and friends): a data request is CMD23
 //! SET_BLOCK_COUNT + CMD18 READ_MULTIPLE_BLOCK or CMD25
 //! WRITE_MULTIPLE_BLOCK (reliable write flagged in CMD23's argument for
-//! FUA), a write followed by CMD13 SEND_STATUS polling until the card is
-//! out of programming when the host polls (`status_poll_after_write`); a
-//! discard is the erase sequence CMD35 + CMD36 + CMD38 with the argument
+//! FUA); the CMD13 SEND_STATUS polling after a write is not part of the
+//! data command: the driver sends each CMD13 as a request of its own
+//! (module `busy_poll`); a discard is the erase sequence CMD35 + CMD36 + CMD38 with the argument
 //! the card takes ([`erase`]), a secure discard on an eMMC 4.5 card adds
 //! CMD6 SANITIZE_START; a flush is CMD6 SWITCH to FLUSH_CACHE. On the CMDQ driver a data request becomes a
 //! queued task (CMD44 + CMD45, executed by CMD46/CMD47, no CMD13: the
@@ -14,18 +14,18 @@ use super::DriverRequest;
 use crate::device::config::FeaturesConfig;
 use crate::device::host_interface::{
     MmcCommand, DISCARD, ERASE, ERASE_SANITIZE, FLUSH_CACHE, QUEUED_READ, QUEUED_WRITE,
-    READ_MULTIPLE, TRIM, TRIM_SANITIZE, WRITE_MULTIPLE, WRITE_MULTIPLE_POLLED,
+    READ_MULTIPLE, TRIM, TRIM_SANITIZE, WRITE_MULTIPLE,
 };
 use crate::device::DeviceCommand;
 use crate::types::Op;
 
-/// The legacy (non-queued) command of `r`; `poll` = CMD13 after writes.
-/// A discard here is the eMMC 4.5 DISCARD sequence; the driver sends
-/// discards through [`erase`], which picks the argument the card takes.
-pub fn legacy(r: &DriverRequest, poll: bool) -> DeviceCommand {
+/// The legacy (non-queued) command of `r`: a write is CMD23 + CMD25 alone
+/// (its CMD13 polls are requests of their own). A discard here is the
+/// eMMC 4.5 DISCARD sequence; the driver sends discards through [`erase`],
+/// which picks the argument the card takes.
+pub fn legacy(r: &DriverRequest) -> DeviceCommand {
     let commands: &'static [MmcCommand] = match r.op {
         Op::Read => READ_MULTIPLE,
-        Op::Write if poll => WRITE_MULTIPLE_POLLED,
         Op::Write => WRITE_MULTIPLE,
         Op::Discard => DISCARD,
         Op::Flush => FLUSH_CACHE,
@@ -36,11 +36,11 @@ pub fn legacy(r: &DriverRequest, poll: bool) -> DeviceCommand {
 /// The command of `r` on the command-queue path: a data request is queued
 /// as a task; flush and discard go as direct commands (the driver issues
 /// them with the queue empty).
-pub fn queued(r: &DriverRequest, poll: bool) -> DeviceCommand {
+pub fn queued(r: &DriverRequest) -> DeviceCommand {
     match r.op {
         Op::Read => device_command(r, QUEUED_READ),
         Op::Write => device_command(r, QUEUED_WRITE),
-        Op::Discard | Op::Flush => legacy(r, poll),
+        Op::Discard | Op::Flush => legacy(r),
     }
 }
 
@@ -130,14 +130,11 @@ mod tests {
 
     #[test]
     fn legacy_requests_become_the_kernel_command_sequences() {
-        assert_eq!(legacy(&rq(Op::Read), true).commands, &[Cmd23, Cmd18]);
-        assert_eq!(
-            legacy(&rq(Op::Write), true).commands,
-            &[Cmd23, Cmd25, Cmd13]
-        );
-        assert_eq!(legacy(&rq(Op::Write), false).commands, &[Cmd23, Cmd25]);
-        assert_eq!(legacy(&rq(Op::Discard), true).commands, DISCARD);
-        assert_eq!(legacy(&rq(Op::Flush), true).commands, FLUSH_CACHE);
+        assert_eq!(legacy(&rq(Op::Read)).commands, &[Cmd23, Cmd18]);
+        // The CMD13 polls after a write are requests of their own.
+        assert_eq!(legacy(&rq(Op::Write)).commands, &[Cmd23, Cmd25]);
+        assert_eq!(legacy(&rq(Op::Discard)).commands, DISCARD);
+        assert_eq!(legacy(&rq(Op::Flush)).commands, FLUSH_CACHE);
     }
 
     #[test]
@@ -155,13 +152,10 @@ mod tests {
 
     #[test]
     fn cmdq_queues_data_as_tasks_and_sends_flush_and_discard_direct() {
-        assert_eq!(queued(&rq(Op::Read), true).commands, &[Cmd44, Cmd45, Cmd46]);
-        assert_eq!(
-            queued(&rq(Op::Write), true).commands,
-            &[Cmd44, Cmd45, Cmd47]
-        );
-        assert_eq!(queued(&rq(Op::Flush), true).commands, FLUSH_CACHE);
-        assert_eq!(queued(&rq(Op::Discard), false).commands, DISCARD);
+        assert_eq!(queued(&rq(Op::Read)).commands, &[Cmd44, Cmd45, Cmd46]);
+        assert_eq!(queued(&rq(Op::Write)).commands, &[Cmd44, Cmd45, Cmd47]);
+        assert_eq!(queued(&rq(Op::Flush)).commands, FLUSH_CACHE);
+        assert_eq!(queued(&rq(Op::Discard)).commands, DISCARD);
     }
 
     fn card(version: &str) -> FeaturesConfig {

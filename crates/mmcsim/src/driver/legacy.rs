@@ -42,6 +42,9 @@ pub struct LegacyDriver {
     /// so at its completion the prepared request, unless urgent itself, is
     /// given back (`MMC_BLK_URGENT_DONE`).
     pub is_urgent: bool,
+    /// The CMD13 busy poll of the executing write, from its data command's
+    /// completion until a response finds the card ready.
+    pub poll: Option<super::busy_poll::BusyPoll>,
 }
 
 impl LegacyDriver {
@@ -58,6 +61,7 @@ impl LegacyDriver {
             executing_pack: Vec::new(),
             stash: None,
             is_urgent: false,
+            poll: None,
         }
     }
 
@@ -230,8 +234,10 @@ impl Driver {
         }
     }
 
-    /// Completion interrupt of `rq`: `mmcqd` starts the prepared request
-    /// first, then ends the old one, then runs again.
+    /// Completion interrupt of `rq`: after a write, `mmcqd` polls CMD13
+    /// until the card is ready (each poll's interrupt comes back here);
+    /// then it starts the prepared request first, ends the old one, and
+    /// runs again (`mmc_start_req`).
     pub(super) fn legacy_irq<E: DriverEvents, Q: RequestQueue<E>>(
         &mut self,
         now: Ns,
@@ -239,8 +245,12 @@ impl Driver {
         up: &mut Q,
         q: &mut EventQueue<E>,
     ) {
+        if self.busy_poll_step(now, rq, q) {
+            return;
+        }
         self.legacy().executing = None;
         let members = std::mem::take(&mut self.legacy().executing_pack);
+        self.share_poll_times(rq, &members);
         if std::mem::take(&mut self.legacy().is_urgent) {
             // MMC_BLK_URGENT_DONE: the urgent request goes next.
             self.give_back_prepared(now, up);

@@ -16,11 +16,17 @@
 //! * The queue above rings the driver with [`Driver::request_fn`] when it
 //!   holds requests (Linux's `request_fn`): a sleeping `mmcqd` pays its
 //!   wake-up first.
+//! * After a legacy write the driver polls the card's status with CMD13
+//!   SEND_STATUS requests of its own until the card leaves the programming
+//!   state ([`busy_poll`], Linux 3.x `mmc_blk_err_check`); the request's
+//!   [`DeviceTimes`] split its device time into the data command and the
+//!   busy polling.
 //! * Two drivers exist ([`DriverConfig::mode`]): the legacy `mmcqd` thread
 //!   of Linux 3.x ([`legacy`]: one request on the bus, the next one prepared
 //!   meanwhile) and the eMMC 5.1 command-queue (blk-mq) driver ([`cmdq`]:
 //!   up to `cmdq_depth` tasks in the device, completions out of order).
 
+pub mod busy_poll;
 pub mod cmdq;
 pub mod command;
 pub mod config;
@@ -102,8 +108,28 @@ pub struct DeviceTimes {
     pub fetch: Ns,
     /// The driver issued it on the bus, ns.
     pub start: Ns,
-    /// The device completed it, ns.
+    /// Its data command completed: the host controller's
+    /// transfer-complete interrupt fired, ns. Equal to `done` unless the
+    /// driver polled CMD13 after it.
+    pub data_done: Ns,
+    /// The device completed it, ns: the response of the CMD13 that found
+    /// the card ready after a polled write, else `data_done`.
     pub done: Ns,
+    /// CMD13 SEND_STATUS polls the driver sent for it.
+    pub status_polls: u32,
+}
+
+impl DeviceTimes {
+    /// Device time of its data command, from issue to the
+    /// transfer-complete interrupt, ns.
+    pub fn data_cmd(&self) -> Ns {
+        self.data_done.saturating_sub(self.start)
+    }
+
+    /// Device time of the busy polling after the data command, ns.
+    pub fn busy_poll(&self) -> Ns {
+        self.done.saturating_sub(self.data_done)
+    }
 }
 
 /// The queue above the driver (the block layer, wired by the simulation
@@ -171,6 +197,11 @@ pub struct Driver {
     /// Stop generation: [`DriverEvent::WriteStep`]s planned before the
     /// last stop are stale.
     step_gen: u32,
+    /// One CMD13 SEND_STATUS with its R1 response on the CMD line, ns.
+    cmd13_ns: Ns,
+    /// The host's write interrupt waits for the card's busy
+    /// ([`DriverConfig::wait_while_busy`]).
+    wait_while_busy: bool,
 }
 
 impl Driver {
@@ -204,6 +235,7 @@ impl Driver {
         let bkops_idle_ns =
             (profile.gc.background && tags.is_none()).then(|| cfg.bkops_idle() as Ns * 1_000_000);
         let urgent_stop = tags.is_none() && cfg.stop_request() && profile.features.hpi;
+        let cmd13_ns = crate::device::host_interface::Bus::new(&profile.bus).commands_ns(1);
         Ok(Driver {
             hw,
             device,
@@ -214,6 +246,8 @@ impl Driver {
             bkops_gen: 0,
             urgent_stop,
             step_gen: 0,
+            cmd13_ns,
+            wait_while_busy: cfg.wait_while_busy(),
         })
     }
 
@@ -329,8 +363,8 @@ impl Driver {
         match step {
             WriteStep::Next(at) => q.at(at, DriverEvent::WriteStep(rq, self.step_gen)),
             WriteStep::Done(done) => {
-                self.held[rq as usize].1.done = done;
-                q.at(done, DriverEvent::DeviceDone(rq));
+                let polled = self.polls_writes();
+                self.command_done(rq, done, polled, q);
             }
         }
     }
@@ -421,30 +455,29 @@ impl Driver {
             self.follow_write(rq, step, q);
             return;
         }
-        let done = if r.op == Op::Flush && !self.device.config().write_buffer.enabled {
+        self.held[rq as usize].1.start = now;
+        // Whether the last command is a legacy write the driver polls.
+        let polled_write = !queued && r.op == Op::Write && self.polls_writes();
+        let (done, polled) = if r.op == Op::Flush && !self.device.config().write_buffer.enabled {
             // `mmc_flush_cache` sends nothing when the card's cache is off.
-            now
+            (now, false)
         } else if r.op == Op::Discard {
-            self.issue_discard(now, &r)
+            (self.issue_discard(now, &r), false)
         } else if r.op == Op::Write && r.fua {
-            self.issue_fua_write(now, &r, queued)
+            self.issue_fua_write(now, rq, queued)
         } else {
             let cmd = self.command(&r, queued);
-            self.device.execute(now, &cmd)
+            (self.device.execute(now, &cmd), polled_write)
         };
-        let t = &mut self.held[rq as usize].1;
-        t.start = now;
-        t.done = done;
-        q.at(done, DriverEvent::DeviceDone(rq));
+        self.command_done(rq, done, polled, q);
     }
 
     /// The device command of `r` on the legacy or the queued path.
     fn command(&self, r: &DriverRequest, queued: bool) -> crate::device::DeviceCommand {
-        let poll = self.device.config().bus.status_poll_after_write;
         if queued {
-            command::queued(r, poll)
+            command::queued(r)
         } else {
-            command::legacy(r, poll)
+            command::legacy(r)
         }
     }
 
@@ -461,42 +494,60 @@ impl Driver {
         plan.map_or(now, |cmd| self.device.execute(now, &cmd))
     }
 
-    /// Sends FUA write `r` from `now` the way the card makes it durable
-    /// ([`FuaPath`]); returns when its last command ends, ns.
-    fn issue_fua_write(&mut self, now: Ns, r: &DriverRequest, queued: bool) -> Ns {
+    /// Sends held FUA write `rq` from `now` the way the card makes it
+    /// durable ([`FuaPath`]); returns when its last command ends, ns, and
+    /// whether that command is a write the driver polls. A legacy write
+    /// followed by another command is polled before it
+    /// ([`Driver::poll_inline`]).
+    fn issue_fua_write(&mut self, now: Ns, rq: RqId, queued: bool) -> (Ns, bool) {
+        let r = self.held[rq as usize].0;
+        let polled = !queued && self.polls_writes();
         match self.device.config().features.fua_path() {
             FuaPath::ReliableWrite => {
-                let cmd = self.command(r, queued);
-                self.device.execute(now, &cmd)
+                let cmd = self.command(&r, queued);
+                (self.device.execute(now, &cmd), polled)
             }
             FuaPath::LegacyReliableWrite(rel) => {
                 // `mmc_apply_rel_rw`: the request goes as several reliable
                 // writes, each completed before the next is sent.
                 let (mut t, mut sector) = (now, r.sector);
                 let end = r.sector + r.sectors as u64;
-                while sector < end {
+                let mut times = self.held[rq as usize].1;
+                loop {
                     let sectors = command::legacy_reliable_sectors(sector, end - sector, rel);
                     let part = DriverRequest {
                         sector,
                         sectors,
-                        ..*r
+                        ..r
                     };
                     let cmd = self.command(&part, queued);
                     t = self.device.execute(t, &cmd);
                     sector += sectors as u64;
+                    if sector >= end {
+                        break;
+                    }
+                    if polled {
+                        t = self.poll_inline(t, &mut times);
+                    }
                 }
-                t
+                self.held[rq as usize].1 = times;
+                (t, polled)
             }
             FuaPath::PostFlush => {
                 // No FUA on the queue: blk-flush sends the data as a plain
                 // write, then a flush (needed only for a volatile cache
                 // that is on) before the request completes.
-                let plain = DriverRequest { fua: false, ..*r };
+                let plain = DriverRequest { fua: false, ..r };
                 let cmd = self.command(&plain, queued);
-                let t = self.device.execute(now, &cmd);
+                let mut t = self.device.execute(now, &cmd);
                 let wb = &self.device.config().write_buffer;
                 if !(wb.enabled && wb.volatile) {
-                    return t;
+                    return (t, polled);
+                }
+                if polled {
+                    let mut times = self.held[rq as usize].1;
+                    t = self.poll_inline(t, &mut times);
+                    self.held[rq as usize].1 = times;
                 }
                 let flush = DriverRequest {
                     op: Op::Flush,
@@ -505,7 +556,7 @@ impl Driver {
                     ..plain
                 };
                 let cmd = self.command(&flush, queued);
-                self.device.execute(t, &cmd)
+                (self.device.execute(t, &cmd), false)
             }
         }
     }
@@ -520,18 +571,17 @@ impl Driver {
         members: &[RqId],
         q: &mut EventQueue<E>,
     ) {
-        let poll = self.device.config().bus.status_poll_after_write;
         let cmds: Vec<_> = std::iter::once(lead)
             .chain(members.iter().copied())
-            .map(|id| command::legacy(&self.held[id as usize].0, poll))
+            .map(|id| command::legacy(&self.held[id as usize].0))
             .collect();
         let done = self.device.execute_packed(now, &cmds);
         for &id in std::iter::once(&lead).chain(members) {
-            let t = &mut self.held[id as usize].1;
-            t.start = now;
-            t.done = done;
+            self.held[id as usize].1.start = now;
         }
-        q.at(done, DriverEvent::DeviceDone(lead));
+        let polled = cmds[0].op == Op::Write && self.polls_writes();
+        self.command_done(lead, done, polled, q);
+        self.share_poll_times(lead, members);
     }
 
     /// Ends `rq` through the queue above (its completion travels up).

@@ -12,8 +12,9 @@
 //! request whose completion ended the wait (the call's last one, or the one
 //! holding the page it sleeps on): until the driver fetched it
 //! `block_queue`, until it started on the bus `driver` (mmcqd wake-up,
-//! dispatch hook, setup, DMA mapping, waiting for the bus), until the
-//! device finished it `device`, then `irq_wakeup` (interrupt, IPI, remote
+//! dispatch hook, setup, DMA mapping, waiting for the bus), until its data
+//! command completed `device`, until the driver's CMD13 polls found the card
+//! ready `device_busy_poll`, then `irq_wakeup` (interrupt, IPI, remote
 //! wake-up, and the waiting thread's wake-up). Intervals before `mark`
 //! (e.g. a read-ahead request dispatched before this call waited on it)
 //! are not counted twice. Time a call spends throttled in
@@ -77,7 +78,8 @@ impl Call {
     pub fn waited(&mut self, t: DeviceTimes, now: Ns) {
         self.charge(Layer::BlockQueue, t.fetch);
         self.charge(Layer::Driver, t.start);
-        self.charge(Layer::Device, t.done);
+        self.charge(Layer::Device, t.data_done);
+        self.charge(Layer::DeviceBusyPoll, t.done);
         self.charge(Layer::IrqWakeup, now);
     }
 
@@ -129,7 +131,9 @@ mod tests {
         let t = DeviceTimes {
             fetch: 4_000, // fetched before the mark: not counted again
             start: 8_000,
+            data_done: 18_000,
             done: 20_000,
+            status_polls: 1,
         };
         assert!(!c.bio_done(t, 21_000));
         assert!(c.bio_done(t, 22_000));
@@ -137,7 +141,8 @@ mod tests {
         let s = c.split;
         assert_eq!(s.total(), 24_000);
         assert_eq!(s.driver, 2_000);
-        assert_eq!(s.device, 12_000);
+        assert_eq!(s.device, 10_000);
+        assert_eq!(s.device_busy_poll, 2_000);
         assert_eq!(s.irq_wakeup, 5_000);
     }
 }

@@ -277,12 +277,14 @@ impl Report {
         let b = &w.breakdown_us;
         let _ = writeln!(
             s,
-            "latency split (mean µs): platform {:.1} | syscall+fs {:.1} | block+queue {:.1} | driver {:.1} | device {:.1} | irq+wakeup {:.1} | host software {:.1}%",
+            "latency split (mean µs): platform {:.1} | syscall+fs {:.1} | block+queue {:.1} | driver {:.1} | device {:.1} (data command {:.1}, busy poll {:.1}) | irq+wakeup {:.1} | host software {:.1}%",
             b.platform,
             b.syscall_fs,
             b.block_queue,
             b.driver,
             b.device,
+            b.device_data_cmd,
+            b.device_busy_poll,
             b.irq_wakeup,
             b.host_share * 100.0
         );

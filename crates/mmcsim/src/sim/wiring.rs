@@ -61,7 +61,12 @@ impl RequestQueue<Event> for Up<'_> {
                 thread: r.thread,
             });
         }
-        self.collector.request_done(now.saturating_sub(times.fetch));
+        self.collector.request_done(
+            now.saturating_sub(times.fetch),
+            times.data_cmd(),
+            times.busy_poll(),
+            times.status_polls,
+        );
         let r = self.block.layer.request(rq);
         self.collector.device_request(r.op, r.sectors);
         let mut bios = std::mem::take(self.bios);

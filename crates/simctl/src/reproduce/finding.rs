@@ -17,8 +17,70 @@ pub struct About {
     pub source: &'static str,
     /// The paper's claim, as an ordering or a band.
     pub claim: &'static str,
+    /// Where the paper measured: the verdict is judged at the same point.
+    pub boundary: Boundary,
     /// The columns of its CSV after `profile`.
     pub csv_header: &'static [&'static str],
+}
+
+/// Where a paper drew the line around what it timed. A finding is judged
+/// on quantities taken at its paper's boundary, and the page names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    /// Inside the benchmark's own calls: its timers around each call or
+    /// the whole run (the seed papers' micro-benchmarks, AndroBench's own
+    /// timer placement). Device time is not separated from the rest.
+    AppCalls,
+    /// The MMC request log: a request's device time from its start on the
+    /// bus to its completion (the seed papers' Fig. 4/5). Only reads are
+    /// analysed, which no CMD13 polling follows.
+    MmcRequest,
+    /// Device time is the data command only: from the MMC core handing the
+    /// request to the host driver (MSHCI) until its completion interrupt;
+    /// the Linux 3.x CMD13 polling until the card leaves PRG that follows
+    /// is host time (the Galaxy S II study). Report keys
+    /// `breakdown_us.device_data_cmd` and `device_response_us.data_cmd`.
+    DataCommand,
+}
+
+impl Boundary {
+    /// The boundary in a sentence, as the page shows it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Boundary::AppCalls => "inside the benchmark's own calls (its timers around each call or the run): whole-call latency and throughput, device time not separated",
+            Boundary::MmcRequest => "the MMC request log: device time from a request's start on the bus to its completion (reads only, so no CMD13 busy polling)",
+            Boundary::DataCommand => "device = the data command only, from the MMC core handing the request to the host driver until its completion interrupt; the CMD13 busy polling after a write counts as host time (breakdown_us.device_data_cmd, device_response_us.data_cmd)",
+        }
+    }
+
+    /// Report key of the mean device time per call at this boundary.
+    pub fn device_key(self) -> &'static str {
+        match self {
+            Boundary::DataCommand => "breakdown_us.device_data_cmd",
+            Boundary::AppCalls | Boundary::MmcRequest => "breakdown_us.device",
+        }
+    }
+
+    /// Report key of the mean device response time per device request at
+    /// this boundary.
+    pub fn device_response_key(self) -> &'static str {
+        match self {
+            Boundary::DataCommand => "device_response_us.data_cmd",
+            Boundary::AppCalls | Boundary::MmcRequest => "device_response_us.mean",
+        }
+    }
+
+    /// Host software's share of a run's mean call latency at this
+    /// boundary: everything but the device time it counts.
+    pub fn host_share(self, run: &RunOutput) -> Result<f64> {
+        let total = num(run, "breakdown_us.total")?;
+        let device = num(run, self.device_key())?;
+        Ok(if total > 0.0 {
+            (total - device) / total
+        } else {
+            0.0
+        })
+    }
 }
 
 /// One published finding, reproduced on a profile.

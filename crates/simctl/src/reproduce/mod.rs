@@ -303,6 +303,8 @@ pub struct Section {
     title: &'static str,
     source: &'static str,
     claim: &'static str,
+    /// Where the paper measured (and the verdict is judged).
+    boundary: finding::Boundary,
     note: Option<&'static str>,
     pass: bool,
     measured: String,
@@ -397,6 +399,7 @@ fn write_finding(
         title: f.about().title,
         source: f.about().source,
         claim: f.about().claim,
+        boundary: f.about().boundary,
         note: f.note(),
         pass: measures.iter().all(|(_, m, _)| m.pass),
         measured: summaries.join("; "),

@@ -97,6 +97,7 @@ fn section(h: &mut String, s: &Section) {
         h,
         "<section id=\"finding-{n}\">\n<h2>Finding {n}: {title} {badge}</h2>\n\
          <p><b>Source:</b> {source}</p>\n<p><b>Claim:</b> {claim}</p>\n\
+         <p><b>Measured at the paper's boundary:</b> {boundary}</p>\n\
          <p><b>Measured:</b> {measured}</p>\n\
          <figure id=\"figure-{n}\">\n{svg}\n<figcaption>finding-{n}.png, finding-{n}.svg; \
          data: <a href=\"finding-{n}.csv\">finding-{n}.csv</a></figcaption></figure>\n",
@@ -105,6 +106,7 @@ fn section(h: &mut String, s: &Section) {
         badge = badge(s.pass),
         source = esc(s.source),
         claim = esc(s.claim),
+        boundary = esc(s.boundary.describe()),
         measured = esc(&s.measured),
         svg = strip_prolog(&s.svg),
     );

@@ -5,7 +5,7 @@
 use super::{rand16_runs, run_under};
 use crate::plot::reqlog;
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{About, Finding, Measure, Quantity, Sensitivity};
+use crate::reproduce::finding::{About, Boundary, Finding, Measure, Quantity, Sensitivity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::{Context, Result};
 use mmcsim::sched::Registry;
@@ -22,6 +22,7 @@ const ABOUT: About = About {
     title: "Address difference vs device response time",
     source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 4 and 5",
     claim: "requests whose address is above the previous request's (positive difference) are served faster than those below it",
+    boundary: Boundary::MmcRequest,
     csv_header: &["address_difference_sectors", "device_time_us"],
 };
 

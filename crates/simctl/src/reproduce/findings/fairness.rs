@@ -6,7 +6,7 @@
 
 use super::{of_scheduler, per_scheduler, rand16_runs};
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, About, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, About, Boundary, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::{Context, Result};
 use mmcsim::sched::Registry;
@@ -24,6 +24,7 @@ const ABOUT: About = About {
     title: "Jain's fairness index over 16 threads, per scheduler",
     source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 7; band from the deadline mechanism (io-schedulers.md §deadline: read_expire)",
     claim: "deadline's throughput gain costs no fairness: its Jain index over the 16 threads is ≥ 0.99 and within 0.01 of noop's",
+    boundary: Boundary::AppCalls,
     csv_header: &["scheduler", "jain", "min_thread_iops", "max_thread_iops"],
 };
 

@@ -2,9 +2,12 @@
 //! latency of a Java app's O_SYNC writes at 16 KiB and its share falls as
 //! the write grows; one CPU-bound process beside the app makes the app
 //! faster (the governor raises the clock) and the device response slower.
+//! Judged where the study measured: device time is the data command up to
+//! its completion interrupt; the CMD13 busy polling after a write is host
+//! time.
 
 use crate::plot::{BarPanel, Mark, Panel, Series, XyPanel};
-use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, num, About, Boundary, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -16,14 +19,16 @@ pub struct HostShare;
 const SIZES: [u64; 5] = [4096, 8192, 16384, 32768, 65536];
 /// The size of the published share and of the hog comparison.
 const AT: u64 = 16384;
-/// Host layers of `breakdown_us`, then the device.
-const LAYERS: [&str; 6] = [
+/// Host layers of `breakdown_us`, the busy polling (host time at the
+/// study's boundary), then the device's data command.
+const LAYERS: [&str; 7] = [
     "platform",
     "syscall_fs",
     "block_queue",
     "driver",
     "irq_wakeup",
-    "device",
+    "device_busy_poll",
+    "device_data_cmd",
 ];
 /// Published bands: host share at 16 KiB, app latency change and device
 /// response change with one hog.
@@ -46,6 +51,7 @@ const ABOUT: About = About {
     title: "Host software share by layer, and a CPU-bound process beside the app",
     source: "Galaxy S II study of host software overhead on Android storage (issue 9)",
     claim: "host software is ≥ 80 % of a 16 KiB O_SYNC write's latency and its share falls with size (4-64 KiB); one CPU-bound process makes app latency 10-25 % lower and device response time 3-10 % higher",
+    boundary: Boundary::DataCommand,
     csv_header: &[
             "request_bytes",
             "background_cpu_hogs",
@@ -55,9 +61,10 @@ const ABOUT: About = About {
             "block_queue_us",
             "driver_us",
             "irq_wakeup_us",
-            "device_us",
+            "device_busy_poll_us",
+            "device_data_cmd_us",
             "host_share",
-            "device_response_us",
+            "device_response_data_cmd_us",
             "mean_freq_mhz",
             "ipis",
         ],
@@ -85,20 +92,20 @@ impl Finding for HostShare {
             for l in LAYERS {
                 row.push(cell(num(r, &format!("breakdown_us.{l}"))?));
             }
-            row.push(cell(num(r, "breakdown_us.host_share")?));
-            row.push(cell(num(r, "device_response_us.mean")?));
+            row.push(cell(ABOUT.boundary.host_share(r)?));
+            row.push(cell(num(r, ABOUT.boundary.device_response_key())?));
             row.push(cell(num(r, "host.cpu.mean_freq_mhz")?));
             row.push(cell(num(r, "host.cpu.ipis")?));
             csv.push(row);
         }
         let shares = runs[..SIZES.len()]
             .iter()
-            .map(|r| num(r, "breakdown_us.host_share"))
+            .map(|r| ABOUT.boundary.host_share(r))
             .collect::<Result<Vec<_>>>()?;
         let at = SIZES.iter().position(|&b| b == AT).unwrap_or(0);
         let (idle, hog) = (runs[at], runs[SIZES.len()]);
         let lat = |r: &RunOutput| num(r, "write.latency_us.mean");
-        let dev = |r: &RunOutput| num(r, "device_response_us.mean");
+        let dev = |r: &RunOutput| num(r, ABOUT.boundary.device_response_key());
         let lat_change = lat(hog)? / lat(idle)? - 1.0;
         let dev_change = dev(hog)? / dev(idle)? - 1.0;
         let falling = shares.windows(2).all(|w| w[1] < w[0]);
@@ -168,7 +175,7 @@ impl Finding for HostShare {
             });
         }
         series.push(Series {
-            name: "host software (all but device)".into(),
+            name: "host software (all but the data command)".into(),
             points: kib.iter().copied().zip(shares.iter().copied()).collect(),
             mark: Mark::LinePoints,
         });

@@ -16,7 +16,7 @@
 
 use super::{ANDROBENCH, ANDROBENCH_METRICS};
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, num, About, Boundary, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -82,6 +82,7 @@ const ABOUT: About = About {
     title: "ext4 journaling, mount options and SQLite journal modes under AndroBench 3.4",
     source: "LG study of Android I/O stack overheads (ext4 journal, mount options, SQLite journal), via reference android-workloads.md §5",
     claim: "ext4 journal off raises the geometric mean of AndroBench's five write metrics 10-40 % with reads within 5 %; noatime + journal_async_commit + delalloc beat strictatime + sync commit + nodelalloc by 4-20 % (seq write, rand write, insert); SQLite journal_mode=OFF gives 25-60 % more insert TPS than the default",
+    boundary: Boundary::AppCalls,
     csv_header: &CSV_HEADER,
 };
 

@@ -3,7 +3,9 @@
 
 use super::{of_scheduler, per_scheduler, rand16_runs, run_under};
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity, Sensitivity};
+use crate::reproduce::finding::{
+    cell, num, About, Boundary, Finding, Measure, Quantity, Sensitivity,
+};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -16,6 +18,7 @@ const ABOUT: About = About {
     title: "16 random readers in 128 MiB under every scheduler",
     source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 3",
     claim: "with 16 random readers, deadline's throughput is ahead of both cfq's and noop's",
+    boundary: Boundary::AppCalls,
     csv_header: &[
         "scheduler",
         "iops",

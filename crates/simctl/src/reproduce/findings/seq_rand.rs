@@ -2,7 +2,7 @@
 //! the IOPS of random ones (read-ahead and the device's read buffer).
 
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity};
+use crate::reproduce::finding::{cell, num, About, Boundary, Finding, Measure, Quantity};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -18,6 +18,7 @@ const ABOUT: About = About {
     title: "Sequential vs random 4 KiB reads",
     source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 1",
     claim: "sequential 4 KiB reads reach ≥ 3× the IOPS of random 4 KiB reads",
+    boundary: Boundary::AppCalls,
     csv_header: &[
         "pattern",
         "iops",

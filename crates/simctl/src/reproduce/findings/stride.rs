@@ -3,7 +3,9 @@
 //! forward prefetch of map pages).
 
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, About, Finding, Measure, Quantity, Sensitivity};
+use crate::reproduce::finding::{
+    cell, num, About, Boundary, Finding, Measure, Quantity, Sensitivity,
+};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -16,6 +18,7 @@ const ABOUT: About = About {
     title: "Sorted vs shuffled 1 MiB-strided 1-byte reads",
     source: "Seed papers on I/O scheduling of Android eMMC (Nexus S, Nexus 7), Fig. 2",
     claim: "the same 1 MiB-strided 1-byte reads finish faster in ascending (sorted) order than shuffled",
+    boundary: Boundary::AppCalls,
     csv_header: &[
             "order",
             "reads",
