@@ -240,6 +240,25 @@ impl Report {
                 );
             }
         }
+        if let Some(rows) = self.trace.as_ref().and_then(|t| t.recorded_vs_simulated.as_ref()) {
+            let each: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} {} {:.0}/{:.0}",
+                        &r.direction[..1].to_uppercase(),
+                        r.size_class,
+                        r.recorded_p50_us,
+                        r.simulated_p50_us
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "device service p50 µs, recorded/simulated: {}",
+                each.join(" | ")
+            );
+        }
         let _ = writeln!(
             s,
             "{:<8} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
