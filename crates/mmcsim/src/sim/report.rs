@@ -340,6 +340,21 @@ impl Report {
             d.erase_count.mean,
             d.erase_count.max
         );
+        if d.gc.pauses > 0 {
+            let _ = writeln!(
+                s,
+                "GC pauses {} (µs): p50 {:.0} | p99 {:.0} | max {:.0}{}",
+                d.gc.pauses,
+                d.gc.pause_us.p50,
+                d.gc.pause_us.p99,
+                d.gc.pause_us.max,
+                d.gc.bound_us
+                    .map_or(String::new(), |b| format!(" | bound {b:.0}"))
+            );
+        }
+        for w in &d.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
         if let Some(m) = &d.merges {
             let _ = writeln!(
                 s,

@@ -72,15 +72,17 @@ impl PageMapping {
         gc: &GcConfig,
         wl: &WearLevelingConfig,
     ) -> PageMapping {
+        let mut collector = GarbageCollector::new(
+            gc.policy,
+            gc.start_below_free_blocks_per_die,
+            gc.stop_at_free_blocks_per_die,
+            geo.stripe_slots(),
+        );
+        collector.set_copy_budget(gc.copy_budget_pages);
         PageMapping {
             table: PageTable::new(lpns),
             blocks: BlockManager::new(geo, wl.dynamic),
-            gc: GarbageCollector::new(
-                gc.policy,
-                gc.start_below_free_blocks_per_die,
-                gc.stop_at_free_blocks_per_die,
-                geo.stripe_slots(),
-            ),
+            gc: collector,
             wl: if wl.static_wl {
                 StaticWearLeveling::with_threshold(wl.static_threshold())
             } else {
@@ -185,11 +187,35 @@ impl Mapping for PageMapping {
             .then_some(die)
     }
 
+    fn idle_collect(&mut self, target: u32, budget: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let dies = self.blocks.geometry().dies();
+        let die = (0..dies)
+            .find(|&d| self.blocks.in_progress(d).is_some())
+            .or_else(|| (0..dies).min_by_key(|&d| (self.blocks.free_blocks(d), d)))?;
+        if self.blocks.in_progress(die).is_none() && self.blocks.free_blocks(die) >= target {
+            return None;
+        }
+        self.gc
+            .idle_step(die, budget, &mut self.blocks, &mut self.table, &mut self.stats, ops)
+            .then_some(die)
+    }
+
+    fn settle_gc(&mut self, ops: &mut Vec<NandOp>) {
+        self.gc
+            .settle(&mut self.blocks, &mut self.table, &mut self.stats, ops);
+    }
+
+    fn gc_emergencies(&self) -> u64 {
+        self.gc.emergencies()
+    }
+
     fn erase_unmapped(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.settle_gc(ops);
         Some(self.gc.erase_empty(&mut self.blocks, &mut self.stats, ops))
     }
 
     fn sanitize(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.settle_gc(ops);
         Some(
             self.gc
                 .sanitize(&mut self.blocks, &mut self.table, &mut self.stats, ops),
@@ -222,6 +248,10 @@ impl Mapping for PageMapping {
     }
 
     fn save_state(&self, w: &mut StateWriter) -> Result<(), StateError> {
+        debug_assert!(
+            (0..self.blocks.geometry().dies()).all(|d| self.blocks.in_progress(d).is_none()),
+            "a state is saved with incremental GC settled"
+        );
         w.u32s(self.table.entries());
         self.blocks.save_state(w);
         w.u32(self.next_die);
