@@ -486,7 +486,8 @@ pub struct GcConfig {
     /// Idle-time background GC inside the card (page mapping only): after
     /// the card has been idle this long, ms, it collects in steps of
     /// `copy_budget_pages` until the next command arrives (the step in
-    /// flight completes) or every die has the BKOPS target of free blocks.
+    /// flight completes) or every die holds one stripe of free blocks more
+    /// than `start_below_free_blocks_per_die`.
     /// Absent = no idle collection by the card itself (host BKOPS, `[gc]
     /// background`, is separate).
     #[serde(default, skip_serializing_if = "Option::is_none")]

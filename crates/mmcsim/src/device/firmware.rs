@@ -654,14 +654,17 @@ impl Emmc {
     /// steps of `copy_budget_pages` from the end of that idle time, one
     /// step after another, until a step would start at or after `t` (the
     /// step in flight then completes: the command waits for it) or no die
-    /// needs it (every die at the BKOPS target).
+    /// needs it: every die holds one stripe more than the foreground
+    /// threshold (`start_below_free_blocks_per_die + planes_per_die` free
+    /// blocks) [est: the card collects ahead only what foreground GC
+    /// would soon need, so idle collection adds no copies of its own].
     pub(super) fn idle_collect(&mut self, since: Ns, t: Ns) {
         let (Some(after), Some(budget)) = (self.idle_gc_after, self.cfg.gc.copy_budget_pages)
         else {
             return;
         };
         let mut next = since + after;
-        let target = self.cfg.gc.bkops_target();
+        let target = self.cfg.gc.start_below_free_blocks_per_die + self.geo.planes;
         while next < t {
             self.ops.clear();
             if self.ftl.idle_collect(target, budget, &mut self.ops).is_none() {
