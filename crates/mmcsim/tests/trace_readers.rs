@@ -784,12 +784,18 @@ fn biotracer_sample_fields_times_and_the_extra_sector() {
     assert_eq!(a.device_start_ns, Some(100_000_130_000));
     assert_eq!(a.done_ns, Some(100_000_850_000));
     let sizes: Vec<u32> = recs.iter().map(|(r, _)| r.sectors).collect();
-    assert_eq!(sizes, [8, 16, 8, 8, 32, 24, 72, 8], "17, 25 and 73 lose their extra sector");
+    assert_eq!(
+        sizes,
+        [8, 16, 8, 8, 32, 24, 72, 8],
+        "17, 25 and 73 lose their extra sector"
+    );
     let ops: Vec<Op> = recs.iter().map(|(r, _)| r.op).collect();
     assert_eq!(ops[3], Op::Read, "flags 0: a read");
     assert_eq!(ops[4], Op::Read, "flags 4: a read that did not wait");
     assert_eq!(ops[5], Op::Write, "flags 1: a write that waited");
-    assert!(recs.iter().all(|(r, _)| r.pid.is_none() && r.process.is_none()));
+    assert!(recs
+        .iter()
+        .all(|(r, _)| r.pid.is_none() && r.process.is_none()));
 }
 
 /// Located errors of the BIOTracer reader: field count, bytes that do not
@@ -828,9 +834,17 @@ fn public_biotracer_nexus5_excerpt() {
     let recs = read_all(&p, &OpenOptions::default());
     assert_eq!(recs.len(), 200);
     assert!(recs.iter().all(|(r, _)| r.op == Op::Write));
-    assert!(recs.iter().all(|(r, _)| r.sectors % 8 == 0), "the +1 quirk removed");
+    assert!(
+        recs.iter().all(|(r, _)| r.sectors % 8 == 0),
+        "the +1 quirk removed"
+    );
     assert!(recs.iter().all(|(r, _)| {
-        let (t, f, s, d) = (r.time_ns, r.fetch_ns.unwrap(), r.device_start_ns.unwrap(), r.done_ns.unwrap());
+        let (t, f, s, d) = (
+            r.time_ns,
+            r.fetch_ns.unwrap(),
+            r.device_start_ns.unwrap(),
+            r.done_ns.unwrap(),
+        );
         t <= f && f <= s && s <= d
     }));
     let (a, _) = recs[0];

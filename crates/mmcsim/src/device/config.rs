@@ -1087,12 +1087,18 @@ impl DeviceConfig {
         }
         if let Some(ms) = g.pause_bound_ms {
             if !(ms.is_finite() && ms > 0.0) {
-                return err("[gc] pause_bound_ms", format!("{ms}: expected a finite time > 0 ms"));
+                return err(
+                    "[gc] pause_bound_ms",
+                    format!("{ms}: expected a finite time > 0 ms"),
+                );
             }
         }
         if let Some(w) = g.waf_bound {
             if !(w.is_finite() && w >= 1.0) {
-                return err("[gc] waf_bound", format!("{w}: expected a finite write amplification ≥ 1"));
+                return err(
+                    "[gc] waf_bound",
+                    format!("{w}: expected a finite write amplification ≥ 1"),
+                );
             }
         }
         Ok(())

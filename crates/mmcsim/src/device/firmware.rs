@@ -28,10 +28,10 @@
 
 use super::cache::Stream;
 use super::config::{FlushMetadata, WriteAck};
+use super::ftl::Placement;
 use super::host_interface::{
     legacy_commands, DeviceCommand, EraseArg, Sequence, PACKED_HEADER_BLOCKS,
 };
-use super::ftl::Placement;
 use super::nand::{Geometry, NandOp};
 use super::Emmc;
 use crate::types::{Ns, Op, SECTORS_PER_PAGE};
@@ -667,7 +667,11 @@ impl Emmc {
         let target = self.cfg.gc.start_below_free_blocks_per_die + self.geo.planes;
         while next < t {
             self.ops.clear();
-            if self.ftl.idle_collect(target, budget, &mut self.ops).is_none() {
+            if self
+                .ftl
+                .idle_collect(target, budget, &mut self.ops)
+                .is_none()
+            {
                 break;
             }
             self.c.idle_gc_steps += 1;

@@ -240,7 +240,11 @@ impl Report {
                 );
             }
         }
-        if let Some(rows) = self.trace.as_ref().and_then(|t| t.recorded_vs_simulated.as_ref()) {
+        if let Some(rows) = self
+            .trace
+            .as_ref()
+            .and_then(|t| t.recorded_vs_simulated.as_ref())
+        {
             let each: Vec<String> = rows
                 .iter()
                 .map(|r| {

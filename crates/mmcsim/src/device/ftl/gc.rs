@@ -319,8 +319,19 @@ impl GarbageCollector {
         }
         self.held[die as usize].clear();
         let before = stats.nand_programs;
-        while page < g.pages_per_block && limit.is_none_or(|l| stats.nand_programs - before < l as u64) {
-            self.scan_page(victim, page, die, Purpose::Reclaim, blocks, table, stats, ops);
+        while page < g.pages_per_block
+            && limit.is_none_or(|l| stats.nand_programs - before < l as u64)
+        {
+            self.scan_page(
+                victim,
+                page,
+                die,
+                Purpose::Reclaim,
+                blocks,
+                table,
+                stats,
+                ops,
+            );
             page += 1;
         }
         if page < g.pages_per_block {

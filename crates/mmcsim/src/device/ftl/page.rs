@@ -196,7 +196,14 @@ impl Mapping for PageMapping {
             return None;
         }
         self.gc
-            .idle_step(die, budget, &mut self.blocks, &mut self.table, &mut self.stats, ops)
+            .idle_step(
+                die,
+                budget,
+                &mut self.blocks,
+                &mut self.table,
+                &mut self.stats,
+                ops,
+            )
             .then_some(die)
     }
 
