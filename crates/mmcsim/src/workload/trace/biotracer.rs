@@ -29,8 +29,9 @@
 //! along a line. Records carry no process (BIOTracer logs none).
 //!
 //! ```text
-//! 4220896		8		4096		5		1398406382.756832267		1398406382.757233725		1398406382.757241486		1398406382.757950028
+//! 4220896 ⇥⇥ 8 ⇥⇥ 4096 ⇥⇥ 5 ⇥⇥ 1398406382.756832267 ⇥⇥ 1398406382.757233725 ⇥⇥ 1398406382.757241486 ⇥⇥ 1398406382.757950028
 //! ```
+//! (`⇥⇥`: two tabs.)
 
 use super::common::{split_ws, Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
