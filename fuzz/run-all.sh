@@ -138,6 +138,7 @@ seed() {
         put traces/pixel6a.csv.gz traces/bad/pixel6a-*.csv
         [ -f "$root/traces/pixel6a.csv.gz" ] && gzip -dc "$root/traces/pixel6a.csv.gz" | head -c 16384 >"$d/pixel6a.csv"
         ;;
+    biotracer) put traces/biotracer.txt traces/bad/biotracer-*.txt ;;
     detect) put traces/*.* traces/bad/* ;;
     scenario_toml)
         put configs/scenarios/*.toml configs/calibration/micro/*.toml tests/golden/scenarios/*.toml \

@@ -180,7 +180,7 @@ fn phone_profiles_apply_first_and_scheduler_and_set_override_them() {
         "pixel-9",
     ]);
     assert!(
-        err.contains("--phone pixel-9") && err.contains("motog-2013, nexus-s, nexus7-2012"),
+        err.contains("--phone pixel-9") && err.contains("motog-2013, nexus-s, nexus5, nexus7-2012"),
         "{err}"
     );
     let bad = tmp.join("bad-phone.toml");

@@ -20,16 +20,18 @@ fn trace_formats_lists_every_reader_with_an_example() {
         "mqsim",
         "ssdsim",
         "pixel6a",
+        "biotracer",
     ] {
         assert!(out.lines().any(|l| l.starts_with(f)), "{f} missing:\n{out}");
     }
-    assert_eq!(out.matches("e.g. ").count(), 11);
+    assert_eq!(out.matches("e.g. ").count(), 12);
 }
 
 #[test]
 fn every_bundled_sample_replays_with_the_options_it_needs() {
     let tmp = scratch("samples");
     let cases: &[(&str, &[&str], u64)] = &[
+        ("traces/biotracer.txt", &[], 8),
         ("traces/blkparse.txt", &[], 4),
         ("traces/block-ftrace.txt", &[], 4),
         ("traces/disksim.trace", &[], 4),

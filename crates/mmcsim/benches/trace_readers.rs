@@ -92,6 +92,15 @@ fn generate(format: Format, n: usize) -> String {
                 "{p}-{},8388608,{rw},{sector},{len},{secs}.{frac:06}",
                 1000 + i % 7
             ),
+            Format::Biotracer => writeln!(
+                s,
+                "{sector}\t\t{len}\t\t{}\t\t{}\t\t{secs}.{frac:06}\t\t{secs}.{:06}\t\t{secs}.{:06}\t\t{secs}.{:06}",
+                len * 512,
+                u8::from(rw == "W") | 4,
+                frac + 1,
+                frac + 2,
+                frac + 30
+            ),
         };
         i += 1;
     }

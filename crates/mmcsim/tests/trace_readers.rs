@@ -86,6 +86,7 @@ fn detection_of_every_sample() {
         ("mqsim.trace", Format::MqSim),
         ("ssdsim.ascii", Format::SsdSim),
         ("pixel6a.csv.gz", Format::Pixel6a),
+        ("biotracer.txt", Format::Biotracer),
         ("native-extended.csv", Format::Native),
         ("sample.csv", Format::Native),
     ];
@@ -103,7 +104,7 @@ fn detection_of_every_sample() {
 
 #[test]
 fn format_names_round_trip() {
-    assert_eq!(Format::all().len(), 11);
+    assert_eq!(Format::all().len(), 12);
     for info in Format::all() {
         assert_eq!(info.name.parse::<Format>().unwrap(), info.format);
         assert_eq!(info.format.name(), info.name);
@@ -528,6 +529,7 @@ fn malformed_samples_name_file_line_and_field() {
         ("mqsim-bad-type.trace", Format::MqSim, 3, "type"),
         ("ssdsim-bad-fields.ascii", Format::SsdSim, 2, "fields"),
         ("pixel6a-bad-size.csv", Format::Pixel6a, 3, "size"),
+        ("biotracer-bad-flags.txt", Format::Biotracer, 2, "flags"),
         ("native-bad-done.csv", Format::Native, 2, "done_us"),
     ];
     for (name, format, line, field) in cases {
@@ -763,6 +765,91 @@ fn public_pixel6a() {
         assert_eq!(detect(&p).unwrap(), Format::Pixel6a, "{f}");
         assert!(count(&p, &OpenOptions::default()) > 5_000);
     }
+}
+
+/// The composed BIOTracer sample: every field read, the four recorded
+/// times kept (generate → issue, fetch, hardware submit, finish), the
+/// driver's extra sector removed from 17 and 25 (not from 8 or 32), the
+/// flags' direction bit honoured.
+#[test]
+fn biotracer_sample_fields_times_and_the_extra_sector() {
+    let recs = read_all(&sample("biotracer.txt"), &OpenOptions::default());
+    assert_eq!(recs.len(), 8);
+    let (a, _) = recs[0];
+    assert_eq!(
+        (a.line, a.time_ns, a.op, a.sector, a.sectors),
+        (1, 100_000_100_000, Op::Write, 1_048_576, 8)
+    );
+    assert_eq!(a.fetch_ns, Some(100_000_120_000));
+    assert_eq!(a.device_start_ns, Some(100_000_130_000));
+    assert_eq!(a.done_ns, Some(100_000_850_000));
+    let sizes: Vec<u32> = recs.iter().map(|(r, _)| r.sectors).collect();
+    assert_eq!(
+        sizes,
+        [8, 16, 8, 8, 32, 24, 72, 8],
+        "17, 25 and 73 lose their extra sector"
+    );
+    let ops: Vec<Op> = recs.iter().map(|(r, _)| r.op).collect();
+    assert_eq!(ops[3], Op::Read, "flags 0: a read");
+    assert_eq!(ops[4], Op::Read, "flags 4: a read that did not wait");
+    assert_eq!(ops[5], Op::Write, "flags 1: a write that waited");
+    assert!(recs
+        .iter()
+        .all(|(r, _)| r.pid.is_none() && r.process.is_none()));
+}
+
+/// Located errors of the BIOTracer reader: field count, bytes that do not
+/// match the sectors, times that go backwards along a line.
+#[test]
+fn biotracer_errors_name_line_and_field() {
+    let cases: [(&str, &str); 4] = [
+        ("1 8 4096 5 1.0 1.1 1.2", "fields"),
+        ("1 8 4000 5 1.0 1.1 1.2 1.3", "bytes"),
+        ("1 8 4096 5 1.0 0.9 1.2 1.3", "fetch"),
+        ("1 8 4096 5 1.0 1.1 1.2 1.15", "finish"),
+    ];
+    for (line, field) in cases {
+        let text = format!("8 8 4096 5 0.5 0.5 0.5 0.6\n{line}\n");
+        let opts = OpenOptions {
+            format: Some(Format::Biotracer),
+            ..Default::default()
+        };
+        let mut r = open_bytes(text.as_bytes(), "n5.log", &opts).unwrap();
+        assert!(r.next_record().unwrap().is_ok());
+        let e = r.next_record().unwrap().unwrap_err();
+        let (l, f, msg) = parse_err(&e);
+        assert_eq!((l, f.as_str()), (2, field), "{line}: {msg}");
+        assert!(e.to_string().starts_with("n5.log:2:"), "{e}");
+    }
+}
+
+/// The real Nexus 5 excerpt: detected, 200 records, all writes, every
+/// record with its four times, sizes whole 4 KiB blocks after the quirk.
+#[test]
+fn public_biotracer_nexus5_excerpt() {
+    let Some(p) = shared("nexus5-biotracer-excerpt.txt") else {
+        return;
+    };
+    assert_eq!(detect(&p).unwrap(), Format::Biotracer);
+    let recs = read_all(&p, &OpenOptions::default());
+    assert_eq!(recs.len(), 200);
+    assert!(recs.iter().all(|(r, _)| r.op == Op::Write));
+    assert!(
+        recs.iter().all(|(r, _)| r.sectors % 8 == 0),
+        "the +1 quirk removed"
+    );
+    assert!(recs.iter().all(|(r, _)| {
+        let (t, f, s, d) = (
+            r.time_ns,
+            r.fetch_ns.unwrap(),
+            r.device_start_ns.unwrap(),
+            r.done_ns.unwrap(),
+        );
+        t <= f && f <= s && s <= d
+    }));
+    let (a, _) = recs[0];
+    assert_eq!((a.sector, a.sectors), (4_220_896, 8));
+    assert_eq!(a.device_start_ns, Some(1_398_406_382_757_241_486));
 }
 
 // ---- round trip and robustness ------------------------------------------

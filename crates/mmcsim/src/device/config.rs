@@ -472,6 +472,35 @@ pub struct GcConfig {
     /// 2 × `stop_at_free_blocks_per_die`. Only with `background = true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bkops_target_free_blocks_per_die: Option<u32>,
+    /// Incremental (preemptible) foreground GC, page mapping only: once a
+    /// die is below `start_below_free_blocks_per_die`, each host stripe-page
+    /// program is preceded by one step of collection that copies at least
+    /// this many stripe pages of valid data from the victim in progress
+    /// (more when the victim's valid share needs it to keep pace: valid ÷
+    /// invalid stripe pages, rounded up), instead of whole victims at
+    /// once; the victim is erased when its last page is copied. Whole
+    /// victims are still collected when fewer than two free stripes
+    /// remain (counted in `device.gc.emergencies`). Absent = whole victims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_budget_pages: Option<u32>,
+    /// Idle-time background GC inside the card (page mapping only): after
+    /// the card has been idle this long, ms, it collects in steps of
+    /// `copy_budget_pages` until the next command arrives (the step in
+    /// flight completes) or every die holds one stripe of free blocks more
+    /// than `start_below_free_blocks_per_die`.
+    /// Absent = no idle collection by the card itself (host BKOPS, `[gc]
+    /// background`, is separate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_gc_after_ms: Option<f64>,
+    /// The longest foreground GC pause the profile states, ms: the report
+    /// gives the pause distribution (`device.gc.pause_us`) and warns when
+    /// a pause exceeds this. Absent = no bound stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_bound_ms: Option<f64>,
+    /// The write amplification the profile states as its bound: the
+    /// report warns when a run's WAF passes it. Absent = no bound stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_bound: Option<f64>,
 }
 
 impl GcConfig {
@@ -613,6 +642,17 @@ pub struct WriteBufferConfig {
     /// FLUSH_CACHE. Default true.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub enabled: bool,
+    /// When the firmware acknowledges a plain write (ends its busy) with
+    /// the cache on: `"transfer"` (default) once its data is in the buffer
+    /// — the eMMC 4.5 volatile cache as JEDEC describes it, durable only
+    /// after FLUSH_CACHE or a reliable write — or `"program"` once its data
+    /// is programmed (a partial stripe page padded, or logged when
+    /// `slc_log`): firmware that uses the buffer only to gather a command's
+    /// data and commits every write before acknowledging it, so the host
+    /// sees write-through behaviour whatever CACHE_CTRL says. Which one a
+    /// given part did is rarely documented; profiles declare it.
+    #[serde(default, skip_serializing_if = "WriteAck::is_transfer")]
+    pub write_ack: WriteAck,
     /// SLC-mode log (`device::slc_log`): a FLUSH_CACHE, a reliable write or
     /// (cache off) any write that finds less than a stripe page cached
     /// makes it durable by an SLC-mode program into reserved log blocks
@@ -626,6 +666,25 @@ pub struct WriteBufferConfig {
     /// t_prog_lower_us` (SLC mode programs the lower page only) (an estimate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t_prog_slc_us: Option<f64>,
+}
+
+/// When the firmware acknowledges a plain write with the cache on
+/// ([`WriteBufferConfig::write_ack`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteAck {
+    /// Once the data is in the buffer.
+    #[default]
+    Transfer,
+    /// Once the data is programmed.
+    Program,
+}
+
+impl WriteAck {
+    /// True for the default (left out of reports).
+    pub fn is_transfer(&self) -> bool {
+        *self == WriteAck::Transfer
+    }
 }
 
 impl WriteBufferConfig {
@@ -919,6 +978,7 @@ impl DeviceConfig {
         self.check_wear_leveling_and_slc_log(src)?;
         self.check_cmdq(src)?;
         self.check_bkops(src)?;
+        self.check_gc_bounds(src)?;
         self.check_features(src)?;
         self.validate_erase(src)?;
         let r = self.calibration.reverse_seek_penalty_us;
@@ -998,6 +1058,46 @@ impl DeviceConfig {
                         "{}: a task's data phase starts with exactly 1 command (CMD46 EXECUTE_READ_TASK / CMD47 EXECUTE_WRITE_TASK), which the driver sends",
                         q.execute_commands
                     ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks incremental and idle GC and the stated bounds.
+    fn check_gc_bounds(&self, src: &str) -> Result<()> {
+        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let g = &self.gc;
+        let page_level = self.ftl.mapping != MappingScheme::Hybrid;
+        if let Some(b) = g.copy_budget_pages {
+            if b == 0 || b > self.nand.pages_per_block || !page_level {
+                return err(
+                    "[gc] copy_budget_pages",
+                    format!("{b}: expected 1..={} stripe pages (a block's pages), with mapping = \"page\" or \"dftl\"", self.nand.pages_per_block),
+                );
+            }
+        }
+        if let Some(ms) = g.idle_gc_after_ms {
+            if !(ms.is_finite() && ms >= 0.0) || g.copy_budget_pages.is_none() {
+                return err(
+                    "[gc] idle_gc_after_ms",
+                    format!("{ms}: expected a finite idle time ≥ 0 ms, with copy_budget_pages set"),
+                );
+            }
+        }
+        if let Some(ms) = g.pause_bound_ms {
+            if !(ms.is_finite() && ms > 0.0) {
+                return err(
+                    "[gc] pause_bound_ms",
+                    format!("{ms}: expected a finite time > 0 ms"),
+                );
+            }
+        }
+        if let Some(w) = g.waf_bound {
+            if !(w.is_finite() && w >= 1.0) {
+                return err(
+                    "[gc] waf_bound",
+                    format!("{w}: expected a finite write amplification ≥ 1"),
                 );
             }
         }

@@ -27,7 +27,8 @@
 //!   each becomes ready.
 
 use super::cache::Stream;
-use super::config::FlushMetadata;
+use super::config::{FlushMetadata, WriteAck};
+use super::ftl::Placement;
 use super::host_interface::{
     legacy_commands, DeviceCommand, EraseArg, Sequence, PACKED_HEADER_BLOCKS,
 };
@@ -88,6 +89,8 @@ pub(super) struct Counters {
     pub sanitize_ns: u64,
     /// Secure discards sent as plain discards (card without SANITIZE).
     pub secure_as_plain: u64,
+    /// Idle-time GC steps the card ran (`[gc] idle_gc_after_ms`).
+    pub idle_gc_steps: u64,
 }
 
 /// One entry of a packed read being executed: its LPN range `[first,
@@ -405,10 +408,12 @@ impl Emmc {
     }
 
     /// Whether `cmd` completes only once programmed: FUA (reliable write)
-    /// on a volatile cache, or any write with the cache turned off
-    /// (CACHE_CTRL = 0).
+    /// on a volatile cache, any write with the cache turned off
+    /// (CACHE_CTRL = 0), or any write on firmware that acknowledges writes
+    /// once programmed (`[write_buffer] write_ack = "program"`).
     pub(super) fn must_commit(&self, cmd: &DeviceCommand) -> bool {
-        (cmd.fua && self.cfg.write_buffer.volatile) || !self.cfg.write_buffer.enabled
+        let wb = &self.cfg.write_buffer;
+        (cmd.fua && wb.volatile) || !wb.enabled || wb.write_ack == WriteAck::Program
     }
 
     /// Moves a write's data over the bus into the write buffer from `t`
@@ -599,26 +604,86 @@ impl Emmc {
     /// starting at `t`, with any foreground GC first; returns the end.
     fn program_pending(&mut self, t: Ns) -> Ns {
         self.wbuf.take_pending(&mut self.stripe_tmp, Some(t));
-        self.write_stripe();
-        let end = self.apply_parallel(t);
+        let p = self.write_stripe();
+        let end = if p.reclaim_ops > 0 {
+            self.apply_with_gc_pause(t, p)
+        } else {
+            self.apply_parallel(t)
+        };
         self.wbuf.mark_inflight(&self.stripe_tmp, end);
         end
     }
 
+    /// Times `self.ops` as [`Emmc::apply_parallel`] does, noting the
+    /// foreground GC pause of `p`'s reclaim work: from when its die could
+    /// start it (`t`, or later when the die is busy) to the end of the last
+    /// reclaim operation — the time the stripe page's program waits for GC.
+    fn apply_with_gc_pause(&mut self, t: Ns, p: Placement) -> Ns {
+        let start = t.max(self.tl.die_free_at(p.die));
+        let mut gc_end = start;
+        let mut end = t;
+        let ppb = self.geo.pages_per_block;
+        for (i, op) in self.ops.iter().enumerate() {
+            let e = self.tl.apply(t, op);
+            if i < p.reclaim_ops {
+                gc_end = gc_end.max(e);
+            }
+            end = end.max(e);
+            if let NandOp::Erase { blk, .. } = *op {
+                self.rbuf.invalidate_range(blk * ppb, ppb);
+            }
+        }
+        self.gc_pause.record(gc_end - start);
+        end
+    }
+
     /// Hands the taken stripe page (`stripe_tmp`) to the FTL, its NAND work
-    /// into `ops`, and notes it for the integrity check if that runs.
-    fn write_stripe(&mut self) {
+    /// into `ops`, and notes it for the integrity check if that runs;
+    /// returns where the FTL placed it and how much reclaim work came first.
+    fn write_stripe(&mut self) -> Placement {
         self.ops.clear();
-        self.ftl.write(&self.stripe_tmp, &mut self.ops);
+        let p = self.ftl.write(&self.stripe_tmp, &mut self.ops);
         if let Some(c) = self.integrity.as_deref_mut() {
             c.note_program(&self.stripe_tmp, &self.ops, &self.geo);
+        }
+        p
+    }
+
+    /// Idle-time GC inside the card (`[gc] idle_gc_after_ms`): when a
+    /// command arrives at `t` after the card has been idle since `since`
+    /// for longer than the profile's idle time, the card has collected in
+    /// steps of `copy_budget_pages` from the end of that idle time, one
+    /// step after another, until a step would start at or after `t` (the
+    /// step in flight then completes: the command waits for it) or no die
+    /// needs it: every die holds one stripe more than the foreground
+    /// threshold (`start_below_free_blocks_per_die + planes_per_die` free
+    /// blocks) [est: the card collects ahead only what foreground GC
+    /// would soon need, so idle collection adds no copies of its own].
+    pub(super) fn idle_collect(&mut self, since: Ns, t: Ns) {
+        let (Some(after), Some(budget)) = (self.idle_gc_after, self.cfg.gc.copy_budget_pages)
+        else {
+            return;
+        };
+        let mut next = since + after;
+        let target = self.cfg.gc.start_below_free_blocks_per_die + self.geo.planes;
+        while next < t {
+            self.ops.clear();
+            if self
+                .ftl
+                .idle_collect(target, budget, &mut self.ops)
+                .is_none()
+            {
+                break;
+            }
+            self.c.idle_gc_steps += 1;
+            next = self.apply_serial(next);
         }
     }
 
     /// Untimed program of the pending entries (padding a partial stripe).
     pub(super) fn program_pending_untimed(&mut self) {
         self.wbuf.take_pending(&mut self.stripe_tmp, None);
-        self.write_stripe();
+        let _ = self.write_stripe();
         let ppb = self.geo.pages_per_block;
         for op in &self.ops {
             if let NandOp::Erase { blk, .. } = *op {

@@ -68,7 +68,8 @@ pub use integrity_check::{CheckPoint, IntegrityStats, Violation};
 pub use precondition::PreconditionSummary;
 pub use state::{StateError, FORMAT_VERSION as STATE_FORMAT_VERSION};
 pub use stats::{
-    DeviceStats, EraseCommandStats, EraseCountStats, FlushLatency, FlushStats, MergeStats,
+    DeviceStats, EraseCommandStats, EraseCountStats, FlushLatency, FlushStats, GcPauseStats,
+    MergeStats, PauseSummary,
 };
 pub use stop::{WriteStep, STOP_COMMANDS};
 
@@ -128,6 +129,13 @@ pub struct Emmc {
     /// End of the data phase of the last write command (its last block on
     /// the DAT lines), ns: see [`Emmc::write_data_end`].
     write_data_end: Ns,
+    /// Each foreground GC pause: how long a stripe-page program waited for
+    /// the reclaim work the FTL ran before it.
+    gc_pause: crate::stats::LatencyHistogram,
+    /// `[gc] idle_gc_after_ms` in ns.
+    idle_gc_after: Option<Ns>,
+    /// When the card last became idle (its last command's end), ns.
+    idle_since: Option<Ns>,
 }
 
 impl Emmc {
@@ -205,6 +213,9 @@ impl Emmc {
             c: Counters::default(),
             flush_latency: crate::stats::LatencyHistogram::new(),
             write_data_end: 0,
+            gc_pause: crate::stats::LatencyHistogram::new(),
+            idle_gc_after: cfg.gc.idle_gc_after_ms.map(|ms| us_to_ns(ms * 1000.0)),
+            idle_since: None,
             ftl,
             cfg: cfg.clone(),
         })
@@ -236,6 +247,7 @@ impl Emmc {
     /// [`host_interface`] for the command sequences.
     pub fn execute(&mut self, start: Ns, cmd: &DeviceCommand) -> Ns {
         self.stop_bkops(start);
+        self.before_command(start);
         let seq = self.hi.decode(cmd);
         let t0 = if seq.queued() {
             self.hi.begin_queued(start)
@@ -246,13 +258,33 @@ impl Emmc {
         self.tl.forget_before(t0);
         let end = self.run_command(t0, cmd, &seq);
         self.check_after_command(start, cmd);
-        if seq.queued() {
+        let end = if seq.queued() {
             self.hi.end_queued();
             end
         } else {
             let end = end + self.hi.status_polls_ns(&seq);
             self.hi.end_legacy(end);
             end
+        };
+        self.note_idle_from(end);
+        end
+    }
+
+    /// Before a command arriving at `start`: the idle-time GC the card ran
+    /// in the gap since its last command ([`Emmc::idle_collect`]).
+    fn before_command(&mut self, start: Ns) {
+        if let Some(since) = self.idle_since.take() {
+            if start > since {
+                self.idle_collect(since, start);
+            }
+        }
+    }
+
+    /// The card is idle from `end` unless a later command already ends
+    /// after it (queued tasks).
+    fn note_idle_from(&mut self, end: Ns) {
+        if self.idle_gc_after.is_some() {
+            self.idle_since = Some(self.idle_since.map_or(end, |s| s.max(end)));
         }
     }
 
@@ -362,6 +394,7 @@ impl Emmc {
             "mmcsim device: simulator bug: a packed command carries writes only or reads only"
         );
         self.stop_bkops(start);
+        self.before_command(start);
         let seq = self.hi.decode(&cmds[0]);
         let t0 = self.hi.begin_legacy(start);
         self.wbuf.retire(t0);
@@ -376,6 +409,7 @@ impl Emmc {
         }
         let end = end + self.hi.status_polls_ns(&seq);
         self.hi.end_legacy(end);
+        self.note_idle_from(end);
         if op == Some(Op::Read) {
             self.c.packed_read_commands += 1;
             self.c.packed_read_requests += cmds.len() as u64;
@@ -483,6 +517,7 @@ impl Emmc {
         self.last_sector = None;
         self.bkops = None;
         self.open = None;
+        self.idle_since = None;
         if let Some(l) = self.slc.as_mut() {
             l.reset();
         }
@@ -497,6 +532,7 @@ impl Emmc {
     pub fn reset_stats(&mut self) {
         self.c = Counters::default();
         self.flush_latency = crate::stats::LatencyHistogram::new();
+        self.gc_pause = crate::stats::LatencyHistogram::new();
         self.ftl.reset_stats();
         self.map.reset_stats();
         self.rbuf.reset_stats();

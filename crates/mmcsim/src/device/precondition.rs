@@ -149,6 +149,10 @@ pub(super) fn run(d: &mut Emmc, p: &Precondition, seed: u64) -> PreconditionSumm
         final_waf: last_waf.unwrap_or(total_waf),
         steady_reached: steady,
     };
+    // A victim incremental GC has part-way collected is finished, so the
+    // measurement (and a saved state) starts from whole stripes.
+    d.ops.clear();
+    d.ftl.settle_gc(&mut d.ops);
     d.reset_timelines();
     d.reset_stats();
     summary

@@ -52,6 +52,38 @@ pub struct FlushLatency {
     pub p99: f64,
 }
 
+/// Foreground GC pauses (`device.gc`): how long stripe-page programs
+/// waited for the reclaim work (GC victims, hybrid merges) run before them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GcPauseStats {
+    /// Programs that waited for reclaim work.
+    pub pauses: u64,
+    /// The pause distribution, µs (zeros without pauses).
+    pub pause_us: PauseSummary,
+    /// The bound the profile states (`[gc] pause_bound_ms`), µs; absent
+    /// when it states none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_us: Option<f64>,
+    /// Pauses above the stated bound.
+    pub over_bound: u64,
+    /// Emergency sessions: incremental GC fell behind and whole victims
+    /// were collected at once (`[gc] copy_budget_pages`).
+    pub emergencies: u64,
+    /// Idle-time GC steps the card ran (`[gc] idle_gc_after_ms`).
+    pub idle_steps: u64,
+}
+
+/// Median, 99th percentile and maximum of the GC pauses, µs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PauseSummary {
+    /// Median, µs.
+    pub p50: f64,
+    /// 99th percentile, µs.
+    pub p99: f64,
+    /// Longest, µs.
+    pub max: f64,
+}
+
 /// Device counters since the last [`Emmc::reset_stats`] (erase counts are
 /// lifetime values). Slots are 4 KiB units.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -188,6 +220,13 @@ pub struct DeviceStats {
     /// `[write_buffer] slc_log`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slc_log: Option<super::slc_log::SlcLogStats>,
+    /// Foreground GC pauses and their stated bound.
+    pub gc: GcPauseStats,
+    /// Bounds the profile states that the run passed (`[gc]
+    /// pause_bound_ms`, `[gc] waf_bound`), one sentence each; absent when
+    /// none was passed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Erase-class commands by kind (`device.erase_commands`).
@@ -220,8 +259,46 @@ fn erase_reported(d: &Emmc) -> bool {
     d.cfg.features.sets_erase() || d.c.secure_as_plain > 0
 }
 
+/// The GC pause section and the warnings of passed bounds.
+fn gc_pauses(d: &Emmc, waf: f64) -> (GcPauseStats, Vec<String>) {
+    let l = d.gc_pause.summary();
+    let bound_us = d.cfg.gc.pause_bound_ms.map(|ms| ms * 1000.0);
+    let over = bound_us.map_or(0, |b| d.gc_pause.count_above((b * 1000.0) as u64));
+    let mut warnings = Vec::new();
+    if let Some(b) = bound_us.filter(|_| over > 0) {
+        warnings.push(format!(
+            "{over} foreground GC pauses exceeded the profile's bound of {:.1} ms (longest {:.1} ms)",
+            b / 1000.0,
+            l.max / 1000.0
+        ));
+    }
+    if let Some(w) = d.cfg.gc.waf_bound.filter(|&w| waf > w) {
+        warnings.push(format!(
+            "write amplification {waf:.2} passed the profile's bound of {w:.2}"
+        ));
+    }
+    let gc = GcPauseStats {
+        pauses: d.gc_pause.count(),
+        pause_us: PauseSummary {
+            p50: l.p50,
+            p99: l.p99,
+            max: l.max,
+        },
+        bound_us,
+        over_bound: over,
+        emergencies: d.ftl.gc_emergencies(),
+        idle_steps: d.c.idle_gc_steps,
+    };
+    (gc, warnings)
+}
+
 pub(super) fn collect(d: &Emmc) -> DeviceStats {
     let f = d.ftl.stats();
+    let waf = ratio(
+        f.programmed_slots + d.slc.as_ref().map_or(0, |l| l.stats().slots),
+        d.c.host_slots_written,
+    );
+    let (gc, warnings) = gc_pauses(d, waf);
     let (rb_hits, rb_misses, prefetched) = d.rbuf.counters();
     let ec = d.ftl.erase_counts();
     let n = ec.len().max(1) as f64;
@@ -230,10 +307,7 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
     let (map_hits, map_misses) = (d.map.hits() + f.cmt_hits, d.map.misses() + f.cmt_misses);
     let var = ec.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / n;
     DeviceStats {
-        waf: ratio(
-            f.programmed_slots + d.slc.as_ref().map_or(0, |l| l.stats().slots),
-            d.c.host_slots_written,
-        ),
+        waf,
         gc_runs: f.gc_runs,
         gc_pages_moved: f.gc_slots_moved,
         read_buffer_hit_rate: ratio(rb_hits, rb_hits + rb_misses),
@@ -320,5 +394,7 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
             full: f.merges_full,
         }),
         slc_log: d.slc.as_ref().map(|l| l.stats()),
+        gc,
+        warnings,
     }
 }

@@ -240,6 +240,29 @@ impl Report {
                 );
             }
         }
+        if let Some(rows) = self
+            .trace
+            .as_ref()
+            .and_then(|t| t.recorded_vs_simulated.as_ref())
+        {
+            let each: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} {} {:.0}/{:.0}",
+                        &r.direction[..1].to_uppercase(),
+                        r.size_class,
+                        r.recorded_p50_us,
+                        r.simulated_p50_us
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "device service p50 µs, recorded/simulated: {}",
+                each.join(" | ")
+            );
+        }
         let _ = writeln!(
             s,
             "{:<8} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
@@ -323,6 +346,21 @@ impl Report {
             d.erase_count.mean,
             d.erase_count.max
         );
+        if d.gc.pauses > 0 {
+            let _ = writeln!(
+                s,
+                "GC pauses {} (µs): p50 {:.0} | p99 {:.0} | max {:.0}{}",
+                d.gc.pauses,
+                d.gc.pause_us.p50,
+                d.gc.pause_us.p99,
+                d.gc.pause_us.max,
+                d.gc.bound_us
+                    .map_or(String::new(), |b| format!(" | bound {b:.0}"))
+            );
+        }
+        for w in &d.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
         if let Some(m) = &d.merges {
             let _ = writeln!(
                 s,

@@ -64,6 +64,15 @@ impl LatencyHistogram {
         self.hist.len()
     }
 
+    /// Number of latencies recorded above `ns` (to the histogram's
+    /// precision: values equivalent to `ns` count as not above).
+    pub fn count_above(&self, ns: Ns) -> u64 {
+        if self.hist.is_empty() || self.hist.max() <= ns {
+            return 0;
+        }
+        self.hist.len() - self.hist.count_between(0, ns)
+    }
+
     /// Adds every latency recorded in `other` to this histogram.
     pub fn merge(&mut self, other: &LatencyHistogram) {
         if self.hist.add(&other.hist).is_err() {

@@ -4,7 +4,8 @@
 //! application threads issuing system calls
 //! to the host, as are the threads of programs ([`program`]): SQLite jobs
 //! ([`sqlite`]) and the AndroBench suite ([`androbench`]); trace replay ([`replay`]) issues block-level records below
-//! the file system, straight to the block stage.
+//! the file system, straight to the block stage, and compares recorded with
+//! simulated device service where the trace records it ([`service_compare`]).
 //!
 //! Contract: trace readers ([`trace`]) stream records in time order, one at a
 //! time, without memory growing with trace length; every parse error names
@@ -16,6 +17,7 @@ pub mod jobs;
 pub mod program;
 pub mod replay;
 pub mod script;
+pub mod service_compare;
 pub mod spec;
 pub mod sqlite;
 pub mod synthetic;

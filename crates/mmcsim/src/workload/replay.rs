@@ -25,6 +25,7 @@ use crate::host::{Below, Call, HostEvents, HOST_CALLS};
 use crate::stats::histogram::{LatencyHistogram, LatencySummary};
 use crate::stats::report::{CallKind, Collector};
 use crate::types::{IoPrio, Ns, Op, SECTOR_BYTES};
+use crate::workload::service_compare::{ServiceComparison, ServiceRow};
 use crate::workload::trace::{OpenOptions, TraceReader, TraceRecord};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -194,6 +195,11 @@ pub struct TraceInfo {
     /// Latency the trace itself recorded (issue to completion), where its
     /// format has completions; beside the simulated `latency_us`.
     pub recorded_latency_us: Option<LatencySummary>,
+    /// Recorded against simulated device service medians per direction and
+    /// size class, where the trace records when each request reached the
+    /// hardware (BIOTracer); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_vs_simulated: Option<Vec<ServiceRow>>,
     /// The preconditioning trace, if any.
     pub precondition: Option<PreconditionTrace>,
     /// How far timed replay fell behind the trace; absent when every
@@ -328,6 +334,7 @@ impl TraceFeed {
             regions: regions.count(),
             unaligned: 0,
             recorded_latency_us: None,
+            recorded_vs_simulated: None,
             precondition: None,
             backlog: Backlog::default(),
         };
@@ -587,6 +594,10 @@ pub struct Replay {
     after_flush: Vec<Option<Bio>>,
     bios: Vec<Bio>,
     max_bio_sectors: u32,
+    /// By call id: the record's operation, length and recorded device
+    /// service (ns), when the trace records one.
+    recorded_service: Vec<Option<(Op, u32, Ns)>>,
+    service: ServiceComparison,
 }
 
 impl Replay {
@@ -610,6 +621,8 @@ impl Replay {
             after_flush: Vec::new(),
             bios: Vec::with_capacity(64),
             max_bio_sectors,
+            recorded_service: Vec::new(),
+            service: ServiceComparison::default(),
         })
     }
 
@@ -625,7 +638,9 @@ impl Replay {
 
     /// The report's trace section.
     pub fn info(&self) -> TraceInfo {
-        self.feed.info()
+        let mut i = self.feed.info();
+        i.recorded_vs_simulated = self.service.rows();
+        i
     }
 
     /// How far timed replay fell behind its trace.
@@ -670,6 +685,14 @@ impl Replay {
             // REQ_FSEQ_PREFLUSH then REQ_FSEQ_DATA).
             self.submit_split(now, id, write, b);
             return Ok(());
+        }
+        if let Some((op, sectors, rec)) = self
+            .recorded_service
+            .get_mut(id as usize)
+            .and_then(Option::take)
+        {
+            let sim = times.done.saturating_sub(times.start);
+            self.service.record(op, sectors, rec, sim);
         }
         let c = self.calls.remove(id);
         let thread = c.thread;
@@ -940,6 +963,12 @@ impl Replay {
             0
         };
         let id = self.calls.insert(Call::new(start, thread, kind, bytes));
+        if let (Some(s), Some(d)) = (r.device_start_ns, r.done_ns) {
+            if self.recorded_service.len() <= id as usize {
+                self.recorded_service.resize(id as usize + 1, None);
+            }
+            self.recorded_service[id as usize] = Some((r.op, r.sectors, d.saturating_sub(s)));
+        }
         let is_write = r.op == Op::Write && r.sectors > 0;
         let template = Bio {
             op: r.op,

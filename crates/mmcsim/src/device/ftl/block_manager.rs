@@ -304,6 +304,10 @@ pub struct BlockManager {
     filled_at: Vec<u64>,
     /// Per stripe: clock of its last program or invalidation.
     modified_at: Vec<u64>,
+    /// Per die: the victim incremental GC is collecting and the next of
+    /// its pages to scan (`[gc] copy_budget_pages`); the stripe is in
+    /// [`BlockState::Collecting`] meanwhile.
+    in_progress: Vec<Option<(u32, u32)>>,
 }
 
 impl BlockManager {
@@ -338,7 +342,20 @@ impl BlockManager {
             clock: 0,
             filled_at: vec![0; stripes as usize],
             modified_at: vec![0; stripes as usize],
+            in_progress: vec![None; dies],
         }
+    }
+
+    /// The victim incremental GC is part-way through on `die`, with the
+    /// next page to scan.
+    pub fn in_progress(&self, die: u32) -> Option<(u32, u32)> {
+        self.in_progress[die as usize]
+    }
+
+    /// Notes (or with `None` clears) the victim incremental GC is part-way
+    /// through on `die`.
+    pub fn set_in_progress(&mut self, die: u32, v: Option<(u32, u32)>) {
+        self.in_progress[die as usize] = v;
     }
 
     /// The array geometry.

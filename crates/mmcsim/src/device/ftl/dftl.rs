@@ -599,6 +599,10 @@ mod tests {
                 stop_at_free_blocks_per_die: 6,
                 background: false,
                 bkops_target_free_blocks_per_die: None,
+                copy_budget_pages: None,
+                idle_gc_after_ms: None,
+                pause_bound_ms: None,
+                waf_bound: None,
             },
             &WearLevelingConfig {
                 dynamic: true,

@@ -65,10 +65,24 @@ pub struct GarbageCollector {
     start: u32,
     /// Stop at this many free blocks per die.
     stop: u32,
-    /// Valid slots read from a victim, waiting for a full stripe page.
+    /// Valid slots read from a victim, waiting for a full stripe page:
+    /// `(lpn, version)` as the write takes them.
     stage: Vec<(u32, u32)>,
+    /// The slot each staged entry was read from (a staged entry whose
+    /// slot the host overwrote meanwhile is dropped, not moved).
+    stage_src: Vec<u32>,
+    /// Incremental GC, per die: the staged entries of its victim in
+    /// progress, kept between steps (`(lpn, version, source slot)`).
+    held: Vec<Vec<(u32, u32, u32)>>,
+    /// Incremental foreground GC: the least stripe pages of valid data a
+    /// step copies per host stripe page (`[gc] copy_budget_pages`);
+    /// `None` = whole victims at once.
+    budget: Option<u32>,
     /// LPNs moved since last taken, when recording (DFTL).
     moved: Option<Vec<u32>>,
+    /// Emergency sessions: incremental GC fell behind (fewer than two free
+    /// stripes) and whole victims were collected at once.
+    emergencies: u64,
 }
 
 impl GarbageCollector {
@@ -80,8 +94,25 @@ impl GarbageCollector {
             start,
             stop,
             stage: Vec::with_capacity(stripe_slots as usize),
+            stage_src: Vec::with_capacity(stripe_slots as usize),
+            held: Vec::new(),
+            budget: None,
             moved: None,
+            emergencies: 0,
         }
+    }
+
+    /// Makes foreground GC incremental: a step copies at least `pages`
+    /// stripe pages of valid data per host stripe page (more when the
+    /// victim's valid share needs it to keep pace, see
+    /// [`GarbageCollector::paced_budget`]).
+    pub fn set_copy_budget(&mut self, pages: Option<u32>) {
+        self.budget = pages.map(|p| p.max(1));
+    }
+
+    /// Emergency sessions so far (incremental GC fell behind).
+    pub fn emergencies(&self) -> u64 {
+        self.emergencies
     }
 
     /// Starts recording the LPNs GC and wear leveling move.
@@ -108,6 +139,19 @@ impl GarbageCollector {
         stats: &mut FtlStats,
         ops: &mut Vec<NandOp>,
     ) {
+        if let Some(budget) = self.budget {
+            if blocks.free_stripes(die) >= 2 {
+                if blocks.free_blocks(die) < self.start || blocks.in_progress(die).is_some() {
+                    self.step(die, budget, blocks, table, stats, ops);
+                }
+                self.wear_level(die, blocks, table, wl, stats, ops);
+                return;
+            }
+            // Fell behind: finish the victim in progress, then collect
+            // whole victims as below.
+            self.emergencies += 1;
+            self.finish(die, blocks, table, stats, ops);
+        }
         if blocks.free_blocks(die) >= self.start && blocks.free_stripes(die) >= 2 {
             return;
         }
@@ -120,6 +164,19 @@ impl GarbageCollector {
             }
             self.collect(victim, Purpose::Reclaim, blocks, table, stats, ops);
         }
+        self.wear_level(die, blocks, table, wl, stats, ops);
+    }
+
+    /// The static wear-leveling hook after a GC session on `die`.
+    fn wear_level(
+        &mut self,
+        die: u32,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        wl: &StaticWearLeveling,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) {
         if let Some(cold) = wl.cold_stripe(die, blocks) {
             // Moving a whole stripe of data may take one new stripe; keep one
             // free for the host.
@@ -143,10 +200,158 @@ impl GarbageCollector {
         if blocks.free_stripes(die) < 2 {
             return false;
         }
+        if blocks.in_progress(die).is_some() {
+            self.finish(die, blocks, table, stats, ops);
+            return true;
+        }
         let Some(victim) = self.select(die, blocks) else {
             return false;
         };
         self.collect(victim, Purpose::Reclaim, blocks, table, stats, ops);
+        true
+    }
+
+    /// Idle-time background GC: one incremental step of `budget` stripe
+    /// pages on `die` (continuing its victim in progress or starting one);
+    /// true when it did work.
+    pub fn idle_step(
+        &mut self,
+        die: u32,
+        budget: u32,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) -> bool {
+        if blocks.free_stripes(die) < 2 {
+            return false;
+        }
+        self.step_with(die, Some(budget), blocks, table, stats, ops)
+    }
+
+    /// Completes every victim incremental GC has in progress (before an
+    /// ERASE, SANITIZE or a saved state, which need whole stripes).
+    pub fn settle(
+        &mut self,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) {
+        for die in 0..blocks.geometry().dies() {
+            self.finish(die, blocks, table, stats, ops);
+        }
+    }
+
+    /// The stripe pages a step copies for a victim holding `valid` slots:
+    /// at least `budget`, and at least the ratio of its valid to its
+    /// invalid stripe pages (rounded up), so the victim is empty by the
+    /// time the host has filled the stripe pages it frees — firmware GC
+    /// pacing; a victim worth collecting frees at least one stripe page.
+    pub fn paced_budget(budget: u32, valid: u32, geo: &Geometry) -> u32 {
+        let per_page = geo.stripe_slots();
+        let valid_pages = valid.div_ceil(per_page);
+        let free_pages = geo.pages_per_block.saturating_sub(valid_pages).max(1);
+        budget.max(valid_pages.div_ceil(free_pages))
+    }
+
+    /// One incremental step on `die` with the foreground budget.
+    fn step(
+        &mut self,
+        die: u32,
+        budget: u32,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) -> bool {
+        self.step_with(die, Some(budget), blocks, table, stats, ops)
+    }
+
+    /// Finishes the victim in progress on `die`, if any.
+    fn finish(
+        &mut self,
+        die: u32,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) {
+        if blocks.in_progress(die).is_some() {
+            self.step_with(die, None, blocks, table, stats, ops);
+        }
+    }
+
+    /// Continues (or starts) the victim of `die`: scans its pages until
+    /// `budget` stripe pages (paced; `None` = all) have been copied, keeping
+    /// the staged remainder for the next step; erases the victim once every
+    /// page is scanned. False when there was no victim to work on.
+    fn step_with(
+        &mut self,
+        die: u32,
+        budget: Option<u32>,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) -> bool {
+        let (victim, mut page) = match blocks.in_progress(die) {
+            Some(v) => v,
+            None => {
+                let Some(v) = self.select(die, blocks) else {
+                    return false;
+                };
+                blocks.begin_collect(v);
+                stats.gc_runs += 1;
+                (v, 0)
+            }
+        };
+        let g = *blocks.geometry();
+        let limit = budget.map(|b| Self::paced_budget(b, blocks.valid(victim), &g));
+        if self.held.len() < g.dies() as usize {
+            self.held.resize(g.dies() as usize, Vec::new());
+        }
+        self.stage.clear();
+        self.stage_src.clear();
+        for &(lpn, v, src) in &self.held[die as usize] {
+            self.stage.push((lpn, v));
+            self.stage_src.push(src);
+        }
+        self.held[die as usize].clear();
+        let before = stats.nand_programs;
+        while page < g.pages_per_block
+            && limit.is_none_or(|l| stats.nand_programs - before < l as u64)
+        {
+            self.scan_page(
+                victim,
+                page,
+                die,
+                Purpose::Reclaim,
+                blocks,
+                table,
+                stats,
+                ops,
+            );
+            page += 1;
+        }
+        if page < g.pages_per_block {
+            let held = &mut self.held[die as usize];
+            held.extend(
+                self.stage
+                    .iter()
+                    .zip(&self.stage_src)
+                    .map(|(&(l, v), &s)| (l, v, s)),
+            );
+            self.stage.clear();
+            self.stage_src.clear();
+            blocks.set_in_progress(die, Some((victim, page)));
+            return true;
+        }
+        if !self.stage.is_empty() {
+            self.relocate(die, Purpose::Reclaim, blocks, table, stats, ops);
+        }
+        blocks.set_in_progress(die, None);
+        blocks.erase(victim, stats, ops);
         true
     }
 
@@ -263,10 +468,35 @@ impl GarbageCollector {
             Purpose::Reclaim => stats.gc_runs += 1,
             Purpose::WearLeveling => stats.wl_migrations += 1,
         }
-        let stripe = g.stripe_slots() as usize;
         self.stage.clear();
+        self.stage_src.clear();
         for page in 0..g.pages_per_block {
-            // One multi-plane sense of the planes whose page holds valid data.
+            self.scan_page(victim, page, die, purpose, blocks, table, stats, ops);
+        }
+        if !self.stage.is_empty() {
+            self.relocate(die, purpose, blocks, table, stats, ops);
+        }
+        blocks.erase(victim, stats, ops);
+    }
+
+    /// Reads page `page` of `victim` (one multi-plane sense of the planes
+    /// holding valid data) into the stage, relocating each full stripe
+    /// page of it.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_page(
+        &mut self,
+        victim: u32,
+        page: u32,
+        die: u32,
+        purpose: Purpose,
+        blocks: &mut BlockManager,
+        table: &mut PageTable,
+        stats: &mut FtlStats,
+        ops: &mut Vec<NandOp>,
+    ) {
+        let g = *blocks.geometry();
+        let stripe = g.stripe_slots() as usize;
+        {
             let planes_with_data = (0..g.planes)
                 .filter(|&pl| {
                     let base = g.slot(blocks.stripe_block(victim, pl), page, 0);
@@ -274,7 +504,7 @@ impl GarbageCollector {
                 })
                 .count() as u32;
             if planes_with_data == 0 {
-                continue;
+                return;
             }
             ops.push(NandOp::Read {
                 die,
@@ -289,16 +519,13 @@ impl GarbageCollector {
                         continue;
                     };
                     self.stage.push((lpn, blocks.slot_version(slot)));
+                    self.stage_src.push(slot);
                     if self.stage.len() == stripe {
                         self.relocate(die, purpose, blocks, table, stats, ops);
                     }
                 }
             }
         }
-        if !self.stage.is_empty() {
-            self.relocate(die, purpose, blocks, table, stats, ops);
-        }
-        blocks.erase(victim, stats, ops);
     }
 
     /// Programs the staged slots at the GC (or, for wear leveling, the cold)
@@ -312,6 +539,21 @@ impl GarbageCollector {
         stats: &mut FtlStats,
         ops: &mut Vec<NandOp>,
     ) {
+        // Entries whose slot the host overwrote or trimmed since they were
+        // read (incremental GC) are dropped.
+        let mut k = 0;
+        for i in 0..self.stage.len() {
+            if blocks.owner(self.stage_src[i]) == Some(self.stage[i].0) {
+                self.stage[k] = self.stage[i];
+                self.stage_src[k] = self.stage_src[i];
+                k += 1;
+            }
+        }
+        self.stage.truncate(k);
+        self.stage_src.truncate(k);
+        if self.stage.is_empty() {
+            return;
+        }
         let moved = self.stage.len() as u64;
         let stream = match purpose {
             Purpose::Reclaim => {
@@ -328,6 +570,7 @@ impl GarbageCollector {
             m.extend(self.stage.iter().map(|&(lpn, _)| lpn));
         }
         self.stage.clear();
+        self.stage_src.clear();
     }
 }
 

@@ -312,7 +312,9 @@ pub(super) fn check(
                 Some("not full or not a victim candidate")
             }
             BlockState::Open if !blocks.is_write_point(die, sb) => Some("no write point"),
-            BlockState::Collecting => Some("left in collecting state"),
+            BlockState::Collecting if blocks.in_progress(die).map(|(v, _)| v) != Some(sb) => {
+                Some("left in collecting state")
+            }
             _ => None,
         };
         if let Some(problem) = problem {

@@ -232,6 +232,24 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
         let _ = (target, ops);
         None
     }
+    /// Idle-time background GC: one incremental step of `budget` stripe
+    /// pages on the die with a victim in progress, else on the die with
+    /// the fewest free blocks if it has fewer than `target`; returns the
+    /// die, or `None` when nothing was done (default: no idle collection).
+    fn idle_collect(&mut self, target: u32, budget: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let _ = (target, budget, ops);
+        None
+    }
+    /// Completes any victim incremental GC has part-way collected
+    /// (before a saved state); default: nothing to do.
+    fn settle_gc(&mut self, ops: &mut Vec<NandOp>) {
+        let _ = ops;
+    }
+    /// Emergency GC sessions: incremental GC fell behind and whole
+    /// victims were collected at once (default 0).
+    fn gc_emergencies(&self) -> u64 {
+        0
+    }
     /// Host LPN writes over which the scheme's reclaim work renews its
     /// state (LPNs): the window preconditioning measures its WAF over to
     /// decide it is in steady state. `None` (default): a page-level

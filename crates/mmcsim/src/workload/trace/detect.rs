@@ -4,7 +4,8 @@
 //! order: the fio version line; MMC ftrace events; block ftrace events (an
 //! ftrace file with both is read as `mmc-ftrace`, the level nearer the
 //! device; the first 20,000 lines are searched for events); a Pixel 6a or
-//! native CSV header; a blkparse event line; MSR CSV (7 fields, `Read`/
+//! native CSV header; a BIOTracer line (8 fields: four integers, four
+//! decimal times); a blkparse event line; MSR CSV (7 fields, `Read`/
 //! `Write`); SPC CSV; then the 5-column ASCII simulators: DiskSim when a
 //! time has a decimal point or the last field is not 0/1 — refused when
 //! the file name says SSDSim (`ssdsim`, `.ascii`), so SSDSim nanoseconds
@@ -46,6 +47,8 @@ pub enum Format {
     SsdSim,
     /// Pixel 6a mobile block I/O CSV ([`super::pixel6a`]).
     Pixel6a,
+    /// BIOTracer per-request eMMC log ([`super::biotracer`]).
+    Biotracer,
 }
 
 /// Name, description and example line of a format, for listings.
@@ -61,7 +64,7 @@ pub struct FormatInfo {
     pub example: &'static str,
 }
 
-const INFO: [FormatInfo; 11] = [
+const INFO: [FormatInfo; 12] = [
     FormatInfo { format: Format::Native, name: "native", description: "mmcsim CSV: header naming time_s|ms|us|ns, op (R/W/D/F), sector, sectors; optional pid, process, sync, done_<unit>, device, flags", example: "time_us,pid,process,op,sector,sectors,sync / 15.5,1203,com.android.chrome,W,90112,8,1" },
     FormatInfo { format: Format::MmcFtrace, name: "mmc-ftrace", description: "ftrace text with mmc_request_start/done (≥4.8) or 3.x mmc_blk_rw_start/end, erase, op and vendor events; s", example: "mmcqd/0-95 [000] ...1 1543.210977: mmc_blk_rw_start: cmd=18,addr=0x001c4a08,size=0x00000040" },
     FormatInfo { format: Format::BlockFtrace, name: "block-ftrace", description: "ftrace text with block_rq_issue / block_rq_complete; s; sectors", example: "mmcqd/0-95 [001] d..2 96.114020: block_rq_issue: 179,0 WS 0 () 5521408 + 8 [mmcqd/0]" },
@@ -73,6 +76,7 @@ const INFO: [FormatInfo; 11] = [
     FormatInfo { format: Format::MqSim, name: "mqsim", description: "MQSim ASCII: time ns (integer), device, sector, sectors, 1 = read / 0 = write", example: "1250000 0 2097160 8 1" },
     FormatInfo { format: Format::SsdSim, name: "ssdsim", description: "SSDSim ASCII: time ns, device, sector, sectors, 1 = read / 0 = write", example: "26214000 0 303574 7 0" },
     FormatInfo { format: Format::Pixel6a, name: "pixel6a", description: "Pixel 6a CSV (MobileBlockIOTraces, gzip): proces,device,rw_flag,sector,size(sectors),timestamp(s)", example: "loop40-2757,8388608,R,206567552,8,653406.907265" },
+    FormatInfo { format: Format::Biotracer, name: "biotracer", description: "BIOTracer eMMC log (Nexus 5, IISWC 2015): sector, sectors (8k+1 read as 8k: the driver's extra sector), bytes, flags (bit 0 write, bit 2 no wait), generate / fetch / submit / finish times in s", example: "4220896\t\t8\t\t4096\t\t5\t\t1398406382.756832267\t\t1398406382.757233725\t\t1398406382.757241486\t\t1398406382.757950028" },
 ];
 
 impl Format {
@@ -137,6 +141,7 @@ impl Format {
             Format::MqSim => super::mqsim::DEFAULT_UNIT,
             Format::SsdSim => super::ssdsim::DEFAULT_UNIT,
             Format::Pixel6a => super::pixel6a::DEFAULT_UNIT,
+            Format::Biotracer => super::biotracer::DEFAULT_UNIT,
         })
     }
 
@@ -163,6 +168,7 @@ impl Format {
             Format::MqSim => Box::new(super::mqsim::open(source, u)?),
             Format::SsdSim => Box::new(super::ssdsim::open(source, u)?),
             Format::Pixel6a => Box::new(super::pixel6a::open(source, u)?),
+            Format::Biotracer => Box::new(super::biotracer::open(source, u)?),
         })
     }
 
@@ -359,8 +365,14 @@ pub fn detect_explained(source: &Source) -> Result<(Format, String)> {
             "a header with op and time_<unit> columns".into(),
         ));
     }
-    let mut f = [&[][..]; 8];
-    let nf = split_ws(data, &mut f);
+    let mut f = [&[][..]; 9];
+    let nf = split_ws(data, &mut f).min(9);
+    if nf == 8 && f[..4].iter().all(|t| is_digits(t)) && f[4..8].iter().all(|t| is_decimal(t)) {
+        return Ok((
+            Format::Biotracer,
+            "the first record has 8 fields: four integers (sector sectors bytes flags) and four decimal times (BIOTracer)".into(),
+        ));
+    }
     if nf >= 6
         && parse_dev(f[0]).is_some()
         && is_digits(f[1])

@@ -26,7 +26,9 @@
 //! | `mqsim` | [`mqsim`] | ns |
 //! | `ssdsim` | [`ssdsim`] | ns |
 //! | `pixel6a` | [`pixel6a`] | s |
+//! | `biotracer` | [`biotracer`] | s |
 
+pub mod biotracer;
 pub mod blkparse;
 pub mod common;
 pub mod detect;
@@ -76,6 +78,14 @@ pub struct TraceRecord {
     /// the format has one (blkparse `C`, ftrace completions, MSR response
     /// time, native `done_*` column).
     pub done_ns: Option<Ns>,
+    /// Recorded time the driver fetched the request from the queue, ns on
+    /// the same origin as `time_ns`, where the format has one (BIOTracer).
+    pub fetch_ns: Option<Ns>,
+    /// Recorded time the driver issued the request to the hardware (the
+    /// start of device service), ns on the same origin as `time_ns`, where
+    /// the format has one (BIOTracer): `done_ns − device_start_ns` is the
+    /// recorded device service.
+    pub device_start_ns: Option<Ns>,
     /// Device (or volume, ASU, host, file) id, where the format has one.
     pub device: Option<u32>,
     /// Request flags: a bit set of [`TraceRecord::FUA`],
@@ -122,6 +132,8 @@ impl TraceRecord {
             process: None,
             sync: None,
             done_ns: None,
+            fetch_ns: None,
+            device_start_ns: None,
             device: None,
             flags: 0,
         }

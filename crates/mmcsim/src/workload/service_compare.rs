@@ -1,0 +1,123 @@
+//! Recorded against simulated device service, for traces that record when
+//! each request reached the hardware and when it finished (BIOTracer's
+//! hardware-submit and finish times): per direction and size class, the
+//! median service the trace recorded beside the one the simulated device
+//! gave the same record (its command issued on the bus → the device done;
+//! `driver::DeviceTimes` `start` → `done`). The JSON section is
+//! `trace.recorded_vs_simulated`.
+
+use crate::stats::histogram::LatencyHistogram;
+use crate::types::{Ns, Op, SECTOR_BYTES};
+use serde::Serialize;
+
+/// The request-size classes of the comparison, by bytes: up to 4 KiB,
+/// 8-16 KiB, 17-64 KiB, above 64 KiB (the classes the Nexus 5 log was
+/// first compared in, issue 31).
+pub const SIZE_CLASSES: [&str; 4] = ["4KiB", "8-16KiB", "17-64KiB", ">64KiB"];
+
+/// The class index of a request of `bytes`.
+pub fn size_class(bytes: u64) -> usize {
+    match bytes {
+        0..=4096 => 0,
+        4097..=16384 => 1,
+        16385..=65536 => 2,
+        _ => 3,
+    }
+}
+
+/// One row: a direction and size class with both medians.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServiceRow {
+    /// `read` or `write`.
+    pub direction: &'static str,
+    /// One of [`SIZE_CLASSES`].
+    pub size_class: &'static str,
+    /// Records of this direction and class that completed.
+    pub requests: u64,
+    /// Median recorded device service (hardware submit → finish), µs.
+    pub recorded_p50_us: f64,
+    /// Median simulated device service (command on the bus → done), µs.
+    pub simulated_p50_us: f64,
+    /// Simulated ÷ recorded median (0 when the recorded median is 0).
+    pub simulated_over_recorded: f64,
+}
+
+/// Recorded and simulated service histograms by direction and class.
+#[derive(Clone, Debug, Default)]
+pub struct ServiceComparison {
+    /// `[read, write][class]` → (recorded, simulated).
+    hist: [[(LatencyHistogram, LatencyHistogram); 4]; 2],
+}
+
+impl ServiceComparison {
+    /// Notes a completed record: `op`, `sectors` long, whose recorded
+    /// device service was `recorded` ns and simulated one `simulated` ns.
+    /// Discards and flushes are not compared.
+    pub fn record(&mut self, op: Op, sectors: u32, recorded: Ns, simulated: Ns) {
+        let dir = match op {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Discard | Op::Flush => return,
+        };
+        let c = size_class(u64::from(sectors) * SECTOR_BYTES);
+        let (r, s) = &mut self.hist[dir][c];
+        r.record(recorded);
+        s.record(simulated);
+    }
+
+    /// The rows with at least one record, reads first, classes in order;
+    /// `None` when nothing was compared.
+    pub fn rows(&self) -> Option<Vec<ServiceRow>> {
+        let mut rows = Vec::new();
+        for (dir, name) in ["read", "write"].into_iter().enumerate() {
+            for (c, class) in SIZE_CLASSES.into_iter().enumerate() {
+                let (r, s) = &self.hist[dir][c];
+                if r.count() == 0 {
+                    continue;
+                }
+                let (rp, sp) = (r.summary().p50, s.summary().p50);
+                rows.push(ServiceRow {
+                    direction: name,
+                    size_class: class,
+                    requests: r.count(),
+                    recorded_p50_us: rp,
+                    simulated_p50_us: sp,
+                    simulated_over_recorded: if rp > 0.0 { sp / rp } else { 0.0 },
+                });
+            }
+        }
+        (!rows.is_empty()).then_some(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_split_at_4_16_and_64_kib() {
+        assert_eq!(size_class(512), 0);
+        assert_eq!(size_class(4096), 0);
+        assert_eq!(size_class(8192), 1);
+        assert_eq!(size_class(16384), 1);
+        assert_eq!(size_class(20480), 2);
+        assert_eq!(size_class(65536), 2);
+        assert_eq!(size_class(65536 + 4096), 3);
+    }
+
+    #[test]
+    fn rows_pair_the_medians_of_each_direction_and_class() {
+        let mut c = ServiceComparison::default();
+        assert!(c.rows().is_none());
+        c.record(Op::Write, 8, 700_000, 80_000);
+        c.record(Op::Write, 8, 702_000, 90_000);
+        c.record(Op::Read, 32, 400_000, 420_000);
+        c.record(Op::Flush, 0, 1, 1);
+        let rows = c.rows().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].direction, rows[0].size_class), ("read", "8-16KiB"));
+        assert_eq!((rows[1].direction, rows[1].requests), ("write", 2));
+        assert!((rows[1].recorded_p50_us - 700.0).abs() < 1.0);
+        assert!((rows[1].simulated_p50_us - 80.0).abs() < 0.1);
+    }
+}
