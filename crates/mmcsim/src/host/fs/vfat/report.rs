@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::super::config::FsConfig;
+use super::super::config::{AtimeMode, FsType};
 use super::Vfat;
 
 /// vfat's counters, since the start of measurement.
@@ -38,11 +38,32 @@ pub struct VfatStats {
     pub close_flushes: u64,
 }
 
+/// The `[fs]` options a vfat mount used, defaults resolved (ext4's keys
+/// do not apply and are left out).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VfatConfig {
+    /// `vfat`.
+    #[serde(rename = "type")]
+    pub fs_type: FsType,
+    /// Cluster size, KiB.
+    pub cluster_kib: u32,
+    /// The `flush` mount option.
+    pub flush: bool,
+    /// `MS_DIRSYNC`.
+    pub dirsync: bool,
+    /// Access-time policy.
+    pub atime: AtimeMode,
+    /// Start of the partition, MiB.
+    pub partition_offset_mib: u64,
+    /// Size of the partition, MiB.
+    pub partition_size_mib: u64,
+}
+
 /// The report's `fs` section of a vfat mount.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct VfatReport {
-    /// The `[fs]` section as mounted.
-    pub config: FsConfig,
+    /// The `[fs]` options as mounted.
+    pub config: VfatConfig,
     /// Bytes per cluster.
     pub cluster_bytes: u64,
     /// Sectors per FAT copy (512 B).
@@ -63,7 +84,15 @@ impl Vfat {
     /// The report section.
     pub fn report(&self) -> VfatReport {
         VfatReport {
-            config: self.cfg.clone(),
+            config: VfatConfig {
+                fs_type: FsType::Vfat,
+                cluster_kib: Self::cluster_kib(&self.cfg),
+                flush: self.cfg.flush.unwrap_or(false),
+                dirsync: self.cfg.dirsync.unwrap_or(true),
+                atime: self.cfg.atime,
+                partition_offset_mib: self.cfg.partition_offset_mib,
+                partition_size_mib: self.layout.sectors / 2048,
+            },
             cluster_bytes: self.layout.cluster_bytes(),
             fat_sectors: self.layout.fat_sectors,
             data_start_sector: self.layout.data_start(),
