@@ -88,3 +88,74 @@ fn a_write_past_the_end_fills_the_gap_with_clusters() {
     let m = fs.inode(f).mapping;
     assert!(cache.is_dirty(m, 0), "the gap is zero filled");
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::{collection, sample};
+
+    /// One namespace or data operation on file `f % 4`.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Write(u8, u32, u32),
+        Truncate(u8, u32),
+        Unlink(u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (any::<u8>(), 0u32..200_000, 1u32..50_000).prop_map(|(f, p, l)| Op::Write(f, p, l)),
+            1 => (any::<u8>(), 0u32..200_000).prop_map(|(f, l)| Op::Truncate(f, l)),
+            1 => any::<u8>().prop_map(Op::Unlink),
+        ]
+    }
+
+    /// Every live inode's chain is the FAT's chain from its first
+    /// cluster, no cluster belongs to two chains, the free count is the
+    /// rest, and a file holds exactly the clusters its size needs.
+    fn check(fs: &Vfat) {
+        let mut seen = std::collections::BTreeSet::new();
+        for i in fs.inodes.values() {
+            if let Some(&first) = i.chain.first() {
+                assert_eq!(fs.fat.chain(first), i.chain);
+            }
+            for &c in &i.chain {
+                assert!(seen.insert(c), "cluster {c} in two chains");
+            }
+            if i.kind == Kind::File {
+                let cb = fs.layout.cluster_bytes();
+                assert_eq!(i.chain.len() as u64, i.size.div_ceil(cb), "size {}", i.size);
+            }
+        }
+        assert_eq!(fs.fat.free_clusters() + seen.len() as u64, fs.layout.clusters);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn clusters_never_overlap_and_chains_match_sizes(
+            kib in sample::select(vec![4u32, 8, 32]),
+            ops in collection::vec(op(), 1..40),
+        ) {
+            let mut cache = PageCache::new(100_000);
+            let mut fs = fs(&format!("cluster_kib = {kib}"), &mut cache);
+            let names = ["a", "b", "c", "d"];
+            for (n, o) in ops.iter().enumerate() {
+                let now = 1_000_000 * n as u64;
+                let name = match *o {
+                    Op::Write(f, ..) | Op::Truncate(f, _) | Op::Unlink(f) => names[f as usize % 4],
+                };
+                let ino = match fs.lookup(&[name]) {
+                    Ok(i) => i,
+                    Err(_) => fs.create(ROOT_INO, name, Kind::File, 1, &mut cache, now).unwrap(),
+                };
+                match *o {
+                    Op::Write(_, p, l) => fs.write_end(ino, p as u64, l as u64, &mut cache, now).unwrap(),
+                    Op::Truncate(_, l) => fs.truncate_to(ino, l as u64, &mut cache, now).unwrap(),
+                    Op::Unlink(_) => fs.unlink_entry(ROOT_INO, name, &mut cache, now).unwrap(),
+                }
+                check(&fs);
+            }
+        }
+    }
+}
