@@ -46,7 +46,9 @@ fn run(name: &str, file: &str, extra: &[&str]) -> (Value, Vec<Row>) {
 }
 
 fn fs_u64(r: &Value, k: &str) -> u64 {
-    r["fs"][k].as_u64().unwrap_or_else(|| panic!("fs.{k} in {}", r["fs"]))
+    r["fs"][k]
+        .as_u64()
+        .unwrap_or_else(|| panic!("fs.{k} in {}", r["fs"]))
 }
 
 /// The FAT region `[first sector, end)` (both copies) and the data
@@ -67,11 +69,17 @@ fn fsync_writes_the_data_cluster_then_the_dirent_and_both_fats_in_place() {
     // 1 dirsync write of the root's slots, then per fsync: data, FAT 1,
     // FAT 2, directory entry.
     assert_eq!(rows.len(), 1 + 3 * 4, "{rows:#?}");
-    assert!(rows.iter().all(|x| x.op == "W"), "writes only, no flush: {rows:#?}");
+    assert!(
+        rows.iter().all(|x| x.op == "W"),
+        "writes only, no flush: {rows:#?}"
+    );
     for k in 0..3 {
         let f = &rows[1 + 4 * k..5 + 4 * k];
         assert!(f[0].sector >= data, "data first: {f:#?}");
-        assert!(f[1..].iter().any(in_fat1) && f[1..].iter().any(in_fat2), "{f:#?}");
+        assert!(
+            f[1..].iter().any(in_fat1) && f[1..].iter().any(in_fat2),
+            "{f:#?}"
+        );
     }
     // three appends took three consecutive clusters: contiguous on disk
     let data_rows: Vec<&Row> = rows.iter().filter(|x| x.sector >= data + 16).collect();
@@ -115,7 +123,11 @@ fn the_flush_option_writes_at_close_and_without_dirsync_create_writes_nothing() 
     assert!(rows.iter().any(|x| x.sector >= data + 16), "{rows:#?}");
     assert!(rows.iter().any(|x| x.sector < data), "{rows:#?}");
     // without flush and dirsync, nothing is written before the flusher
-    let (r, rows) = run("vfat-lazy-close", "create-close.toml", &["--set", "fs.dirsync=false"]);
+    let (r, rows) = run(
+        "vfat-lazy-close",
+        "create-close.toml",
+        &["--set", "fs.dirsync=false"],
+    );
     assert_eq!(fs_u64(&r, "close_flushes"), 0);
     assert!(rows.is_empty(), "{rows:#?}");
 }
@@ -125,12 +137,23 @@ fn bad_vfat_options_are_located_errors() {
     let tmp = scratch("vfat-bad-option");
     let sc = tmp.join("bad.toml");
     let text = std::fs::read_to_string(root().join("tests/vfat/append-fsync.toml")).unwrap();
-    std::fs::write(&sc, text.replace("type = \"vfat\"", "type = \"vfat\"\ncluster_kib = 3")).unwrap();
+    std::fs::write(
+        &sc,
+        text.replace("type = \"vfat\"", "type = \"vfat\"\ncluster_kib = 3"),
+    )
+    .unwrap();
     let out = simctl(&["run", sc.to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.toml") && err.contains("fs.cluster_kib = 3"), "{err}");
-    std::fs::write(&sc, text.replace("type = \"vfat\"", "type = \"vfat\"\nfstrim = true")).unwrap();
+    assert!(
+        err.contains("bad.toml") && err.contains("fs.cluster_kib = 3"),
+        "{err}"
+    );
+    std::fs::write(
+        &sc,
+        text.replace("type = \"vfat\"", "type = \"vfat\"\nfstrim = true"),
+    )
+    .unwrap();
     let err = String::from_utf8_lossy(&simctl(&["run", sc.to_str().unwrap()]).stderr).to_string();
     assert!(err.contains("bad.toml") && err.contains("FITRIM"), "{err}");
     std::fs::write(&sc, text.replace("type = \"vfat\"", "type = \"fat32\"")).unwrap();

@@ -58,9 +58,8 @@ fn is_upper_83(name: &str) -> bool {
         None => (name, ""),
     };
     let ok = |s: &str| {
-        s.chars().all(|c| {
-            c.is_ascii_uppercase() || c.is_ascii_digit() || "$%'-_@~`!(){}^#&".contains(c)
-        })
+        s.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "$%'-_@~`!(){}^#&".contains(c))
     };
     (1..=8).contains(&base.len()) && ext.len() <= 3 && !ext.contains('.') && ok(base) && ok(ext)
 }

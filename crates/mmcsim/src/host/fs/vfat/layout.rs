@@ -62,7 +62,8 @@ impl Layout {
         }
         // Nibbles: a byte is 2 (NPB), a FAT32 entry 8 (fat / BPN).
         let est = (sectors - x1) * SECTOR_BYTES * 2 / (spc * SECTOR_BYTES * 2 + 8 * NFATS);
-        let fat_sectors = ((FIRST_CLUSTER as u64 + est.min(MAXCLS32)) * 8).div_ceil(SECTOR_BYTES * 2);
+        let fat_sectors =
+            ((FIRST_CLUSTER as u64 + est.min(MAXCLS32)) * 8).div_ceil(SECTOR_BYTES * 2);
         let meta = RESERVED_SECTORS + fat_sectors * NFATS;
         if sectors <= meta + spc {
             return Err("too small for FAT32's reserved region, two FATs and a cluster".into());

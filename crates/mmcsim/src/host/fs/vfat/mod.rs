@@ -186,10 +186,13 @@ impl Vfat {
             stats: VfatStats::default(),
         };
         fs.note_mapping(root_map, ROOT_INO);
-        fs.inodes.insert(ROOT_INO, Inode::new(Kind::Dir, root_map, None, 0));
+        fs.inodes
+            .insert(ROOT_INO, Inode::new(Kind::Dir, root_map, None, 0));
         fs.dirs.insert(ROOT_INO, Dir::new(0));
         // newfs_msdos gives the root its first cluster (2).
-        let root = fs.add_cluster(ROOT_INO, cache, 0).map_err(|_| "no cluster for the root")?;
+        let root = fs
+            .add_cluster(ROOT_INO, cache, 0)
+            .map_err(|_| "no cluster for the root")?;
         debug_assert_eq!(root, ROOT_CLUSTER);
         fs.create(ROOT_INO, "LOST.DIR", Kind::Dir, 0, cache, 0)
             .map_err(|_| "no room for LOST.DIR".to_string())?;
@@ -240,7 +243,10 @@ impl Vfat {
 
     /// The inode whose data mapping is `m`.
     fn ino_of(&self, m: FileId) -> Option<u32> {
-        self.ino_of.get(m as usize).copied().filter(|&i| i != u32::MAX)
+        self.ino_of
+            .get(m as usize)
+            .copied()
+            .filter(|&i| i != u32::MAX)
     }
 
     fn inode(&self, ino: u32) -> &Inode {
@@ -368,7 +374,13 @@ impl Vfat {
     }
 
     /// Gives `ino` clusters for its first `bytes` bytes.
-    fn grow_to(&mut self, ino: u32, bytes: u64, cache: &mut PageCache, now: Ns) -> Result<(), Errno> {
+    fn grow_to(
+        &mut self,
+        ino: u32,
+        bytes: u64,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<(), Errno> {
         let need = bytes.div_ceil(self.layout.cluster_bytes());
         while (self.inode(ino).chain.len() as u64) < need {
             self.add_cluster(ino, cache, now)?;
@@ -468,7 +480,11 @@ impl Vfat {
         while (self.inode(dir).chain.len() as u64) * per < first + n {
             self.add_cluster(dir, cache, now)?;
         }
-        let e = self.dirs.get_mut(&dir).expect("directory").add(name, ino, first, n);
+        let e = self
+            .dirs
+            .get_mut(&dir)
+            .expect("directory")
+            .add(name, ino, first, n);
         for slot in e.first..e.first + e.slots {
             let s = self.slot_sector(dir, slot);
             self.dirty_sector(s, true, cache, now);
@@ -481,7 +497,13 @@ impl Vfat {
     }
 
     /// Marks the slots of entry `name` deleted (`fat_remove_entries`).
-    fn remove_entry(&mut self, dir: u32, name: &str, cache: &mut PageCache, now: Ns) -> Result<Entry, Errno> {
+    fn remove_entry(
+        &mut self,
+        dir: u32,
+        name: &str,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<Entry, Errno> {
         let e = self
             .dirs
             .get_mut(&dir)
@@ -558,7 +580,13 @@ impl Vfat {
     }
 
     /// `vfat_unlink` / `vfat_rmdir` of `name` in `dir`.
-    fn unlink_entry(&mut self, dir: u32, name: &str, cache: &mut PageCache, now: Ns) -> Result<(), Errno> {
+    fn unlink_entry(
+        &mut self,
+        dir: u32,
+        name: &str,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<(), Errno> {
         let e = self.entry(dir, name)?;
         if self.dirs.get(&e.ino).is_some_and(|d| !d.is_empty()) {
             return Err(Errno::NotEmpty);
@@ -577,7 +605,13 @@ impl Vfat {
     /// a shrink drops the pages past it and frees the clusters past it
     /// (`fat_truncate_blocks`); a growth allocates and zero-fills
     /// (`fat_cont_expand`), as FAT has no holes.
-    fn truncate_to(&mut self, ino: u32, len: u64, cache: &mut PageCache, now: Ns) -> Result<(), Errno> {
+    fn truncate_to(
+        &mut self,
+        ino: u32,
+        len: u64,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<(), Errno> {
         let old = self.inode(ino).size;
         let m = self.inode(ino).mapping;
         if len < old {
@@ -616,7 +650,9 @@ impl Vfat {
         let update = match self.cfg.atime {
             AtimeMode::Noatime => false,
             AtimeMode::Strictatime => i.atime != t,
-            AtimeMode::Relatime => i.atime != t && (i.mtime >= i.atime || t - i.atime >= RELATIME_AGE),
+            AtimeMode::Relatime => {
+                i.atime != t && (i.mtime >= i.atime || t - i.atime >= RELATIME_AGE)
+            }
         };
         if update {
             self.inode_mut(ino).atime = t;
@@ -682,7 +718,14 @@ impl Vfat {
     /// `fat_write_begin` + `fat_write_end` of `[pos, pos + len)`: clusters
     /// up to the end of the write now (the gap past the old size zero
     /// filled), the size, mtime and archive bit in the directory entry.
-    fn write_end(&mut self, ino: u32, pos: u64, len: u64, cache: &mut PageCache, now: Ns) -> Result<(), Errno> {
+    fn write_end(
+        &mut self,
+        ino: u32,
+        pos: u64,
+        len: u64,
+        cache: &mut PageCache,
+        now: Ns,
+    ) -> Result<(), Errno> {
         let end = pos + len;
         let old = self.inode(ino).size;
         self.grow_to(ino, end, cache, now)?;
@@ -715,7 +758,11 @@ impl Vfat {
     fn fsync_pages(&mut self, ino: u32, datasync: bool) -> Vec<u64> {
         let mut out = Vec::new();
         let i = self.inode(ino);
-        let need = if datasync { Dirty::Datasync } else { Dirty::Sync };
+        let need = if datasync {
+            Dirty::Datasync
+        } else {
+            Dirty::Sync
+        };
         if i.dirty >= need {
             if let Some((dir, slot)) = i.dirent {
                 out.push(Layout::page_of(self.slot_sector(dir, slot)));
@@ -742,7 +789,10 @@ impl Vfat {
         for p in first..first + pages as u64 {
             self.fat_dirty.remove(&p);
             let (s, e) = (p * SECTORS_PER_PAGE, (p + 1) * SECTORS_PER_PAGE);
-            let fat = (s.max(self.layout.fat_start(0)), e.min(self.layout.data_start()));
+            let fat = (
+                s.max(self.layout.fat_start(0)),
+                e.min(self.layout.data_start()),
+            );
             if fat.1 > fat.0 {
                 self.stats.fat_sectors_written += fat.1 - fat.0;
             }

@@ -45,7 +45,12 @@ impl Vfat {
 
     /// `fat_flush_inodes` + `congestion_wait` for task `t` at `now`, if
     /// its close asked for them.
-    pub(super) fn release_sync(&mut self, t: u32, now: Ns, k: &mut dyn Kernel) -> Option<FsyncPlan> {
+    pub(super) fn release_sync(
+        &mut self,
+        t: u32,
+        now: Ns,
+        k: &mut dyn Kernel,
+    ) -> Option<FsyncPlan> {
         let ino = self.release.pending.take()?;
         self.stats.close_flushes += 1;
         let pid = self.inode(ino).pid;
@@ -80,14 +85,23 @@ impl Vfat {
         let hz = NS_PER_S / self.tick;
         self.release.seq = self.release.seq.wrapping_add(1);
         let seq = self.release.seq;
-        k.at(now + hz / 10 * self.tick, FsEvent::Timer((seq as u64) << 32 | t as u64));
+        k.at(
+            now + hz / 10 * self.tick,
+            FsEvent::Timer((seq as u64) << 32 | t as u64),
+        );
         self.release.waiting.push((t, seq));
         Some(FsyncPlan::Wait)
     }
 
     /// Takes every dirty page of mapping `m` for writeback and builds its
     /// bios from `template`.
-    fn start_writeback(&mut self, m: FileId, template: Bio, bios: &mut Vec<Bio>, k: &mut dyn Kernel) {
+    fn start_writeback(
+        &mut self,
+        m: FileId,
+        template: Bio,
+        bios: &mut Vec<Bio>,
+        k: &mut dyn Kernel,
+    ) {
         let max = (k.max_bio_sectors() / 8).max(1);
         let mut runs: Vec<PageRun> = Vec::new();
         while let Some((first, pages)) = k.cache().take_dirty_run(m, max) {

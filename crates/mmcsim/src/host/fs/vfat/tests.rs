@@ -22,7 +22,9 @@ fn mkfs_gives_the_root_cluster_2_and_lost_dir_cluster_3() {
 fn sequential_writes_take_the_next_clusters_and_dirty_both_fats() {
     let mut cache = PageCache::new(10_000);
     let mut fs = fs("", &mut cache);
-    let f = fs.create(ROOT_INO, "log", Kind::File, 1, &mut cache, 10).unwrap();
+    let f = fs
+        .create(ROOT_INO, "log", Kind::File, 1, &mut cache, 10)
+        .unwrap();
     for i in 0..4 {
         fs.write_end(f, i * 4096, 4096, &mut cache, 20 + i).unwrap();
     }
@@ -43,10 +45,15 @@ fn sequential_writes_take_the_next_clusters_and_dirty_both_fats() {
 fn dirsync_writes_the_new_entry_at_once_and_fsync_the_fat_and_dirent() {
     let mut cache = PageCache::new(10_000);
     let mut fs = fs("", &mut cache);
-    fs.create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10).unwrap();
+    fs.create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10)
+        .unwrap();
     let root_page = Layout::page_of(fs.layout.cluster_sector(2));
     fs.sync_pages.dedup();
-    assert_eq!(fs.sync_pages, [root_page], "slots and nothing else: the root has no entry");
+    assert_eq!(
+        fs.sync_pages,
+        [root_page],
+        "slots and nothing else: the root has no entry"
+    );
     fs.sync_pages.clear();
     let f = fs.lookup(&["a"]).unwrap();
     fs.write_end(f, 0, 100, &mut cache, 20).unwrap();
@@ -64,7 +71,9 @@ fn dirsync_writes_the_new_entry_at_once_and_fsync_the_fat_and_dirent() {
 fn truncate_and_unlink_free_clusters_for_reuse_after_the_hint() {
     let mut cache = PageCache::new(10_000);
     let mut fs = fs("", &mut cache);
-    let f = fs.create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10).unwrap();
+    let f = fs
+        .create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10)
+        .unwrap();
     fs.write_end(f, 0, 3 * 4096, &mut cache, 20).unwrap();
     let free = fs.fat.free_clusters();
     fs.truncate_to(f, 4096, &mut cache, 30).unwrap();
@@ -73,7 +82,9 @@ fn truncate_and_unlink_free_clusters_for_reuse_after_the_hint() {
     fs.unlink_entry(ROOT_INO, "a", &mut cache, 40).unwrap();
     assert_eq!(fs.fat.free_clusters(), free + 3);
     assert!(fs.lookup(&["a"]).is_err());
-    let g = fs.create(ROOT_INO, "b", Kind::File, 1, &mut cache, 50).unwrap();
+    let g = fs
+        .create(ROOT_INO, "b", Kind::File, 1, &mut cache, 50)
+        .unwrap();
     fs.write_end(g, 0, 4096, &mut cache, 60).unwrap();
     assert_eq!(fs.inode(g).chain, [7], "next-free scan continues after 6");
 }
@@ -82,9 +93,15 @@ fn truncate_and_unlink_free_clusters_for_reuse_after_the_hint() {
 fn a_write_past_the_end_fills_the_gap_with_clusters() {
     let mut cache = PageCache::new(10_000);
     let mut fs = fs("cluster_kib = 32", &mut cache);
-    let f = fs.create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10).unwrap();
+    let f = fs
+        .create(ROOT_INO, "a", Kind::File, 1, &mut cache, 10)
+        .unwrap();
     fs.write_end(f, 100_000, 10, &mut cache, 20).unwrap();
-    assert_eq!(fs.inode(f).chain.len(), 4, "100,010 bytes in 32 KiB clusters");
+    assert_eq!(
+        fs.inode(f).chain.len(),
+        4,
+        "100,010 bytes in 32 KiB clusters"
+    );
     let m = fs.inode(f).mapping;
     assert!(cache.is_dirty(m, 0), "the gap is zero filled");
 }
@@ -127,7 +144,10 @@ mod props {
                 assert_eq!(i.chain.len() as u64, i.size.div_ceil(cb), "size {}", i.size);
             }
         }
-        assert_eq!(fs.fat.free_clusters() + seen.len() as u64, fs.layout.clusters);
+        assert_eq!(
+            fs.fat.free_clusters() + seen.len() as u64,
+            fs.layout.clusters
+        );
     }
 
     proptest! {
