@@ -4,7 +4,8 @@
 //!
 //! A phone file names its device and host profiles by paths relative to
 //! itself, its `android_version` and `kernel` (text, with sources in the
-//! file's comments), a `[scheduler]` table (`name`, optional `hz`) and an
+//! file's comments), optionally the file system its benchmarks ran on
+//! (`benchmark_fs`: `"ext4"`, `"vfat"`, ...), a `[scheduler]` table (`name`, optional `hz`) and an
 //! optional `[host]` table of host settings its kernel changes over the
 //! host profile (governor, frequency table, tunables). Applying a phone to
 //! a scenario ([`Phone::sets`]) is a list of overrides that *replace* the
@@ -44,6 +45,10 @@ pub struct Phone {
     pub android_version: String,
     /// Kernel the phone ran when measured, e.g. `Linux 3.4 (RenderKernel r17)`.
     pub kernel: String,
+    /// File system the phone's published benchmarks ran on (`benchmark_fs`
+    /// in the file), when its sources say; not applied to a scenario by
+    /// [`Phone::sets`] (a scenario's `[fs]` decides what `run` mounts).
+    pub benchmark_fs: Option<crate::host::fs::FsType>,
     /// Host settings the kernel changes, as `host.KEY` overrides (TOML
     /// literals), in key order.
     pub host_sets: Vec<(String, String)>,
@@ -59,6 +64,8 @@ struct PhoneFile {
     host: PathBuf,
     android_version: String,
     kernel: String,
+    #[serde(default)]
+    benchmark_fs: Option<crate::host::fs::FsType>,
     scheduler: PhoneScheduler,
     #[serde(default)]
     host_settings: toml::Table,
@@ -134,6 +141,7 @@ impl Phone {
             hz: f.scheduler.hz,
             android_version: f.android_version,
             kernel: f.kernel,
+            benchmark_fs: f.benchmark_fs,
             host_sets,
         })
     }
@@ -221,4 +229,32 @@ fn known_phones(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     v.sort();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nexus_s_benchmarked_on_vfat_and_a_bad_benchmark_fs_is_located() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let p = Phone::find("nexus-s", &root).unwrap();
+        assert_eq!(p.benchmark_fs, Some(crate::host::fs::FsType::Vfat));
+        assert!(!p.sets().iter().any(|(k, _)| k.contains("benchmark_fs")));
+        let dir = std::env::temp_dir().join(format!("mmcsim-phone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = std::fs::read_to_string(&p.source).unwrap();
+        let bad = dir.join("bad-fs.toml");
+        let text = text
+            .replace("benchmark_fs = \"vfat\"", "benchmark_fs = \"fat16\"")
+            .replace(
+                "../devices/",
+                &format!("{}/configs/devices/", root.display()),
+            )
+            .replace("../hosts/", &format!("{}/configs/hosts/", root.display()));
+        std::fs::write(&bad, text).unwrap();
+        let e = Phone::load(&bad).unwrap_err().to_string();
+        assert!(e.contains("bad-fs.toml") && e.contains("fat16"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

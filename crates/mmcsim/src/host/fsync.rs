@@ -141,34 +141,50 @@ impl Host {
             FsyncPlan::Wait => self.tasks[t as usize].phase = Phase::SyncWait,
             FsyncPlan::Flush => self.sync_barrier(now, t, b),
             FsyncPlan::InPlace { mapping, blocks } => {
-                let call = self.tasks[t as usize].call.expect("sync has a call");
-                let template = self.tasks[t as usize].bio(t, Op::Write, 0, 0, 0);
-                let mut bios = std::mem::take(&mut self.tasks[t as usize].pending_bios);
-                let mut n = 0;
-                for blk in blocks {
-                    if self.cache.take_dirty_page(mapping, blk) {
-                        n += self.write_bios(
-                            now,
-                            mapping,
-                            blk,
-                            1,
-                            template,
-                            Notify::Call(call),
-                            &mut bios,
-                        );
-                    }
-                }
-                self.tasks[t as usize].pending_bios = bios;
                 self.tasks[t as usize].phase = Phase::SyncMeta;
-                if n > 0 {
-                    self.calls[call].pending = n;
-                    let at = self.submit_cost(t, now, n);
-                    b.q.at(at, HostEvent::SubmitPlug(t));
-                } else {
+                if self.write_blocks_for_call(now, t, mapping, &blocks, b) == 0 {
                     self.sync_barrier(now, t, b);
                 }
             }
         }
+    }
+
+    /// Task `t` writes the dirty ones of `blocks` (pages of the metadata
+    /// mapping `mapping`) for its call, which waits for them
+    /// (`sync_dirty_buffer` / `sync_mapping_buffers`); returns how many
+    /// bios it submitted (at `now` plus the per-bio cost).
+    pub(super) fn write_blocks_for_call<E: HostEvents>(
+        &mut self,
+        now: Ns,
+        t: u32,
+        mapping: super::page_cache::FileId,
+        blocks: &[u64],
+        b: &mut Below<E>,
+    ) -> u32 {
+        let call = self.tasks[t as usize].call.expect("sync has a call");
+        let template = self.tasks[t as usize].bio(t, Op::Write, 0, 0, 0);
+        let mut bios = std::mem::take(&mut self.tasks[t as usize].pending_bios);
+        let mut n = 0;
+        for &blk in blocks {
+            if self.cache.take_dirty_page(mapping, blk) {
+                n += self.write_bios(
+                    now,
+                    mapping,
+                    blk,
+                    1,
+                    template,
+                    Notify::Call(call),
+                    &mut bios,
+                );
+            }
+        }
+        self.tasks[t as usize].pending_bios = bios;
+        if n > 0 {
+            self.calls[call].pending = n;
+            let at = self.submit_cost(t, now, n);
+            b.q.at(at, HostEvent::SubmitPlug(t));
+        }
+        n
     }
 
     /// The final cache flush of a sync (always on the raw layout; on a

@@ -8,9 +8,10 @@
 
 use super::call::Call;
 use super::errno::Errno;
+use super::fs::FsyncPlan;
 use super::stage::{Below, Host, HostEvent, HostEvents};
 use super::syscall::{OpenFlags, Syscall, Whence};
-use super::task::{Node, OpenFile};
+use super::task::{Node, OpenFile, Phase};
 use super::vfs::{components, Mount};
 use crate::stats::report::CallKind;
 use crate::types::Ns;
@@ -35,7 +36,34 @@ impl Host {
         task.call = Some(call);
         task.ret = ret.unwrap_or_else(|e| -e.code());
         let at = self.enter(now, t, call, 0);
-        b.q.at(at, HostEvent::Return(t));
+        let plan = match ret {
+            Ok(_) => self.with_fs(b, |fs, k| fs.namei_sync(t, at, k)).flatten(),
+            Err(_) => None,
+        };
+        match plan {
+            None => b.q.at(at, HostEvent::Return(t)),
+            Some(plan) => self.namei_sync(at, t, plan, b),
+        }
+    }
+
+    /// What a namespace call must still write or wait for before it
+    /// returns ([`super::fs::FileSystem::namei_sync`]): metadata blocks
+    /// written and waited for, a sleep until the file system wakes the
+    /// task, or a cache flush.
+    fn namei_sync<E: HostEvents>(&mut self, at: Ns, t: u32, plan: FsyncPlan, b: &mut Below<E>) {
+        match plan {
+            FsyncPlan::InPlace { mapping, blocks } => {
+                // The call returns when they complete (no flush).
+                self.tasks[t as usize].phase = Phase::WaitIo;
+                if self.write_blocks_for_call(at, t, mapping, &blocks, b) == 0 {
+                    b.q.at(at, HostEvent::Return(t));
+                } else {
+                    self.io_sleep(t, at);
+                }
+            }
+            FsyncPlan::Wait => self.tasks[t as usize].phase = Phase::SyncWait,
+            FsyncPlan::Flush => self.sync_barrier(at, t, b),
+        }
     }
 
     fn namei_apply(&mut self, now: Ns, t: u32, sc: Syscall) -> Result<i64, Errno> {

@@ -1,6 +1,7 @@
 //! The `[fs]` section of a scenario: which file system the host mounts and
-//! its mount options, by the names `mount(8)` and `mke2fs(8)` use.
-//! Without the section the host keeps files as raw contiguous extents.
+//! its mount options, by the names `mount(8)`, `mke2fs(8)` and
+//! `newfs_msdos(8)` use. Without the section the host keeps files as raw
+//! contiguous extents.
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -10,6 +11,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 pub enum FsType {
     /// ext4 with 3.x-era behaviour (Android 4.x kernels).
     Ext4,
+    /// FAT32 through the Linux 2.6.35-3.4 `vfat` driver, as vold mounted
+    /// and formatted Android's `/sdcard` ([`crate::host::fs::vfat`]).
+    Vfat,
 }
 
 /// Whether the file system has a journal (`fs.journal`; `^has_journal`
@@ -109,6 +113,24 @@ pub struct FsConfig {
     /// still holds free space as valid data.
     #[serde(default)]
     pub fstrim: bool,
+    /// vfat only: cluster size, KiB (`newfs_msdos -c` × 0.5). Absent = 4
+    /// KiB, vold's `Fat::format` (`-F 32 -O android -c 8`, Android 2.2-4.4)
+    /// [src: AOSP system/vold Fat.cpp; 32 KiB (`-c 64 -A`) from 2014].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_kib: Option<u32>,
+    /// vfat only: the `flush` mount option (`fat_file_release` starts
+    /// writeback of the file and the FAT at the last writable close, then
+    /// sleeps in `congestion_wait(BLK_RW_ASYNC, HZ/10)`). Absent = off:
+    /// vold's `Fat::doMount` does not pass it [src: AOSP system/vold
+    /// Fat.cpp: `utf8,uid=,gid=,fmask=,dmask=,shortname=mixed`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<bool>,
+    /// vfat only: `MS_DIRSYNC` (directory entries, the FAT of a directory
+    /// and the parent's entry are written synchronously by create, unlink,
+    /// rename and mkdir). Absent = on: vold's `Fat::doMount` mounts with
+    /// `MS_NODEV | MS_NOSUID | MS_DIRSYNC` [src: AOSP system/vold Fat.cpp].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirsync: Option<bool>,
 }
 
 fn journal_on() -> JournalSwitch {
@@ -149,8 +171,8 @@ fn bool_or_int<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 }
 
 impl FsConfig {
-    /// Checks the values that serde cannot: the commit interval and the
-    /// inode density.
+    /// Checks the values that serde cannot: the commit interval, the
+    /// inode density, and the vfat options.
     pub fn validate(&self) -> Result<(), crate::error::SettingError> {
         self.validate_text()
             .map_err(crate::error::SettingError::Rule)
@@ -158,6 +180,7 @@ impl FsConfig {
 
     /// The same check, its error as text.
     fn validate_text(&self) -> Result<(), String> {
+        self.validate_vfat()?;
         if self.commit_s == 0 || self.commit_s > 3600 {
             return Err(format!(
                 "fs.commit_s = {}: expected 1..=3600 seconds",
@@ -174,6 +197,38 @@ impl FsConfig {
             if j < 1024 {
                 return Err(format!(
                     "fs.journal_blocks = {j}: JBD2 needs at least 1024 blocks"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The vfat keys: only with `type = "vfat"`, and a cluster size the
+    /// model maps (4-64 KiB, a power of two).
+    fn validate_vfat(&self) -> Result<(), String> {
+        if self.fs_type != FsType::Vfat {
+            for (key, given) in [
+                ("cluster_kib", self.cluster_kib.is_some()),
+                ("flush", self.flush.is_some()),
+                ("dirsync", self.dirsync.is_some()),
+            ] {
+                if given {
+                    return Err(format!(
+                        "fs.{key} is a vfat option: set fs.type = \"vfat\" or remove it"
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        if self.fstrim {
+            return Err(
+                "fs.fstrim = true: the vfat driver of Linux 2.6.35-3.4 has no FITRIM ioctl; remove it".into(),
+            );
+        }
+        if let Some(c) = self.cluster_kib {
+            if !(4..=64).contains(&c) || !c.is_power_of_two() {
+                return Err(format!(
+                    "fs.cluster_kib = {c}: expected 4, 8, 16, 32 or 64 KiB (newfs_msdos -c 8..128; clusters smaller than a 4 KiB page are not modelled)"
                 ));
             }
         }
@@ -214,5 +269,17 @@ mod tests {
         assert!(toml::from_str::<FsConfig>("type = \"ext4\"\nbarrier = 2").is_err());
         assert!(toml::from_str::<FsConfig>("type = \"ext4\"\nnoatime = true").is_err());
         assert!(toml::from_str::<FsConfig>("type = \"ext3\"").is_err());
+    }
+
+    #[test]
+    fn vfat_options_belong_to_vfat_and_take_page_sized_clusters() {
+        let c: FsConfig = toml::from_str("type = \"vfat\"\ncluster_kib = 32").unwrap();
+        c.validate().unwrap();
+        let c: FsConfig = toml::from_str("type = \"vfat\"\ncluster_kib = 2").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("fs.cluster_kib = 2"), "{e}");
+        let c: FsConfig = toml::from_str("type = \"ext4\"\nflush = true").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("fs.flush is a vfat option"), "{e}");
     }
 }

@@ -14,6 +14,8 @@
 //! * [`ext4`]: ext4 with 3.x behaviour — layout, allocation, inodes,
 //!   directories, metadata buffers — and its journal thread.
 //! * [`jbd2`]: the journal's log, transactions and checkpoint lists.
+//! * [`vfat`]: FAT32 with the Linux 2.6.35-3.4 `vfat` driver's behaviour,
+//!   as vold formatted and mounted Android's `/sdcard`.
 //!
 //! Without `[fs]` the host keeps files as raw contiguous extents
 //! ([`crate::host::files`]), with no metadata at all; that layout is not a
@@ -24,6 +26,7 @@ pub mod config;
 pub mod ext4;
 pub mod jbd2;
 mod kernel;
+pub mod vfat;
 
 use serde::Serialize;
 
@@ -102,12 +105,14 @@ pub enum FsyncPlan {
 pub enum FsReport {
     /// ext4 + JBD2.
     Ext4(ext4::report::Ext4Report),
+    /// FAT32 (vfat).
+    Vfat(vfat::report::VfatReport),
 }
 
 /// A mounted file system, as the host core sees it.
 ///
 /// The host holds it as `Box<dyn FileSystem>`: the set of file systems is
-/// open (ext4 now; VFAT and FUSE to come), a stacked one (FUSE over ext4)
+/// open (ext4, VFAT; FUSE to come), a stacked one (FUSE over ext4)
 /// holds its lower file system the same way, and one virtual call per
 /// system-call step costs nothing next to the simulation's own work — so
 /// a trait object rather than an enum the host core would have to extend.
@@ -332,6 +337,19 @@ pub trait FileSystem {
     /// `barrier=1`); counts it when it does.
     fn sync_flush(&mut self) -> bool;
 
+    /// What the namespace call task `t` just made successfully at `now`
+    /// (open/creat, close, ftruncate, unlink, rename, mkdir) must still
+    /// write or wait for before it returns. `None` (the default, ext4):
+    /// its metadata stays cached. `InPlace`: these metadata blocks are
+    /// written and waited for, with no cache flush after them (vfat's
+    /// `MS_DIRSYNC`: `sync_dirty_buffer` of directory entries). `Wait`:
+    /// the task sleeps until the file system wakes it (vfat's `flush` on
+    /// the last close). `Flush`: a cache flush.
+    fn namei_sync(&mut self, t: u32, now: Ns, k: &mut dyn Kernel) -> Option<FsyncPlan> {
+        let _ = (t, now, k);
+        None
+    }
+
     // ---- kernel threads and periodic work --------------------------------
 
     /// Called after any step that may have changed metadata: arms the file
@@ -364,6 +382,7 @@ pub fn mkfs(
 ) -> Result<Box<dyn FileSystem>, crate::error::SettingError> {
     Ok(match cfg.fs_type {
         FsType::Ext4 => Box::new(ext4::Ext4::mkfs(cfg, part_sector, blocks, tick_ns, cache)?),
+        FsType::Vfat => Box::new(vfat::Vfat::mkfs(cfg, part_sector, blocks, tick_ns, cache)?),
     })
 }
 
@@ -371,5 +390,6 @@ pub fn mkfs(
 pub fn min_blocks(cfg: &FsConfig) -> u64 {
     match cfg.fs_type {
         FsType::Ext4 => ext4::Ext4::min_blocks(cfg),
+        FsType::Vfat => vfat::Vfat::min_blocks(cfg),
     }
 }
