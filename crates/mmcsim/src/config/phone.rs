@@ -47,6 +47,9 @@ pub struct Phone {
     /// Host settings the kernel changes, as `host.KEY` overrides (TOML
     /// literals), in key order.
     pub host_sets: Vec<(String, String)>,
+    /// File system the phone's benchmarks ran on (`benchmark_fs`), when
+    /// the file names it (e.g. FUSE: the /sdcard daemon over ext4).
+    pub benchmark_fs: Option<crate::host::fs::FsType>,
 }
 
 #[derive(Deserialize)]
@@ -62,6 +65,8 @@ struct PhoneFile {
     scheduler: PhoneScheduler,
     #[serde(default)]
     host_settings: toml::Table,
+    #[serde(default)]
+    benchmark_fs: Option<crate::host::fs::FsType>,
 }
 
 #[derive(Deserialize)]
@@ -135,6 +140,7 @@ impl Phone {
             android_version: f.android_version,
             kernel: f.kernel,
             host_sets,
+            benchmark_fs: f.benchmark_fs,
         })
     }
 
@@ -221,4 +227,18 @@ fn known_phones(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     v.sort();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nexus7_says_its_benchmark_ran_on_fuse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/phones");
+        let n7 = Phone::load(&dir.join("nexus7-2012.toml")).unwrap();
+        assert_eq!(n7.benchmark_fs, Some(crate::host::fs::FsType::Fuse));
+        let moto = Phone::load(&dir.join("motog-2013.toml")).unwrap();
+        assert_eq!(moto.benchmark_fs, None);
+    }
 }

@@ -115,19 +115,19 @@ pub struct FsConfig {
     // ---- FUSE (`type = "fuse"`) only; see [`super::fuse`] -------------
     /// FUSE: the lower file system the daemon serves from (`"ext4"`, the
     /// default: Android's `/data/media` behind `/sdcard`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lower: Option<FsType>,
     /// FUSE: the sdcard daemon's request threads (`sdcard -t`); absent =
     /// per Android release ([`super::fuse::params::default_daemon_threads`]).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daemon_threads: Option<u32>,
     /// FUSE: largest FUSE_READ payload, KiB (`max_read` mount option);
     /// absent = 128 (sdcard's `MAX_READ`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_read_kib: Option<u32>,
     /// FUSE: largest FUSE_WRITE payload, KiB (`fuse_init_out.max_write`);
     /// absent = 256 (sdcard's `MAX_WRITE`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_write_kib: Option<u32>,
 }
 
