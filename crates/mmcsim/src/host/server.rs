@@ -145,7 +145,7 @@ impl Host {
         let i = d - f.server_thread(0);
         let req = self.serving[i as usize].expect("a taken request").req;
         let lower = f.lower_mapping(req.ino);
-        let handle = (req.sender, req.fd);
+        let handle = (req.sender, req.fd, req.ino);
         let of = match self.server_files.remove(&handle) {
             Some(of) => of,
             None => {
@@ -204,7 +204,8 @@ impl Host {
         let f = self.fwd().expect("a forwarding mount");
         let i = d - f.server_thread(0);
         let s = self.serving[i as usize].take().expect("a taken request");
-        self.server_files.insert((s.req.sender, s.req.fd), of);
+        self.server_files
+            .insert((s.req.sender, s.req.fd, s.req.ino), of);
         let copied_out = match s.req.op {
             UpcallOp::Read { .. } => ret.max(0) as u64,
             _ => 0,

@@ -148,8 +148,9 @@ pub struct Host {
     /// Forwarding mounts (FUSE): the request each server thread is on.
     pub(super) serving: Vec<Option<Serving>>,
     /// The server's descriptors of lower files, by (sender task, sender's
-    /// descriptor): one per open, as sdcard keeps a handle per FUSE_OPEN.
-    pub(super) server_files: BTreeMap<(u32, u32), OpenFile>,
+    /// descriptor, inode): one per open, as sdcard keeps a handle per
+    /// FUSE_OPEN.
+    pub(super) server_files: BTreeMap<(u32, u32, u32), OpenFile>,
     /// Requests a task still has to send, in order, each after the
     /// previous one's reply.
     pub(super) chains: BTreeMap<u32, VecDeque<Upcall>>,
