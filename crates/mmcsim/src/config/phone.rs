@@ -257,4 +257,13 @@ mod tests {
         assert!(e.contains("bad-fs.toml") && e.contains("fat16"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    #[test]
+    fn the_nexus7_says_its_benchmark_ran_on_fuse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/phones");
+        let n7 = Phone::load(&dir.join("nexus7-2012.toml")).unwrap();
+        assert_eq!(n7.benchmark_fs, Some(crate::host::fs::FsType::Fuse));
+        let moto = Phone::load(&dir.join("motog-2013.toml")).unwrap();
+        assert_eq!(moto.benchmark_fs, None);
+    }
 }

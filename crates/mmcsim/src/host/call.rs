@@ -46,6 +46,9 @@ pub struct Call {
     /// An asynchronous I/O (io_submit): it completes without its thread
     /// waiting in the call ([`super::Host::aio_submit`]).
     pub aio: bool,
+    /// The request whose completion last ended a wait of this call (a
+    /// FUSE daemon's lower I/O, handed on to the call it serves).
+    pub last_io: Option<DeviceTimes>,
 }
 
 impl Call {
@@ -61,6 +64,7 @@ impl Call {
             split: Split::default(),
             then_flush: false,
             aio: false,
+            last_io: None,
         }
     }
 
@@ -76,6 +80,7 @@ impl Call {
     /// The call's wait ended at `now` with the completion of the request
     /// that ran at `t`: attributes the wait along that request's path.
     pub fn waited(&mut self, t: DeviceTimes, now: Ns) {
+        self.last_io = Some(t);
         self.charge(Layer::BlockQueue, t.fetch);
         self.charge(Layer::Driver, t.start);
         self.charge(Layer::Device, t.data_done);

@@ -46,6 +46,12 @@ impl Host {
         task.fd = fd;
         task.ret = 0;
         task.call = Some(call);
+        let mapping = task.cur().mapping;
+        if self.forwarded(mapping) {
+            let at = self.enter(now, t, call, 0);
+            return self.forward_fsync(at, t, datasync, b);
+        }
+        let task = &mut self.tasks[t as usize];
         task.phase = if self.mount.fs().is_some() {
             Phase::SyncData { datasync }
         } else {

@@ -38,6 +38,7 @@ mod namei;
 pub mod page_cache;
 mod page_ops;
 pub mod readahead;
+mod server;
 mod stage;
 pub mod syscall;
 pub mod task;

@@ -18,11 +18,14 @@
 //! thread's log writes and flushes), whose completions go to
 //! [`FileSystem::bio_done`].
 
+use std::collections::{BTreeMap, VecDeque};
+
 use super::call::Call;
 use super::errno::Errno;
-use super::fs::{FileSystem, FsEvent, Kernel, PageRun, FS_IO};
+use super::fs::{FileSystem, FsEvent, Kernel, PageRun, Upcall, UpcallOp, FS_IO};
 use super::kernel::{page_write_bios, HostKernel};
 use super::page_cache::{FileId, PageCache, PageCacheStats, ReadPlan, ReadStep};
+use super::server::Serving;
 use super::syscall::{Fd, Syscall};
 use super::task::{AfterIo, Node, OpenFile, Phase, Task};
 use super::vfs::Mount;
@@ -144,6 +147,15 @@ pub struct Host {
     /// Tasks in `io_getevents`: `(task, 0)` asleep, waiting for an
     /// asynchronous I/O; `(task, t)` being woken, running from `t` ns.
     aio_sleepers: Vec<(u32, Ns)>,
+    /// Forwarding mounts (FUSE): the request each server thread is on.
+    pub(super) serving: Vec<Option<Serving>>,
+    /// The server's descriptors of lower files, by (sender task, sender's
+    /// descriptor, inode): one per open, as sdcard keeps a handle per
+    /// FUSE_OPEN.
+    pub(super) server_files: BTreeMap<(u32, u32, u32), OpenFile>,
+    /// Requests a task still has to send, in order, each after the
+    /// previous one's reply.
+    pub(super) chains: BTreeMap<u32, VecDeque<Upcall>>,
 }
 
 impl Host {
@@ -180,6 +192,9 @@ impl Host {
             runs: Vec::with_capacity(8),
             max_bio_sectors,
             aio_sleepers: Vec::new(),
+            serving: Vec::new(),
+            server_files: BTreeMap::new(),
+            chains: BTreeMap::new(),
         }
     }
 
@@ -199,7 +214,9 @@ impl Host {
     /// flusher and the file system's kernel threads.
     pub fn threads(&self) -> u32 {
         let fs_threads = self.mount.fs().map_or(0, |fs| fs.threads());
-        self.tasks.len() as u32 + self.flusher as u32 + fs_threads
+        // The application threads come first (server threads, when a
+        // forwarding mount runs them, are counted in `fs_threads`).
+        self.flusher_thread + self.flusher as u32 + fs_threads
     }
 
     /// Runs `f` on the mounted file system with the [`Kernel`] the host
@@ -287,6 +304,11 @@ impl Host {
             .mount
             .lookup(path)
             .map_err(|e| format!("open {path}: errno {}", e.code()))?;
+        if flags.direct && self.forwarded(mapping) {
+            return Err(format!(
+                "open {path}: O_DIRECT on a FUSE mount fails with EINVAL (fs/fuse/file.c fuse_open_common, Linux 3.x)"
+            ));
+        }
         if let (Mount::Fs(fs), Node::Inode(ino)) = (&mut self.mount, node) {
             fs.hold(ino);
         }
@@ -302,6 +324,7 @@ impl Host {
     /// Starts the host's own activity at time 0: the flusher's periodic
     /// wake-ups.
     pub fn start<E: HostEvents>(&mut self, q: &mut EventQueue<E>) {
+        self.spawn_servers();
         // dirty_writeback_centisecs = 0 disables the periodic wake-ups.
         if self.flusher && self.wb.writeback_interval_ns() > 0 {
             q.at(self.wb.writeback_interval_ns(), HostEvent::FlusherTick);
@@ -484,6 +507,11 @@ impl Host {
         task.end_page = (off + bytes).div_ceil(PAGE_BYTES);
         let call = self.calls.insert(Call::new(now, t, kind, bytes));
         self.tasks[t as usize].call = Some(call);
+        let mapping = self.tasks[t as usize].cur().mapping;
+        if self.forwarded(mapping) {
+            let end = self.tasks[t as usize].end_page;
+            self.cache.extend_file(mapping, end);
+        }
         let entered = self.enter(now, t, call, bytes);
         let task = &mut self.tasks[t as usize];
         if bytes == 0 {
@@ -678,14 +706,25 @@ impl Host {
             Phase::SyncMeta => self.sync_barrier(now, t, b),
             Phase::SyncWait => b.q.at(now, HostEvent::Return(t)),
             Phase::SyncAll(n) => self.sync_all_step(now, t, n, b),
+            Phase::Serve => self.serve(now, t, b),
+            Phase::Forwarded { sync } => self.forwarded_done(now, t, sync, b),
             Phase::WaitIo | Phase::Throttled | Phase::SyncFlush => {}
         }
     }
 
     /// Walks the page cache for a buffered read from the current page.
     fn read_step<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) {
-        let ra_max = b.block.layer.params().read_ahead_kb / 4;
-        let congested = b.block.layer.congested(true);
+        let mapping = self.tasks[t as usize].cur().mapping;
+        let forwarded = self.forwarded(mapping);
+        let (ra_max, congested) = match self.fwd().filter(|_| forwarded) {
+            // The FUSE mount's own backing device: its read-ahead window,
+            // and no block queue of its own to be congested.
+            Some(f) => (f.read_ahead_pages() as u32, false),
+            None => (
+                b.block.layer.params().read_ahead_kb / 4,
+                b.block.layer.congested(true),
+            ),
+        };
         let task = &mut self.tasks[t as usize];
         let (fd, pos, end) = (task.fd, task.pos_page, task.end_page);
         let of = task.file_mut(fd).expect("reading descriptor is open");
@@ -699,11 +738,18 @@ impl Host {
             &mut self.plan,
         );
         let submit_done = self.submit_plan(now, t, b);
+        if self.chains.contains_key(&t) {
+            // fuse_readpages sends its requests synchronously: the reader
+            // sleeps until the last reply, then walks the cache again.
+            return;
+        }
         match step {
             ReadStep::Done => {
                 let task = &self.tasks[t as usize];
                 let call = task.call.expect("stepping task has a call");
-                if let (Mount::Fs(fs), Node::Inode(ino)) = (&mut self.mount, task.cur().node) {
+                if let (Mount::Fs(fs), Node::Inode(ino), false) =
+                    (&mut self.mount, task.cur().node, forwarded)
+                {
                     fs.read_done(ino, &mut self.cache, now);
                     self.after_fs_change(now, b);
                 }
@@ -720,6 +766,9 @@ impl Host {
     fn write_step<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) {
         let task = &self.tasks[t as usize];
         let (file, off, bytes) = (task.cur().mapping, task.call_off, task.call_bytes);
+        if self.forwarded(file) {
+            return self.forward_write(now, t, b);
+        }
         let step = self.cache.write_begin(file, off, bytes, &mut self.plan);
         let submit_done = self.submit_plan(now, t, b);
         if let ReadStep::WaitFor { page } = step {
@@ -784,8 +833,13 @@ impl Host {
     fn submit_plan<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) -> Ns {
         let mut bios = std::mem::take(&mut self.tasks[t as usize].pending_bios);
         let mut n = 0;
+        let mut upcalls = VecDeque::new();
         for i in 0..self.plan.submit.len() {
             let io = self.plan.submit[i];
+            if self.forwarded(io.file) {
+                self.read_upcalls(t, io.file, io.first_page, io.pages as u64, &mut upcalls);
+                continue;
+            }
             self.mount
                 .map_pages(io.file, io.first_page, io.pages as u64, &mut self.runs);
             for r in 0..self.runs.len() {
@@ -819,7 +873,79 @@ impl Host {
         if n > 0 {
             b.q.at(submit_done, HostEvent::SubmitPlug(t));
         }
+        if !upcalls.is_empty() {
+            self.forward(submit_done, t, upcalls, b);
+        }
         submit_done
+    }
+
+    /// FUSE_READ requests of task `t` for pages `[first, first + pages)` of
+    /// upper mapping `m`, at most `max_read` each (`fuse_readpages`),
+    /// appended to `out`.
+    fn read_upcalls(&self, t: u32, m: FileId, first: u64, pages: u64, out: &mut VecDeque<Upcall>) {
+        let f = self.fwd().expect("a forwarding mount");
+        let max = f.max_read_pages().max(1);
+        let task = &self.tasks[t as usize];
+        let Node::Inode(ino) = task.cur().node else {
+            unreachable!("a forwarded file is an inode")
+        };
+        let mut p = first;
+        while p < first + pages {
+            let n = max.min(first + pages - p);
+            out.push_back(Upcall {
+                op: UpcallOp::Read {
+                    mapping: m,
+                    first_page: p,
+                    pages: n,
+                },
+                ino,
+                sender: t,
+                fd: task.fd,
+                queued: 0,
+            });
+            p += n;
+        }
+    }
+
+    /// A write to a forwarded file (`fuse_perform_write`, write-through):
+    /// the data is copied from user space into the request pages, then
+    /// FUSE_WRITE requests of at most `max_write` bytes and
+    /// `FUSE_MAX_PAGES_PER_REQ` pages go out one after another; an
+    /// O_SYNC/O_DSYNC write then sends FUSE_FSYNC (`generic_write_sync`).
+    fn forward_write<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) {
+        let f = self.fwd().expect("a forwarding mount");
+        let max = f.max_write_bytes().max(PAGE_BYTES);
+        let task = &self.tasks[t as usize];
+        let (off, bytes, fd, flags) = (task.call_off, task.call_bytes, task.fd, task.cur().flags);
+        let Node::Inode(ino) = task.cur().node else {
+            unreachable!("a forwarded file is an inode")
+        };
+        let mut reqs = VecDeque::new();
+        let mut pos = off;
+        while pos < off + bytes {
+            // A request covers at most `max` bytes of whole pages from pos.
+            let end = (pos + max).min(off + bytes);
+            let end = if end < off + bytes {
+                (end / PAGE_BYTES * PAGE_BYTES).max(pos + 1)
+            } else {
+                end
+            };
+            reqs.push_back(Upcall {
+                op: UpcallOp::Write {
+                    offset: pos,
+                    bytes: end - pos,
+                },
+                ino,
+                sender: t,
+                fd,
+                queued: 0,
+            });
+            pos = end;
+        }
+        let copied = self.copy_cost(t, now, bytes);
+        let sync = flags.any_sync().then_some(!flags.sync);
+        self.tasks[t as usize].phase = super::task::Phase::Forwarded { sync };
+        self.forward(copied, t, reqs, b);
     }
 
     fn wait_for_page<E: HostEvents>(
@@ -955,22 +1081,7 @@ impl Host {
         let fid = io.mapping;
         if bio.op == Op::Read {
             self.cache.complete_read(fid, first, pages);
-            let mut i = 0;
-            while i < self.waiters.len() {
-                let (t, wf, wp) = self.waiters[i];
-                if wf == fid && wp >= first && wp < first + pages as u64 {
-                    self.waiters.swap_remove(i);
-                    let wake = now + self.cpu.with(|c| c.wake_thread(t, now));
-                    if let Some(c) = self.tasks[t as usize].call {
-                        let call = &mut self.calls[c];
-                        call.waited(times, now);
-                        call.charge(Layer::IrqWakeup, wake);
-                    }
-                    b.q.at(wake, HostEvent::Step(t));
-                } else {
-                    i += 1;
-                }
-            }
+            self.wake_page_waiters(now, fid, first, pages, Some(times), b);
         } else {
             self.writeback_done(now, fid, first, pages, times, b);
         }
@@ -985,6 +1096,38 @@ impl Host {
                 if let Some(call) = self.calls.get_mut(c) {
                     call.waited(times, now);
                 }
+            }
+        }
+    }
+
+    /// Pages `[first, first + pages)` of `fid` became up to date at `now`
+    /// (the read that ran at `times`, when one did): the tasks sleeping on
+    /// one of them wake and step on.
+    pub(super) fn wake_page_waiters<E: HostEvents>(
+        &mut self,
+        now: Ns,
+        fid: FileId,
+        first: u64,
+        pages: u32,
+        times: Option<DeviceTimes>,
+        b: &mut Below<E>,
+    ) {
+        let mut i = 0;
+        while i < self.waiters.len() {
+            let (t, wf, wp) = self.waiters[i];
+            if wf == fid && wp >= first && wp < first + pages as u64 {
+                self.waiters.swap_remove(i);
+                let wake = now + self.cpu.with(|c| c.wake_thread(t, now));
+                if let Some(c) = self.tasks[t as usize].call {
+                    let call = &mut self.calls[c];
+                    if let Some(times) = times {
+                        call.waited(times, now);
+                    }
+                    call.charge(Layer::IrqWakeup, wake);
+                }
+                b.q.at(wake, HostEvent::Step(t));
+            } else {
+                i += 1;
             }
         }
     }
@@ -1026,7 +1169,12 @@ impl Host {
     /// wait). Returns when the kernel work can start; the call is charged
     /// for both.
     pub(super) fn enter(&mut self, now: Ns, t: u32, call: u32, bytes: u64) -> Ns {
-        let platform = now + self.cpu.with(|c| c.platform_entry(t, now, bytes));
+        // A server thread is native code: no platform layer.
+        let platform = if self.tasks[t as usize].server {
+            now
+        } else {
+            now + self.cpu.with(|c| c.platform_entry(t, now, bytes))
+        };
         let entered = platform
             + self
                 .cpu
@@ -1081,10 +1229,16 @@ impl Host {
 
     /// Task `t`'s call returns to user space: it is recorded, as completed
     /// or (a negative return value) as failed with its errno.
-    fn call_return<E>(&mut self, now: Ns, t: u32, b: &mut Below<E>) -> Option<u32> {
+    fn call_return<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) -> Option<u32> {
         let task = &mut self.tasks[t as usize];
         let id = task.call.take()?;
         let call = self.calls.remove(id);
+        if task.server {
+            // A server thread's lower call: not an application call; its
+            // reply goes back to the sender.
+            self.server_reply(now, t, call.issue, call.last_io, b);
+            return None;
+        }
         match task.ret {
             r if r < 0 => {
                 let name = Errno::from_code(-r).map_or("EIO", Errno::name);

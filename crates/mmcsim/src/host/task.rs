@@ -42,6 +42,16 @@ pub enum Phase {
     SyncFlush,
     /// `sync()`: step `n` of writeback, commit, metadata, flush.
     SyncAll(u8),
+    /// A user-space server thread (FUSE daemon) about to make the lower
+    /// system call of the request it took.
+    Serve,
+    /// Waiting for the replies of forwarded FUSE_WRITE/FUSE_FSYNC
+    /// requests; then a FUSE_FSYNC (`sync`: O_SYNC/O_DSYNC, fdatasync when
+    /// true) or the return.
+    Forwarded {
+        /// The FUSE_FSYNC still to send after the writes, if any.
+        sync: Option<bool>,
+    },
 }
 
 /// What happens when a task's data I/O completes.
@@ -111,6 +121,10 @@ pub struct Task {
     /// Return value of the last call (bytes, descriptor, offset, or
     /// −errno).
     pub ret: i64,
+    /// A thread of a user-space file-system server (the FUSE daemon): its
+    /// calls serve forwarded requests, are native (no platform layer) and
+    /// are not recorded as application calls.
+    pub server: bool,
 }
 
 impl Task {
@@ -130,6 +144,7 @@ impl Task {
             pending_bios: Vec::with_capacity(16),
             after_io: AfterIo::Return,
             ret: 0,
+            server: false,
         }
     }
 

@@ -39,8 +39,14 @@ pub(super) fn mkfs_and_populate(
     let blocks = (end - first) / SECTORS_PER_PAGE;
     // Timestamps have the resolution of one kernel tick (HZ).
     let tick = NS_PER_S / sc.scheduler.hz as u64;
+    // FUSE's daemon threads default per the phone's Android release.
+    let mut fs = fs.clone();
+    if fs.fs_type == fs::FsType::Fuse && fs.daemon_threads.is_none() {
+        let version = sc.android_version.as_deref();
+        fs.daemon_threads = Some(fs::fuse::params::default_daemon_threads(version));
+    }
     let mut mounted =
-        fs::mkfs(fs, first, blocks, tick, cache).map_err(|e| Error::config(e.to_string()))?;
+        fs::mkfs(&fs, first, blocks, tick, cache).map_err(|e| Error::config(e.to_string()))?;
     for f in &sc.files {
         let comps = path_components(&f.name);
         let bad = |e: Errno| {

@@ -14,6 +14,9 @@ pub enum FsType {
     /// FAT32 through the Linux 2.6.35-3.4 `vfat` driver, as vold mounted
     /// and formatted Android's `/sdcard` ([`crate::host::fs::vfat`]).
     Vfat,
+    /// FUSE over a lower file system, served by Android's sdcard daemon
+    /// (`fs.lower`, `fs.daemon_threads`; [`super::fuse`]).
+    Fuse,
 }
 
 /// Whether the file system has a journal (`fs.journal`; `^has_journal`
@@ -131,6 +134,23 @@ pub struct FsConfig {
     /// `MS_NODEV | MS_NOSUID | MS_DIRSYNC` [src: AOSP system/vold Fat.cpp].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirsync: Option<bool>,
+    // ---- FUSE (`type = "fuse"`) only; see [`super::fuse`] -------------
+    /// FUSE: the lower file system the daemon serves from (`"ext4"`, the
+    /// default: Android's `/data/media` behind `/sdcard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower: Option<FsType>,
+    /// FUSE: the sdcard daemon's request threads (`sdcard -t`); absent =
+    /// per Android release ([`super::fuse::params::default_daemon_threads`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_threads: Option<u32>,
+    /// FUSE: largest FUSE_READ payload, KiB (`max_read` mount option);
+    /// absent = 128 (sdcard's `MAX_READ`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_read_kib: Option<u32>,
+    /// FUSE: largest FUSE_WRITE payload, KiB (`fuse_init_out.max_write`);
+    /// absent = 256 (sdcard's `MAX_WRITE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_write_kib: Option<u32>,
 }
 
 fn journal_on() -> JournalSwitch {
@@ -193,6 +213,7 @@ impl FsConfig {
                 self.bytes_per_inode
             ));
         }
+        super::fuse::params::validate(self)?;
         if let Some(j) = self.journal_blocks {
             if j < 1024 {
                 return Err(format!(
@@ -260,6 +281,25 @@ mod tests {
         assert!(c.delalloc && c.barrier && !c.journal_async_commit);
         assert_eq!(c.commit_s, 5);
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn fuse_keys_are_checked_with_their_names() {
+        let ok: FsConfig = toml::from_str("type = \"fuse\"\ndaemon_threads = 2").unwrap();
+        ok.validate().unwrap();
+        let e = |t: &str| {
+            toml::from_str::<FsConfig>(t)
+                .unwrap()
+                .validate()
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e("type = \"fuse\"\ndaemon_threads = 0").contains("fs.daemon_threads = 0"));
+        assert!(e("type = \"fuse\"\nlower = \"fuse\"").contains("fs.lower"));
+        assert!(e("type = \"fuse\"\nmax_read_kib = 6").contains("fs.max_read_kib = 6"));
+        assert!(e("type = \"fuse\"\nmax_write_kib = 0").contains("fs.max_write_kib = 0"));
+        assert!(e("type = \"ext4\"\ndaemon_threads = 1").contains("type = \"fuse\""));
+        assert!(toml::from_str::<FsConfig>("type = \"fuse\"\nlower = \"ntfs\"").is_err());
     }
 
     #[test]

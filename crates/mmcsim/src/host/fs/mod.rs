@@ -16,6 +16,9 @@
 //! * [`jbd2`]: the journal's log, transactions and checkpoint lists.
 //! * [`vfat`]: FAT32 with the Linux 2.6.35-3.4 `vfat` driver's behaviour,
 //!   as vold formatted and mounted Android's `/sdcard`.
+//! * [`fuse`]: FUSE over a lower file system, served by Android's sdcard
+//!   daemon; its file I/O is forwarded ([`Forwarding`], [`Upcall`]) to
+//!   daemon threads the host runs as user-space tasks.
 //!
 //! Without `[fs]` the host keeps files as raw contiguous extents
 //! ([`crate::host::files`]), with no metadata at all; that layout is not a
@@ -24,6 +27,7 @@
 
 pub mod config;
 pub mod ext4;
+pub mod fuse;
 pub mod jbd2;
 mod kernel;
 pub mod vfat;
@@ -107,6 +111,102 @@ pub enum FsReport {
     Ext4(ext4::report::Ext4Report),
     /// FAT32 (vfat).
     Vfat(vfat::report::VfatReport),
+    /// FUSE: the lower file system's section with a `fuse` key.
+    Fuse(fuse::report::FuseReport),
+}
+
+// ---- stacked file systems served in user space (FUSE) -----------------
+
+/// What a forwarded request asks the user-space server to do (the FUSE
+/// opcodes that carry file data or durability).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpcallOp {
+    /// FUSE_READ: pages `[first_page, first_page + pages)` of the upper
+    /// mapping `mapping`; the reply fills them.
+    Read {
+        /// The upper (FUSE inode's) page-cache mapping.
+        mapping: FileId,
+        /// First page.
+        first_page: u64,
+        /// Pages (at most the mount's `max_read`).
+        pages: u64,
+    },
+    /// FUSE_WRITE of `bytes` at byte `offset` (write-through: the daemon
+    /// `pwrite`s them to the lower file).
+    Write {
+        /// Byte offset in the file.
+        offset: u64,
+        /// Bytes (at most the mount's `max_write`).
+        bytes: u64,
+    },
+    /// FUSE_FSYNC (`fsync_flags & 1`: fdatasync).
+    Fsync {
+        /// fdatasync rather than fsync.
+        datasync: bool,
+    },
+}
+
+/// One request forwarded to the user-space server: the FUSE request
+/// `fuse_request_send` queues on the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Upcall {
+    /// What to do.
+    pub op: UpcallOp,
+    /// The file (the lower file system's inode number, which the FUSE node
+    /// shares).
+    pub ino: Ino,
+    /// The sending task (it sleeps until the reply).
+    pub sender: u32,
+    /// The sender's descriptor: with `sender`, the daemon's file handle
+    /// (`fuse_open_out.fh`, one lower descriptor per open).
+    pub fd: u32,
+    /// When it was queued, ns.
+    pub queued: Ns,
+}
+
+/// A stacked file system whose file I/O is forwarded as requests to a
+/// user-space server's threads (FUSE: Android's sdcard daemon). The file
+/// system keeps the connection's queue, its limits and its counters; the
+/// host runs the server threads as tasks that make ordinary system calls
+/// on the lower file system's files (its own page cache, read-ahead and
+/// block I/O), and brings the replies back.
+pub trait Forwarding {
+    /// Whether page-cache mapping `m` is an upper (forwarded) file's.
+    fn forwards(&self, m: FileId) -> bool;
+
+    /// The lower file's page-cache mapping of inode `ino` (what the
+    /// daemon's descriptor reads and writes).
+    fn lower_mapping(&self, ino: Ino) -> FileId;
+
+    /// Read-ahead window of the upper mapping, 4 KiB pages.
+    fn read_ahead_pages(&self) -> u64;
+
+    /// Largest FUSE_READ, 4 KiB pages.
+    fn max_read_pages(&self) -> u64;
+
+    /// Largest FUSE_WRITE, bytes.
+    fn max_write_bytes(&self) -> u64;
+
+    /// Server CPU per request besides its system calls and copies, ns.
+    fn request_ns(&self) -> Ns;
+
+    /// Number of server threads.
+    fn servers(&self) -> u32;
+
+    /// Thread index of server thread `i` (`0..servers()`).
+    fn server_thread(&self, i: u32) -> u32;
+
+    /// Pid of the server process.
+    fn server_pid(&self) -> u32;
+
+    /// Queues `req` at `now`; returns the idle server thread (index) that
+    /// takes it at once, with the request, if one is idle.
+    fn send(&mut self, req: Upcall, now: Ns) -> Option<(u32, Upcall)>;
+
+    /// Server thread `i` replied at `now` after `busy` ns on its request,
+    /// copying `bytes` of payload in and out of the kernel; returns its
+    /// next request (it reads /dev/fuse again), or `None` (it sleeps).
+    fn replied(&mut self, i: u32, now: Ns, busy: Ns, bytes: u64) -> Option<Upcall>;
 }
 
 /// A mounted file system, as the host core sees it.
@@ -368,6 +468,19 @@ pub trait FileSystem {
     /// One of the file system's own bios ([`FS_IO`]) completed on the
     /// request that ran at `times`.
     fn bio_done(&mut self, now: Ns, times: DeviceTimes, k: &mut dyn Kernel);
+
+    // ---- forwarding (stacked file systems served in user space) ----------
+
+    /// The forwarding side of a stacked file system served by a user-space
+    /// daemon (FUSE); `None` (the default) for a disk file system.
+    fn forwarding(&self) -> Option<&dyn Forwarding> {
+        None
+    }
+
+    /// The same, mutably.
+    fn forwarding_mut(&mut self) -> Option<&mut dyn Forwarding> {
+        None
+    }
 }
 
 /// Makes and mounts the file system of `cfg` on `blocks` 4 KiB blocks
@@ -383,6 +496,7 @@ pub fn mkfs(
     Ok(match cfg.fs_type {
         FsType::Ext4 => Box::new(ext4::Ext4::mkfs(cfg, part_sector, blocks, tick_ns, cache)?),
         FsType::Vfat => Box::new(vfat::Vfat::mkfs(cfg, part_sector, blocks, tick_ns, cache)?),
+        FsType::Fuse => Box::new(fuse::Fuse::mount(cfg, part_sector, blocks, tick_ns, cache)?),
     })
 }
 
@@ -391,5 +505,6 @@ pub fn min_blocks(cfg: &FsConfig) -> u64 {
     match cfg.fs_type {
         FsType::Ext4 => ext4::Ext4::min_blocks(cfg),
         FsType::Vfat => vfat::Vfat::min_blocks(cfg),
+        FsType::Fuse => min_blocks(&fuse::Fuse::lower_config(cfg)),
     }
 }
