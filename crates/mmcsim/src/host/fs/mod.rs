@@ -209,6 +209,20 @@ pub trait Forwarding {
     fn replied(&mut self, i: u32, now: Ns, busy: Ns, bytes: u64) -> Option<Upcall>;
 }
 
+/// The VFS's `may_open` checks for opening an existing inode with
+/// `flags`: `EEXIST` for `O_CREAT | O_EXCL`, `EISDIR` for a directory
+/// opened for writing (`O_TRUNC` and `O_CREAT` ask for write access).
+/// Returns whether `O_TRUNC` must empty it (it holds `size` bytes).
+pub fn may_open(flags: OpenFlags, is_dir: bool, size: u64) -> Result<bool, Errno> {
+    if flags.creat && flags.excl {
+        return Err(Errno::Exist);
+    }
+    if is_dir && (flags.access.writes() || flags.trunc || flags.creat) {
+        return Err(Errno::IsDir);
+    }
+    Ok(flags.trunc && size > 0)
+}
+
 /// A mounted file system, as the host core sees it.
 ///
 /// The host holds it as `Box<dyn FileSystem>`: the set of file systems is

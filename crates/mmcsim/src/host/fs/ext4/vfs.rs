@@ -93,15 +93,9 @@ impl FileSystem for Ext4 {
         now: Ns,
     ) -> Result<Ino, Errno> {
         let ino = match Ext4::lookup(self, path) {
-            Ok(_) if flags.creat && flags.excl => return Err(Errno::Exist),
             Ok(ino) => {
-                // may_open: a directory opens read-only (O_TRUNC asks for
-                // write access).
-                let writes = flags.access.writes() || flags.trunc || flags.creat;
-                if self.inode(ino).kind == Kind::Dir && writes {
-                    return Err(Errno::IsDir);
-                }
-                if flags.trunc && self.inode(ino).size > 0 {
+                let i = self.inode(ino);
+                if super::super::may_open(flags, i.kind == Kind::Dir, i.size)? {
                     Ext4::truncate(self, ino, 0, cache, now);
                 }
                 ino

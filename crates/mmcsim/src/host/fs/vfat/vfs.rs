@@ -81,13 +81,9 @@ impl FileSystem for Vfat {
         now: Ns,
     ) -> Result<Ino, Errno> {
         let ino = match Vfat::lookup(self, path) {
-            Ok(_) if flags.creat && flags.excl => return Err(Errno::Exist),
             Ok(ino) => {
-                let writes = flags.access.writes() || flags.trunc || flags.creat;
-                if self.inode(ino).kind == Kind::Dir && writes {
-                    return Err(Errno::IsDir);
-                }
-                if flags.trunc && self.inode(ino).size > 0 {
+                let i = self.inode(ino);
+                if super::super::may_open(flags, i.kind == Kind::Dir, i.size)? {
                     self.truncate_to(ino, 0, cache, now)?;
                 }
                 ino
