@@ -330,6 +330,23 @@ impl Section {
     }
 }
 
+/// The file system a run's report says it ran on: `fuse over ext4 (N
+/// daemon threads)`, `vfat`, `ext4`, or `none (raw file)`.
+fn file_system(rep: &serde_json::Value) -> String {
+    let fs = &rep["fs"];
+    if let Some(fuse) = fs.get("fuse") {
+        return format!(
+            "fuse over {} ({} daemon threads)",
+            fuse["lower"].as_str().unwrap_or("?"),
+            fuse["daemon_threads"]
+        );
+    }
+    fs["config"]["type"]
+        .as_str()
+        .unwrap_or("none (raw file)")
+        .to_string()
+}
+
 /// Writes finding-N.{png,svg,csv} and returns its section.
 fn write_finding(
     f: &dyn Finding,
@@ -374,9 +391,10 @@ fn write_finding(
                 p.name.clone(),
                 format!("{}{extra}", r.run),
                 format!(
-                    "device {}, host {}, scheduler {}, seed {}",
+                    "device {}, host {}, file system {}, scheduler {}, seed {}",
                     rep["device_profile"]["name"].as_str().unwrap_or("?"),
                     rep["host"]["profile"].as_str().unwrap_or("static model"),
+                    file_system(rep),
                     rep["scheduler"]["name"].as_str().unwrap_or("?"),
                     rep["run"]["seed"]
                 ),
@@ -458,5 +476,39 @@ mod tests {
         assert_eq!(names(&p.uses[1]), ["motog-2013"], "finding 7");
         assert_eq!(p.uses[1][0].1.len(), 9, "nine schedulers");
         assert!(p.not_run.is_empty());
+    }
+
+    /// The seed micro-benchmarks (findings 1-5) run on each phone's
+    /// benchmark file system, as the papers did (Nexus S on VFAT, Nexus 7 on
+    /// FUSE over ext4); the generic profile and a phone without
+    /// `benchmark_fs` keep the raw file, and finding 6 keeps its own.
+    #[test]
+    fn seed_benchmarks_run_on_the_phones_benchmark_file_system() {
+        use mmcsim::host::fs::FsType;
+        let reg = mmcsim::sched::builtin();
+        let p = plan(
+            &args(
+                &["1", "2", "3", "6"],
+                &["nexus-s", "nexus7-2012", "motog-2013", "generic"],
+            ),
+            &reg,
+        )
+        .unwrap();
+        for (job, sc) in p.jobs.iter().zip(&p.scenarios) {
+            let profile = &p.profiles[job.profile];
+            let fs = sc.fs.as_ref().map(|f| f.fs_type);
+            let want = if job.spec.on_benchmark_fs {
+                match profile.name.as_str() {
+                    "nexus-s" => Some(FsType::Vfat),
+                    "nexus7-2012" => Some(FsType::Fuse),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            assert_eq!(fs, want, "{}: {}", profile.name, job.spec.describe());
+        }
+        assert!(p.jobs.iter().any(|j| j.spec.on_benchmark_fs));
+        assert!(p.jobs.iter().any(|j| !j.spec.on_benchmark_fs), "finding 6");
     }
 }

@@ -51,7 +51,11 @@ pub fn render(p: &Page) -> String {
     h.push_str("<h2>Profiles</h2>\n<ul>\n");
     for pr in p.profiles {
         let what = match &pr.source {
-            Some(f) => format!("phone file {}", f.display()),
+            Some(f) => format!(
+                "phone file {}; the seed micro-benchmarks (findings 1-5) on its benchmark file system: {}",
+                f.display(),
+                pr.benchmark_fs_name()
+            ),
             None => "each scenario as written (generic eMMC profile, the scenario's host)".into(),
         };
         let _ = writeln!(h, "<li><b>{}</b>: {}</li>", esc(&pr.name), esc(&what));

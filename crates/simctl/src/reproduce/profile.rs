@@ -7,6 +7,7 @@
 //! (its overrides come first; the finding's and the user's `--set` follow).
 
 use mmcsim::config::Phone;
+use mmcsim::host::fs::FsType;
 use std::path::{Path, PathBuf};
 
 /// The name of the profile that runs the scenarios as written.
@@ -21,6 +22,10 @@ pub struct Profile {
     pub source: Option<PathBuf>,
     /// The overrides that select the phone's profiles, applied first.
     sets: Vec<(String, String)>,
+    /// The file system the phone's published benchmarks ran on (its
+    /// `benchmark_fs`); the seed micro-benchmarks mount it. `None`: the
+    /// scenarios' raw contiguous files.
+    pub benchmark_fs: Option<FsType>,
 }
 
 impl Profile {
@@ -31,6 +36,7 @@ impl Profile {
             name: GENERIC.into(),
             source: None,
             sets: Vec::new(),
+            benchmark_fs: None,
         }
     }
 
@@ -41,12 +47,27 @@ impl Profile {
             name: phone.name.clone(),
             source: Some(path.to_path_buf()),
             sets: phone.sets(),
+            benchmark_fs: phone.benchmark_fs,
         })
     }
 
     /// The overrides that select this profile, to apply before any other.
     pub fn sets(&self) -> &[(String, String)] {
         &self.sets
+    }
+
+    /// The overrides that mount the phone's benchmark file system under a
+    /// seed micro-benchmark (`fs.type`; FUSE's daemon threads follow the
+    /// phone's Android release), or none for the raw file.
+    pub fn benchmark_fs_sets(&self) -> Vec<(String, String)> {
+        self.benchmark_fs
+            .map(|fs| vec![("fs.type".to_string(), fs.name().to_string())])
+            .unwrap_or_default()
+    }
+
+    /// The file system a seed micro-benchmark runs on, as the page names it.
+    pub fn benchmark_fs_name(&self) -> &'static str {
+        self.benchmark_fs.map_or("raw file", |fs| fs.name())
     }
 }
 

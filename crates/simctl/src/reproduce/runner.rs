@@ -23,6 +23,9 @@ pub struct RunSpec {
     pub sets: Vec<(String, String)>,
     /// Keep the request log.
     pub log: bool,
+    /// A seed micro-benchmark: on a phone, its file goes on the phone's
+    /// benchmark file system (`benchmark_fs`) as the papers ran it.
+    pub on_benchmark_fs: bool,
 }
 
 impl RunSpec {
@@ -35,7 +38,15 @@ impl RunSpec {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
             log: false,
+            on_benchmark_fs: false,
         }
+    }
+
+    /// The same run as a seed micro-benchmark, on the profile's benchmark
+    /// file system.
+    pub fn on_benchmark_fs(mut self) -> RunSpec {
+        self.on_benchmark_fs = true;
+        self
     }
 
     /// The same run, keeping its request log.
@@ -97,7 +108,11 @@ pub fn scenario(
             path.display()
         )
     })?;
-    let mut sets = profiles[job.profile].sets().to_vec();
+    let profile = &profiles[job.profile];
+    let mut sets = profile.sets().to_vec();
+    if job.spec.on_benchmark_fs {
+        sets.extend(profile.benchmark_fs_sets());
+    }
     sets.extend(job.spec.sets.iter().cloned());
     sets.extend(user_sets.iter().cloned());
     let base = path.parent().unwrap_or(Path::new("")).to_path_buf();

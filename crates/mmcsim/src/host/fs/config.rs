@@ -19,6 +19,17 @@ pub enum FsType {
     Fuse,
 }
 
+impl FsType {
+    /// The name `fs.type` takes (`mount -t`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FsType::Ext4 => "ext4",
+            FsType::Vfat => "vfat",
+            FsType::Fuse => "fuse",
+        }
+    }
+}
+
 /// Whether the file system has a journal (`fs.journal`; `^has_journal`
 /// when off).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -59,6 +59,7 @@ fn rand16_runs(registry: &mmcsim::sched::Registry) -> Vec<super::runner::RunSpec
         .map(|n| {
             super::runner::RunSpec::new("rand16-128m.toml", &[("scheduler.name", n.to_string())])
                 .logged()
+                .on_benchmark_fs()
         })
         .collect()
 }

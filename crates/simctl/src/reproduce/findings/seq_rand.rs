@@ -34,8 +34,8 @@ impl Finding for SeqRand {
     }
     fn runs(&self, _: &Registry) -> Vec<RunSpec> {
         vec![
-            RunSpec::new("seq-read-4k.toml", &[]),
-            RunSpec::new("rand-read-4k.toml", &[]),
+            RunSpec::new("seq-read-4k.toml", &[]).on_benchmark_fs(),
+            RunSpec::new("rand-read-4k.toml", &[]).on_benchmark_fs(),
         ]
     }
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {

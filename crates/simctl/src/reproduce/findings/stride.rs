@@ -45,8 +45,8 @@ impl Finding for Stride {
     }
     fn runs(&self, _: &Registry) -> Vec<RunSpec> {
         vec![
-            RunSpec::new("sorted-stride.toml", &[]),
-            RunSpec::new("shuffled-stride.toml", &[]),
+            RunSpec::new("sorted-stride.toml", &[]).on_benchmark_fs(),
+            RunSpec::new("shuffled-stride.toml", &[]).on_benchmark_fs(),
         ]
     }
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {
