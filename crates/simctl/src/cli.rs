@@ -212,6 +212,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the phones (`--phone NAME`): on disk in the nearest
+    /// configs/phones/ of the current directory or its parents, and those
+    /// bundled in the binary.
+    Phones {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the scenarios `simctl run NAME` finds: on disk in the nearest
+    /// configs/scenarios/, and those bundled in the binary.
+    Scenarios {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script, e.g. `simctl completions bash >
     /// ~/.local/share/bash-completion/completions/simctl`.
     Completions {

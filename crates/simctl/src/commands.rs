@@ -16,7 +16,10 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
         Command::Replay { trace, replay, run } => {
             replay_trace(&trace, &replay, &run, registry, out)
         }
-        Command::Run { scenario, run } => run_workload(&scenario, &run, registry, out),
+        Command::Run { scenario, run } => {
+            let scenario = crate::catalogue::workload(&scenario)?;
+            run_workload(&scenario, &run, registry, out)
+        }
         Command::Compare {
             workload,
             schedulers,
@@ -25,6 +28,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             sim,
             replay,
         } => {
+            let workload = crate::catalogue::workload(&workload)?;
             let sets = compare_sets(&workload, &replay, &sim)?;
             let outputs = open_comparison_outputs(&workload, &sim, plot.as_deref())?;
             let entries = crate::compare::parse_entries(&schedulers, registry)?;
@@ -99,10 +103,15 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             (allow_mismatch, fail_on_improvement),
             out,
         ),
-        Command::Reproduce(a) => crate::reproduce::reproduce(&a, registry, out),
+        Command::Reproduce(mut a) => {
+            a.configs = crate::catalogue::configs_dir(&a.configs)?;
+            crate::reproduce::reproduce(&a, registry, out)
+        }
         Command::Plot { inputs, kind, out } => plot(&inputs, kind, &out),
         Command::Trace(t) => trace(t, out),
         Command::Schedulers { hz, json } => schedulers(registry, hz, json, out),
+        Command::Phones { json } => crate::catalogue::phones(json, out),
+        Command::Scenarios { json } => crate::catalogue::scenarios(json, out),
         Command::Completions { shell } => {
             crate::generate::completions(shell, out)?;
             Ok(ExitCode::SUCCESS)
@@ -254,8 +263,7 @@ fn write_comparison(
 pub(crate) fn overrides(a: &SimArgs, scheduler: Option<&str>) -> Result<Vec<(String, String)>> {
     let mut sets = Vec::new();
     if let Some(p) = &a.phone {
-        let here = std::env::current_dir().context("--phone: the current directory")?;
-        sets.extend(mmcsim::config::Phone::find(p, &here)?.sets());
+        sets.extend(crate::catalogue::phone(p)?.sets());
     }
     if let Some(d) = &a.device {
         // Device paths on the command line are relative to the current

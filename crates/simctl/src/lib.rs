@@ -7,7 +7,9 @@
 
 #![warn(missing_docs)]
 
+mod bundled;
 mod calibrate;
+mod catalogue;
 mod check;
 mod cli;
 mod commands;
