@@ -267,18 +267,7 @@ fn precondition_or_clone(
 /// Adds the SQLite jobs and the AndroBench suite of `sc` to `jobs` (their
 /// threads follow the job and script threads).
 fn add_programs(sc: &Scenario, jobs: &mut Jobs, host: &mut Host, collector: &mut Collector) {
-    use crate::engine::component_rng;
-    use crate::workload::androbench::Suite;
-    use crate::workload::program::Program;
-    use crate::workload::sqlite::job::SqliteJob;
-    for (i, j) in sc.sqlite_jobs.iter().enumerate() {
-        let mut rng = component_rng(sc.seed, &format!("sqlite_job{i}"));
-        let job = SqliteJob::new(j, &sc.sqlite, &mut rng);
-        jobs.add_program(Program::Sqlite(Box::new(job)), host, collector);
-    }
-    if let Some(a) = &sc.androbench {
-        let settings = a.settings(&sc.sqlite).expect("validated with the scenario");
-        let suite = Suite::new(settings, &sc.sqlite, sc.seed);
-        jobs.add_program(Program::Androbench(Box::new(suite)), host, collector);
+    for program in crate::workload::programs::build_all(sc) {
+        jobs.add_program(program, host, collector);
     }
 }

@@ -181,8 +181,8 @@ pub(super) fn build(sim: &Simulation) -> Report {
         precondition: sim.precondition.clone(),
         trace: sim.replay.as_ref().map(|t| t.info()),
         fs: sim.host.fs_report(),
-        sqlite: crate::workload::program::sqlite_report(sim.jobs.programs(), &sc.sqlite),
-        androbench: crate::workload::program::androbench_report(sim.jobs.programs()),
+        sqlite: crate::workload::programs::sqlite_report(sim.jobs.programs(), &sc.sqlite),
+        androbench: crate::workload::programs::androbench_report(sim.jobs.programs()),
         integrity: sim.integrity,
         cost: RunCost {
             events: sim.events,

@@ -104,7 +104,7 @@ pub struct Jobs {
     active: u32,
     /// Programs (SQLite jobs, AndroBench); their threads follow the job
     /// and script threads.
-    programs: Vec<Program>,
+    programs: Vec<Box<dyn Program>>,
     /// Per program thread (index − `threads.len()`): its program, its
     /// index there, and whether a call of it is in progress.
     prog_threads: Vec<(usize, u32, bool)>,
@@ -320,7 +320,12 @@ impl Jobs {
 
     /// Adds `program`, creating its threads' tasks in `host` (after every
     /// job and script thread) and registering them with `collector`.
-    pub fn add_program(&mut self, program: Program, host: &mut Host, collector: &mut Collector) {
+    pub fn add_program(
+        &mut self,
+        program: Box<dyn Program>,
+        host: &mut Host,
+        collector: &mut Collector,
+    ) {
         let p = self.programs.len();
         self.prog_first
             .push(self.threads.len() as u32 + self.prog_threads.len() as u32);
@@ -333,7 +338,7 @@ impl Jobs {
     }
 
     /// The programs (for their reports).
-    pub fn programs(&self) -> &[Program] {
+    pub fn programs(&self) -> &[Box<dyn Program>] {
         &self.programs
     }
 

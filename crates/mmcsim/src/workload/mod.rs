@@ -11,10 +11,12 @@
 //! time, without memory growing with trace length; every parse error names
 //! the file, the 1-based line and the field, and says what was expected.
 
+pub mod action;
 pub mod androbench;
 pub mod fio_job;
 pub mod jobs;
 pub mod program;
+pub mod programs;
 pub mod replay;
 pub mod script;
 pub mod service_compare;

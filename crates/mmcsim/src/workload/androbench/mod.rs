@@ -9,7 +9,7 @@
 
 mod plan;
 
-use super::program::Action;
+use super::action::Action;
 use super::sqlite::session::{IoMark, Session, Stmt};
 use super::sqlite::{SqlOp, SqliteConfig};
 use crate::engine::{component_rng, SimRng};
@@ -680,5 +680,40 @@ impl AndrobenchReport {
             out.push('\n');
         }
         out
+    }
+}
+
+impl super::program::Program for Suite {
+    fn threads(&self, _index: usize) -> Vec<(String, u32)> {
+        Suite::threads(self)
+    }
+
+    fn start(&mut self, out: &mut Vec<u32>) -> Ns {
+        Suite::ready(self, out);
+        0
+    }
+
+    fn next(&mut self, now: Ns, local: u32, ret: Option<i64>, io: IoMark) -> Action {
+        Suite::next(self, now, local, ret, io)
+    }
+
+    fn crossing(&self) -> bool {
+        Suite::crossing(self)
+    }
+
+    fn ready(&mut self, out: &mut Vec<u32>) {
+        Suite::ready(self, out);
+    }
+
+    fn finished(&self) -> bool {
+        Suite::finished(self)
+    }
+
+    fn sqlite_stats(&self) -> Option<&super::sqlite::session::SessionStats> {
+        Some(&self.sqlite().stats)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

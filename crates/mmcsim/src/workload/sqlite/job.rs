@@ -7,7 +7,7 @@ use super::session::{IoMark, Session, Stmt};
 use super::{SqlOp, SqliteConfig, SqliteJobSpec};
 use crate::engine::SimRng;
 use crate::types::{us_to_ns, Ns, NS_PER_MS};
-use crate::workload::program::Action;
+use crate::workload::action::Action;
 use rand::Rng;
 
 /// One SQLite job's thread.
@@ -112,5 +112,39 @@ impl SqliteJob {
             }
             None => self.next(now, None, io),
         }
+    }
+}
+
+impl crate::workload::program::Program for SqliteJob {
+    fn threads(&self, index: usize) -> Vec<(String, u32)> {
+        vec![(
+            self.spec.name.clone(),
+            self.spec.pid.unwrap_or(7000 + index as u32),
+        )]
+    }
+
+    fn start(&mut self, out: &mut Vec<u32>) -> Ns {
+        out.push(0);
+        self.start_ns()
+    }
+
+    fn next(&mut self, now: Ns, _local: u32, ret: Option<i64>, io: IoMark) -> Action {
+        SqliteJob::next(self, now, ret, io)
+    }
+
+    fn crossing(&self) -> bool {
+        SqliteJob::crossing(self)
+    }
+
+    fn finished(&self) -> bool {
+        SqliteJob::finished(self)
+    }
+
+    fn sqlite_stats(&self) -> Option<&super::session::SessionStats> {
+        Some(&self.session.stats)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

@@ -17,15 +17,7 @@ use crate::host::{Fd, Syscall};
 use crate::types::Ns;
 use serde::Serialize;
 
-/// Cumulative device-level counters the session reads at statement
-/// boundaries (4 KiB blocks written, cache flushes), from the collector.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IoMark {
-    /// 4 KiB blocks written to the device so far.
-    pub block_writes: u64,
-    /// Cache flushes sent to the device so far.
-    pub flushes: u64,
-}
+pub use crate::workload::action::IoMark;
 
 /// What a statement is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
