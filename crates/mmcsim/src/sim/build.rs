@@ -267,7 +267,7 @@ fn precondition_or_clone(
 /// Adds the SQLite jobs and the AndroBench suite of `sc` to `jobs` (their
 /// threads follow the job and script threads).
 fn add_programs(sc: &Scenario, jobs: &mut Jobs, host: &mut Host, collector: &mut Collector) {
-    for program in crate::workload::programs::build_all(sc) {
+    for program in super::programs::build_all(sc) {
         jobs.add_program(program, host, collector);
     }
 }

@@ -21,6 +21,7 @@ mod event;
 mod identity;
 mod log;
 mod mount;
+pub mod programs;
 mod report;
 mod wiring;
 

@@ -9,7 +9,7 @@ use crate::types::Ns;
 
 /// A program and its threads. Implementations live beside their model
 /// (`sqlite/job.rs`, `androbench/`); a new one registers a builder in
-/// [`super::programs::REGISTRY`].
+/// `sim::programs::REGISTRY`.
 pub trait Program: std::fmt::Debug {
     /// Its threads: (name, pid); `index` is its position among the
     /// scenario's programs.
