@@ -27,19 +27,15 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             jobs,
             sim,
             replay,
-        } => {
-            let workload = crate::catalogue::workload(&workload)?;
-            let sets = compare_sets(&workload, &replay, &sim)?;
-            let outputs = open_comparison_outputs(&workload, &sim, plot.as_deref())?;
-            let entries = crate::compare::parse_entries(&schedulers, registry)?;
-            let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)
-                .map_err(|e| blamed(e, &sets, &sim.set, |s| workload_scenario(&workload, s)))?;
-            write_comparison(&c, outputs, out)?;
-            if !sim.quiet && !to_stdout(&sim, None) {
-                write!(out, "{}", crate::compare::table(&c))?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => compare(
+            &workload,
+            &schedulers,
+            plot.as_deref(),
+            jobs,
+            (&sim, &replay),
+            registry,
+            out,
+        ),
         Command::Sweep {
             grid,
             out,
@@ -53,14 +49,15 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
                 .iter()
                 .map(|o| crate::sweep::slurm::parse_opt(o).map_err(crate::output::as_unusable))
                 .collect::<Result<Vec<_>>>()?;
+            let shard = shard
+                .as_deref()
+                .map(crate::sweep::shard::Shard::parse)
+                .transpose()?;
             let args = crate::sweep::SweepArgs {
                 grid,
                 out,
                 jobs,
-                shard: shard
-                    .as_deref()
-                    .map(crate::sweep::shard::Shard::parse)
-                    .transpose()?,
+                shard,
                 slurm,
                 shards,
                 sbatch_opts,
@@ -85,8 +82,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
                 host_out,
                 jobs,
             };
-            let table = crate::calibrate::calibrate(&args, registry)?;
-            write!(out, "{table}")?;
+            write!(out, "{}", crate::calibrate::calibrate(&args, registry)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { dirs, out } => merge(&dirs, &out),
@@ -124,6 +120,30 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `simctl compare`: `workload` (a scenario or fio job by file or name, or
+/// a trace) under every scheduler entry of `schedulers`.
+fn compare(
+    workload: &Path,
+    schedulers: &str,
+    plot: Option<&Path>,
+    jobs: Option<usize>,
+    (sim, replay): (&SimArgs, &crate::cli::TraceArgs),
+    registry: &Registry,
+    out: &mut Stdout,
+) -> Result<ExitCode> {
+    let workload = crate::catalogue::workload(workload)?;
+    let sets = compare_sets(&workload, replay, sim)?;
+    let outputs = open_comparison_outputs(&workload, sim, plot)?;
+    let entries = crate::compare::parse_entries(schedulers, registry)?;
+    let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)
+        .map_err(|e| blamed(e, &sets, &sim.set, |s| workload_scenario(&workload, s)))?;
+    write_comparison(&c, outputs, out)?;
+    if !sim.quiet && !to_stdout(sim, None) {
+        write!(out, "{}", crate::compare::table(&c))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `simctl replay`: the trace is opened and checked before the device is
