@@ -10,6 +10,7 @@ use crate::platform::CpuStats;
 use crate::sched::TunableInfo;
 use crate::stats::report::{WorkloadSummary, SCHEMA};
 use serde::Serialize;
+use std::fmt::Write;
 
 /// What ran: the scenario's identity.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -200,9 +201,21 @@ impl Report {
 
     /// A human-readable summary table.
     pub fn to_table(&self) -> String {
-        use std::fmt::Write;
-        let w = &self.workload;
         let mut s = String::new();
+        self.head_lines(&mut s);
+        self.trace_lines(&mut s);
+        self.latency_lines(&mut s);
+        self.host_lines(&mut s);
+        if let Some(a) = &self.androbench {
+            s.push_str(&a.screen());
+        }
+        self.device_lines(&mut s);
+        s
+    }
+
+    /// The run line, the empty-run warning and the call counts.
+    fn head_lines(&self, s: &mut String) {
+        let w = &self.workload;
         let _ = writeln!(
             s,
             "mmcsim {} | {} | scheduler {} (HZ={}) | seed {}",
@@ -229,22 +242,22 @@ impl Report {
             w.requests.fsyncs,
             w.simulated_time_s
         );
-        if let Some(b) = self.trace.as_ref().map(|t| t.backlog) {
-            if !b.is_empty() {
-                let _ = writeln!(
-                    s,
-                    "replay fell behind the trace: {} records waited for their process (at most {} held), up to {:.3} s after their arrival",
-                    b.deferred,
-                    b.max_held,
-                    b.max_wait_ns as f64 / 1e9
-                );
-            }
+    }
+
+    /// A replay's backlog and its recorded-vs-simulated service times.
+    fn trace_lines(&self, s: &mut String) {
+        let Some(t) = &self.trace else { return };
+        let b = t.backlog;
+        if !b.is_empty() {
+            let _ = writeln!(
+                s,
+                "replay fell behind the trace: {} records waited for their process (at most {} held), up to {:.3} s after their arrival",
+                b.deferred,
+                b.max_held,
+                b.max_wait_ns as f64 / 1e9
+            );
         }
-        if let Some(rows) = self
-            .trace
-            .as_ref()
-            .and_then(|t| t.recorded_vs_simulated.as_ref())
-        {
+        if let Some(rows) = &t.recorded_vs_simulated {
             let each: Vec<String> = rows
                 .iter()
                 .map(|r| {
@@ -263,6 +276,12 @@ impl Report {
                 each.join(" | ")
             );
         }
+    }
+
+    /// Throughput and latency percentiles (all, reads, writes) and the
+    /// failed calls.
+    fn latency_lines(&self, s: &mut String) {
+        let w = &self.workload;
         let _ = writeln!(
             s,
             "{:<8} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
@@ -297,10 +316,15 @@ impl Report {
                 each.join(" | ")
             );
         }
+    }
+
+    /// The latency split, the CPU and the threads' fairness.
+    fn host_lines(&self, s: &mut String) {
+        let w = &self.workload;
         let b = &w.breakdown_us;
         let _ = writeln!(
             s,
-            "latency split (mean µs): platform {:.1} | syscall+fs {:.1} | block+queue {:.1} | driver {:.1} | device {:.1} (data command {:.1}, busy poll {:.1}) | irq+wakeup {:.1} | host software {:.1}%",
+            "latency split (mean µs): platform {:.1} | syscall+fs {:.1} | block+queue {:.1} | driver {:.1} | device {:.1} (data command {:.1}, busy poll {:.1}) | irq+wakeup {:.1} | not device {:.1}%",
             b.platform,
             b.syscall_fs,
             b.block_queue,
@@ -330,9 +354,11 @@ impl Report {
             w.threads.len(),
             w.fairness.jain
         );
-        if let Some(a) = &self.androbench {
-            s.push_str(&a.screen());
-        }
+    }
+
+    /// The device: WAF, GC and its pauses, warnings, hybrid merges and the
+    /// integrity check.
+    fn device_lines(&self, s: &mut String) {
         let d = &self.device;
         let _ = writeln!(
             s,
@@ -375,7 +401,6 @@ impl Report {
                 i.checked_commands, i.checked_pages, i.checked_slots, i.full_checks, i.violations
             );
         }
-        s
     }
 }
 
