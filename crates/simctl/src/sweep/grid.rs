@@ -113,170 +113,66 @@ impl Grid {
         let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
 
         let phones = phones(&g, &base, &at)?;
-        let listed: &[Spanned<String>] = match &g.schedulers {
-            Some(list) if list.get_ref().is_empty() => bail!(
-                "{}: `schedulers` is empty; list at least one, e.g. schedulers = [\"deadline\"]{}",
-                at(list.span().start),
-                if phones.is_some() {
-                    ", or leave the key out to run each phone's own"
-                } else {
-                    ""
-                }
-            ),
-            Some(list) => list.get_ref(),
-            None if phones.is_some() => &[],
-            None => bail!(
-                "{}: no `schedulers`; list them, e.g. schedulers = [\"deadline\"], or give `phones` to run each phone's own",
-                path.display()
-            ),
-        };
-        let mut schedulers: Vec<Entry> = Vec::new();
-        for s in listed {
-            // Compare's parser (`all`, or NAME[:TUNABLE=VALUE]...); its
-            // messages name the command-line flag, the grid names the key.
-            let entries = parse_entries(s.get_ref(), registry).map_err(|e| {
-                let msg = e.to_string();
-                let msg = msg
-                    .strip_prefix("--schedulers: ")
-                    .unwrap_or(&msg)
-                    .to_string();
-                anyhow!("{}: schedulers: {msg}", at(s.span().start))
-            })?;
-            for e in entries {
-                if schedulers.iter().any(|x| x.label == e.label) {
-                    bail!(
-                        "{}: schedulers: `{}` is listed twice",
-                        at(s.span().start),
-                        e.label
-                    );
-                }
-                schedulers.push(e);
-            }
-        }
-
-        if g.workloads.is_empty() {
-            bail!(
-                "{}: `workloads` is empty; list scenario (.toml), fio job or trace files",
-                path.display()
-            );
-        }
-        let mut workloads = Vec::new();
-        for w in &g.workloads {
-            let p = base.join(w.get_ref());
-            if !p.is_file() {
-                bail!(
-                    "{}: workloads: `{}` not found (looked for {}; paths are relative to the grid file)",
-                    at(w.span().start),
-                    w.get_ref(),
-                    p.display()
-                );
-            }
-            if workloads
-                .iter()
-                .any(|(n, _): &(String, PathBuf)| n == w.get_ref())
-            {
-                bail!(
-                    "{}: workloads: `{}` is listed twice",
-                    at(w.span().start),
-                    w.get_ref()
-                );
-            }
-            workloads.push((w.get_ref().clone(), p));
-        }
-
-        let devices: Vec<Option<(String, PathBuf)>> = match &g.devices {
-            None => vec![None],
-            Some(list) => {
-                if list.get_ref().is_empty() {
-                    bail!("{}: `devices` is empty; list device profiles or leave the key out to use each workload's own", at(list.span().start));
-                }
-                let mut out = Vec::new();
-                for d in list.get_ref() {
-                    let p = base.join(d.get_ref());
-                    if !p.is_file() {
-                        bail!(
-                            "{}: devices: `{}` not found (looked for {}; paths are relative to the grid file)",
-                            at(d.span().start),
-                            d.get_ref(),
-                            p.display()
-                        );
-                    }
-                    // Device paths in a scenario are relative to the
-                    // scenario's folder: pass an absolute one.
-                    let abs = std::path::absolute(&p)
-                        .with_context(|| format!("{}: devices", at(d.span().start)))?;
-                    if out
-                        .iter()
-                        .flatten()
-                        .any(|(n, _): &(String, PathBuf)| n == d.get_ref())
-                    {
-                        bail!(
-                            "{}: devices: `{}` is listed twice",
-                            at(d.span().start),
-                            d.get_ref()
-                        );
-                    }
-                    out.push(Some((d.get_ref().clone(), abs)));
-                }
-                out
-            }
-        };
-
-        let seeds: Vec<Option<u64>> = match &g.seeds {
-            None => vec![None],
-            Some(list) => {
-                if list.get_ref().is_empty() {
-                    bail!("{}: `seeds` is empty; list seeds or leave the key out to use each workload's own", at(list.span().start));
-                }
-                let mut out = Vec::new();
-                for &s in list.get_ref() {
-                    if out.contains(&Some(s)) {
-                        bail!("{}: seeds: {s} is listed twice", at(list.span().start));
-                    }
-                    out.push(Some(s));
-                }
-                out
-            }
-        };
-
-        let parse_list = |list: &[Spanned<String>], what: &str| -> Result<Vec<(String, String)>> {
-            list.iter()
-                .map(|s| {
-                    parse_set(s.get_ref())
-                        .map_err(|e| anyhow!("{}: {what}: {e}", at(s.span().start)))
-                })
-                .collect()
-        };
-        let sets: Vec<Variant> = match &g.sets {
-            None => vec![(Vec::new(), Vec::new())],
-            Some(list) => {
-                if list.get_ref().is_empty() {
-                    bail!(
-                        "{}: `sets` is empty; write [[]] for no overrides, or leave the key out",
-                        at(list.span().start)
-                    );
-                }
-                let mut out = Vec::new();
-                for v in list.get_ref() {
-                    let text: Vec<String> = v.iter().map(|s| s.get_ref().clone()).collect();
-                    if out.iter().any(|(t, _): &Variant| *t == text) {
-                        let loc = v.first().map_or(list.span().start, |s| s.span().start);
-                        bail!("{}: sets: the variant {text:?} is listed twice", at(loc));
-                    }
-                    out.push((text, parse_list(v, "sets")?));
-                }
-                out
-            }
-        };
-        let trace_sets = parse_list(&g.trace_sets, "trace_sets")?;
-
+        let schedulers = schedulers(&g, phones.is_some(), path, &at, registry)?;
+        let workloads = workloads(&g, &base, path, &at)?;
+        let devices = devices(&g, &base, &at)?;
+        let seeds = seeds(&g, &at)?;
+        let sets = sets(&g, &at)?;
+        let trace_sets = parse_list(&g.trace_sets, "trace_sets", &at)?;
         let phones: Vec<Option<PhoneCell>> = match phones {
             None => vec![None],
             Some(list) => list.into_iter().map(Some).collect(),
         };
+        let axes = Axes {
+            workloads,
+            phones,
+            devices,
+            sets,
+            schedulers,
+            seeds,
+            trace_sets,
+        };
+        let mut cells = axes.cells();
+        let width = cells.len().saturating_sub(1).to_string().len().max(4);
+        for c in &mut cells {
+            c.assign_id(width);
+        }
+        let slurm = match &g.slurm {
+            None => Vec::new(),
+            Some(t) => super::slurm::from_table(t.get_ref())
+                .map_err(|e| anyhow!("{}: [slurm]: {e}", at(t.span().start)))?,
+        };
+        Ok(Grid { cells, slurm })
+    }
+}
+
+/// A grid's axes, parsed and checked; their product is the cells.
+struct Axes {
+    workloads: Vec<(String, PathBuf)>,
+    phones: Vec<Option<PhoneCell>>,
+    devices: Vec<Option<(String, PathBuf)>>,
+    sets: Vec<Variant>,
+    schedulers: Vec<Entry>,
+    seeds: Vec<Option<u64>>,
+    trace_sets: Vec<(String, String)>,
+}
+
+impl Axes {
+    /// The cells in order: workload, phone, device, set variant,
+    /// scheduler, seed (the last varies fastest); ids not yet assigned.
+    fn cells(&self) -> Vec<Cell> {
+        let Axes {
+            workloads,
+            phones,
+            devices,
+            sets,
+            schedulers,
+            seeds,
+            trace_sets,
+        } = self;
         let mut cells = Vec::new();
-        for (workload, workload_path) in &workloads {
-            for phone in &phones {
+        for (workload, workload_path) in workloads {
+            for phone in phones {
                 // Without a schedulers list, the phone's own.
                 let own: Vec<Entry>;
                 let scheds = match phone {
@@ -284,12 +180,12 @@ impl Grid {
                         own = vec![p.own_scheduler()];
                         &own
                     }
-                    _ => &schedulers,
+                    _ => schedulers,
                 };
-                for device in &devices {
+                for device in devices {
                     for (variant, (set_text, set_pairs)) in sets.iter().enumerate() {
                         for sched in scheds {
-                            for &seed in &seeds {
+                            for &seed in seeds {
                                 cells.push(Cell {
                                     index: cells.len(),
                                     id: String::new(),
@@ -310,17 +206,203 @@ impl Grid {
                 }
             }
         }
-        let width = cells.len().saturating_sub(1).to_string().len().max(4);
-        for c in &mut cells {
-            c.assign_id(width);
-        }
-        let slurm = match &g.slurm {
-            None => Vec::new(),
-            Some(t) => super::slurm::from_table(t.get_ref())
-                .map_err(|e| anyhow!("{}: [slurm]: {e}", at(t.span().start)))?,
-        };
-        Ok(Grid { cells, slurm })
+        cells
     }
+}
+
+/// The `schedulers` entries (none, with `phones`, when the key is left
+/// out: each phone's own).
+fn schedulers(
+    g: &GridFile,
+    with_phones: bool,
+    path: &Path,
+    at: &dyn Fn(usize) -> String,
+    registry: &Registry,
+) -> Result<Vec<Entry>> {
+    let listed: &[Spanned<String>] = match &g.schedulers {
+        Some(list) if list.get_ref().is_empty() => bail!(
+            "{}: `schedulers` is empty; list at least one, e.g. schedulers = [\"deadline\"]{}",
+            at(list.span().start),
+            if with_phones {
+                ", or leave the key out to run each phone's own"
+            } else {
+                ""
+            }
+        ),
+        Some(list) => list.get_ref(),
+        None if with_phones => &[],
+        None => bail!(
+            "{}: no `schedulers`; list them, e.g. schedulers = [\"deadline\"], or give `phones` to run each phone's own",
+            path.display()
+        ),
+    };
+    let mut schedulers: Vec<Entry> = Vec::new();
+    for s in listed {
+        // Compare's parser (`all`, or NAME[:TUNABLE=VALUE]...); its
+        // messages name the command-line flag, the grid names the key.
+        let entries = parse_entries(s.get_ref(), registry).map_err(|e| {
+            let msg = e.to_string();
+            let msg = msg
+                .strip_prefix("--schedulers: ")
+                .unwrap_or(&msg)
+                .to_string();
+            anyhow!("{}: schedulers: {msg}", at(s.span().start))
+        })?;
+        for e in entries {
+            if schedulers.iter().any(|x| x.label == e.label) {
+                bail!(
+                    "{}: schedulers: `{}` is listed twice",
+                    at(s.span().start),
+                    e.label
+                );
+            }
+            schedulers.push(e);
+        }
+    }
+    Ok(schedulers)
+}
+
+/// The `workloads`, each found relative to the grid's folder.
+fn workloads(
+    g: &GridFile,
+    base: &Path,
+    path: &Path,
+    at: &dyn Fn(usize) -> String,
+) -> Result<Vec<(String, PathBuf)>> {
+    if g.workloads.is_empty() {
+        bail!(
+            "{}: `workloads` is empty; list scenario (.toml), fio job or trace files",
+            path.display()
+        );
+    }
+    let mut workloads = Vec::new();
+    for w in &g.workloads {
+        let p = base.join(w.get_ref());
+        if !p.is_file() {
+            bail!(
+                "{}: workloads: `{}` not found (looked for {}; paths are relative to the grid file)",
+                at(w.span().start),
+                w.get_ref(),
+                p.display()
+            );
+        }
+        if workloads
+            .iter()
+            .any(|(n, _): &(String, PathBuf)| n == w.get_ref())
+        {
+            bail!(
+                "{}: workloads: `{}` is listed twice",
+                at(w.span().start),
+                w.get_ref()
+            );
+        }
+        workloads.push((w.get_ref().clone(), p));
+    }
+    Ok(workloads)
+}
+
+/// The `devices` (`[None]` without the key: each workload's own).
+fn devices(
+    g: &GridFile,
+    base: &Path,
+    at: &dyn Fn(usize) -> String,
+) -> Result<Vec<Option<(String, PathBuf)>>> {
+    let devices: Vec<Option<(String, PathBuf)>> = match &g.devices {
+        None => vec![None],
+        Some(list) => {
+            if list.get_ref().is_empty() {
+                bail!("{}: `devices` is empty; list device profiles or leave the key out to use each workload's own", at(list.span().start));
+            }
+            let mut out = Vec::new();
+            for d in list.get_ref() {
+                let p = base.join(d.get_ref());
+                if !p.is_file() {
+                    bail!(
+                        "{}: devices: `{}` not found (looked for {}; paths are relative to the grid file)",
+                        at(d.span().start),
+                        d.get_ref(),
+                        p.display()
+                    );
+                }
+                // Device paths in a scenario are relative to the
+                // scenario's folder: pass an absolute one.
+                let abs = std::path::absolute(&p)
+                    .with_context(|| format!("{}: devices", at(d.span().start)))?;
+                if out
+                    .iter()
+                    .flatten()
+                    .any(|(n, _): &(String, PathBuf)| n == d.get_ref())
+                {
+                    bail!(
+                        "{}: devices: `{}` is listed twice",
+                        at(d.span().start),
+                        d.get_ref()
+                    );
+                }
+                out.push(Some((d.get_ref().clone(), abs)));
+            }
+            out
+        }
+    };
+    Ok(devices)
+}
+
+/// The `seeds` (`[None]` without the key: each workload's own).
+fn seeds(g: &GridFile, at: &dyn Fn(usize) -> String) -> Result<Vec<Option<u64>>> {
+    let seeds: Vec<Option<u64>> = match &g.seeds {
+        None => vec![None],
+        Some(list) => {
+            if list.get_ref().is_empty() {
+                bail!("{}: `seeds` is empty; list seeds or leave the key out to use each workload's own", at(list.span().start));
+            }
+            let mut out = Vec::new();
+            for &s in list.get_ref() {
+                if out.contains(&Some(s)) {
+                    bail!("{}: seeds: {s} is listed twice", at(list.span().start));
+                }
+                out.push(Some(s));
+            }
+            out
+        }
+    };
+    Ok(seeds)
+}
+
+/// `KEY=VALUE` items of `list`, an error naming `what` and the item's place.
+fn parse_list(
+    list: &[Spanned<String>],
+    what: &str,
+    at: &dyn Fn(usize) -> String,
+) -> Result<Vec<(String, String)>> {
+    list.iter()
+        .map(|s| parse_set(s.get_ref()).map_err(|e| anyhow!("{}: {what}: {e}", at(s.span().start))))
+        .collect()
+}
+
+/// The `sets` variants (one empty variant without the key).
+fn sets(g: &GridFile, at: &dyn Fn(usize) -> String) -> Result<Vec<Variant>> {
+    let sets: Vec<Variant> = match &g.sets {
+        None => vec![(Vec::new(), Vec::new())],
+        Some(list) => {
+            if list.get_ref().is_empty() {
+                bail!(
+                    "{}: `sets` is empty; write [[]] for no overrides, or leave the key out",
+                    at(list.span().start)
+                );
+            }
+            let mut out = Vec::new();
+            for v in list.get_ref() {
+                let text: Vec<String> = v.iter().map(|s| s.get_ref().clone()).collect();
+                if out.iter().any(|(t, _): &Variant| *t == text) {
+                    let loc = v.first().map_or(list.span().start, |s| s.span().start);
+                    bail!("{}: sets: the variant {text:?} is listed twice", at(loc));
+                }
+                out.push((text, parse_list(v, "sets", at)?));
+            }
+            out
+        }
+    };
+    Ok(sets)
 }
 
 /// The grid's phones, loaded (`None` without the key): a path or a
