@@ -162,18 +162,14 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_string())
 }
 
-/// Runs every cell of `cells` whose report is not complete in `dir`, on
-/// `jobs` workers (default: one per core).
-pub fn run_cells(
-    dir: &Path,
-    cells: &[&Cell],
-    registry: &Registry,
-    jobs: Option<usize>,
-) -> anyhow::Result<Outcome> {
-    let mut out = Outcome::default();
-    // Scenarios of the cells to run (cheap: files parsed, nothing built);
-    // one that does not load is a failed cell.
-    let mut pending: Vec<(&Cell, Scenario, String)> = Vec::new();
+/// A cell to run: its scenario and its device's preparation key.
+type Pending<'a> = (&'a Cell, Scenario, String);
+
+/// The cells of `cells` whose report is not complete in `dir`, with their
+/// scenarios (cheap: files parsed, nothing built); complete ones count as
+/// skipped and one that does not load as failed, in `out`.
+fn pending<'a>(dir: &Path, cells: &[&'a Cell], out: &mut Outcome) -> Vec<Pending<'a>> {
+    let mut pending = Vec::new();
     for &c in cells {
         // A report of another cell in this cell's file runs again.
         let done = read_complete(&cell_path(dir, &c.id))
@@ -190,21 +186,87 @@ pub fn run_cells(
             Err(e) => out.failed.push((c.index, format!("{e:#}"))),
         }
     }
+    pending
+}
 
-    let bar = if std::io::stderr().is_terminal() {
-        let b = ProgressBar::new(pending.len() as u64);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells {msg}",
-            )
-            .expect("valid template"),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+/// A progress bar of `n` cells on a terminal, else a hidden one.
+fn progress(n: usize) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(n as u64);
+    b.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells {msg}",
+        )
+        .expect("valid template"),
+    );
+    b
+}
 
+/// The device of `task`: shared from its group, or built (and handed to
+/// the group's waiting cells) by this one.
+fn device_of(
+    task: Task<(&Cell, Scenario), PreparedDevice>,
+    dispatcher: &Dispatcher<(&Cell, Scenario), PreparedDevice>,
+) -> (Scenario, Result<Arc<PreparedDevice>, String>) {
+    match task {
+        Task::Run(_, (_, sc), device) => (sc, device),
+        Task::BuildThenRun(group, (_, sc)) => {
+            let device = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                PreparedDevice::new(&sc)
+                    .map(Arc::new)
+                    .map_err(|e| format!("preconditioning the device: {e}"))
+            }))
+            .unwrap_or_else(|p| {
+                Err(format!(
+                    "the simulator panicked preconditioning the device: {}",
+                    panic_message(&*p)
+                ))
+            });
+            dispatcher.device_built(group, &device);
+            (sc, device)
+        }
+    }
+}
+
+/// Runs one cell's task and writes its report into `dir`; a panic is a
+/// failed cell.
+fn run_task(
+    task: Task<(&Cell, Scenario), PreparedDevice>,
+    cell: &Cell,
+    dispatcher: &Dispatcher<(&Cell, Scenario), PreparedDevice>,
+    registry: &Registry,
+    dir: &Path,
+) -> Result<(), String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let (sc, device) = device_of(task, dispatcher);
+        let device = device?;
+        let report = Simulation::with_prepared_device(sc, registry, &device)
+            .and_then(|s| s.run(RunOptions::default()))
+            .map_err(|e| e.to_string())?;
+        drop(device);
+        write_file(
+            &cell_path(dir, &cell.id),
+            (report.to_json() + "\n").as_bytes(),
+        )
+        .map_err(|e| format!("{e:#}"))
+    }))
+    .unwrap_or_else(|p| Err(format!("the simulator panicked: {}", panic_message(&*p))))
+}
+
+/// Runs every cell of `cells` whose report is not complete in `dir`, on
+/// `jobs` workers (default: one per core).
+pub fn run_cells(
+    dir: &Path,
+    cells: &[&Cell],
+    registry: &Registry,
+    jobs: Option<usize>,
+) -> anyhow::Result<Outcome> {
+    let mut out = Outcome::default();
+    let pending = pending(dir, cells, &mut out);
     let total = pending.len();
+    let bar = progress(total);
     let dispatcher: Dispatcher<(&Cell, Scenario), PreparedDevice> =
         Dispatcher::new(pending.into_iter().map(|(c, sc, key)| ((c, sc), key)));
     let results: Mutex<Vec<(usize, Result<(), String>)>> = Mutex::new(Vec::with_capacity(total));
@@ -213,37 +275,7 @@ pub fn run_cells(
             let (group, cell) = match &task {
                 Task::Run(g, (c, _), _) | Task::BuildThenRun(g, (c, _)) => (*g, *c),
             };
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let (sc, device) = match task {
-                    Task::Run(_, (_, sc), device) => (sc, device),
-                    Task::BuildThenRun(_, (_, sc)) => {
-                        let device = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            PreparedDevice::new(&sc)
-                                .map(Arc::new)
-                                .map_err(|e| format!("preconditioning the device: {e}"))
-                        }))
-                        .unwrap_or_else(|p| {
-                            Err(format!(
-                                "the simulator panicked preconditioning the device: {}",
-                                panic_message(&*p)
-                            ))
-                        });
-                        dispatcher.device_built(group, &device);
-                        (sc, device)
-                    }
-                };
-                let device = device?;
-                let report = Simulation::with_prepared_device(sc, registry, &device)
-                    .and_then(|s| s.run(RunOptions::default()))
-                    .map_err(|e| e.to_string())?;
-                drop(device);
-                write_file(
-                    &cell_path(dir, &cell.id),
-                    (report.to_json() + "\n").as_bytes(),
-                )
-                .map_err(|e| format!("{e:#}"))
-            }))
-            .unwrap_or_else(|p| Err(format!("the simulator panicked: {}", panic_message(&*p))));
+            let result = run_task(task, cell, &dispatcher, registry, dir);
             dispatcher.finished(group);
             bar.inc(1);
             results
