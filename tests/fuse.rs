@@ -240,10 +240,6 @@ fn opcodes(r: &Value) -> Vec<(String, u64)> {
         .collect()
 }
 
-fn pairs(v: &[(&str, u64)]) -> Vec<(String, u64)> {
-    v.iter().map(|(k, n)| (k.to_string(), *n)).collect()
-}
-
 /// `tests/fuse/create-unlink.toml` with only its first `calls` calls (and
 /// the file system `fs_type`).
 fn create_unlink(calls: usize, fs_type: &str) -> String {

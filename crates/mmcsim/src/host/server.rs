@@ -26,7 +26,7 @@
 
 use std::collections::VecDeque;
 
-use super::fs::{DaemonStep, Forwarding, Upcall, UpcallOp};
+use super::fs::{DaemonStep, Forwarding, Upcall, UpcallOp, HANDLE_FD};
 use super::stage::{Below, Host, HostEvent, HostEvents};
 use super::syscall::{Access, OpenFlags};
 use super::task::Node;
@@ -34,6 +34,11 @@ use super::task::{OpenFile, Phase, Task, FIRST_FD};
 use crate::driver::DeviceTimes;
 use crate::stats::report::Layer;
 use crate::types::{IoPrio, Ns};
+
+const _: () = assert!(
+    HANDLE_FD == FIRST_FD,
+    "a server's handle is its first descriptor"
+);
 
 /// A request a server thread is on, with when it took it and how far
 /// its handler got.

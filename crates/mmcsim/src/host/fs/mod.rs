@@ -309,11 +309,16 @@ pub enum NsStep {
     },
 }
 
+/// The descriptor of a request's handle in a server thread's table: the
+/// thread's only open file while it serves the request, so the first
+/// number a task's `open` returns (the host checks they agree).
+pub const HANDLE_FD: u32 = 3;
+
 /// What a server thread does next for the request it took.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DaemonStep {
     /// Make this system call on the lower file system (descriptor
-    /// [`crate::host::task::FIRST_FD`] is the request's handle).
+    /// [`HANDLE_FD`] is the request's handle).
     Call(super::syscall::Syscall),
     /// Reply with this result (0 or a byte count; −errno).
     Reply(i64),

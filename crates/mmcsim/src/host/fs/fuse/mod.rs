@@ -24,7 +24,7 @@
 //!   `writev` system calls, the payload copies, [`params::REQUEST_NS`],
 //!   and the lower system call itself; the reply wakes the sender.
 //!
-//! * Namespace and descriptor calls are requests too ([`namei`]): the
+//! * Namespace and descriptor calls are requests too (`namei.rs`): the
 //!   path walk's FUSE_LOOKUP (a name the dentry cache does not hold valid)
 //!   and FUSE_GETATTR (expired attributes, for the permission checks of
 //!   sdcard's `default_permissions` mount), with sdcard's 10 s
@@ -33,7 +33,7 @@
 //!   each close and FUSE_RELEASE in the background; FUSE_UNLINK,
 //!   FUSE_RMDIR, FUSE_MKDIR, FUSE_RENAME; FUSE_SETATTR for `ftruncate`.
 //!   The daemon serves each with its handler's lower system calls
-//!   ([`sdcard`]: `access`, `lstat`, `mknod`, `open`, ... on ext4, with
+//!   (`sdcard.rs`: `access`, `lstat`, `mknod`, `open`, ... on ext4, with
 //!   their metadata and journal work), and the reply carries the lower
 //!   call's errno.
 //!

@@ -21,10 +21,9 @@
 //! Paths come from the daemon's node table ([`super::dcache`]) and, for
 //! names, from the request's name in its parent.
 
-use super::super::{DaemonStep, Errno, Upcall, UpcallOp};
+use super::super::{DaemonStep, Errno, Upcall, UpcallOp, HANDLE_FD};
 use super::Fuse;
 use crate::host::syscall::Syscall;
-use crate::host::task::FIRST_FD;
 
 /// An absolute path of the lower file system.
 fn abs(path: &[String]) -> String {
@@ -71,7 +70,7 @@ impl Fuse {
     /// What a daemon thread serving `req` does after lower calls that
     /// returned `rets`.
     pub(super) fn sdcard_step(&self, req: &Upcall, rets: &[i64]) -> DaemonStep {
-        let fd = FIRST_FD;
+        let fd = HANDLE_FD;
         let node = || self.dcache.path(req.ino).map(abs);
         let no_node = DaemonStep::Reply(-Errno::NoEnt.code());
         let mut step = None;
