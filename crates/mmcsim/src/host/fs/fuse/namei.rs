@@ -163,7 +163,11 @@ impl Fuse {
                 } else if ret < 0 {
                     return ok(ret);
                 } else {
-                    let ino = self.lower_ino(prefix).expect("the daemon found it");
+                    // Another daemon thread may have removed it since.
+                    let ino = match self.lower_ino(prefix) {
+                        Ok(ino) => ino,
+                        Err(e) => return done(e),
+                    };
                     self.dcache.entry_reply(prefix, ino, now);
                     match self.after_lookup(&mut w, arg, depth, ino) {
                         Ok(at) => w.at = at,
@@ -422,7 +426,10 @@ impl Fuse {
                 }
                 if w.found[0].is_none() {
                     // FUSE_MKNOD made it: its entry reply.
-                    let ino = self.lower_ino(&path).expect("the daemon made it");
+                    let ino = match self.lower_ino(&path) {
+                        Ok(ino) => ino,
+                        Err(e) => return Some(done(e)),
+                    };
                     self.dcache.entry_reply(&path, ino, now);
                     if let Some(dir) = self.parent_ino(w, 0) {
                         self.dcache.invalidate_attr(dir);
