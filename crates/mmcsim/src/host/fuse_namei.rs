@@ -32,6 +32,8 @@ pub(super) struct NsCalls {
     pub(super) releasing: BTreeMap<u32, OpenFile>,
     /// The next token.
     next_token: u32,
+    /// A task's first request, sent once its system-call entry is over.
+    first: BTreeMap<u32, Upcall>,
 }
 
 /// `path` as owned components (EINVAL for a relative path or `..`).
@@ -74,7 +76,15 @@ impl Host {
             .fwd_mut()
             .expect("a forwarding mount")
             .ns_begin(t, fd, call, at);
-        self.ns_step(at, t, step, b);
+        match step {
+            // Queued when the task gets there, in event order.
+            NsStep::Send(req) => {
+                self.ns.first.insert(t, req);
+                self.tasks[t as usize].phase = Phase::FuseWalk;
+                b.q.at(at, HostEvent::Step(t));
+            }
+            done => self.ns_step(at, t, done, b),
+        }
         true
     }
 
@@ -209,9 +219,13 @@ impl Host {
         b.q.at(wake, HostEvent::Step(t));
     }
 
-    /// Task `t`, woken by a reply, sends its call's next request or
-    /// returns.
+    /// Task `t` sends its call's first request, or, woken by a reply,
+    /// its next request or returns.
     pub(super) fn ns_continue<E: HostEvents>(&mut self, now: Ns, t: u32, b: &mut Below<E>) {
+        if let Some(mut req) = self.ns.first.remove(&t) {
+            req.queued = now;
+            return self.send_upcall(now, req, b);
+        }
         let ret = self.tasks[t as usize].ret;
         let step = self
             .fwd_mut()
