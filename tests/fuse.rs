@@ -225,3 +225,264 @@ fn bad_fuse_settings_are_located_errors() {
     let err = simctl_err(&["run", sc.to_str().unwrap()]);
     assert!(err.contains("O_DIRECT") && err.contains("FUSE"), "{err}");
 }
+
+// ---- namespace calls through the daemon ---------------------------------
+
+/// `fs.fuse.requests` as (opcode, count) of the non-zero ones, in the
+/// report's order.
+fn opcodes(r: &Value) -> Vec<(String, u64)> {
+    r["fs"]["fuse"]["requests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, n)| (k.clone(), n.as_u64().unwrap()))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// `tests/fuse/create-unlink.toml` with only its first `calls` calls (and
+/// the file system `fs_type`).
+fn create_unlink(calls: usize, fs_type: &str) -> String {
+    let text = std::fs::read_to_string(root().join("tests/fuse/create-unlink.toml")).unwrap();
+    let (head, rest) = text.split_once("calls = [\n").unwrap();
+    let (list, tail) = rest.split_once("]\n").unwrap();
+    let kept: Vec<&str> = list.lines().take(calls).collect();
+    let head = head.replace("type = \"fuse\"", &format!("type = \"{fs_type}\""));
+    let head = if fs_type == "fuse" {
+        head
+    } else {
+        head.replace("daemon_threads = 1\n", "")
+    };
+    format!("{head}calls = [\n{}\n]\n{tail}", kept.join("\n"))
+}
+
+#[test]
+fn create_write_fsync_close_unlink_send_the_kernels_requests_in_order() {
+    // The opcodes each call adds, in the order the calls run (a fresh
+    // mount: the root's attributes start expired, no dentry is cached).
+    let steps: [&[(&str, u64)]; 5] = [
+        // creat: GETATTR of / (MAY_EXEC), LOOKUP sdcard, LOOKUP photo.jpg
+        // (ENOENT), CREATE (sdcard: ENOSYS), MKNOD, OPEN.
+        &[
+            ("lookup", 2),
+            ("getattr", 1),
+            ("create", 1),
+            ("mknod", 1),
+            ("open", 1),
+        ],
+        &[("write", 1)],
+        &[("fsync", 1)],
+        &[("flush", 1), ("release", 1)],
+        // unlink: the mknod invalidated /sdcard's attributes: GETATTR,
+        // then the cached dentry of photo.jpg, then UNLINK.
+        &[("getattr", 1), ("unlink", 1)],
+    ];
+    let mut want: Vec<(String, u64)> = Vec::new();
+    for (n, step) in steps.iter().enumerate() {
+        for (k, c) in *step {
+            match want.iter_mut().find(|(w, _)| w == k) {
+                Some(e) => e.1 += c,
+                None => want.push((k.to_string(), *c)),
+            }
+        }
+        let (r, _) = run(
+            &format!("fuse-ns-steps-{n}"),
+            &create_unlink(n + 1, "fuse"),
+            &[],
+        );
+        // The report's keys come in name order.
+        want.sort();
+        assert_eq!(opcodes(&r), want, "after {} calls", n + 1);
+        assert_eq!(r["calls"]["failed"], Value::Null, "{}", r["calls"]);
+    }
+}
+
+#[test]
+fn the_same_calls_cost_more_host_time_on_fuse_than_on_ext4() {
+    let (fuse, _) = run("fuse-ns-cost-fuse", &create_unlink(5, "fuse"), &[]);
+    let (ext4, _) = run("fuse-ns-cost-ext4", &create_unlink(5, "ext4"), &[]);
+    let host = |r: &Value| {
+        r["breakdown_us"]["host_software"].as_f64().unwrap()
+            * r["requests"]["count"].as_f64().unwrap()
+    };
+    assert_eq!(fuse["requests"]["count"], 5);
+    assert_eq!(ext4["requests"]["count"], 5);
+    assert!(
+        host(&fuse) > 2.0 * host(&ext4),
+        "FUSE {} µs of host software, ext4 {} µs",
+        host(&fuse),
+        host(&ext4)
+    );
+    assert!(fuse["fs"]["fuse"]["daemon_busy_us"].as_f64().unwrap() > 0.0);
+    assert!(ext4["fs"]["fuse"].is_null());
+}
+
+/// `threads` scripts, each creating its own new file, through a one-thread
+/// daemon.
+fn creators(threads: usize) -> String {
+    let mut s = String::from(
+        "name = \"fuse-creators\"\nseed = 1\n[fs]\ntype = \"fuse\"\ndaemon_threads = 1\npartition_size_mib = 512\n[precondition]\nfill_fraction = 0.0\n[[files]]\nname = \"/sdcard/old\"\nsize_mib = 1\n",
+    );
+    for i in 0..threads {
+        s += &format!(
+            "[[scripts]]\nname = \"app{i}\"\ncalls = [\"open /sdcard/new{i} O_CREAT|O_EXCL|O_WRONLY\"]\n"
+        );
+    }
+    s
+}
+
+#[test]
+fn a_one_thread_daemon_serialises_sixteen_threads_creating_their_own_files() {
+    let mut waits = Vec::new();
+    for threads in [1, 4, 16] {
+        let (r, _) = run(&format!("fuse-creators-{threads}"), &creators(threads), &[]);
+        let f = &r["fs"]["fuse"];
+        assert_eq!(f["requests"]["mknod"], threads, "{f}");
+        assert_eq!(f["requests"]["open"], threads, "{f}");
+        // One CREATE per mount at most: the others see no_create (the
+        // first thread's ENOSYS) or sent theirs before it came back.
+        let create = f["requests"]["create"].as_u64().unwrap();
+        assert!((1..=threads as u64).contains(&create), "{f}");
+        assert_eq!(r["requests"]["count"], threads, "{}", r["requests"]);
+        assert!(f["max_pending"].as_u64().unwrap() < threads as u64 || threads == 1);
+        waits.push((
+            f["queue_wait_us"]["mean"].as_f64().unwrap(),
+            r["latency_us"]["max"].as_f64().unwrap(),
+        ));
+    }
+    // Queueing for the daemon grows with the threads, and so does the
+    // slowest open.
+    assert!(
+        waits[0].0 < waits[1].0 && waits[1].0 < waits[2].0,
+        "{waits:?}"
+    );
+    assert!(
+        waits[0].1 < waits[1].1 && waits[1].1 < waits[2].1,
+        "{waits:?}"
+    );
+    let (r, _) = run("fuse-creators-16b", &creators(16), &[]);
+    assert!(
+        r["fs"]["fuse"]["max_pending"].as_u64().unwrap() >= 8,
+        "{}",
+        r["fs"]["fuse"]
+    );
+}
+
+#[test]
+fn namespace_errors_come_back_with_the_lower_calls_errno() {
+    // The hostile-input list of failing calls, on FUSE: the same errnos
+    // as on ext4 (from the daemon's reply or the kernel's own checks).
+    let calls = [
+        "open /missing/x",           // ENOENT: LOOKUP
+        "write 4096",                // EBADF
+        "mkdir /d",                  // ok
+        "open /d O_WRONLY",          // EISDIR
+        "mkdir /d",                  // EEXIST
+        "mkdir /no/such",            // ENOENT
+        "unlink /nope",              // ENOENT
+        "creat /f",                  // ok
+        "ftruncate 100000000000000", // EFBIG
+        "close",                     // ok
+        "open /f/x",                 // ENOTDIR
+        "rename /nope /q",           // ENOENT
+        "unlink /d",                 // EISDIR
+        "rmdir /f",                  // ENOTDIR
+        "mkdir /d/e",                // ok
+        "rmdir /d",                  // ENOTEMPTY: the daemon's rmdir
+        "open /f O_CREAT|O_EXCL",    // EEXIST
+        "stat /nope",                // ENOENT
+        "stat /f",                   // ok
+    ];
+    let body: Vec<String> = calls.iter().map(|c| format!("  \"{c}\",")).collect();
+    let failed = |fs_type: &str| {
+        let toml = format!(
+            "name = \"t\"\nseed = 1\n[precondition]\nfill_fraction = 0.0\n[fs]\ntype = \"{fs_type}\"\npartition_size_mib = 512\n[[scripts]]\nname = \"app\"\ncalls = [\n{}\n]\n",
+            body.join("\n")
+        );
+        let (r, _) = run(&format!("fuse-ns-errno-{fs_type}"), &toml, &[]);
+        (
+            r["calls"]["failed"].clone(),
+            r["requests"]["count"].clone(),
+            r,
+        )
+    };
+    let (on_fuse, n_fuse, r) = failed("fuse");
+    let (on_ext4, n_ext4, _) = failed("ext4");
+    assert_eq!(on_fuse, on_ext4);
+    assert_eq!(n_fuse, n_ext4);
+    assert_eq!(on_fuse["ENOTEMPTY"], 1, "{on_fuse}");
+    assert_eq!(on_fuse["EEXIST"], 2, "{on_fuse}");
+    let f = &r["fs"]["fuse"]["requests"];
+    // The daemon's rmdir of /d answered ENOTEMPTY; the VFS refused
+    // `unlink /d` and `rmdir /f` before any request, and `rename /nope`
+    // ended at its LOOKUP.
+    assert_eq!(f["rmdir"], 1, "{f}");
+    assert_eq!(f["unlink"], 0, "{f}");
+    assert_eq!(f["rename"], 0, "{f}");
+    assert_eq!(f["mkdir"], 2, "{f}");
+}
+
+#[test]
+fn enospc_from_the_daemons_mknod_comes_back_to_the_creator() {
+    // 16 inodes (one inode-table block) of which the reserved ones and
+    // the root leave a few: the daemon's mknod fails with ENOSPC, and so
+    // does the app's creat, as on ext4.
+    let calls: Vec<String> = (0..16)
+        .map(|i| format!("\"creat /f{i}\", \"close\""))
+        .collect();
+    let failed = |fs_type: &str| {
+        let toml = format!(
+            "name = \"t\"\nseed = 1\n[precondition]\nfill_fraction = 0.0\n[fs]\ntype = \"{fs_type}\"\npartition_size_mib = 8\nbytes_per_inode = 67108864\n[[scripts]]\nname = \"app\"\ncalls = [{}]\n",
+            calls.join(", ")
+        );
+        run(&format!("fuse-enospc-{fs_type}"), &toml, &[]).0
+    };
+    let (fuse, ext4) = (failed("fuse"), failed("ext4"));
+    assert_eq!(fuse["calls"], ext4["calls"]);
+    let enospc = fuse["calls"]["failed"]["ENOSPC"].as_u64().unwrap();
+    assert!(enospc > 0, "{}", fuse["calls"]);
+    let f = &fuse["fs"]["fuse"]["requests"];
+    assert_eq!(f["mknod"], 16, "{f}");
+    assert_eq!(f["open"].as_u64().unwrap(), 16 - enospc, "{f}");
+}
+
+#[test]
+fn names_and_attributes_expire_after_ten_seconds() {
+    // sdcard replies entry_valid = attr_valid = 10 s: a second open within
+    // them sends only OPEN; after an 11 s sleep the walk looks every name
+    // up again and refreshes the attributes.
+    let script = |sleep_us: u64| {
+        format!(
+            "name = \"t\"\nseed = 1\n[precondition]\nfill_fraction = 0.0\n[fs]\ntype = \"fuse\"\npartition_size_mib = 512\n[[files]]\nname = \"/sdcard/a/f\"\nsize_mib = 1\n[[scripts]]\nname = \"app\"\ncalls = [\"open /sdcard/a/f\", \"close\", \"sleep {sleep_us}\", \"open /sdcard/a/f\", \"close\"]\n"
+        )
+    };
+    let (warm, _) = run("fuse-ns-warm", &script(1_000), &[]);
+    let (cold, _) = run("fuse-ns-cold", &script(11_000_000), &[]);
+    let req = |r: &Value, k: &str| r["fs"]["fuse"]["requests"][k].as_u64().unwrap();
+    // First open: GETATTR of /, /sdcard and /sdcard/a (their permission
+    // checks), LOOKUP of sdcard, a and f, GETATTR of f (may_open) — f's
+    // lookup reply made it valid, so none — then OPEN.
+    assert_eq!(
+        (req(&warm, "lookup"), req(&warm, "getattr")),
+        (3, 1),
+        "{}",
+        warm["fs"]["fuse"]
+    );
+    assert_eq!(
+        (req(&cold, "lookup"), req(&cold, "getattr")),
+        (6, 2),
+        "{}",
+        cold["fs"]["fuse"]
+    );
+    assert_eq!(req(&warm, "open"), 2);
+    assert_eq!(req(&cold, "open"), 2);
+}
+
+#[test]
+fn namespace_runs_are_deterministic() {
+    let toml = creators(16);
+    let (a, la) = run("fuse-ns-det-a", &toml, &[]);
+    let (b, lb) = run("fuse-ns-det-b", &toml, &[]);
+    assert_eq!(a.to_string(), b.to_string());
+    assert_eq!(la, lb);
+}

@@ -24,6 +24,9 @@ pub enum Errno {
     Inval,
     /// EROFS-like: the raw extent layout cannot create, remove or resize.
     NotSupported,
+    /// ENOSYS: the operation is not implemented (a FUSE daemon's answer
+    /// to an opcode it does not handle).
+    NoSys,
 }
 
 impl Errno {
@@ -39,6 +42,7 @@ impl Errno {
             Errno::FBig => 27,
             Errno::NoSpc => 28,
             Errno::NotSupported => 30,
+            Errno::NoSys => 38,
             Errno::NotEmpty => 39,
         }
     }
@@ -55,6 +59,7 @@ impl Errno {
             Errno::FBig => "EFBIG",
             Errno::NoSpc => "ENOSPC",
             Errno::NotSupported => "EROFS",
+            Errno::NoSys => "ENOSYS",
             Errno::NotEmpty => "ENOTEMPTY",
         }
     }
@@ -72,6 +77,7 @@ impl Errno {
             Errno::FBig,
             Errno::NoSpc,
             Errno::NotSupported,
+            Errno::NoSys,
             Errno::NotEmpty,
         ]
         .into_iter()

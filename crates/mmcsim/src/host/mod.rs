@@ -33,6 +33,7 @@ pub mod files;
 mod flusher;
 pub mod fs;
 mod fsync;
+mod fuse_namei;
 mod kernel;
 mod namei;
 pub mod page_cache;

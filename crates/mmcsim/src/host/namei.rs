@@ -27,15 +27,30 @@ impl Host {
             Syscall::Unlink { .. } | Syscall::Rmdir { .. } => CallKind::Unlink,
             Syscall::Rename { .. } => CallKind::Rename,
             Syscall::Mkdir { .. } => CallKind::Mkdir,
+            Syscall::Stat { .. } => CallKind::Stat,
+            Syscall::Mknod { .. } => CallKind::Mknod,
+            Syscall::Truncate { .. } => CallKind::Truncate,
+            Syscall::Readdir { .. } => CallKind::Readdir,
             _ => unreachable!("data calls are served elsewhere"),
         };
+        if self.forward_namei(now, t, kind, &sc, b) {
+            return;
+        }
+        let readdir = matches!(sc, Syscall::Readdir { .. });
         let ret = self.namei_apply(now, t, sc);
         self.after_fs_change(now, b);
         let call = self.calls.insert(Call::new(now, t, kind, 0));
         let task = &mut self.tasks[t as usize];
         task.call = Some(call);
         task.ret = ret.unwrap_or_else(|e| -e.code());
-        let at = self.enter(now, t, call, 0);
+        let mut at = self.enter(now, t, call, 0);
+        if readdir {
+            // getdents64 and closedir after opendir: two more system calls.
+            at += self
+                .cpu
+                .thread(t, at, |c| 2 * (c.syscall_entry + c.syscall));
+            self.calls[call].charge(crate::stats::report::Layer::SyscallFs, at);
+        }
         let plan = match ret {
             Ok(_) => self.with_fs(b, |fs, k| fs.namei_sync(t, at, k)).flatten(),
             Err(_) => None,
@@ -136,8 +151,50 @@ impl Host {
                 fs.mkdir(&components(&path)?, pid, cache, now)?;
                 Ok(0)
             }
+            Syscall::Stat { path } => self.mount.lookup_any(&path).map(|_| 0),
+            Syscall::Readdir { path } => match self.mount.lookup_any(&path)? {
+                Node::Inode(ino) if self.mount.fs().is_some_and(|fs| fs.is_dir(ino)) => Ok(0),
+                _ => Err(Errno::NotDir),
+            },
+            Syscall::Mknod { path } => self.mknod_apply(now, pid, &path),
+            Syscall::Truncate { path, len } => self.truncate_apply(now, &path, len),
             _ => unreachable!("data calls are served elsewhere"),
         }
+    }
+
+    /// `mknod(path, S_IFREG)`: the file is created (EEXIST if the name
+    /// exists) as by `open(O_CREAT | O_EXCL)`, and no opener is left.
+    fn mknod_apply(&mut self, now: Ns, pid: u32, path: &str) -> Result<i64, Errno> {
+        let cache = &mut self.cache;
+        let fs = self.mount.fs_mut().ok_or(Errno::NotSupported)?;
+        let flags = OpenFlags {
+            access: super::syscall::Access::WriteOnly,
+            creat: true,
+            excl: true,
+            ..OpenFlags::default()
+        };
+        let ino = fs.open(&components(path)?, flags, pid, cache, now)?;
+        fs.close(ino, cache, now);
+        Ok(0)
+    }
+
+    /// `truncate(path, len)`: `ftruncate` by name (EISDIR for a
+    /// directory, EINVAL for a negative length, EFBIG past `s_maxbytes`).
+    fn truncate_apply(&mut self, now: Ns, path: &str, len: u64) -> Result<i64, Errno> {
+        if len > i64::MAX as u64 {
+            return Err(Errno::Inval);
+        }
+        let cache = &mut self.cache;
+        let fs = self.mount.fs_mut().ok_or(Errno::NotSupported)?;
+        let ino = fs.lookup(&components(path)?)?;
+        if fs.is_dir(ino) {
+            return Err(Errno::IsDir);
+        }
+        if len > fs.max_bytes() {
+            return Err(Errno::FBig);
+        }
+        fs.truncate(ino, len, cache, now)?;
+        Ok(0)
     }
 
     /// `open(path, flags)` of thread `t` at `now`: returns the new
@@ -151,7 +208,12 @@ impl Host {
             m @ Mount::Raw(_) => m.lookup(path)?,
             Mount::Fs(fs) => {
                 let ino = fs.open(&components(path)?, flags, pid, cache, now)?;
-                (Node::Inode(ino), fs.mapping(ino))
+                // A FUSE daemon's descriptor is on the lower file.
+                let mapping = match fs.forwarding() {
+                    Some(f) if self.tasks[t as usize].server => f.lower_mapping(ino),
+                    _ => fs.mapping(ino),
+                };
+                (Node::Inode(ino), mapping)
             }
         };
         let fd = self.tasks[t as usize].install(OpenFile {

@@ -8,37 +8,53 @@
 //! writes). The connection ([`Forwarding`]) hands a request to an idle
 //! server thread or queues it. The server thread wakes (a context switch),
 //! returns from `read(/dev/fuse)` with the request (system call, payload
-//! copy, per-request CPU), then makes the lower system call — `pread`,
-//! `pwrite`, `fsync`/`fdatasync` on its descriptor of the lower file —
-//! through the same host path as any task (lower page cache, read-ahead,
-//! writeback, journal, block I/O). Its reply (`writev`, payload copy) fills
-//! the upper pages of a read and wakes the sender; the thread then takes
-//! the next queued request or sleeps in `read(/dev/fuse)` again.
+//! copy, per-request CPU), then makes its handler's lower system calls
+//! one after another ([`Forwarding::daemon_step`]: `pread`, `pwrite`,
+//! `fsync` on its descriptor of the lower file; `access`, `lstat`,
+//! `mknod`, `open`, `close`, `unlink`, `mkdir`, `rename`, `truncate` for
+//! the namespace requests) through the same host path as any task (lower
+//! page cache, read-ahead, writeback, metadata, journal, block I/O). Its
+//! reply (`writev`, payload copy) carries the handler's result or the
+//! errno of its failing call, fills the upper pages of a read and wakes
+//! the sender (none for FUSE_RELEASE); the thread then takes the next
+//! queued request or sleeps in `read(/dev/fuse)` again.
 //!
-//! The sender's wait is split as: until the server's lower call starts,
-//! `syscall_fs` (FUSE queueing and the daemon's own work); then along the
-//! lower call's last request (`block_queue`, `driver`, `device`,
+//! The sender's wait is split as: until the server's first lower call
+//! starts, `syscall_fs` (FUSE queueing and the daemon's own work); then
+//! along the lower calls' last request (`block_queue`, `driver`, `device`,
 //! `irq_wakeup`); then the wake-up.
 
 use std::collections::VecDeque;
 
-use super::fs::{Forwarding, Upcall, UpcallOp};
+use super::fs::{DaemonStep, Forwarding, Upcall, UpcallOp, HANDLE_FD};
 use super::stage::{Below, Host, HostEvent, HostEvents};
-use super::syscall::{Access, OpenFlags, Syscall};
+use super::syscall::{Access, OpenFlags};
 use super::task::Node;
 use super::task::{OpenFile, Phase, Task, FIRST_FD};
 use crate::driver::DeviceTimes;
 use crate::stats::report::Layer;
-use crate::types::{IoPrio, Ns, PAGE_BYTES};
+use crate::types::{IoPrio, Ns};
 
-/// A request a server thread is on, with when it took it.
-#[derive(Clone, Copy, Debug)]
+const _: () = assert!(
+    HANDLE_FD == FIRST_FD,
+    "a server's handle is its first descriptor"
+);
+
+/// A request a server thread is on, with when it took it and how far
+/// its handler got.
+#[derive(Clone, Debug)]
 pub(super) struct Serving {
     pub req: Upcall,
     /// When the thread took it (before its wake-up), ns.
     pub taken: Ns,
     /// Payload bytes copied in from the kernel.
     pub copied_in: u64,
+    /// Results of the lower calls made for it so far.
+    pub rets: Vec<i64>,
+    /// When its first lower call was issued, ns.
+    pub issued: Option<Ns>,
+    /// The last request of its lower calls' I/O.
+    pub io: Option<DeviceTimes>,
 }
 
 impl Host {
@@ -47,7 +63,7 @@ impl Host {
         self.mount.fs()?.forwarding()
     }
 
-    fn fwd_mut(&mut self) -> Option<&mut dyn Forwarding> {
+    pub(super) fn fwd_mut(&mut self) -> Option<&mut dyn Forwarding> {
         self.mount.fs_mut()?.forwarding_mut()
     }
 
@@ -106,7 +122,7 @@ impl Host {
 
     /// Server thread `i` takes `req` at `now` (`woken`: it slept in
     /// `read(/dev/fuse)`): the read returns with the request.
-    fn dispatch<E: HostEvents>(
+    pub(super) fn dispatch<E: HostEvents>(
         &mut self,
         now: Ns,
         i: u32,
@@ -133,61 +149,94 @@ impl Host {
             req,
             taken: now,
             copied_in,
+            rets: Vec::new(),
+            issued: None,
+            io: None,
         });
         self.tasks[d as usize].phase = Phase::Serve;
         b.q.at(at, HostEvent::Step(d));
     }
 
-    /// Server thread `d` makes the lower system call of its request
-    /// through its descriptor of the lower file (one per sender's open).
-    pub(super) fn serve<E: HostEvents>(&mut self, now: Ns, d: u32, b: &mut Below<E>) {
-        let f = self.fwd().expect("a forwarding mount");
-        let i = d - f.server_thread(0);
-        let req = self.serving[i as usize].expect("a taken request").req;
-        let lower = f.lower_mapping(req.ino);
-        let handle = (req.sender, req.fd, req.ino);
-        let of = match self.server_files.remove(&handle) {
-            Some(of) => of,
-            None => {
-                let sender = self.tasks[req.sender as usize].file(req.fd);
-                let (sync, dsync) =
-                    sender.map_or((false, false), |o| (o.flags.sync, o.flags.dsync));
-                OpenFile {
-                    node: Node::Inode(req.ino),
-                    mapping: lower,
-                    flags: OpenFlags {
-                        access: Access::ReadWrite,
-                        sync,
-                        dsync,
-                        ..OpenFlags::default()
-                    },
-                    pos: 0,
-                    ra: Default::default(),
-                }
-            }
-        };
-        let task = &mut self.tasks[d as usize];
-        task.fds.clear();
-        let fd = task.install(of);
-        debug_assert_eq!(fd, FIRST_FD);
-        let sc = match req.op {
-            UpcallOp::Read {
-                first_page, pages, ..
-            } => Syscall::Pread {
-                fd,
-                offset: first_page * PAGE_BYTES,
-                bytes: pages * PAGE_BYTES,
+    /// The daemon's handle of task `sender`'s open file `fd` of `ino`:
+    /// the lower descriptor its FUSE_OPEN made, or (a descriptor the
+    /// process held before the run) one opened now, read-write with the
+    /// synchronous flags `sync` of the sender's descriptor.
+    pub(super) fn daemon_handle(
+        &mut self,
+        sender: u32,
+        fd: u32,
+        ino: u32,
+        sync: Option<(bool, bool)>,
+    ) -> OpenFile {
+        if let Some(of) = self.server_files.remove(&(sender, fd, ino)) {
+            return of;
+        }
+        let lower = self.fwd().expect("a forwarding mount").lower_mapping(ino);
+        let (sync, dsync) = sync.unwrap_or_default();
+        OpenFile {
+            node: Node::Inode(ino),
+            mapping: lower,
+            flags: OpenFlags {
+                access: Access::ReadWrite,
+                sync,
+                dsync,
+                ..OpenFlags::default()
             },
-            UpcallOp::Write { offset, bytes } => Syscall::Pwrite { fd, offset, bytes },
-            UpcallOp::Fsync { datasync: true } => Syscall::Fdatasync { fd },
-            UpcallOp::Fsync { datasync: false } => Syscall::Fsync { fd },
-        };
-        self.syscall(now, d, sc, b);
+            pos: 0,
+            ra: Default::default(),
+        }
     }
 
-    /// Server thread `d`'s lower call (issued at `issued`, its last request
-    /// `io`) returned at `now` with `ret`: it replies; the sender's pages
-    /// fill and its chain goes on; the thread takes the next request.
+    /// The serving thread index of server task `d`.
+    fn server_index(&self, d: u32) -> usize {
+        (d - self.fwd().expect("a forwarding mount").server_thread(0)) as usize
+    }
+
+    /// Server thread `d` starts the handler of the request it took: its
+    /// descriptor table holds the request's handle (at `FIRST_FD`) when
+    /// the request uses one.
+    pub(super) fn serve<E: HostEvents>(&mut self, now: Ns, d: u32, b: &mut Below<E>) {
+        let i = self.server_index(d);
+        let req = self.serving[i].as_ref().expect("a taken request").req;
+        self.tasks[d as usize].fds.clear();
+        if req.op.uses_handle() {
+            let of = if req.op == UpcallOp::Release {
+                self.ns.releasing.remove(&req.fd)
+            } else {
+                let sender = self.tasks[req.sender as usize].file(req.fd);
+                let sync = sender.map(|o| (o.flags.sync, o.flags.dsync));
+                Some(self.daemon_handle(req.sender, req.fd, req.ino, sync))
+            };
+            if let Some(of) = of {
+                let fd = self.tasks[d as usize].install(of);
+                debug_assert_eq!(fd, FIRST_FD);
+            }
+        }
+        self.daemon_next(now, d, b);
+    }
+
+    /// Server thread `d`'s handler goes on at `now`: its next lower system
+    /// call, or the reply.
+    fn daemon_next<E: HostEvents>(&mut self, now: Ns, d: u32, b: &mut Below<E>) {
+        let i = self.server_index(d);
+        let s = self.serving[i].as_ref().expect("a taken request");
+        let step = self
+            .fwd()
+            .expect("a forwarding mount")
+            .daemon_step(&s.req, &s.rets);
+        match step {
+            DaemonStep::Call(sc) => {
+                let s = self.serving[i].as_mut().expect("a taken request");
+                s.issued.get_or_insert(now);
+                self.syscall(now, d, sc, b);
+            }
+            DaemonStep::Reply(ret) => self.reply(now, d, ret, b),
+        }
+    }
+
+    /// Server thread `d`'s lower call (issued at `issued`, its last
+    /// request `io`) returned at `now` with the task's `ret`: its handler
+    /// goes on.
     pub(super) fn server_reply<E: HostEvents>(
         &mut self,
         now: Ns,
@@ -196,17 +245,30 @@ impl Host {
         io: Option<DeviceTimes>,
         b: &mut Below<E>,
     ) {
-        let task = &mut self.tasks[d as usize];
-        let ret = task.ret;
-        let of = task
-            .remove(FIRST_FD)
-            .expect("the server's lower descriptor");
-        let f = self.fwd().expect("a forwarding mount");
-        let i = d - f.server_thread(0);
-        let s = self.serving[i as usize].take().expect("a taken request");
-        self.server_files
-            .insert((s.req.sender, s.req.fd, s.req.ino), of);
-        let copied_out = match s.req.op {
+        let ret = self.tasks[d as usize].ret;
+        let i = self.server_index(d);
+        let s = self.serving[i].as_mut().expect("a taken request");
+        s.rets.push(ret);
+        s.issued.get_or_insert(issued);
+        if io.is_some() {
+            s.io = io;
+        }
+        self.daemon_next(now, d, b);
+    }
+
+    /// Server thread `d` replies `ret` at `now` (`writev(/dev/fuse)`): the
+    /// handle it opened or used is kept, a read's pages fill, the sender
+    /// is answered, and the thread takes the next request.
+    fn reply<E: HostEvents>(&mut self, now: Ns, d: u32, ret: i64, b: &mut Below<E>) {
+        let i = self.server_index(d);
+        let s = self.serving[i].take().expect("a taken request");
+        let req = s.req;
+        if let Some(of) = self.tasks[d as usize].remove(FIRST_FD) {
+            if req.op != UpcallOp::Release {
+                self.server_files.insert((req.sender, req.fd, req.ino), of);
+            }
+        }
+        let copied_out = match req.op {
             UpcallOp::Read { .. } => ret.max(0) as u64,
             _ => 0,
         };
@@ -215,23 +277,34 @@ impl Host {
             + self
                 .cpu
                 .thread(d, now, |c| c.syscall_entry + c.syscall + c.copy(copied_out));
+        let issued = s.issued.unwrap_or(now);
         if let UpcallOp::Read {
             mapping,
             first_page,
             pages,
-        } = s.req.op
+        } = req.op
         {
             self.cache.complete_read(mapping, first_page, pages as u32);
-            self.wake_page_waiters(replied, mapping, first_page, pages as u32, io, b);
+            self.wake_page_waiters(replied, mapping, first_page, pages as u32, s.io, b);
         }
-        self.sender_replied(replied, s.req.sender, issued, io);
         let bytes = s.copied_in + copied_out;
         let next = self
             .fwd_mut()
-            .and_then(|f| f.replied(i, replied, replied - s.taken, bytes));
-        self.send_next(replied, s.req.sender, b);
+            .and_then(|f| f.replied(i as u32, replied, replied - s.taken, bytes));
+        match req.op {
+            // Nobody waits for a release.
+            UpcallOp::Release => {}
+            op if op.is_namespace() => {
+                self.sender_replied(replied, req.sender, issued, s.io);
+                self.ns_reply(replied, req.sender, ret, b);
+            }
+            _ => {
+                self.sender_replied(replied, req.sender, issued, s.io);
+                self.send_next(replied, req.sender, b);
+            }
+        }
         if let Some(req) = next {
-            self.dispatch(replied, i, req, false, b);
+            self.dispatch(replied, i as u32, req, false, b);
         }
     }
 

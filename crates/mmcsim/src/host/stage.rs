@@ -156,6 +156,8 @@ pub struct Host {
     /// Requests a task still has to send, in order, each after the
     /// previous one's reply.
     pub(super) chains: BTreeMap<u32, VecDeque<Upcall>>,
+    /// Forwarded namespace calls in progress (FUSE).
+    pub(super) ns: super::fuse_namei::NsCalls,
 }
 
 impl Host {
@@ -195,6 +197,7 @@ impl Host {
             serving: Vec::new(),
             server_files: BTreeMap::new(),
             chains: BTreeMap::new(),
+            ns: Default::default(),
         }
     }
 
@@ -708,6 +711,7 @@ impl Host {
             Phase::SyncAll(n) => self.sync_all_step(now, t, n, b),
             Phase::Serve => self.serve(now, t, b),
             Phase::Forwarded { sync } => self.forwarded_done(now, t, sync, b),
+            Phase::FuseWalk => self.ns_continue(now, t, b),
             Phase::WaitIo | Phase::Throttled | Phase::SyncFlush => {}
         }
     }

@@ -105,6 +105,36 @@ pub enum Syscall {
     },
     /// `sync()`: write back everything, commit, flush.
     Sync,
+    /// `stat(path)` (also `lstat` and `access(path, F_OK)`: no symbolic
+    /// links or permissions are modelled): a look-up in the cached
+    /// namespace; ENOENT or ENOTDIR for a missing path.
+    Stat {
+        /// Absolute path.
+        path: String,
+    },
+    /// `mknod(path, S_IFREG | mode, 0)`: creates an empty regular file
+    /// without opening it (EEXIST if the name exists). The FUSE daemon
+    /// makes it for FUSE_MKNOD.
+    Mknod {
+        /// Absolute path.
+        path: String,
+    },
+    /// `truncate(path, len)`: `ftruncate` by name. The FUSE daemon makes
+    /// it for FUSE_SETATTR.
+    Truncate {
+        /// Absolute path.
+        path: String,
+        /// New size, bytes.
+        len: u64,
+    },
+    /// Reading directory `path` to its end: `opendir`, `getdents64`,
+    /// `closedir` — three system calls on the cached directory. The FUSE
+    /// daemon's case-insensitive name search makes it for a name that
+    /// `access` did not find.
+    Readdir {
+        /// Absolute path.
+        path: String,
+    },
 }
 
 /// `lseek` origins.

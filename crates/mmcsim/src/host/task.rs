@@ -52,6 +52,10 @@ pub enum Phase {
         /// The FUSE_FSYNC still to send after the writes, if any.
         sync: Option<bool>,
     },
+    /// A namespace call on a FUSE mount, woken by the reply to its
+    /// request (whose result is in `ret`): it sends the next request or
+    /// returns.
+    FuseWalk,
 }
 
 /// What happens when a task's data I/O completes.

@@ -70,6 +70,16 @@ impl Mount {
         }
     }
 
+    /// Looks up any existing node (a file or a directory; the raw
+    /// layout's root and files): `stat`.
+    pub fn lookup_any(&self, path: &str) -> Result<Node, Errno> {
+        match self {
+            Mount::Raw(_) if components(path)?.is_empty() => Ok(Node::Raw(usize::MAX)),
+            Mount::Raw(_) => self.lookup(path).map(|(n, _)| n),
+            Mount::Fs(fs) => Ok(Node::Inode(fs.lookup(&components(path)?)?)),
+        }
+    }
+
     /// Size of a file, bytes.
     pub fn size(&self, node: Node) -> u64 {
         match (self, node) {

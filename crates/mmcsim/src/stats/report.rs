@@ -326,6 +326,14 @@ pub enum CallKind {
     Mkdir,
     /// sync().
     Sync,
+    /// stat() / lstat() / access().
+    Stat,
+    /// mknod().
+    Mknod,
+    /// truncate() by path.
+    Truncate,
+    /// opendir() + getdents64() + closedir().
+    Readdir,
 }
 
 /// One finished call.
@@ -471,7 +479,11 @@ impl Collector {
             | CallKind::Ftruncate
             | CallKind::Unlink
             | CallKind::Rename
-            | CallKind::Mkdir => self.counts.metadata_calls += 1,
+            | CallKind::Mkdir
+            | CallKind::Stat
+            | CallKind::Mknod
+            | CallKind::Truncate
+            | CallKind::Readdir => self.counts.metadata_calls += 1,
         }
         self.counts.count += 1;
         self.first_issue = Some(self.first_issue.map_or(c.issue, |f| f.min(c.issue)));

@@ -102,6 +102,9 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         "mkdir" => Syscall::Mkdir {
             path: path(w.next())?,
         },
+        "stat" => Syscall::Stat {
+            path: path(w.next())?,
+        },
         "rename" => Syscall::Rename {
             from: path(w.next())?,
             to: path(w.next())?,
@@ -117,7 +120,7 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         }
         other => {
             return Err(format!(
-                "unknown call `{other}`; expected open, creat, close, read, write, pread, pwrite, lseek, fsync, fdatasync, ftruncate, unlink, rmdir, mkdir, rename, sync or sleep"
+                "unknown call `{other}`; expected open, creat, close, read, write, pread, pwrite, lseek, fsync, fdatasync, ftruncate, unlink, rmdir, mkdir, rename, stat, sync or sleep"
             ))
         }
     };

@@ -117,8 +117,23 @@ pub enum FsReport {
 
 // ---- stacked file systems served in user space (FUSE) -----------------
 
-/// What a forwarded request asks the user-space server to do (the FUSE
-/// opcodes that carry file data or durability).
+/// A name a forwarded namespace request refers to: the first `depth`
+/// components of path argument `arg` of the sending task's call (0: its
+/// path, or rename's source; 1: rename's target). FUSE sends the parent's
+/// node id and the last of these components; the daemon turns them back
+/// into a lower path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeRef {
+    /// Which path argument of the call.
+    pub arg: u8,
+    /// How many of its components.
+    pub depth: u32,
+}
+
+/// What a forwarded request asks the user-space server to do: the FUSE
+/// opcodes a 3.x kernel sends for the VFS calls mmcsim models
+/// (`include/linux/fuse.h`; sent from `fs/fuse/dir.c` and
+/// `fs/fuse/file.c` of Linux 3.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UpcallOp {
     /// FUSE_READ: pages `[first_page, first_page + pages)` of the upper
@@ -144,6 +159,169 @@ pub enum UpcallOp {
         /// fdatasync rather than fsync.
         datasync: bool,
     },
+    /// FUSE_LOOKUP of a name in its parent directory: a path component
+    /// the dentry cache does not hold, or holds past its `entry_valid`
+    /// (`fuse_lookup`, `fuse_dentry_revalidate`).
+    Lookup {
+        /// The name (its parent is the component before it).
+        name: NodeRef,
+    },
+    /// FUSE_GETATTR of node `ino` (the request's inode) whose attributes
+    /// are past their `attr_valid`, asked by the permission check of a
+    /// `default_permissions` mount or by `stat` (`fuse_permission`,
+    /// `fuse_update_attributes`).
+    Getattr,
+    /// FUSE_CREATE (atomic create + open, `fuse_create_open`). sdcard does
+    /// not implement it: the reply is ENOSYS, after which the kernel sets
+    /// `no_create` and falls back to FUSE_MKNOD + FUSE_OPEN.
+    Create {
+        /// The new name.
+        name: NodeRef,
+    },
+    /// FUSE_MKNOD of a regular file (`fuse_mknod` via `fuse_create`).
+    Mknod {
+        /// The new name.
+        name: NodeRef,
+    },
+    /// FUSE_MKDIR (`fuse_mkdir`).
+    Mkdir {
+        /// The new name.
+        name: NodeRef,
+    },
+    /// FUSE_UNLINK, or FUSE_RMDIR when `rmdir` (`fuse_unlink`,
+    /// `fuse_rmdir`).
+    Unlink {
+        /// The name to remove.
+        name: NodeRef,
+        /// FUSE_RMDIR.
+        rmdir: bool,
+    },
+    /// FUSE_RENAME of the call's path 0 to its path 1 (`fuse_rename`).
+    Rename,
+    /// FUSE_OPEN of node `ino` with the open flags less O_CREAT and O_EXCL
+    /// (O_TRUNC is kept: sdcard asks for `FUSE_ATOMIC_O_TRUNC`;
+    /// `fuse_send_open`).
+    Open {
+        /// The flags the daemon opens the lower file with.
+        flags: OpenFlags,
+    },
+    /// FUSE_FLUSH, sent by every `close` of a regular file (`fuse_flush`);
+    /// the caller waits for it.
+    Flush,
+    /// FUSE_RELEASE when the last reference to an open file goes
+    /// (`fuse_release_common`); queued in the background, the closing
+    /// task does not wait. The request's `fd` is the host's token for the
+    /// daemon's handle.
+    Release,
+    /// FUSE_SETATTR with FATTR_SIZE (`ftruncate`, `fuse_do_setattr`; an
+    /// O_TRUNC open sends none with `FUSE_ATOMIC_O_TRUNC`).
+    Setattr {
+        /// The new size, bytes.
+        size: u64,
+    },
+}
+
+impl UpcallOp {
+    /// Whether the request belongs to a namespace or descriptor call (its
+    /// reply goes to the call's walk), rather than to file I/O.
+    pub fn is_namespace(&self) -> bool {
+        !matches!(
+            self,
+            UpcallOp::Read { .. } | UpcallOp::Write { .. } | UpcallOp::Fsync { .. }
+        )
+    }
+
+    /// Whether the daemon serves it on its handle of the sender's open
+    /// file (`fuse_open_out.fh`), rather than by path.
+    pub fn uses_handle(&self) -> bool {
+        matches!(
+            self,
+            UpcallOp::Read { .. }
+                | UpcallOp::Write { .. }
+                | UpcallOp::Fsync { .. }
+                | UpcallOp::Release
+        )
+    }
+}
+
+/// A namespace or descriptor call an application makes on a forwarded
+/// mount, as the VFS hands it to the stacked file system (paths as
+/// components under `/`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NsCall {
+    /// `open(path, flags)`; done with the inode.
+    Open {
+        /// Path components.
+        path: Vec<String>,
+        /// Open flags.
+        flags: OpenFlags,
+    },
+    /// The last `close` of an open file of `ino`.
+    Close {
+        /// The inode.
+        ino: Ino,
+    },
+    /// `ftruncate` of an open file of `ino` to `len` bytes.
+    Truncate {
+        /// The inode.
+        ino: Ino,
+        /// New size, bytes.
+        len: u64,
+    },
+    /// `unlink(path)`, or `rmdir(path)` when `rmdir`.
+    Unlink {
+        /// Path components.
+        path: Vec<String>,
+        /// rmdir(2).
+        rmdir: bool,
+    },
+    /// `mkdir(path)`.
+    Mkdir {
+        /// Path components.
+        path: Vec<String>,
+    },
+    /// `rename(from, to)`.
+    Rename {
+        /// Source path components.
+        from: Vec<String>,
+        /// Target path components.
+        to: Vec<String>,
+    },
+    /// `stat(path)`.
+    Stat {
+        /// Path components.
+        path: Vec<String>,
+    },
+}
+
+/// What a namespace call on a forwarded mount does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NsStep {
+    /// Send this request and sleep until its reply.
+    Send(Upcall),
+    /// The call returns `ret` (an open: the inode; −errno on failure),
+    /// after queueing `detach` (FUSE_RELEASE) without waiting for it.
+    Done {
+        /// Return value, or −errno.
+        ret: i64,
+        /// A request sent in the background.
+        detach: Option<Upcall>,
+    },
+}
+
+/// The descriptor of a request's handle in a server thread's table: the
+/// thread's only open file while it serves the request, so the first
+/// number a task's `open` returns (the host checks they agree).
+pub const HANDLE_FD: u32 = 3;
+
+/// What a server thread does next for the request it took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DaemonStep {
+    /// Make this system call on the lower file system (descriptor
+    /// [`HANDLE_FD`] is the request's handle).
+    Call(super::syscall::Syscall),
+    /// Reply with this result (0 or a byte count; −errno).
+    Reply(i64),
 }
 
 /// One request forwarded to the user-space server: the FUSE request
@@ -152,13 +330,17 @@ pub enum UpcallOp {
 pub struct Upcall {
     /// What to do.
     pub op: UpcallOp,
-    /// The file (the lower file system's inode number, which the FUSE node
-    /// shares).
+    /// The node (the lower file system's inode number, which the FUSE node
+    /// shares): the file of a read, write, fsync, open, flush, release or
+    /// setattr, the node of a getattr, the source of a rename; 0 for a
+    /// request that names a child.
     pub ino: Ino,
-    /// The sending task (it sleeps until the reply).
+    /// The sending task (it sleeps until the reply, but for FUSE_RELEASE).
     pub sender: u32,
-    /// The sender's descriptor: with `sender`, the daemon's file handle
-    /// (`fuse_open_out.fh`, one lower descriptor per open).
+    /// The sender's descriptor (an open's: the one it will return): with
+    /// `sender` and `ino`, the daemon's file handle (`fuse_open_out.fh`,
+    /// one lower descriptor per open). FUSE_RELEASE carries the host's
+    /// token for the handle instead.
     pub fd: u32,
     /// When it was queued, ns.
     pub queued: Ns,
@@ -207,6 +389,19 @@ pub trait Forwarding {
     /// copying `bytes` of payload in and out of the kernel; returns its
     /// next request (it reads /dev/fuse again), or `None` (it sleeps).
     fn replied(&mut self, i: u32, now: Ns, busy: Ns, bytes: u64) -> Option<Upcall>;
+
+    /// Task `sender` starts namespace call `call` at `now` (`fd`: the
+    /// descriptor it concerns, or that an open will return): its first
+    /// request, or its result when the kernel's caches answer it.
+    fn ns_begin(&mut self, sender: u32, fd: u32, call: NsCall, now: Ns) -> NsStep;
+
+    /// The reply `ret` (0 or −errno) to task `sender`'s namespace request
+    /// came back at `now`: its next request, or the call's result.
+    fn ns_replied(&mut self, sender: u32, ret: i64, now: Ns) -> NsStep;
+
+    /// What server thread serving `req` does next, given the results of
+    /// the lower system calls it has made for it so far, in order.
+    fn daemon_step(&self, req: &Upcall, rets: &[i64]) -> DaemonStep;
 }
 
 /// The VFS's `may_open` checks for opening an existing inode with

@@ -20,6 +20,30 @@ pub struct DevStats {
     pub write: u64,
     /// FUSE_FSYNC requests.
     pub fsync: u64,
+    /// FUSE_LOOKUP requests.
+    pub lookup: u64,
+    /// FUSE_GETATTR requests.
+    pub getattr: u64,
+    /// FUSE_CREATE requests.
+    pub create: u64,
+    /// FUSE_MKNOD requests.
+    pub mknod: u64,
+    /// FUSE_MKDIR requests.
+    pub mkdir: u64,
+    /// FUSE_UNLINK requests.
+    pub unlink: u64,
+    /// FUSE_RMDIR requests.
+    pub rmdir: u64,
+    /// FUSE_RENAME requests.
+    pub rename: u64,
+    /// FUSE_OPEN requests.
+    pub open: u64,
+    /// FUSE_FLUSH requests.
+    pub flush: u64,
+    /// FUSE_RELEASE requests.
+    pub release: u64,
+    /// FUSE_SETATTR requests.
+    pub setattr: u64,
     /// Payload bytes copied through /dev/fuse (write data in, read data
     /// out).
     pub bytes_copied: u64,
@@ -31,6 +55,29 @@ pub struct DevStats {
     pub queue_wait_ns: u64,
     /// Most requests waiting on the pending list at once.
     pub max_pending: u64,
+}
+
+impl DevStats {
+    /// The counter of `op`'s opcode.
+    fn counter(&mut self, op: UpcallOp) -> &mut u64 {
+        match op {
+            UpcallOp::Read { .. } => &mut self.read,
+            UpcallOp::Write { .. } => &mut self.write,
+            UpcallOp::Fsync { .. } => &mut self.fsync,
+            UpcallOp::Lookup { .. } => &mut self.lookup,
+            UpcallOp::Getattr => &mut self.getattr,
+            UpcallOp::Create { .. } => &mut self.create,
+            UpcallOp::Mknod { .. } => &mut self.mknod,
+            UpcallOp::Mkdir { .. } => &mut self.mkdir,
+            UpcallOp::Unlink { rmdir: false, .. } => &mut self.unlink,
+            UpcallOp::Unlink { rmdir: true, .. } => &mut self.rmdir,
+            UpcallOp::Rename => &mut self.rename,
+            UpcallOp::Open { .. } => &mut self.open,
+            UpcallOp::Flush => &mut self.flush,
+            UpcallOp::Release => &mut self.release,
+            UpcallOp::Setattr { .. } => &mut self.setattr,
+        }
+    }
 }
 
 /// The connection: its pending list and which daemon threads are idle.
@@ -86,17 +133,28 @@ impl Dev {
     /// A thread takes `req` at `now`: counted by opcode and queue wait.
     fn take(&mut self, req: Upcall, now: Ns) -> Upcall {
         self.stats.queue_wait_ns += now.saturating_sub(req.queued);
-        match req.op {
-            UpcallOp::Read { .. } => self.stats.read += 1,
-            UpcallOp::Write { .. } => self.stats.write += 1,
-            UpcallOp::Fsync { .. } => self.stats.fsync += 1,
-        }
+        *self.stats.counter(req.op) += 1;
         req
     }
 
     /// Requests taken so far.
     pub fn requests(&self) -> u64 {
-        self.stats.read + self.stats.write + self.stats.fsync
+        let s = &self.stats;
+        s.read
+            + s.write
+            + s.fsync
+            + s.lookup
+            + s.getattr
+            + s.create
+            + s.mknod
+            + s.mkdir
+            + s.unlink
+            + s.rmdir
+            + s.rename
+            + s.open
+            + s.flush
+            + s.release
+            + s.setattr
     }
 }
 

@@ -24,26 +24,40 @@
 //!   `writev` system calls, the payload copies, [`params::REQUEST_NS`],
 //!   and the lower system call itself; the reply wakes the sender.
 //!
-//! Namespace calls (open, create, unlink, rename, mkdir) go straight to
-//! the lower file system without a daemon round trip [uncertain: each is
-//! one or two FUSE requests (LOOKUP, MKNOD + OPEN, ...) on the phone].
+//! * Namespace and descriptor calls are requests too (`namei.rs`): the
+//!   path walk's FUSE_LOOKUP (a name the dentry cache does not hold valid)
+//!   and FUSE_GETATTR (expired attributes, for the permission checks of
+//!   sdcard's `default_permissions` mount), with sdcard's 10 s
+//!   `entry_valid`/`attr_valid` ([`dcache`]); FUSE_CREATE once (ENOSYS),
+//!   then FUSE_MKNOD + FUSE_OPEN for a new file; FUSE_OPEN; FUSE_FLUSH on
+//!   each close and FUSE_RELEASE in the background; FUSE_UNLINK,
+//!   FUSE_RMDIR, FUSE_MKDIR, FUSE_RENAME; FUSE_SETATTR for `ftruncate`.
+//!   The daemon serves each with its handler's lower system calls
+//!   (`sdcard.rs`: `access`, `lstat`, `mknod`, `open`, ... on ext4, with
+//!   their metadata and journal work), and the reply carries the lower
+//!   call's errno.
+//!
 //! The upper page cache is not invalidated on open
 //! (`invalidate_inode_pages2` without `FOPEN_KEEP_CACHE`), and pages a
 //! FUSE_WRITE covers are not kept up to date in it.
 
+pub mod dcache;
 pub mod dev;
+mod namei;
 pub mod params;
 pub mod report;
+mod sdcard;
 mod vfs;
 
 use std::collections::BTreeMap;
 
 use super::config::{FsConfig, FsType};
-use super::{FileSystem, Ino, Upcall};
+use super::{DaemonStep, FileSystem, Ino, NsCall, NsStep, Upcall, UpcallOp};
 use crate::error::SettingError;
 use crate::host::page_cache::{FileId, PageCache};
 use crate::types::Ns;
 
+use dcache::Dcache;
 use dev::Dev;
 use report::{FuseReport, FuseSection, Opcodes, WaitMean};
 
@@ -61,6 +75,13 @@ pub struct Fuse {
     max_read_kib: u32,
     max_write_kib: u32,
     dev: Dev,
+    /// The kernel's dentry and attribute caches, and the daemon's node
+    /// paths.
+    dcache: Dcache,
+    /// Namespace calls in progress, by sending task.
+    walks: BTreeMap<u32, namei::Walk>,
+    /// FUSE_CREATE was answered ENOSYS (`fc->no_create`).
+    no_create: bool,
 }
 
 impl Fuse {
@@ -91,6 +112,10 @@ impl Fuse {
         let threads = cfg
             .daemon_threads
             .unwrap_or_else(|| params::default_daemon_threads(None));
+        let mut dcache = Dcache::default();
+        if let Ok(root) = lower.lookup(&[]) {
+            dcache.know(root, &[]);
+        }
         Ok(Fuse {
             lower,
             lower_type: lower_cfg.fs_type,
@@ -101,6 +126,9 @@ impl Fuse {
             max_read_kib: cfg.max_read_kib.unwrap_or(params::DEFAULT_MAX_READ_KIB),
             max_write_kib: cfg.max_write_kib.unwrap_or(params::DEFAULT_MAX_WRITE_KIB),
             dev: Dev::new(threads),
+            dcache,
+            walks: BTreeMap::new(),
+            no_create: false,
         })
     }
 
@@ -142,11 +170,7 @@ impl Fuse {
                 daemon_threads: self.daemon_threads,
                 max_read_kib: self.max_read_kib,
                 max_write_kib: self.write_kib(),
-                requests: Opcodes {
-                    read: s.read,
-                    write: s.write,
-                    fsync: s.fsync,
-                },
+                requests: Opcodes::of(s),
                 bytes_copied: s.bytes_copied,
                 daemon_busy_us: s.busy_ns as f64 / 1e3,
                 queue_wait_us: WaitMean { mean },
@@ -194,10 +218,26 @@ impl super::Forwarding for Fuse {
     }
 
     fn send(&mut self, req: Upcall, now: Ns) -> Option<(u32, Upcall)> {
+        if let UpcallOp::Write { .. } = req.op {
+            // fuse_perform_write ends with fuse_invalidate_attr.
+            self.dcache.invalidate_attr(req.ino);
+        }
         self.dev.send(req, now)
     }
 
     fn replied(&mut self, i: u32, now: Ns, busy: Ns, bytes: u64) -> Option<Upcall> {
         self.dev.replied(i, now, busy, bytes)
+    }
+
+    fn ns_begin(&mut self, sender: u32, fd: u32, call: NsCall, now: Ns) -> NsStep {
+        self.walk_begin(sender, fd, call, now)
+    }
+
+    fn ns_replied(&mut self, sender: u32, ret: i64, now: Ns) -> NsStep {
+        self.walk_reply(sender, ret, now)
+    }
+
+    fn daemon_step(&self, req: &Upcall, rets: &[i64]) -> DaemonStep {
+        self.sdcard_step(req, rets)
     }
 }

@@ -49,6 +49,23 @@ pub const MAX_DAEMON_THREADS: u32 = 64;
 /// round trip as several microseconds per request on a 2.8 GHz Xeon].
 pub const REQUEST_NS: Ns = 5_000;
 
+/// `entry_valid` of sdcard's entry replies (LOOKUP, MKNOD, MKDIR), ns: a
+/// dentry the reply made stays valid 10 s, after which a path walk
+/// through it sends FUSE_LOOKUP again [src: AOSP system/core
+/// sdcard/sdcard.c `fuse_reply_entry`, `out.entry_valid = 10` (seconds),
+/// android-4.1.2_r1, 4.2_r1 and 4.4_r1; linux-3.4 fs/fuse/dir.c
+/// `fuse_dentry_revalidate`].
+pub const ENTRY_VALID_NS: Ns = 10_000_000_000;
+
+/// `attr_valid` of sdcard's entry and attribute replies (LOOKUP, MKNOD,
+/// MKDIR, GETATTR, SETATTR), ns: past it, the permission check of a
+/// `default_permissions` mount (sdcard mounts with it) and `stat` send
+/// FUSE_GETATTR [src: sdcard.c `fuse_reply_entry` and `fuse_reply_attr`,
+/// `out.attr_valid = 10`, android-4.1.2_r1..4.4_r1; mount options
+/// "default_permissions,allow_other"; linux-3.4 fs/fuse/dir.c
+/// `fuse_permission`, `fuse_update_attributes`].
+pub const ATTR_VALID_NS: Ns = 10_000_000_000;
+
 /// Pid of the sdcard daemon's threads (bios it submits are charged to it).
 pub const DAEMON_PID: u32 = 2;
 

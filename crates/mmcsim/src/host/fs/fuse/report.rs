@@ -62,7 +62,8 @@ pub struct FuseSection {
     pub max_pending: u64,
 }
 
-/// Requests by FUSE opcode.
+/// Requests by FUSE opcode (`fs.fuse.requests`), each counted when a
+/// daemon thread takes it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Opcodes {
     /// FUSE_READ.
@@ -71,6 +72,53 @@ pub struct Opcodes {
     pub write: u64,
     /// FUSE_FSYNC.
     pub fsync: u64,
+    /// FUSE_LOOKUP.
+    pub lookup: u64,
+    /// FUSE_GETATTR.
+    pub getattr: u64,
+    /// FUSE_CREATE (answered ENOSYS by sdcard, once per mount).
+    pub create: u64,
+    /// FUSE_MKNOD.
+    pub mknod: u64,
+    /// FUSE_MKDIR.
+    pub mkdir: u64,
+    /// FUSE_UNLINK.
+    pub unlink: u64,
+    /// FUSE_RMDIR.
+    pub rmdir: u64,
+    /// FUSE_RENAME.
+    pub rename: u64,
+    /// FUSE_OPEN.
+    pub open: u64,
+    /// FUSE_FLUSH.
+    pub flush: u64,
+    /// FUSE_RELEASE.
+    pub release: u64,
+    /// FUSE_SETATTR.
+    pub setattr: u64,
+}
+
+impl Opcodes {
+    /// The counts of the connection's counters.
+    pub fn of(s: &super::dev::DevStats) -> Opcodes {
+        Opcodes {
+            read: s.read,
+            write: s.write,
+            fsync: s.fsync,
+            lookup: s.lookup,
+            getattr: s.getattr,
+            create: s.create,
+            mknod: s.mknod,
+            mkdir: s.mkdir,
+            unlink: s.unlink,
+            rmdir: s.rmdir,
+            rename: s.rename,
+            open: s.open,
+            flush: s.flush,
+            release: s.release,
+            setattr: s.setattr,
+        }
+    }
 }
 
 /// A mean, µs (0 when nothing was counted).

@@ -16,6 +16,13 @@ impl FileSystem for Fuse {
     fn populate(&mut self, path: &[&str], pages: u64, cache: &mut PageCache) -> Result<Ino, Errno> {
         let ino = self.lower.populate(path, pages, cache)?;
         self.upper_of(ino, cache);
+        let owned: Vec<String> = path.iter().map(|c| c.to_string()).collect();
+        self.dcache.know(ino, &owned);
+        for depth in 1..owned.len() {
+            if let Ok(dir) = self.lower.lookup(&path[..depth]) {
+                self.dcache.know(dir, &owned[..depth]);
+            }
+        }
         Ok(ino)
     }
 
