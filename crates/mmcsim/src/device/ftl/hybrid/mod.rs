@@ -29,6 +29,12 @@
 //!   age × (1 − u) / 2u); every logical block with valid data in it is
 //!   full-merged, then it is erased and a free superblock opens as the new
 //!   random log block. This is the random-write collapse of the era.
+//! * **Bounded associativity** (`[ftl.hybrid] log_associativity = K`,
+//!   KAST; [`assoc`]): a random log block holds pages of at most K logical
+//!   blocks, so reclaiming one costs at most K full merges.
+//! * **Incremental merges** (`[gc] copy_budget_pages`, phased garbage
+//!   collection; [`merge`]): a merge runs in steps of a few stripe pages,
+//!   one before each host stripe page and more in idle time.
 //! * Copies program pages in ascending order (NAND rule); a block's pages
 //!   after its last valid data stay erased, holes before it are padded.
 //! * Dynamic wear leveling: a new log or merge target is the least-worn
@@ -40,6 +46,9 @@
 //!   the device's map-page cache is not consulted
 //!   ([`Mapping::owns_translation`]).
 
+mod assoc;
+mod merge;
+
 use super::integrity::IntegrityError;
 use super::integrity_journal::{MapChange, MapJournal};
 use super::wear_leveling::StaticWearLeveling;
@@ -47,6 +56,7 @@ use super::{BlockState, FtlStats, Mapping, MappingScheme, Placement, VictimPolic
 use crate::device::config::{FtlConfig, GcConfig, WearLevelingConfig};
 use crate::device::nand::{Geometry, NandArray, NandOp};
 use crate::device::state::{StateError, StateReader, StateWriter};
+use merge::MergeJob;
 
 /// Sequential log blocks: FAST keeps exactly one (Lee et al., ACM TECS
 /// 2007; `[ftl.hybrid] sequential_log_blocks` is validated to 1). The free
@@ -78,6 +88,9 @@ enum Role {
     SeqLog,
     /// A random log block.
     RandLog,
+    /// The superblock an incremental full merge of this logical block is
+    /// filling ([`merge`]).
+    Target(u32),
 }
 
 /// The sequential log block: its superblock, logical block and next
@@ -148,6 +161,29 @@ pub struct HybridMapping {
     sources: Vec<(u32, u32, u32)>,
     /// Translation changes for the incremental integrity check.
     journal: MapJournal,
+    /// KAST: the most logical blocks a random log block may hold; `None`
+    /// = FAST (fully associative).
+    assoc_limit: Option<u32>,
+    /// KAST: per superblock holding a random log block, the logical blocks
+    /// with valid pages in it and how many (empty otherwise, and always
+    /// under FAST).
+    log_lbns: Vec<Vec<(u32, u32)>>,
+    /// Scratch: entries of a random write not yet placed (KAST).
+    rest: Vec<(u32, u32)>,
+    /// Incremental merging: stripe pages copied per host stripe page
+    /// (`[gc] copy_budget_pages`); `None` = merges at once.
+    budget: Option<u32>,
+    /// The merge in progress (incremental merging).
+    job: Option<MergeJob>,
+    /// Per die, the pages the merge in progress programs (fixed when it
+    /// begins).
+    job_pages_end: Vec<u32>,
+    /// The random log block being reclaimed, one merge after another
+    /// (incremental merging).
+    reclaiming: Option<u32>,
+    /// Merges that had to run at once because incremental merging fell
+    /// behind (since the last [`Mapping::reset_stats`]).
+    emergencies: u64,
 }
 
 impl HybridMapping {
@@ -192,6 +228,14 @@ impl HybridMapping {
             pages_end: vec![0; geo.dies() as usize],
             sources: Vec::with_capacity(geo.stripe_slots() as usize),
             journal: MapJournal::default(),
+            assoc_limit: h.log_associativity.limit(),
+            log_lbns: vec![Vec::new(); units as usize],
+            rest: Vec::with_capacity(geo.stripe_slots() as usize),
+            budget: gc.copy_budget_pages,
+            job: None,
+            job_pages_end: vec![0; geo.dies() as usize],
+            reclaiming: None,
+            emergencies: 0,
         }
     }
 
@@ -271,13 +315,17 @@ impl HybridMapping {
         }
         self.written[unit as usize] = 0;
         self.role[unit as usize] = Role::Free;
+        self.log_lbns[unit as usize].clear();
         self.free.push(unit);
     }
 
     fn invalidate(&mut self, slot: u32) {
-        self.p2l[slot as usize] = UNMAPPED;
-        let u = self.unit_of(slot) as usize;
-        self.valid[u] -= 1;
+        let lpn = std::mem::replace(&mut self.p2l[slot as usize], UNMAPPED);
+        let u = self.unit_of(slot);
+        self.valid[u as usize] -= 1;
+        if self.assoc_limit.is_some() && self.role[u as usize] == Role::RandLog {
+            self.log_lose(u, lpn / self.unit_slots);
+        }
     }
 
     /// Programs `self.stage` (entry `e` at entry `e`; UNMAPPED = padding) at
@@ -302,6 +350,9 @@ impl HybridMapping {
             self.slot_version[slot as usize] = ver;
             self.valid[unit as usize] += 1;
             self.written[unit as usize] += 1;
+            if self.assoc_limit.is_some() && self.role[unit as usize] == Role::RandLog {
+                self.log_gain(unit, lpn / self.unit_slots);
+            }
         }
         for pl in 0..g.planes {
             if let Err(e) = self.nand.program(g.block_id(die, pl, unit), page) {
@@ -330,6 +381,14 @@ impl HybridMapping {
         purpose: Purpose,
         ops: &mut Vec<NandOp>,
     ) {
+        self.measure_pages_end(lbn, from);
+        let ss = self.geo.stripe_slots();
+        self.copy_positions(unit, lbn, from / ss, None, purpose, ops);
+    }
+
+    /// Sets `pages_end`: per die, the pages up to the last one holding
+    /// valid data of offsets `from..` of `lbn`.
+    fn measure_pages_end(&mut self, lbn: u32, from: u32) {
         let g = self.geo;
         let (ss, dies) = (g.stripe_slots(), g.dies());
         let base = lbn * self.unit_slots;
@@ -341,10 +400,33 @@ impl HybridMapping {
                 self.pages_end[d] = self.pages_end[d].max(k / dies + 1);
             }
         }
-        for k in from / ss..self.positions() {
+    }
+
+    /// Copies the valid data of `lbn` in place into `unit` from position
+    /// `k0` on, up to `pages_end` on each die, stopping after `limit`
+    /// stripe-page programs (`None` = to the end); returns the next
+    /// position to copy (`positions()` when done).
+    fn copy_positions(
+        &mut self,
+        unit: u32,
+        lbn: u32,
+        k0: u32,
+        limit: Option<u32>,
+        purpose: Purpose,
+        ops: &mut Vec<NandOp>,
+    ) -> u32 {
+        let g = self.geo;
+        let (ss, dies) = (g.stripe_slots(), g.dies());
+        let base = lbn * self.unit_slots;
+        let mut programs = 0;
+        for k in k0..self.positions() {
+            if limit.is_some_and(|l| programs >= l) {
+                return k;
+            }
             if k / dies >= self.pages_end[(k % dies) as usize] {
                 continue;
             }
+            programs += 1;
             self.stage.clear();
             self.sources.clear();
             let mut moved = 0u64;
@@ -377,6 +459,7 @@ impl HybridMapping {
             }
             self.program(unit, k, ops);
         }
+        self.positions()
     }
 
     /// Frees the old data block of `lbn` (all its data moved) and makes
@@ -427,12 +510,19 @@ impl HybridMapping {
             }
         }
         if !in_order {
-            self.full_merge(sw.lbn, Purpose::Reclaim, ops);
+            if self.budget.is_some() {
+                self.begin_full(sw.lbn, ops);
+            } else {
+                self.full_merge(sw.lbn, Purpose::Reclaim, ops);
+            }
             return;
         }
         self.seq = None;
         if sw.next == self.unit_slots && !rest {
             self.stats.merges_switch += 1;
+        } else if self.budget.is_some() {
+            self.begin_partial(sw, ops);
+            return;
         } else {
             self.copy_into(sw.unit, sw.lbn, sw.next, Purpose::Reclaim, ops);
             self.stats.merges_partial += 1;
@@ -445,15 +535,16 @@ impl HybridMapping {
     /// (index into the pool); `None` when none is full. When the pool is
     /// full every block in it is.
     fn rand_victim(&self) -> Option<usize> {
+        let positions = self.positions();
+        self.victim_among(|_, r| r.next == positions)
+    }
+
+    /// The random log block the policy reclaims among those `ok` accepts
+    /// (index into the pool and the log block).
+    fn victim_among(&self, ok: impl Fn(usize, &RandLog) -> bool + Copy) -> Option<usize> {
         let capacity = (self.positions() * self.geo.stripe_slots()) as f64;
         let valid = |r: &RandLog| self.valid[r.unit as usize];
-        let positions = self.positions();
-        let full = || {
-            self.rand
-                .iter()
-                .enumerate()
-                .filter(move |(_, r)| r.next == positions)
-        };
+        let full = || self.rand.iter().enumerate().filter(move |(i, r)| ok(*i, r));
         let pick = match self.policy {
             VictimPolicy::Fifo => full().min_by_key(|(_, r)| r.opened),
             VictimPolicy::Greedy => full().min_by_key(|(i, r)| (valid(r), *i)),
@@ -537,6 +628,7 @@ impl HybridMapping {
         } else {
             self.written[unit as usize] = 0;
             self.role[unit as usize] = Role::Free;
+            self.log_lbns[unit as usize].clear();
             self.free.push(unit);
         }
         programmed
@@ -549,12 +641,24 @@ impl HybridMapping {
         if self.rand.last().is_some_and(|r| r.next < self.positions()) {
             return;
         }
+        self.open_rand_log(ops);
+    }
+
+    /// Opens a new random log block, reclaiming one first when the pool is
+    /// full (at once, or by finishing the incremental reclaim in progress);
+    /// with incremental merging, reclaiming the next victim begins as soon
+    /// as the pool is full again.
+    fn open_rand_log(&mut self, ops: &mut Vec<NandOp>) {
         if self.rand.len() as u32 == self.rand_max {
-            let victim = self.rand_victim().unwrap_or_else(|| {
-                panic!("mmcsim device: simulator bug: the hybrid random log pool is full but holds no full log block")
-            });
-            self.reclaim_rand(victim, ops);
-            self.static_wear_leveling(ops);
+            if self.budget.is_some() {
+                self.reclaim_now(ops);
+            } else {
+                let victim = self.pool_victim(false).unwrap_or_else(|| {
+                    panic!("mmcsim device: simulator bug: the hybrid random log pool is full but holds no log block to reclaim")
+                });
+                self.reclaim_rand(victim, ops);
+                self.static_wear_leveling(ops);
+            }
         }
         let unit = self.alloc(false, Role::RandLog);
         self.rand.push(RandLog {
@@ -562,6 +666,25 @@ impl HybridMapping {
             next: 0,
             opened: self.clock,
         });
+        if self.budget.is_some() {
+            self.begin_reclaim_ahead();
+        }
+    }
+
+    /// The pool's victim: among the full log blocks under FAST (every one
+    /// when the pool is full), among all under KAST (a log block closes to
+    /// new logical blocks before it is full); never the one being
+    /// reclaimed, nor the newest when `spare_newest`.
+    fn pool_victim(&self, spare_newest: bool) -> Option<usize> {
+        let positions = self.positions();
+        let newest = self.rand.len().wrapping_sub(1);
+        let kast = self.assoc_limit.is_some();
+        let reclaiming = self.reclaiming;
+        self.victim_among(move |i, r| {
+            (kast || r.next == positions)
+                && Some(r.unit) != reclaiming
+                && !(spare_newest && i == newest)
+        })
     }
 
     /// Static wear leveling: moves the least-worn data block's logical
@@ -627,6 +750,9 @@ impl Mapping for HybridMapping {
         let ss = self.geo.stripe_slots();
         debug_assert!(!entries.is_empty() && entries.len() <= ss as usize);
         let first = ops.len();
+        if let Some(b) = self.budget {
+            self.merge_step(Some(b), ops);
+        }
         let s = self.unit_slots;
         let (lbn, off) = (entries[0].0 / s, entries[0].0 % s);
         let in_order = off % ss == 0
@@ -656,6 +782,9 @@ impl Mapping for HybridMapping {
                 die: k % self.geo.dies(),
                 reclaim_ops,
             };
+        }
+        if self.assoc_limit.is_some() {
+            return self.write_random_kast(entries, first, ops);
         }
         self.rand_room(ops);
         let reclaim_ops = ops.len() - first;
@@ -693,6 +822,7 @@ impl Mapping for HybridMapping {
     /// new one when needed) and data blocks (whose logical block then has
     /// none) — is erased and freed. Returns the superblocks erased.
     fn erase_unmapped(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.settle(ops);
         let mut n = 0;
         if let Some(sw) = self.seq.filter(|w| self.valid[w.unit as usize] == 0) {
             self.seq = None;
@@ -727,6 +857,7 @@ impl Mapping for HybridMapping {
     /// superblock holds invalid data. Merges count in the merge and GC
     /// counters as in the foreground. Returns the superblocks erased.
     fn sanitize(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.settle(ops);
         let before = self.stats.nand_erases;
         self.merge_seq(ops);
         while !self.rand.is_empty() {
@@ -783,6 +914,7 @@ impl Mapping for HybridMapping {
     /// so a command arriving waits for at most one merge. `None` when
     /// nothing was done. A superblock spans every die: die 0 is reported.
     fn background_collect(&mut self, target: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.settle(ops);
         let below = |h: &Self| h.geo.planes * h.spare_pool() < target;
         if !below(self) {
             return None;
@@ -801,12 +933,38 @@ impl Mapping for HybridMapping {
         done.then_some(0)
     }
 
+    /// Idle-time merging (`[gc] idle_gc_after_ms`): one step of `budget`
+    /// stripe pages of the merge in progress; with none, reclaiming a
+    /// random log block begins when the pool is full (every
+    /// `random_log_blocks` open), so the next one opens without a merge.
+    /// `target` (free blocks per die) is not used: the hybrid free pool
+    /// is fixed by the log blocks (see
+    /// [`Mapping::min_free_blocks_per_die`]). A superblock spans every
+    /// die: die 0 is reported.
+    fn idle_collect(&mut self, target: u32, budget: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let _ = target;
+        if self.merge_step(Some(budget), ops) {
+            return Some(0);
+        }
+        self.begin_reclaim_ahead();
+        self.merge_step(Some(budget), ops).then_some(0)
+    }
+
+    fn settle_gc(&mut self, ops: &mut Vec<NandOp>) {
+        self.settle(ops);
+    }
+
+    fn gc_emergencies(&self) -> u64 {
+        self.emergencies
+    }
+
     fn stats(&self) -> FtlStats {
         self.stats
     }
 
     fn reset_stats(&mut self) {
         self.stats = FtlStats::default();
+        self.emergencies = 0;
     }
 
     fn restore_stats(&mut self, saved: FtlStats) {
@@ -822,6 +980,11 @@ impl Mapping for HybridMapping {
     /// blocks and the FTL clock; the reverse map, versions, valid counts,
     /// data-block map and free list are rebuilt from them.
     fn save_state(&self, w: &mut StateWriter) -> Result<(), StateError> {
+        if self.job.is_some() || self.reclaiming.is_some() {
+            return Err(StateError(
+                "a hybrid merge is in progress: a state is saved with merges settled".into(),
+            ));
+        }
         w.u32s(&self.l2p);
         let (next, erases) = (0..self.geo.blocks())
             .map(|b| (self.nand.programmed_pages(b), self.nand.erase_count(b)))
@@ -836,6 +999,7 @@ impl Mapping for HybridMapping {
                 Role::SeqLog => ROLE_SEQ_LOG,
                 Role::RandLog => ROLE_RAND_LOG,
                 Role::Data(lbn) => lbn,
+                Role::Target(_) => unreachable!("merges are settled before a save"),
             })
             .collect();
         w.u32s(&roles);
@@ -968,6 +1132,9 @@ impl Mapping for HybridMapping {
             let u = (g.slot_block(slot) % g.blocks_per_plane) as usize;
             self.valid[u] += 1;
         }
+        self.rebuild_log_lbns();
+        self.job = None;
+        self.reclaiming = None;
         let capacity = self.positions() * g.stripe_slots();
         for u in 0..self.units as usize {
             if self.written[u] < self.valid[u] || self.written[u] > capacity {
@@ -1035,8 +1202,8 @@ impl Mapping for HybridMapping {
                     let in_place = self.offset_of(slot) == lpn % self.unit_slots;
                     let lbn = lpn / self.unit_slots;
                     let ok = match role {
-                        Role::Data(l) => l == lbn && in_place,
-                        Role::SeqLog => self.seq.is_some_and(|w| w.lbn == lbn && in_place),
+                        Role::Data(l) | Role::Target(l) => l == lbn && in_place,
+                        Role::SeqLog => self.seq_lbn_of(u) == Some(lbn) && in_place,
                         Role::RandLog => true,
                         Role::Free => false,
                     };
@@ -1065,8 +1232,9 @@ impl Mapping for HybridMapping {
             let listed = match role {
                 Role::Free => self.free.contains(&u),
                 Role::Data(l) => self.data[l as usize] == u,
-                Role::SeqLog => self.seq.is_some_and(|w| w.unit == u),
-                Role::RandLog => self.rand.iter().any(|r| r.unit == u),
+                Role::Target(l) => self.job.is_some_and(|j| j.unit == u && j.lbn == l),
+                Role::SeqLog => self.seq_lbn_of(u).is_some(),
+                Role::RandLog => self.rand.iter().any(|r| r.unit == u) && self.log_lbns_agree(u),
             };
             let erased = (0..self.geo.dies()).all(|d| {
                 (0..self.geo.planes)
