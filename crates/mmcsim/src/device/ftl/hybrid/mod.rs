@@ -547,6 +547,13 @@ impl HybridMapping {
         let full = || self.rand.iter().enumerate().filter(move |(i, r)| ok(*i, r));
         let pick = match self.policy {
             VictimPolicy::Fifo => full().min_by_key(|(_, r)| r.opened),
+            // KAST: a reclaim costs one full merge per logical block held,
+            // whatever the valid pages, so greedy takes the fewest logical
+            // blocks, then the oldest (a young log block with few pages is
+            // the one its logical blocks are writing to).
+            VictimPolicy::Greedy if self.assoc_limit.is_some() => {
+                full().min_by_key(|(_, r)| (self.log_associativity(r.unit), r.opened))
+            }
             VictimPolicy::Greedy => full().min_by_key(|(i, r)| (valid(r), *i)),
             VictimPolicy::CostBenefit => full().max_by(|(i, a), (j, b)| {
                 let score = |r: &RandLog| {
