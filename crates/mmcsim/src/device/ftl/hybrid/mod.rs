@@ -30,10 +30,10 @@
 //!   full-merged, then it is erased and a free superblock opens as the new
 //!   random log block. This is the random-write collapse of the era.
 //! * **Bounded associativity** (`[ftl.hybrid] log_associativity = K`,
-//!   KAST; [`assoc`]): a random log block holds pages of at most K logical
+//!   KAST; `hybrid/assoc.rs`): a random log block holds pages of at most K logical
 //!   blocks, so reclaiming one costs at most K full merges.
 //! * **Incremental merges** (`[gc] copy_budget_pages`, phased garbage
-//!   collection; [`merge`]): a merge runs in steps of a few stripe pages,
+//!   collection; `hybrid/merge.rs`): a merge runs in steps of a few stripe pages,
 //!   one before each host stripe page and more in idle time.
 //! * Copies program pages in ascending order (NAND rule); a block's pages
 //!   after its last valid data stay erased, holes before it are padded.
