@@ -405,6 +405,85 @@ pub struct HybridConfig {
     /// et al., ACM TECS 2007); only 1 is accepted.
     #[serde(default = "default_sequential_log_blocks")]
     pub sequential_log_blocks: u32,
+    /// The most distinct logical blocks one random log block may hold
+    /// (K of KAST: Cho, Shin, Eom, "KAST: K-Associative Sector
+    /// Translation for NAND Flash Memory in Real-Time Systems", DATE
+    /// 2009): `"full"` (default) = FAST's fully associative pool; a number
+    /// K ≥ 1 bounds the full merges of reclaiming one random log block by
+    /// K (K = 1 is block association, BAST: Kim, Kim, Noh, Min, Cho, "A
+    /// space-efficient flash translation layer for CompactFlash systems",
+    /// IEEE TCE 48(2), 2002). Absent from the report's profile echo when
+    /// full.
+    #[serde(default, skip_serializing_if = "LogAssociativity::is_full")]
+    pub log_associativity: LogAssociativity,
+}
+
+/// Log-block associativity of the hybrid mapping (`[ftl.hybrid]
+/// log_associativity`): the string `"full"` or a number of logical blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogAssociativity {
+    /// FAST: a random log block holds pages of any number of logical
+    /// blocks.
+    #[default]
+    Full,
+    /// KAST: a random log block holds pages of at most this many logical
+    /// blocks (≥ 1; validated).
+    Blocks(u32),
+}
+
+impl LogAssociativity {
+    /// True for [`LogAssociativity::Full`].
+    pub fn is_full(&self) -> bool {
+        *self == LogAssociativity::Full
+    }
+    /// The bound K, or `None` when full.
+    pub fn limit(self) -> Option<u32> {
+        match self {
+            LogAssociativity::Full => None,
+            LogAssociativity::Blocks(k) => Some(k),
+        }
+    }
+}
+
+impl Serialize for LogAssociativity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            LogAssociativity::Full => s.serialize_str("full"),
+            LogAssociativity::Blocks(k) => s.serialize_u32(*k),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for LogAssociativity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = LogAssociativity;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"full\" or a number of logical blocks ≥ 1")
+            }
+            fn visit_str<E: serde::de::Error>(
+                self,
+                v: &str,
+            ) -> std::result::Result<Self::Value, E> {
+                match v {
+                    "full" => Ok(LogAssociativity::Full),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
+                u32::try_from(v)
+                    .map(LogAssociativity::Blocks)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
+                u32::try_from(v)
+                    .map(LogAssociativity::Blocks)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 fn default_random_log_blocks() -> u32 {
@@ -419,6 +498,7 @@ impl Default for HybridConfig {
         HybridConfig {
             random_log_blocks: default_random_log_blocks(),
             sequential_log_blocks: default_sequential_log_blocks(),
+            log_associativity: LogAssociativity::Full,
         }
     }
 }
@@ -480,14 +560,22 @@ pub struct GcConfig {
     /// invalid stripe pages, rounded up), instead of whole victims at
     /// once; the victim is erased when its last page is copied. Whole
     /// victims are still collected when fewer than two free stripes
-    /// remain (counted in `device.gc.emergencies`). Absent = whole victims.
+    /// remain (counted in `device.gc.emergencies`). With `mapping =
+    /// "hybrid"` the same budget makes merges incremental (SanDisk's
+    /// "phased garbage collection": a part of a merge within each write
+    /// command's timeout): a random log block is reclaimed from the moment
+    /// the pool fills, and each host stripe-page program is preceded by a
+    /// step copying this many stripe pages of the merge in progress; a
+    /// merge still needed at once is counted as an emergency (see
+    /// `device/ftl/hybrid/merge.rs`). Absent = whole victims (merges).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_budget_pages: Option<u32>,
-    /// Idle-time background GC inside the card (page mapping only): after
-    /// the card has been idle this long, ms, it collects in steps of
-    /// `copy_budget_pages` until the next command arrives (the step in
-    /// flight completes) or every die holds one stripe of free blocks more
-    /// than `start_below_free_blocks_per_die`.
+    /// Idle-time background GC inside the card: after the card has been
+    /// idle this long, ms, it collects in steps of `copy_budget_pages`
+    /// until the next command arrives (the step in flight completes) or
+    /// every die holds one stripe of free blocks more than
+    /// `start_below_free_blocks_per_die` (hybrid mapping: until the merge
+    /// in progress is done and the random log pool has a free place).
     /// Absent = no idle collection by the card itself (host BKOPS, `[gc]
     /// background`, is separate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1068,12 +1156,14 @@ impl DeviceConfig {
     fn check_gc_bounds(&self, src: &str) -> Result<()> {
         let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
         let g = &self.gc;
-        let page_level = self.ftl.mapping != MappingScheme::Hybrid;
         if let Some(b) = g.copy_budget_pages {
-            if b == 0 || b > self.nand.pages_per_block || !page_level {
+            if b == 0 || b > self.nand.pages_per_block {
                 return err(
                     "[gc] copy_budget_pages",
-                    format!("{b}: expected 1..={} stripe pages (a block's pages), with mapping = \"page\" or \"dftl\"", self.nand.pages_per_block),
+                    format!(
+                        "{b}: expected 1..={} stripe pages (a block's pages)",
+                        self.nand.pages_per_block
+                    ),
                 );
             }
         }
@@ -1378,17 +1468,40 @@ impl DeviceConfig {
                 }
                 let units = self.nand.blocks_per_plane;
                 let lbns = ftl::hybrid::logical_blocks(units, f.over_provisioning);
-                let need = u64::from(h.random_log_blocks) + u64::from(h.sequential_log_blocks) + 1;
+                // Incremental merging keeps a merge's retired sequential log
+                // block until the merge ends while a new one opens: one
+                // superblock more.
+                let merge = if self.gc.copy_budget_pages.is_some() {
+                    2
+                } else {
+                    1
+                };
+                let need =
+                    u64::from(h.random_log_blocks) + u64::from(h.sequential_log_blocks) + merge;
                 if h.random_log_blocks == 0 || u64::from(units - lbns) < need {
                     return err(
                         "[ftl.hybrid] random_log_blocks",
                         format!(
-                            "{}: expected at least 1, and the {} spare superblocks (blocks_per_plane {units} − {lbns} logical blocks at over_provisioning {}) must hold the random and sequential log blocks plus 1 merge target = {need}: lower random_log_blocks or raise over_provisioning",
+                            "{}: expected at least 1, and the {} spare superblocks (blocks_per_plane {units} − {lbns} logical blocks at over_provisioning {}) must hold the random and sequential log blocks plus {merge} merge superblock(s) = {need}: lower random_log_blocks or raise over_provisioning",
                             h.random_log_blocks,
                             units - lbns,
                             f.over_provisioning
                         ),
                     );
+                }
+                let capacity = self.nand.dies_per_channel
+                    * self.nand.channels
+                    * self.nand.pages_per_block
+                    * (self.nand.planes_per_die * self.nand.page_kib / 4);
+                if let Some(k) = h.log_associativity.limit() {
+                    if k == 0 || k > capacity {
+                        return err(
+                            "[ftl.hybrid] log_associativity",
+                            format!(
+                                "{k}: expected \"full\" or 1..={capacity} logical blocks (a random log block holds {capacity} 4 KiB pages)"
+                            ),
+                        );
+                    }
                 }
                 Ok(())
             }

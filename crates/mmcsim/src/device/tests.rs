@@ -164,6 +164,7 @@ fn sizing_counts_are_refused_above_their_limits_without_wrapping() {
     c.ftl.hybrid = Some(config::HybridConfig {
         random_log_blocks: u32::MAX,
         sequential_log_blocks: 1,
+        log_associativity: config::LogAssociativity::Full,
     });
     let e = c.validate("x.toml").unwrap_err().to_string();
     assert!(

@@ -29,6 +29,12 @@
 //!   age × (1 − u) / 2u); every logical block with valid data in it is
 //!   full-merged, then it is erased and a free superblock opens as the new
 //!   random log block. This is the random-write collapse of the era.
+//! * **Bounded associativity** (`[ftl.hybrid] log_associativity = K`,
+//!   KAST; `hybrid/assoc.rs`): a random log block holds pages of at most K logical
+//!   blocks, so reclaiming one costs at most K full merges.
+//! * **Incremental merges** (`[gc] copy_budget_pages`, phased garbage
+//!   collection; `hybrid/merge.rs`): a merge runs in steps of a few stripe pages,
+//!   one before each host stripe page and more in idle time.
 //! * Copies program pages in ascending order (NAND rule); a block's pages
 //!   after its last valid data stay erased, holes before it are padded.
 //! * Dynamic wear leveling: a new log or merge target is the least-worn
@@ -40,6 +46,9 @@
 //!   the device's map-page cache is not consulted
 //!   ([`Mapping::owns_translation`]).
 
+mod assoc;
+mod merge;
+
 use super::integrity::IntegrityError;
 use super::integrity_journal::{MapChange, MapJournal};
 use super::wear_leveling::StaticWearLeveling;
@@ -47,6 +56,7 @@ use super::{BlockState, FtlStats, Mapping, MappingScheme, Placement, VictimPolic
 use crate::device::config::{FtlConfig, GcConfig, WearLevelingConfig};
 use crate::device::nand::{Geometry, NandArray, NandOp};
 use crate::device::state::{StateError, StateReader, StateWriter};
+use merge::MergeJob;
 
 /// Sequential log blocks: FAST keeps exactly one (Lee et al., ACM TECS
 /// 2007; `[ftl.hybrid] sequential_log_blocks` is validated to 1). The free
@@ -78,6 +88,9 @@ enum Role {
     SeqLog,
     /// A random log block.
     RandLog,
+    /// The superblock an incremental full merge of this logical block is
+    /// filling ([`merge`]).
+    Target(u32),
 }
 
 /// The sequential log block: its superblock, logical block and next
@@ -148,6 +161,29 @@ pub struct HybridMapping {
     sources: Vec<(u32, u32, u32)>,
     /// Translation changes for the incremental integrity check.
     journal: MapJournal,
+    /// KAST: the most logical blocks a random log block may hold; `None`
+    /// = FAST (fully associative).
+    assoc_limit: Option<u32>,
+    /// KAST: per superblock holding a random log block, the logical blocks
+    /// with valid pages in it and how many (empty otherwise, and always
+    /// under FAST).
+    log_lbns: Vec<Vec<(u32, u32)>>,
+    /// Scratch: entries of a random write not yet placed (KAST).
+    rest: Vec<(u32, u32)>,
+    /// Incremental merging: stripe pages copied per host stripe page
+    /// (`[gc] copy_budget_pages`); `None` = merges at once.
+    budget: Option<u32>,
+    /// The merge in progress (incremental merging).
+    job: Option<MergeJob>,
+    /// Per die, the pages the merge in progress programs (fixed when it
+    /// begins).
+    job_pages_end: Vec<u32>,
+    /// The random log block being reclaimed, one merge after another
+    /// (incremental merging).
+    reclaiming: Option<u32>,
+    /// Merges that had to run at once because incremental merging fell
+    /// behind (since the last [`Mapping::reset_stats`]).
+    emergencies: u64,
 }
 
 impl HybridMapping {
@@ -192,6 +228,14 @@ impl HybridMapping {
             pages_end: vec![0; geo.dies() as usize],
             sources: Vec::with_capacity(geo.stripe_slots() as usize),
             journal: MapJournal::default(),
+            assoc_limit: h.log_associativity.limit(),
+            log_lbns: vec![Vec::new(); units as usize],
+            rest: Vec::with_capacity(geo.stripe_slots() as usize),
+            budget: gc.copy_budget_pages,
+            job: None,
+            job_pages_end: vec![0; geo.dies() as usize],
+            reclaiming: None,
+            emergencies: 0,
         }
     }
 
@@ -271,13 +315,17 @@ impl HybridMapping {
         }
         self.written[unit as usize] = 0;
         self.role[unit as usize] = Role::Free;
+        self.log_lbns[unit as usize].clear();
         self.free.push(unit);
     }
 
     fn invalidate(&mut self, slot: u32) {
-        self.p2l[slot as usize] = UNMAPPED;
-        let u = self.unit_of(slot) as usize;
-        self.valid[u] -= 1;
+        let lpn = std::mem::replace(&mut self.p2l[slot as usize], UNMAPPED);
+        let u = self.unit_of(slot);
+        self.valid[u as usize] -= 1;
+        if self.assoc_limit.is_some() && self.role[u as usize] == Role::RandLog {
+            self.log_lose(u, lpn / self.unit_slots);
+        }
     }
 
     /// Programs `self.stage` (entry `e` at entry `e`; UNMAPPED = padding) at
@@ -302,6 +350,9 @@ impl HybridMapping {
             self.slot_version[slot as usize] = ver;
             self.valid[unit as usize] += 1;
             self.written[unit as usize] += 1;
+            if self.assoc_limit.is_some() && self.role[unit as usize] == Role::RandLog {
+                self.log_gain(unit, lpn / self.unit_slots);
+            }
         }
         for pl in 0..g.planes {
             if let Err(e) = self.nand.program(g.block_id(die, pl, unit), page) {
@@ -330,6 +381,14 @@ impl HybridMapping {
         purpose: Purpose,
         ops: &mut Vec<NandOp>,
     ) {
+        self.measure_pages_end(lbn, from);
+        let ss = self.geo.stripe_slots();
+        self.copy_positions(unit, lbn, from / ss, None, purpose, ops);
+    }
+
+    /// Sets `pages_end`: per die, the pages up to the last one holding
+    /// valid data of offsets `from..` of `lbn`.
+    fn measure_pages_end(&mut self, lbn: u32, from: u32) {
         let g = self.geo;
         let (ss, dies) = (g.stripe_slots(), g.dies());
         let base = lbn * self.unit_slots;
@@ -341,10 +400,33 @@ impl HybridMapping {
                 self.pages_end[d] = self.pages_end[d].max(k / dies + 1);
             }
         }
-        for k in from / ss..self.positions() {
+    }
+
+    /// Copies the valid data of `lbn` in place into `unit` from position
+    /// `k0` on, up to `pages_end` on each die, stopping after `limit`
+    /// stripe-page programs (`None` = to the end); returns the next
+    /// position to copy (`positions()` when done).
+    fn copy_positions(
+        &mut self,
+        unit: u32,
+        lbn: u32,
+        k0: u32,
+        limit: Option<u32>,
+        purpose: Purpose,
+        ops: &mut Vec<NandOp>,
+    ) -> u32 {
+        let g = self.geo;
+        let (ss, dies) = (g.stripe_slots(), g.dies());
+        let base = lbn * self.unit_slots;
+        let mut programs = 0;
+        for k in k0..self.positions() {
+            if limit.is_some_and(|l| programs >= l) {
+                return k;
+            }
             if k / dies >= self.pages_end[(k % dies) as usize] {
                 continue;
             }
+            programs += 1;
             self.stage.clear();
             self.sources.clear();
             let mut moved = 0u64;
@@ -377,6 +459,7 @@ impl HybridMapping {
             }
             self.program(unit, k, ops);
         }
+        self.positions()
     }
 
     /// Frees the old data block of `lbn` (all its data moved) and makes
@@ -427,12 +510,19 @@ impl HybridMapping {
             }
         }
         if !in_order {
-            self.full_merge(sw.lbn, Purpose::Reclaim, ops);
+            if self.budget.is_some() {
+                self.begin_full(sw.lbn, ops);
+            } else {
+                self.full_merge(sw.lbn, Purpose::Reclaim, ops);
+            }
             return;
         }
         self.seq = None;
         if sw.next == self.unit_slots && !rest {
             self.stats.merges_switch += 1;
+        } else if self.budget.is_some() {
+            self.begin_partial(sw, ops);
+            return;
         } else {
             self.copy_into(sw.unit, sw.lbn, sw.next, Purpose::Reclaim, ops);
             self.stats.merges_partial += 1;
@@ -445,17 +535,25 @@ impl HybridMapping {
     /// (index into the pool); `None` when none is full. When the pool is
     /// full every block in it is.
     fn rand_victim(&self) -> Option<usize> {
+        let positions = self.positions();
+        self.victim_among(|_, r| r.next == positions)
+    }
+
+    /// The random log block the policy reclaims among those `ok` accepts
+    /// (index into the pool and the log block).
+    fn victim_among(&self, ok: impl Fn(usize, &RandLog) -> bool + Copy) -> Option<usize> {
         let capacity = (self.positions() * self.geo.stripe_slots()) as f64;
         let valid = |r: &RandLog| self.valid[r.unit as usize];
-        let positions = self.positions();
-        let full = || {
-            self.rand
-                .iter()
-                .enumerate()
-                .filter(move |(_, r)| r.next == positions)
-        };
+        let full = || self.rand.iter().enumerate().filter(move |(i, r)| ok(*i, r));
         let pick = match self.policy {
             VictimPolicy::Fifo => full().min_by_key(|(_, r)| r.opened),
+            // KAST: a reclaim costs one full merge per logical block held,
+            // whatever the valid pages, so greedy takes the fewest logical
+            // blocks, then the oldest (a young log block with few pages is
+            // the one its logical blocks are writing to).
+            VictimPolicy::Greedy if self.assoc_limit.is_some() => {
+                full().min_by_key(|(_, r)| (self.log_associativity(r.unit), r.opened))
+            }
             VictimPolicy::Greedy => full().min_by_key(|(i, r)| (valid(r), *i)),
             VictimPolicy::CostBenefit => full().max_by(|(i, a), (j, b)| {
                 let score = |r: &RandLog| {
@@ -537,6 +635,7 @@ impl HybridMapping {
         } else {
             self.written[unit as usize] = 0;
             self.role[unit as usize] = Role::Free;
+            self.log_lbns[unit as usize].clear();
             self.free.push(unit);
         }
         programmed
@@ -549,12 +648,24 @@ impl HybridMapping {
         if self.rand.last().is_some_and(|r| r.next < self.positions()) {
             return;
         }
+        self.open_rand_log(ops);
+    }
+
+    /// Opens a new random log block, reclaiming one first when the pool is
+    /// full (at once, or by finishing the incremental reclaim in progress);
+    /// with incremental merging, reclaiming the next victim begins as soon
+    /// as the pool is full again.
+    fn open_rand_log(&mut self, ops: &mut Vec<NandOp>) {
         if self.rand.len() as u32 == self.rand_max {
-            let victim = self.rand_victim().unwrap_or_else(|| {
-                panic!("mmcsim device: simulator bug: the hybrid random log pool is full but holds no full log block")
-            });
-            self.reclaim_rand(victim, ops);
-            self.static_wear_leveling(ops);
+            if self.budget.is_some() {
+                self.reclaim_now(ops);
+            } else {
+                let victim = self.pool_victim(false).unwrap_or_else(|| {
+                    panic!("mmcsim device: simulator bug: the hybrid random log pool is full but holds no log block to reclaim")
+                });
+                self.reclaim_rand(victim, ops);
+                self.static_wear_leveling(ops);
+            }
         }
         let unit = self.alloc(false, Role::RandLog);
         self.rand.push(RandLog {
@@ -562,6 +673,25 @@ impl HybridMapping {
             next: 0,
             opened: self.clock,
         });
+        if self.budget.is_some() {
+            self.begin_reclaim_ahead();
+        }
+    }
+
+    /// The pool's victim: among the full log blocks under FAST (every one
+    /// when the pool is full), among all under KAST (a log block closes to
+    /// new logical blocks before it is full); never the one being
+    /// reclaimed, nor the newest when `spare_newest`.
+    fn pool_victim(&self, spare_newest: bool) -> Option<usize> {
+        let positions = self.positions();
+        let newest = self.rand.len().wrapping_sub(1);
+        let kast = self.assoc_limit.is_some();
+        let reclaiming = self.reclaiming;
+        self.victim_among(move |i, r| {
+            (kast || r.next == positions)
+                && Some(r.unit) != reclaiming
+                && !(spare_newest && i == newest)
+        })
     }
 
     /// Static wear leveling: moves the least-worn data block's logical
@@ -627,6 +757,9 @@ impl Mapping for HybridMapping {
         let ss = self.geo.stripe_slots();
         debug_assert!(!entries.is_empty() && entries.len() <= ss as usize);
         let first = ops.len();
+        if let Some(b) = self.budget {
+            self.merge_step(Some(b), ops);
+        }
         let s = self.unit_slots;
         let (lbn, off) = (entries[0].0 / s, entries[0].0 % s);
         let in_order = off % ss == 0
@@ -656,6 +789,9 @@ impl Mapping for HybridMapping {
                 die: k % self.geo.dies(),
                 reclaim_ops,
             };
+        }
+        if self.assoc_limit.is_some() {
+            return self.write_random_kast(entries, first, ops);
         }
         self.rand_room(ops);
         let reclaim_ops = ops.len() - first;
@@ -693,6 +829,7 @@ impl Mapping for HybridMapping {
     /// new one when needed) and data blocks (whose logical block then has
     /// none) — is erased and freed. Returns the superblocks erased.
     fn erase_unmapped(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.settle(ops);
         let mut n = 0;
         if let Some(sw) = self.seq.filter(|w| self.valid[w.unit as usize] == 0) {
             self.seq = None;
@@ -727,6 +864,7 @@ impl Mapping for HybridMapping {
     /// superblock holds invalid data. Merges count in the merge and GC
     /// counters as in the foreground. Returns the superblocks erased.
     fn sanitize(&mut self, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.settle(ops);
         let before = self.stats.nand_erases;
         self.merge_seq(ops);
         while !self.rand.is_empty() {
@@ -783,6 +921,7 @@ impl Mapping for HybridMapping {
     /// so a command arriving waits for at most one merge. `None` when
     /// nothing was done. A superblock spans every die: die 0 is reported.
     fn background_collect(&mut self, target: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        self.settle(ops);
         let below = |h: &Self| h.geo.planes * h.spare_pool() < target;
         if !below(self) {
             return None;
@@ -801,12 +940,38 @@ impl Mapping for HybridMapping {
         done.then_some(0)
     }
 
+    /// Idle-time merging (`[gc] idle_gc_after_ms`): one step of `budget`
+    /// stripe pages of the merge in progress; with none, reclaiming a
+    /// random log block begins when the pool is full (every
+    /// `random_log_blocks` open), so the next one opens without a merge.
+    /// `target` (free blocks per die) is not used: the hybrid free pool
+    /// is fixed by the log blocks (see
+    /// [`Mapping::min_free_blocks_per_die`]). A superblock spans every
+    /// die: die 0 is reported.
+    fn idle_collect(&mut self, target: u32, budget: u32, ops: &mut Vec<NandOp>) -> Option<u32> {
+        let _ = target;
+        if self.merge_step(Some(budget), ops) {
+            return Some(0);
+        }
+        self.begin_reclaim_ahead();
+        self.merge_step(Some(budget), ops).then_some(0)
+    }
+
+    fn settle_gc(&mut self, ops: &mut Vec<NandOp>) {
+        self.settle(ops);
+    }
+
+    fn gc_emergencies(&self) -> u64 {
+        self.emergencies
+    }
+
     fn stats(&self) -> FtlStats {
         self.stats
     }
 
     fn reset_stats(&mut self) {
         self.stats = FtlStats::default();
+        self.emergencies = 0;
     }
 
     fn restore_stats(&mut self, saved: FtlStats) {
@@ -822,6 +987,11 @@ impl Mapping for HybridMapping {
     /// blocks and the FTL clock; the reverse map, versions, valid counts,
     /// data-block map and free list are rebuilt from them.
     fn save_state(&self, w: &mut StateWriter) -> Result<(), StateError> {
+        if self.job.is_some() || self.reclaiming.is_some() {
+            return Err(StateError(
+                "a hybrid merge is in progress: a state is saved with merges settled".into(),
+            ));
+        }
         w.u32s(&self.l2p);
         let (next, erases) = (0..self.geo.blocks())
             .map(|b| (self.nand.programmed_pages(b), self.nand.erase_count(b)))
@@ -836,6 +1006,7 @@ impl Mapping for HybridMapping {
                 Role::SeqLog => ROLE_SEQ_LOG,
                 Role::RandLog => ROLE_RAND_LOG,
                 Role::Data(lbn) => lbn,
+                Role::Target(_) => unreachable!("merges are settled before a save"),
             })
             .collect();
         w.u32s(&roles);
@@ -968,6 +1139,9 @@ impl Mapping for HybridMapping {
             let u = (g.slot_block(slot) % g.blocks_per_plane) as usize;
             self.valid[u] += 1;
         }
+        self.rebuild_log_lbns();
+        self.job = None;
+        self.reclaiming = None;
         let capacity = self.positions() * g.stripe_slots();
         for u in 0..self.units as usize {
             if self.written[u] < self.valid[u] || self.written[u] > capacity {
@@ -1035,8 +1209,8 @@ impl Mapping for HybridMapping {
                     let in_place = self.offset_of(slot) == lpn % self.unit_slots;
                     let lbn = lpn / self.unit_slots;
                     let ok = match role {
-                        Role::Data(l) => l == lbn && in_place,
-                        Role::SeqLog => self.seq.is_some_and(|w| w.lbn == lbn && in_place),
+                        Role::Data(l) | Role::Target(l) => l == lbn && in_place,
+                        Role::SeqLog => self.seq_lbn_of(u) == Some(lbn) && in_place,
                         Role::RandLog => true,
                         Role::Free => false,
                     };
@@ -1065,8 +1239,9 @@ impl Mapping for HybridMapping {
             let listed = match role {
                 Role::Free => self.free.contains(&u),
                 Role::Data(l) => self.data[l as usize] == u,
-                Role::SeqLog => self.seq.is_some_and(|w| w.unit == u),
-                Role::RandLog => self.rand.iter().any(|r| r.unit == u),
+                Role::Target(l) => self.job.is_some_and(|j| j.unit == u && j.lbn == l),
+                Role::SeqLog => self.seq_lbn_of(u).is_some(),
+                Role::RandLog => self.rand.iter().any(|r| r.unit == u) && self.log_lbns_agree(u),
             };
             let erased = (0..self.geo.dies()).all(|d| {
                 (0..self.geo.planes)
@@ -1084,366 +1259,4 @@ impl Mapping for HybridMapping {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::device::ftl::block_manager::tests::geo;
-
-    /// 2 dies × 2 planes × 16 superblocks × 8 pages × 8 KiB: 64 LPNs per
-    /// logical block.
-    fn tiny(policy: VictimPolicy, static_wl: bool) -> HybridMapping {
-        HybridMapping::new(
-            geo(16, 8),
-            &FtlConfig {
-                mapping: MappingScheme::Hybrid,
-                over_provisioning: 0.3,
-                hybrid: Some(crate::device::config::HybridConfig {
-                    random_log_blocks: 2,
-                    sequential_log_blocks: 1,
-                }),
-                dftl: None,
-            },
-            &GcConfig {
-                policy,
-                start_below_free_blocks_per_die: 4,
-                stop_at_free_blocks_per_die: 6,
-                background: false,
-                bkops_target_free_blocks_per_die: None,
-                copy_budget_pages: None,
-                idle_gc_after_ms: None,
-                pause_bound_ms: None,
-                waf_bound: None,
-            },
-            &WearLevelingConfig {
-                dynamic: true,
-                static_wl,
-                static_threshold_erases: Some(4),
-            },
-        )
-    }
-
-    struct Host {
-        ver: u32,
-        expected: Vec<u32>,
-        ops: Vec<NandOp>,
-    }
-
-    impl Host {
-        fn new(f: &HybridMapping) -> Host {
-            Host {
-                ver: 0,
-                expected: vec![0; f.user_lpns() as usize],
-                ops: Vec::new(),
-            }
-        }
-        fn put(&mut self, f: &mut HybridMapping, lpns: &[u32]) -> Placement {
-            let e: Vec<_> = lpns
-                .iter()
-                .map(|&l| {
-                    self.ver += 1;
-                    self.expected[l as usize] = self.ver;
-                    (l, self.ver)
-                })
-                .collect();
-            self.ops.clear();
-            f.write(&e, &mut self.ops)
-        }
-    }
-
-    #[test]
-    fn a_sequentially_rewritten_logical_block_is_switch_merged_for_one_erase() {
-        let mut f = tiny(VictimPolicy::Fifo, false);
-        assert_eq!((f.user_lpns(), f.unit_slots), (11 * 64, 64));
-        let mut h = Host::new(&f);
-        for pass in 0..2 {
-            for base in (0..64).step_by(4) {
-                h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-            }
-            assert_eq!(f.stats().merges_switch, pass + 1);
-        }
-        let s = f.stats();
-        assert_eq!(
-            (s.merges_partial, s.merges_full, s.gc_slots_moved),
-            (0, 0, 0)
-        );
-        // The second switch erased the first data block (2 dies × 1 stripe).
-        assert_eq!(s.nand_erases, 2);
-        f.check(&[], &h.expected).unwrap();
-        // Dies alternate position by position.
-        assert_eq!(h.put(&mut f, &[64, 65, 66, 67]).die, 0);
-        assert_eq!(h.put(&mut f, &[68, 69, 70, 71]).die, 1);
-    }
-
-    #[test]
-    fn an_interrupted_sequential_log_is_partial_merged_and_a_reordered_one_fully() {
-        let mut f = tiny(VictimPolicy::Fifo, false);
-        let mut h = Host::new(&f);
-        for base in (0..64).step_by(4) {
-            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-        }
-        // Half of logical block 0 again, then a new sequential stream.
-        for base in (0..32).step_by(4) {
-            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-        }
-        h.put(&mut f, &[64, 65, 66, 67]);
-        let s = f.stats();
-        assert_eq!(s.merges_partial, 1);
-        assert_eq!(s.gc_slots_moved, 32, "the second half copied in");
-        // Logical block 1 sequential, then offset 2 rewritten at random.
-        for base in (68..96).step_by(4) {
-            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-        }
-        h.put(&mut f, &[66]);
-        h.put(&mut f, &[128, 129, 130, 131]);
-        assert_eq!(f.stats().merges_full, 1);
-        f.check(&[], &h.expected).unwrap();
-    }
-
-    #[test]
-    fn random_overwrites_fill_the_log_pool_and_force_full_merges_with_integrity() {
-        for policy in [
-            VictimPolicy::Greedy,
-            VictimPolicy::CostBenefit,
-            VictimPolicy::Fifo,
-        ] {
-            let mut f = tiny(policy, false);
-            let mut h = Host::new(&f);
-            let n = f.user_lpns();
-            for base in (0..n).step_by(4) {
-                h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-            }
-            let mut x: u64 = 99;
-            let mut reclaimed = false;
-            for _ in 0..3000 {
-                let mut l = [0u32; 2];
-                for v in &mut l {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    *v = (x % n as u64) as u32;
-                }
-                if l[0] == l[1] {
-                    continue;
-                }
-                let p = h.put(&mut f, &l);
-                if p.reclaim_ops > 0 {
-                    reclaimed = true;
-                    assert!(
-                        matches!(h.ops[p.reclaim_ops], NandOp::Program { die, .. } if die == p.die)
-                    );
-                }
-            }
-            f.check(&[], &h.expected).unwrap();
-            let s = f.stats();
-            assert!(reclaimed && s.merges_full > 0, "{policy:?}: {s:?}");
-            // Each reclaimed random log block cost a full merge per
-            // logical block it touched: far more copies than host data.
-            assert!(s.gc_slots_moved > 3 * 2 * 3000 / 2, "{policy:?}: {s:?}");
-        }
-    }
-
-    #[test]
-    fn trim_unmaps_and_merges_skip_trimmed_pages() {
-        let mut f = tiny(VictimPolicy::Fifo, false);
-        let mut h = Host::new(&f);
-        for base in (0..64).step_by(4) {
-            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-        }
-        f.trim(5);
-        h.expected[5] = 0;
-        assert!(f.lookup(5).is_none());
-        f.check(&[], &h.expected).unwrap();
-    }
-
-    /// Writes every logical block sequentially (switch merges), then
-    /// `n` random 2-LPN writes (xorshift from `seed`) into the random log
-    /// blocks.
-    fn filled_then_random(f: &mut HybridMapping, h: &mut Host, n: u32, seed: u64) {
-        let lpns = f.user_lpns();
-        for base in (0..lpns).step_by(4) {
-            h.put(f, &[base, base + 1, base + 2, base + 3]);
-        }
-        let mut x = seed;
-        for _ in 0..n {
-            let mut l = [0u32; 2];
-            for v in &mut l {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                *v = (x % lpns as u64) as u32;
-            }
-            if l[0] != l[1] {
-                h.put(f, &l);
-            }
-        }
-    }
-
-    #[test]
-    fn erase_frees_data_and_log_blocks_left_without_a_valid_page() {
-        let mut f = tiny(VictimPolicy::Fifo, false);
-        let mut h = Host::new(&f);
-        for base in (0..f.user_lpns()).step_by(4) {
-            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-        }
-        // Logical block 1 gets newer copies of two pages in a random log
-        // block; logical block 3 stays whole in its data block.
-        h.put(&mut f, &[64 + 5, 64 + 9]);
-        let (d1, d3) = (f.data[1], f.data[3]);
-        let r = f.rand[0].unit;
-        let ops_before = h.ops.len();
-        // Nothing is empty yet.
-        let mut ops = Vec::new();
-        assert_eq!(f.erase_unmapped(&mut ops), Some(0));
-        assert!(ops.is_empty() && ops_before > 0);
-        // Trim every LPN of logical blocks 1 and 3 (ERASE unmaps the erase
-        // groups first): their data blocks and the random log block holding
-        // only block 1's pages have no valid page left.
-        for lpn in (64..128).chain(192..256) {
-            f.trim(lpn);
-            h.expected[lpn as usize] = 0;
-        }
-        let erases = f.stats().nand_erases;
-        let wear = (f.wear(d1), f.wear(d3), f.wear(r));
-        assert_eq!(f.erase_unmapped(&mut ops), Some(3));
-        assert_eq!(
-            f.stats().nand_erases - erases,
-            3 * 2,
-            "3 superblocks × 2 dies"
-        );
-        assert_eq!(
-            (f.wear(d1), f.wear(d3), f.wear(r)),
-            (wear.0 + 1, wear.1 + 1, wear.2 + 1)
-        );
-        assert!(ops.iter().all(|o| matches!(o, NandOp::Erase { .. })));
-        assert_eq!((f.data[1], f.data[3]), (UNMAPPED, UNMAPPED));
-        assert!(f.rand.is_empty() && f.free.contains(&r));
-        assert_eq!(f.invalid_slots(), Some(0));
-        f.check(&[], &h.expected).unwrap();
-        // The device goes on: a random write opens a new log block, a
-        // sequential one rebuilds logical block 1.
-        h.put(&mut f, &[200, 3]);
-        for base in (64..128).step_by(4) {
-            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-        }
-        f.check(&[], &h.expected).unwrap();
-    }
-
-    #[test]
-    fn sanitize_merges_every_log_block_and_leaves_no_invalid_page() {
-        for policy in [VictimPolicy::Fifo, VictimPolicy::Greedy] {
-            let mut f = tiny(policy, false);
-            let mut h = Host::new(&f);
-            filled_then_random(&mut f, &mut h, 100, 5);
-            // Half a sequential rewrite of logical block 2 (a sequential
-            // log block in progress), then scattered trims in place.
-            for base in (128..160).step_by(4) {
-                h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-            }
-            for lpn in (300..f.user_lpns()).step_by(7) {
-                f.trim(lpn);
-                h.expected[lpn as usize] = 0;
-            }
-            assert!(f.seq.is_some() && !f.rand.is_empty());
-            assert!(f.invalid_slots().unwrap() > 0);
-            let before = f.stats();
-            let mut ops = Vec::new();
-            let n = f.sanitize(&mut ops).unwrap();
-            let s = f.stats();
-            assert!(n > 0 && s.nand_erases > before.nand_erases, "{policy:?}");
-            assert_eq!(s.merges_partial, before.merges_partial + 1, "{policy:?}");
-            assert!(s.merges_full > before.merges_full, "{policy:?}");
-            assert_eq!(f.invalid_slots(), Some(0), "{policy:?}");
-            assert!(f.seq.is_none() && f.rand.is_empty(), "{policy:?}");
-            // Every logical block is whole in its data block.
-            for lpn in 0..f.user_lpns() {
-                if let Some(slot) = f.lookup(lpn) {
-                    assert_eq!(f.role[f.unit_of(slot) as usize], Role::Data(lpn / 64));
-                }
-            }
-            f.check(&[], &h.expected).unwrap();
-            ops.clear();
-            assert_eq!(f.sanitize(&mut ops), Some(0), "{policy:?}");
-            assert!(ops.is_empty(), "{policy:?}");
-            // The device goes on.
-            filled_then_random(&mut f, &mut h, 200, 11);
-            f.check(&[], &h.expected).unwrap();
-        }
-    }
-
-    #[test]
-    fn background_merges_empty_the_full_random_log_blocks_ahead_of_host_writes() {
-        let mut f = tiny(VictimPolicy::Fifo, false);
-        let mut h = Host::new(&f);
-        // Fill the random pool (2 log blocks of 16 positions) without a
-        // reclaim: 24 random stripe pages.
-        for base in (0..f.user_lpns()).step_by(4) {
-            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-        }
-        for k in 0..24 {
-            h.put(&mut f, &[(k * 29) % 700, 701]);
-        }
-        assert_eq!(f.stats().merges_full, 0);
-        // 16 superblocks − 11 logical blocks = 5 spare, 1 reserved for the
-        // sequential log block, 2 holding random log blocks (one full): 2
-        // free, × 2 planes.
-        assert_eq!((f.rand.len(), f.seq.is_none()), (2, true));
-        assert_eq!(f.min_free_blocks_per_die(), Some(4));
-        // A target of 3 spare superblocks (at most one random log block
-        // open): the full log block is reclaimed.
-        let target = 3 * f.geo.planes;
-        let mut ops = Vec::new();
-        let mut steps = 0;
-        while f.background_collect(target, &mut ops).is_some() {
-            steps += 1;
-            f.check(&[], &h.expected).unwrap();
-        }
-        assert!(steps > 0 && f.stats().merges_full > 0);
-        assert_eq!(f.min_free_blocks_per_die(), Some(target));
-        assert!(ops.iter().any(|o| matches!(o, NandOp::Erase { .. })));
-        // At the target, nothing more is done.
-        ops.clear();
-        assert_eq!(f.background_collect(target, &mut ops), None);
-        assert!(ops.is_empty());
-        // The host's next random writes fill the emptied room without a
-        // merge.
-        let merges = f.stats().merges_full;
-        for k in 0..20 {
-            let p = h.put(&mut f, &[(k * 31) % 700, 702]);
-            assert_eq!(p.reclaim_ops, 0);
-        }
-        assert_eq!(f.stats().merges_full, merges);
-        f.check(&[], &h.expected).unwrap();
-    }
-
-    /// Cold logical blocks written once, a hot one rewritten; returns the
-    /// erase-count spread and the stats.
-    fn hot_cold(static_wl: bool) -> (u32, FtlStats) {
-        let mut f = tiny(VictimPolicy::Fifo, static_wl);
-        let mut h = Host::new(&f);
-        let n = f.user_lpns();
-        for base in (0..n).step_by(4) {
-            h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-        }
-        for _ in 0..200 {
-            for base in (0..64).step_by(4) {
-                h.put(&mut f, &[base, base + 1, base + 2, base + 3]);
-            }
-            h.put(&mut f, &[3]);
-            h.put(&mut f, &[7]);
-        }
-        f.check(&[], &h.expected).unwrap();
-        let ec = f.erase_counts();
-        (
-            ec.iter().max().unwrap() - ec.iter().min().unwrap(),
-            f.stats(),
-        )
-    }
-
-    #[test]
-    fn static_wear_leveling_moves_cold_logical_blocks_and_narrows_the_spread() {
-        let (without, s) = hot_cold(false);
-        assert_eq!(s.wl_migrations, 0);
-        let (with, s) = hot_cold(true);
-        assert!(s.wl_migrations > 0 && s.wl_slots_moved > 0, "{s:?}");
-        assert!(with * 2 < without, "spread with {with}, without {without}");
-    }
-}
+mod tests;
