@@ -13,7 +13,7 @@ const SIGFIG: u8 = 3;
 ///
 /// Backed by `hdrhistogram::Histogram<u64>` with 3 significant digits and
 /// auto-resize, so any `u64` nanosecond value can be recorded.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LatencyHistogram {
     hist: Histogram<u64>,
 }

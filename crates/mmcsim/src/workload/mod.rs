@@ -12,9 +12,14 @@
 //! the file, the 1-based line and the field, and says what was expected.
 
 pub mod androbench;
+pub mod block_sizes;
+pub mod distribution;
 pub mod fio_job;
+pub mod job_io;
 pub mod jobs;
 pub mod program;
+pub mod random_map;
+pub mod rate;
 pub mod replay;
 pub mod script;
 pub mod service_compare;
