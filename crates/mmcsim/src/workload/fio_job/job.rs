@@ -1,10 +1,14 @@
 //! One job's options after inheritance, parsed from their text.
 
 use super::parse::{Opt, Section};
+use super::pattern;
 use super::values::{count, int, positive, size, time_us};
 use super::{DEFAULT_BS, MAX_NUMJOBS};
 use crate::error::{Error, Result};
 use crate::types::IoClass;
+use crate::workload::block_sizes::SizeWeight;
+use crate::workload::distribution::Distribution;
+use crate::workload::spec::FileService;
 use crate::workload::spec::{IoEngine, JobOp};
 
 /// The access pattern of `rw`.
@@ -65,6 +69,50 @@ pub(super) struct Options {
     pub(super) prioclass: Option<IoClass>,
     pub(super) norandommap: bool,
     pub(super) stonewall: Option<usize>,
+    /// The options of the I/O pattern and timing beyond the basic ones.
+    pub(super) more: More,
+}
+
+/// Pattern and timing options (fio's `io_size`, `bssplit`, ...); `*_line`
+/// say where a value came from (0 = default).
+#[derive(Default)]
+pub(super) struct More {
+    /// Bytes of I/O per clone and pass (`io_size`).
+    pub(super) io_size: Option<(u64, usize)>,
+    /// At most this many I/Os per clone and pass (`number_ios`).
+    pub(super) number_ios: Option<u64>,
+    /// Block-size splits of reads and writes (`bssplit`).
+    pub(super) bssplit: [Option<Vec<SizeWeight>>; 2],
+    pub(super) bssplit_line: usize,
+    /// Alignment of random offsets (`blockalign`).
+    pub(super) blockalign: Option<(u64, usize)>,
+    /// Offset distribution of random I/O (`random_distribution`).
+    pub(super) distribution: Distribution,
+    /// Percent of random I/Os (`percentage_random`).
+    pub(super) random_percent: Option<u32>,
+    /// Rate limits, bytes/s and I/Os per second (`rate`, `rate_iops`).
+    pub(super) rate: [Option<u64>; 2],
+    pub(super) rate_iops: [Option<u64>; 2],
+    /// Offset added per clone (`offset_increment`), bytes.
+    pub(super) offset_increment: u64,
+    /// Files per clone (`nrfiles`).
+    pub(super) nrfiles: Option<(u32, usize)>,
+    /// File service (`file_service_type`) and calls per turn.
+    pub(super) file_service: (FileService, u32),
+    /// Passes (`loops`).
+    pub(super) loops: u32,
+    /// Start delay (`startdelay`), ms.
+    pub(super) startdelay_ms: f64,
+    pub(super) end_fsync: bool,
+    pub(super) fsync_on_close: bool,
+    /// `create_on_open=1` and its line.
+    pub(super) create_on_open: Option<usize>,
+    /// `new_group`: this job starts a reporting group.
+    pub(super) new_group: bool,
+    /// `group_reporting`: the group's jobs are reported as one.
+    pub(super) group_reporting: bool,
+    /// Percentiles of the completion latency (`percentile_list`).
+    pub(super) percentiles: Option<Vec<f64>>,
 }
 
 impl Options {
@@ -101,6 +149,11 @@ impl Options {
             prioclass: None,
             norandommap: false,
             stonewall: None,
+            more: More {
+                file_service: (FileService::Roundrobin, 1),
+                loops: 1,
+                ..More::default()
+            },
         };
         for opt in &s.opts {
             o.set(opt).map_err(|m| {
@@ -129,14 +182,15 @@ impl Options {
                 _ => Err("expected 0 or 1".into()),
             }
         };
-        if matches!(
-            key,
-            "description" | "group_reporting" | "thread" | "stonewall" | "wait_for_previous"
-        ) {
-            if key == "stonewall" || key == "wait_for_previous" {
-                self.stonewall = flag()?.then_some(opt.line);
-            }
+        if matches!(key, "stonewall" | "wait_for_previous") {
+            self.stonewall = flag()?.then_some(opt.line);
             return Ok(());
+        }
+        if self.set_flag(key, opt.line, flag)? {
+            return Ok(());
+        }
+        if !super::keys::check_key(key)? {
+            return self.check_no_effect(key, opt.value.as_deref());
         }
         if matches!(
             key,
@@ -158,6 +212,9 @@ impl Options {
         let Some(v) = opt.value.as_deref() else {
             return Err("expected key=value".into());
         };
+        if self.set_more(key, v, opt.line)? {
+            return Ok(());
+        }
         match key {
             "name" => {
                 if v.is_empty() {
@@ -198,7 +255,7 @@ impl Options {
             "bs" | "blocksize" => {
                 if v.contains(['-', ':']) {
                     return Err(
-                        "a block size range is not modelled; give one size (or read,write sizes)"
+                        "a block size range is not modelled; give one size, read,write sizes, or bssplit with the sizes and their shares"
                             .into(),
                     );
                 }
@@ -265,14 +322,8 @@ impl Options {
             "ramp_time" => self.ramp_ms = time_us(v, 1e6)? / 1e3,
             "thinktime" => self.thinktime_us = time_us(v, 1.0)?,
             "filename" => {
-                if v.contains(':') {
-                    return Err(
-                        "several files per job (':'-separated) are not modelled; give one file"
-                            .into(),
-                    );
-                }
-                if v.is_empty() {
-                    return Err("expected a file name".into());
+                if v.split(':').any(str::is_empty) {
+                    return Err("expected a file name (several separated by ':')".into());
                 }
                 self.filename = Some((v.to_string(), opt.line));
             }
@@ -305,5 +356,88 @@ impl Options {
             other => return Err(format!("key '{other}' is not modelled by mmcsim")),
         }
         Ok(())
+    }
+
+    /// Applies a flag option of the pattern or reporting (`end_fsync`,
+    /// `fsync_on_close`, `create_on_open`, `new_group`,
+    /// `group_reporting`); false for any other key.
+    fn set_flag(
+        &mut self,
+        key: &str,
+        line: usize,
+        flag: impl Fn() -> std::result::Result<bool, String>,
+    ) -> std::result::Result<bool, String> {
+        let m = &mut self.more;
+        match key {
+            "end_fsync" => m.end_fsync = flag()?,
+            "fsync_on_close" => m.fsync_on_close = flag()?,
+            "new_group" => m.new_group = flag()?,
+            "group_reporting" => m.group_reporting = flag()?,
+            "create_on_open" => m.create_on_open = flag()?.then_some(line),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Checks an option accepted with no effect on the model where its
+    /// value could change the I/O (`kb_base` other than 1024).
+    fn check_no_effect(&self, key: &str, v: Option<&str>) -> std::result::Result<(), String> {
+        match (key, v) {
+            ("kb_base", Some(b)) if b.trim() != "1024" => Err(
+                "only kb_base=1024 (fio's default) is modelled: sizes are read with k = 1024"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Applies a pattern or timing option with a value; false for any
+    /// other key.
+    fn set_more(&mut self, key: &str, v: &str, line: usize) -> std::result::Result<bool, String> {
+        let m = &mut self.more;
+        let size_or_none = |p: &str| size(p);
+        match key {
+            "io_size" | "io_limit" => m.io_size = Some((positive(size(v)?)?, line)),
+            "number_ios" => m.number_ios = Some(count(v, 1, u64::MAX)?),
+            "bssplit" => {
+                m.bssplit = pattern::per_dir(v, pattern::bssplit)?;
+                m.bssplit_line = line;
+            }
+            "blockalign" | "ba" => {
+                let a = pattern::same_both(pattern::per_dir(v, size_or_none)?, "blockalign")?;
+                m.blockalign = a.map(positive).transpose()?.map(|a| (a, line));
+            }
+            "random_distribution" => {
+                m.distribution = pattern::same_both(
+                    pattern::per_dir(v, pattern::distribution)?,
+                    "random_distribution",
+                )?
+                .unwrap_or_default();
+            }
+            "percentage_random" => {
+                let p = pattern::per_dir(v, |p| count(p, 0, 100).map(|n| n as u32))?;
+                m.random_percent = pattern::same_both(p, "percentage_random")?;
+            }
+            "rate" => m.rate = pattern::per_dir(v, |p| size(p).and_then(positive))?,
+            "rate_iops" => m.rate_iops = pattern::per_dir(v, |p| count(p, 1, u64::MAX))?,
+            "rate_process" => {
+                if v != "linear" {
+                    return Err("only rate_process=linear (fio's default) is modelled; a Poisson arrival process is not".into());
+                }
+            }
+            "offset_increment" => m.offset_increment = size(v)?,
+            "nrfiles" => m.nrfiles = Some((count(v, 1, 256)? as u32, line)),
+            "file_service_type" => m.file_service = pattern::file_service(v)?,
+            "loops" => m.loops = count(v, 1, u64::from(u32::MAX))? as u32,
+            "startdelay" => {
+                if v.contains('-') {
+                    return Err("a start delay range (a random delay per thread) is not modelled; give one time".into());
+                }
+                m.startdelay_ms = time_us(v, 1e6)? / 1e3;
+            }
+            "percentile_list" => m.percentiles = Some(pattern::percentiles(v)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }

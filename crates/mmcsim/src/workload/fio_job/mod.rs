@@ -45,6 +45,7 @@
 mod job;
 mod keys;
 mod parse;
+mod pattern;
 mod translate;
 mod values;
 
@@ -77,7 +78,31 @@ pub struct FioFile {
     pub name: String,
     /// Size, MiB (the bytes the jobs need, rounded up to whole MiB).
     pub size_mib: u64,
+    /// Laid out with data before the run (false for `create_on_open`).
+    pub prewrite: bool,
 }
+
+/// How one translated job is reported in fio's output: its fio job, its
+/// clone numbers and its reporting group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FioReportJob {
+    /// The fio job's name.
+    pub jobname: String,
+    /// Reporting group (a `stonewall` or `new_group` starts the next).
+    pub groupid: u32,
+    /// `group_reporting`: the group's jobs are reported as one.
+    pub group_reporting: bool,
+    /// Completion-latency percentiles to report (`percentile_list`, else
+    /// fio's default list).
+    pub percentiles: Vec<f64>,
+}
+
+/// fio's default completion-latency percentiles (`def_percentile_list`,
+/// fio `stat.c`).
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
 
 /// A job file translated: the scenario parts it defines.
 #[derive(Clone, Debug)]
@@ -90,6 +115,8 @@ pub struct FioWorkload {
     pub files: Vec<FioFile>,
     /// One job per fio job (per clone when clones get their own file).
     pub jobs: Vec<JobSpec>,
+    /// How each of `jobs` is reported (same order).
+    pub report: Vec<FioReportJob>,
 }
 
 impl FioWorkload {
@@ -117,6 +144,9 @@ impl FioWorkload {
                 let mut ft = toml::Table::new();
                 ft.insert("name".into(), f.name.clone().into());
                 ft.insert("size_mib".into(), toml::Value::Integer(f.size_mib as i64));
+                if !f.prewrite {
+                    ft.insert("prewrite".into(), false.into());
+                }
                 toml::Value::Table(ft)
             })
             .collect();

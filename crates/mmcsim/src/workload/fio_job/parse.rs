@@ -93,7 +93,9 @@ pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
         seed: None,
         files: Vec::new(),
         jobs: Vec::new(),
+        report: Vec::new(),
     };
+    let mut group = 0u32;
     let mut seed_line = 0;
     // End of the latest time-based job so far (for stonewall), ms; None
     // once a job's end is known only at run time.
@@ -114,7 +116,11 @@ pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
                 }
             }
         }
-        let start_ms = match (o.stonewall, known_end) {
+        if (o.stonewall.is_some() || o.more.new_group) && !w.jobs.is_empty() {
+            group += 1;
+        }
+        let start_ms = o.more.startdelay_ms
+            + match (o.stonewall, known_end) {
             (None, _) => 0.0,
             (Some(_), Some(end)) => end,
             (Some(line), None) => {
@@ -131,7 +137,7 @@ pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
             (Some(k), Some(e)) => Some(k.max(e)),
             _ => None,
         };
-        o.translate(s, start_ms, &mut w, source)?;
+        o.translate(s, start_ms, group, &mut w, source)?;
     }
     Ok(w)
 }
