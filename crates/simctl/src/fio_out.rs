@@ -236,13 +236,13 @@ fn job(e: &Entry, plus: bool) -> Obj {
 fn direction(d: &DirIo, span_ns: u64, pct: &[f64], plus: bool) -> Obj {
     let n = d.hist.count();
     let runtime_ms = span_ns.div_ceil(1_000_000);
-    let (bw_bytes, iops) = if runtime_ms > 0 {
-        (
-            1000 * d.bytes / runtime_ms,
-            1000.0 * n as f64 / runtime_ms as f64,
-        )
+    // fio's formulas (add_ddir_status_json): bytes and I/Os per ms of
+    // the direction's run time.
+    let bw_bytes = (1000 * d.bytes).checked_div(runtime_ms).unwrap_or(0);
+    let iops = if runtime_ms > 0 {
+        1000.0 * n as f64 / runtime_ms as f64
     } else {
-        (0, 0.0)
+        0.0
     };
     let mut o = Obj::default()
         .put("io_bytes", d.bytes)

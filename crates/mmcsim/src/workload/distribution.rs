@@ -97,10 +97,10 @@ pub enum Distribution {
 }
 
 impl Distribution {
-    /// Checks the parameters fio checks (`options.c`): zipf θ ≠ 1 and
-    /// > 0, pareto 0 < h < 1, normal 0 ≤ σ < 100, centre 0..=1, zones
-    /// whose accesses add up to 100 and whose sizes are all percent or all
-    /// bytes (percentages at most 100 in all).
+    /// Checks the parameters fio checks (`options.c`): zipf θ positive
+    /// and not 1, pareto 0 < h < 1, normal 0 ≤ σ < 100, centre 0..=1,
+    /// zones whose accesses add up to 100 and whose sizes are all percent
+    /// or all bytes (percentages at most 100 in all).
     pub fn check(&self) -> Result<(), String> {
         let center_ok = |c: &Option<f64>| c.is_none_or(|c| (0.0..=1.0).contains(&c));
         match self {
@@ -322,7 +322,7 @@ impl Sampler {
             }
             Sampler::Normal { n, stddev, off } => {
                 let sum: u64 = (0..GAUSS_ITERS).map(|_| rng.random_range(0..=n)).sum();
-                let mut s = (sum + GAUSS_ITERS - 1) / GAUSS_ITERS;
+                let mut s = sum.div_ceil(GAUSS_ITERS);
                 if stddev > 0 {
                     let u: f64 = rng.random();
                     let mut dev = (stddev as f64 * u) as i64 - (stddev / 2) as i64;

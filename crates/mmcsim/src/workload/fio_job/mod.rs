@@ -30,7 +30,17 @@
 //! | `nice`, `prio`, `prioclass` | nice value, I/O priority level and class (1 RT, 2 BE, 3 IDLE) |
 //! | `norandommap` | random offsets drawn with replacement (default: fio's random map, each block once per pass) |
 //! | `stonewall`, `wait_for_previous` | start after the jobs above end (known only for `time_based` jobs) |
-//! | `name`, `description`, `group_reporting`, `thread` | accepted, no effect on the model |
+//! | `bssplit`, `blockalign` | per-call sizes drawn by weight ([`crate::workload::block_sizes`]); alignment of random offsets |
+//! | `io_size`/`io_limit`, `number_ios` | bytes and I/Os per clone and pass |
+//! | `random_distribution`, `percentage_random` | skewed offsets ([`crate::workload::distribution`]); a sequential share |
+//! | `rate`, `rate_iops`, `rate_process=linear` | rate limits per direction ([`crate::workload::rate`]) |
+//! | `offset_increment`, `nrfiles`, `file_service_type` | clone regions; several files per clone |
+//! | `loops`, `startdelay`, `end_fsync`, `fsync_on_close`, `create_on_open` | passes, start delay, end-of-pass fsyncs, no layout |
+//! | `new_group`, `group_reporting`, `percentile_list` | how fio's JSON output reports the jobs ([`FioReportJob`]) |
+//! | `name` | the job's name |
+//!
+//! [`keys`] lists the options accepted with no effect (reporting, CPU
+//! placement, buffer contents) and those refused with their reason.
 //!
 //! Sizes take fio's suffixes with its default `kb_base=1024`: `k`, `m`,
 //! `g`, `t`, `p` (optionally followed by `b`) are powers of 1024, and
@@ -39,11 +49,11 @@
 //! per pass in a seeded random order (a shuffled sequential job), like
 //! fio's random map; a time-based job repeats the same order each pass.
 //!
-//! Any other key is an error naming it and its line; a bad value is an
-//! error naming the file, line, key and what was expected.
+//! A refused or unknown key is an error naming it and its line; a bad
+//! value is an error naming the file, line, key and what was expected.
 
 mod job;
-mod keys;
+pub mod keys;
 mod parse;
 mod pattern;
 mod translate;

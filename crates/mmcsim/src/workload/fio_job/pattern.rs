@@ -83,7 +83,7 @@ pub fn bssplit(v: &str) -> Result<Vec<SizeWeight>, String> {
     if out.len() > 64 {
         return Err("at most 64 block sizes".into());
     }
-    let share = if blank > 0 { (100 - given) / blank } else { 0 };
+    let share = (100 - given).checked_div(blank).unwrap_or(0);
     let mut split: Vec<SizeWeight> = out
         .into_iter()
         .map(|(bytes, p)| SizeWeight {
