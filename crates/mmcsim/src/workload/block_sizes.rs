@@ -38,10 +38,11 @@ impl BlockSizes {
         }
         let mut v: Vec<SizeWeight> = split.iter().copied().filter(|s| s.percent > 0).collect();
         v.sort_by_key(|s| s.bytes);
-        if let [only] = v.as_slice() {
-            return BlockSizes::Fixed(only.bytes);
+        match v.as_slice() {
+            [] => BlockSizes::Fixed(bytes),
+            [only] => BlockSizes::Fixed(only.bytes),
+            _ => BlockSizes::Split(v),
         }
-        BlockSizes::Split(v)
     }
 
     /// Checks a split: sizes ≥ 1 byte, percentages adding up to 100, at

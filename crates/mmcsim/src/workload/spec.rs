@@ -248,6 +248,7 @@ pub fn check_more_files(
     region: u64,
     file_bytes: impl Fn(&str) -> Option<u64>,
 ) -> Result<(), String> {
+    j.check_io()?;
     for f in &j.more_files {
         let Some(bytes) = file_bytes(f) else {
             return Err(format!(
