@@ -185,8 +185,8 @@ fn bad_job_files_give_errors_naming_file_line_key_and_expectation() {
             &[":4:", "stonewall"],
         ),
         (
-            "[a]\nrw=rw\nbs=4k,8k\nsize=1m\n",
-            &[":3:", "'bs'", "mixed job"],
+            "[a]\nrw=rw\nbsrange=4k-8k\nsize=1m\n",
+            &[":3:", "'bsrange'", "bssplit"],
         ),
         (
             "[a]\nsize=1m\nioengine=io_uring\niodepth=4\n",

@@ -477,6 +477,13 @@ pub struct RunArgs {
     /// the call and its errno.
     #[arg(long)]
     pub strict: bool,
+    /// What goes to standard output: `normal` (the summary table), `json`
+    /// (fio's JSON output: jobs[].read/write with iops, bw, clat_ns
+    /// percentiles ..., for scripts that parse fio) or `json+` (with the
+    /// latency histograms' buckets). For `run` of a job file or scenario
+    /// with [[jobs]].
+    #[arg(long, value_name = "FORMAT", default_value = "normal")]
+    pub output_format: crate::fio_out::OutputFormat,
     #[command(flatten)]
     pub sim: SimArgs,
 }

@@ -164,7 +164,12 @@ fn replay_trace(
     if stdin.is_some() {
         sc.name = "-".into();
     }
-    simulate(sc, run, &[], registry, out)
+    if run.output_format != crate::fio_out::OutputFormat::Normal {
+        return Err(crate::output::unusable(
+            "--output-format json/json+ writes fio's per-job output, which a trace replay has no jobs for; use it with `simctl run` of an fio job file or a scenario with [[jobs]]",
+        ));
+    }
+    simulate(sc, run, &[], None, registry, out)
 }
 
 /// `simctl run`: a scenario or fio job file; `-` is standard input, read
@@ -186,7 +191,11 @@ fn run_workload(
         None => load_workload(scenario, s),
     })
     .map_err(|e| crate::input::not_a_scenario(scenario, e))?;
-    simulate(sc, run, &[scenario], registry, out)
+    let fio = match run.output_format {
+        crate::fio_out::OutputFormat::Normal => None,
+        _ => Some(fio_report_jobs(scenario, text.as_deref(), &sc)?),
+    };
+    simulate(sc, run, &[scenario], fio, registry, out)
 }
 
 /// `simctl merge`: the shard directories `dirs` into `out`.
@@ -453,14 +462,43 @@ fn workload_from_text(path: &Path, text: String, sets: &[(String, String)]) -> R
     )?)
 }
 
+/// How the jobs of `sc`, loaded from `path` (`text` when read from
+/// standard input), are reported in fio's output: the job file's own
+/// entries, or one per `[[jobs]]` entry of a scenario (refused when it has
+/// none).
+fn fio_report_jobs(
+    path: &Path,
+    text: Option<&str>,
+    sc: &Scenario,
+) -> Result<Vec<mmcsim::workload::fio_job::FioReportJob>> {
+    use mmcsim::workload::fio_job;
+    let text = match text {
+        Some(t) => t.to_string(),
+        None => mmcsim::textfile::read_config(path)?,
+    };
+    if fio_job::is_job_file(path, &text) {
+        let w = fio_job::parse(&text, &path.display().to_string(), "")?;
+        return Ok(w.report);
+    }
+    if sc.jobs.is_empty() {
+        return Err(crate::output::unusable(format!(
+            "--output-format json/json+: {} has no [[jobs]] to report as fio jobs",
+            path.display()
+        )));
+    }
+    Ok(crate::fio_out::report_jobs(&sc.jobs))
+}
+
 fn simulate(
     sc: Scenario,
     a: &RunArgs,
     scenario: &[&Path],
+    fio: Option<Vec<mmcsim::workload::fio_job::FioReportJob>>,
     registry: &Registry,
     out: &mut Stdout,
 ) -> Result<ExitCode> {
     refuse_overwriting_inputs(&sc, a, scenario)?;
+    let specs = fio.as_ref().map(|_| sc.jobs.clone());
     // A trace read from standard input is named `-` in the report, not by
     // its temporary file.
     let stdin_trace = sc.name == "-" && sc.trace.is_some();
@@ -486,6 +524,11 @@ fn simulate(
     } else {
         Simulation::with_registry(sc, registry)?
     };
+    let mut sim = sim;
+    if fio.is_some() {
+        sim.keep_thread_io();
+    }
+
     // A replaced log takes its content only when the run succeeds: a
     // failed run leaves the file as it was.
     let (log, log_done) = match log {
@@ -516,7 +559,10 @@ fn simulate(
     if let Some(o) = csv {
         crate::csv_out::write(o, &[(report.scheduler.name.as_str(), &report)], out)?;
     }
-    if !a.sim.quiet && !to_stdout(&a.sim, a.log.as_deref()) {
+    if let (Some(jobs), Some(specs)) = (&fio, &specs) {
+        let plus = a.output_format == crate::fio_out::OutputFormat::JsonPlus;
+        write!(out, "{}", crate::fio_out::json(&report, jobs, specs, plus))?;
+    } else if !a.sim.quiet && !to_stdout(&a.sim, a.log.as_deref()) {
         write!(out, "{}", report.to_table())?;
     }
     Ok(ExitCode::SUCCESS)

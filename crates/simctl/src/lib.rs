@@ -15,6 +15,7 @@ mod cli;
 mod commands;
 mod compare;
 mod csv_out;
+mod fio_out;
 #[doc(hidden)]
 pub mod fuzzing;
 mod generate;

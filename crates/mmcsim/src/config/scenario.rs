@@ -508,6 +508,13 @@ impl Scenario {
                 }
             }
             step_fits_region(j, region).or_else(bad)?;
+            crate::workload::spec::check_more_files(j, region, |name| {
+                self.files
+                    .iter()
+                    .find(|f| f.name == name)
+                    .map(|f| f.size_mib << 20)
+            })
+            .or_else(bad)?;
             if j.direct && (j.request_bytes % 512 != 0 || j.region_offset_bytes % 512 != 0) {
                 return bad(format!(
                     "job `{}`: O_DIRECT needs request_bytes and offsets in whole 512-byte sectors",

@@ -137,6 +137,13 @@ impl Simulation {
         build::build_on(sc, registry, Some(std::borrow::Cow::Owned(device)))
     }
 
+    /// Keeps each thread's results by direction for the report's
+    /// `thread_io` (per-job outputs such as fio's JSON); off by default,
+    /// as it costs a histogram per thread and direction.
+    pub fn keep_thread_io(&mut self) {
+        self.collector.keep_thread_io();
+    }
+
     /// Runs the workload to completion and returns the report.
     pub fn run(mut self, opts: RunOptions) -> Result<Report> {
         if !opts.allow_empty {

@@ -125,6 +125,13 @@ pub struct Report {
     /// What the run cost the simulator (not in the JSON).
     #[serde(skip)]
     pub cost: RunCost,
+    /// Each thread's results by direction, when the simulation kept them
+    /// ([`super::Simulation::keep_thread_io`]; not in the JSON).
+    #[serde(skip)]
+    pub thread_io: Vec<crate::stats::thread_io::ThreadIo>,
+    /// The device's requests by direction (not in the JSON).
+    #[serde(skip)]
+    pub disk_io: crate::stats::thread_io::DiskIo,
 }
 
 pub(super) fn build(sim: &Simulation) -> Report {
@@ -185,6 +192,8 @@ pub(super) fn build(sim: &Simulation) -> Report {
         sqlite: crate::workload::programs::sqlite_report(sim.jobs.programs(), &sc.sqlite),
         androbench: crate::workload::programs::androbench_report(sim.jobs.programs()),
         integrity: sim.integrity,
+        thread_io: sim.collector.thread_io(),
+        disk_io: sim.collector.disk_io(),
         cost: RunCost {
             events: sim.events,
             feed_ops: sim.replay.as_ref().map_or(0, |r| r.feed_ops()),

@@ -13,7 +13,7 @@ const SIGFIG: u8 = 3;
 ///
 /// Backed by `hdrhistogram::Histogram<u64>` with 3 significant digits and
 /// auto-resize, so any `u64` nanosecond value can be recorded.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LatencyHistogram {
     hist: Histogram<u64>,
 }
@@ -81,6 +81,58 @@ impl LatencyHistogram {
                     .saturating_record_n(v.value_iterated_to(), v.count_at_value());
             }
         }
+    }
+
+    /// Smallest recorded latency, ns (0 when empty).
+    pub fn min_ns(&self) -> u64 {
+        if self.hist.is_empty() {
+            0
+        } else {
+            self.hist.min()
+        }
+    }
+
+    /// Largest recorded latency, ns (0 when empty).
+    pub fn max_ns(&self) -> u64 {
+        if self.hist.is_empty() {
+            0
+        } else {
+            self.hist.max()
+        }
+    }
+
+    /// Mean latency, ns (0 when empty).
+    pub fn mean_ns(&self) -> f64 {
+        self.hist.mean()
+    }
+
+    /// Standard deviation of the latencies, ns (0 when empty).
+    pub fn stddev_ns(&self) -> f64 {
+        self.hist.stdev()
+    }
+
+    /// The latency at percentile `p` (0..=100), ns: the highest value
+    /// equivalent to the first bucket where the running count reaches
+    /// `p` percent of the calls (0 when empty).
+    pub fn percentile_ns(&self, p: f64) -> u64 {
+        self.hist.value_at_percentile(p)
+    }
+
+    /// Number of latencies below `ns` (to the histogram's precision).
+    pub fn count_below(&self, ns: Ns) -> u64 {
+        if ns == 0 || self.hist.is_empty() {
+            return 0;
+        }
+        self.hist.count_between(0, ns - 1)
+    }
+
+    /// The recorded buckets, ascending: (highest value equivalent to the
+    /// bucket in ns, latencies in it).
+    pub fn buckets(&self) -> Vec<(u64, u64)> {
+        self.hist
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
     }
 
     /// Mean, percentiles and maximum in microseconds (zeros when empty).

@@ -8,6 +8,7 @@
 pub mod fairness;
 pub mod histogram;
 pub mod report;
+pub mod thread_io;
 
 pub use fairness::jain;
 pub use histogram::{LatencyHistogram, LatencySummary};

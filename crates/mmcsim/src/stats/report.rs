@@ -5,6 +5,7 @@
 //! of a synthetic thread, or a trace record) from issue to completion.
 
 use super::histogram::{LatencyHistogram, LatencySummary};
+use super::thread_io::{DiskIo, ThreadIo};
 use crate::types::{Ns, NS_PER_S};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -268,6 +269,13 @@ pub struct Collector {
     recorders: Recorders,
     /// Failed system calls by errno name.
     failed: BTreeMap<&'static str, u64>,
+    /// Keep each thread's results by direction ([`Collector::thread_io`]).
+    keep_thread_io: bool,
+    /// The device's requests by direction.
+    disk: DiskIo,
+    /// D→C time of the request [`Collector::request_done`] saw last, ns,
+    /// counted by direction at [`Collector::device_request`].
+    last_d2c: Ns,
 }
 
 /// The threads whose calls the collector has recorded so far.
@@ -283,6 +291,8 @@ enum Recorders {
 
 #[derive(Clone, Debug)]
 struct ThreadAcc {
+    /// Index of its job, for a job thread.
+    job: Option<u32>,
     name: String,
     pid: u32,
     hist: LatencyHistogram,
@@ -293,6 +303,8 @@ struct ThreadAcc {
     ramp_end: Ns,
     /// Its failed system calls by errno name.
     failed: BTreeMap<&'static str, u64>,
+    /// Its results by direction, when kept.
+    io: Option<Box<ThreadIo>>,
 }
 
 /// Kind of a completed call, for the counters.
@@ -380,7 +392,58 @@ impl Collector {
             device_flushes: 0,
             recorders: Recorders::None,
             failed: BTreeMap::new(),
+            keep_thread_io: false,
+            disk: DiskIo::default(),
+            last_d2c: 0,
         }
+    }
+
+    /// Keeps each thread's results by direction from now on (for
+    /// [`Collector::thread_io`]); calls recorded before are not in them.
+    pub fn keep_thread_io(&mut self) {
+        self.keep_thread_io = true;
+        for (i, t) in self.threads.iter_mut().enumerate() {
+            if let Some(t) = t {
+                t.io.get_or_insert_with(|| {
+                    Box::new(ThreadIo {
+                        id: i as u32,
+                        name: t.name.clone(),
+                        ..ThreadIo::default()
+                    })
+                });
+            }
+        }
+    }
+
+    /// Notes that thread `id` belongs to job `job` (its index in the
+    /// scenario's jobs), for [`Collector::thread_io`].
+    pub fn set_job(&mut self, id: u32, job: u32) {
+        if let Some(Some(t)) = self.threads.get_mut(id as usize) {
+            if let Some(io) = t.io.as_mut() {
+                io.job = Some(job);
+            }
+            t.job = Some(job);
+        }
+    }
+
+    /// Each declared thread's results by direction (empty unless
+    /// [`Collector::keep_thread_io`] was called), in thread order.
+    pub fn thread_io(&self) -> Vec<ThreadIo> {
+        self.threads
+            .iter()
+            .flatten()
+            .filter_map(|t| {
+                t.io.as_deref().map(|io| ThreadIo {
+                    job: t.job,
+                    ..io.clone()
+                })
+            })
+            .collect()
+    }
+
+    /// The device's requests by direction.
+    pub fn disk_io(&self) -> DiskIo {
+        self.disk.clone()
     }
 
     /// Declares thread `id` with its name and pid. Ids need not be dense:
@@ -395,7 +458,16 @@ impl Collector {
         if self.threads.len() <= id {
             self.threads.resize(id + 1, None);
         }
+        let io = self.keep_thread_io.then(|| {
+            Box::new(ThreadIo {
+                id: id as u32,
+                name: name.to_string(),
+                ..ThreadIo::default()
+            })
+        });
         self.threads[id] = Some(ThreadAcc {
+            io,
+            job: None,
             name: name.to_string(),
             pid,
             hist: LatencyHistogram::new(),
@@ -511,6 +583,14 @@ impl Collector {
         if matches!(c.kind, CallKind::Read | CallKind::Write) {
             t.bytes += c.bytes;
         }
+        if let Some(io) = t.io.as_mut() {
+            match c.kind {
+                CallKind::Read => io.read.record(c.bytes, c.issue, c.done),
+                CallKind::Write => io.write.record(c.bytes, c.issue, c.done),
+                CallKind::Fsync | CallKind::Fdatasync => io.sync.record(0, c.issue, c.done),
+                _ => {}
+            }
+        }
         t.first_issue = Some(t.first_issue.map_or(c.issue, |f| f.min(c.issue)));
         t.last_done = t.last_done.max(c.done);
     }
@@ -521,6 +601,7 @@ impl Collector {
     /// `status_polls` CMD13s.
     pub fn request_done(&mut self, d2c: Ns, data_cmd: Ns, busy_poll: Ns, status_polls: u32) {
         self.d2c_sum += d2c as u128;
+        self.last_d2c = d2c;
         self.d2c_count += 1;
         self.data_cmd_sum += data_cmd as u128;
         self.busy_poll_sum += busy_poll as u128;
@@ -530,6 +611,15 @@ impl Collector {
     /// A device request of `op` over `sectors` 512-byte sectors ended:
     /// counted in 4 KiB blocks written and cache flushes.
     pub fn device_request(&mut self, op: crate::types::Op, sectors: u32) {
+        let d = match op {
+            crate::types::Op::Read => Some(0),
+            crate::types::Op::Write => Some(1),
+            _ => None,
+        };
+        if let Some(d) = d {
+            self.disk.ios[d] += 1;
+            self.disk.ticks_ns[d] += u128::from(self.last_d2c);
+        }
         match op {
             crate::types::Op::Write => self.device_blocks_written += u64::from(sectors).div_ceil(8),
             crate::types::Op::Flush => self.device_flushes += 1,

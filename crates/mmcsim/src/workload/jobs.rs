@@ -17,11 +17,11 @@
 //! program says which of its calls cross ([`Program::crossing`]: once per
 //! SQLite statement).
 
+use super::job_io::JobIo;
 use super::program::{Action, Program};
 use super::script::{self, ScriptStep, CURRENT_FD};
-use super::spec::{JobOp, JobSpec, OnError, Order, Pattern, ScriptSpec};
+use super::spec::{JobOp, JobSpec, OnError, ScriptSpec};
 use super::sqlite::session::IoMark;
-use super::synthetic::OffsetGen;
 use crate::engine::{component_rng, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::host::Errno;
@@ -29,7 +29,6 @@ use crate::host::{Below, Fd, Host, HostEvents, OpenFlags, Syscall, Task};
 use crate::platform::SharedCpu;
 use crate::stats::report::Collector;
 use crate::types::{us_to_ns, IoPrio, Ns, Op, NS_PER_MS};
-use rand::Rng;
 
 /// Events of the synthetic workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,14 +63,12 @@ struct Script {
 
 /// One application thread of a job (or a script).
 struct JobThread {
-    /// Its descriptor of the job's file.
-    fd: Fd,
     /// The scripted calls, for a script thread.
     script: Option<Script>,
     start_ns: Ns,
-    gen: OffsetGen,
+    /// Its files, offsets, sizes, passes and rate.
+    io: JobIo,
     rng: SimRng,
-    remaining: u64,
     stop_at: Option<Ns>,
     think: Ns,
     /// fsync() after this many writes (0 = never).
@@ -79,14 +76,7 @@ struct JobThread {
     /// fdatasync() after this many writes (0 = never).
     fdatasync_every: u32,
     writes_since_fsync: u32,
-    request_bytes: u64,
     finished: bool,
-    /// Percent of calls that are reads (100 for a read job, 0 for a write
-    /// job).
-    read_percent: u32,
-    /// The offsets of a sequential or strided mixed job's writes (its
-    /// reads use `gen`).
-    write_gen: Option<OffsetGen>,
     /// I/Os the thread may keep in flight: `iodepth` when it submits
     /// asynchronously, else 0 (synchronous calls).
     depth: u32,
@@ -136,73 +126,9 @@ impl Jobs {
     ) -> Result<Jobs> {
         let mut threads = Vec::new();
         for (ji, job) in jobs.iter().enumerate() {
-            let path = if job.file.starts_with('/') {
-                job.file.clone()
-            } else {
-                format!("/{}", job.file)
-            };
-            let file_bytes = host.file_size(&path).expect("validated: job file exists");
             job.check_io().map_err(Error::config)?;
-            let flags = OpenFlags {
-                direct: job.direct,
-                sync: job.sync,
-                ..OpenFlags::default()
-            };
-            let read_percent = match job.op {
-                JobOp::Read => 100,
-                JobOp::Write => 0,
-                JobOp::Readwrite => job.rwmix_read.unwrap_or(50),
-            };
-            let depth = if job.submits_async() { job.iodepth } else { 0 };
             for t in 0..job.threads {
-                let mut rng = component_rng(seed, &format!("job{ji}.thread{t}"));
-                let gen = OffsetGen::new(job, file_bytes, &mut rng);
-                // A sequential mix keeps one position per direction (fio's
-                // last_pos[ddir]); a random one shares its offsets.
-                let write_gen = (job.op == JobOp::Readwrite
-                    && job.pattern != Pattern::Random
-                    && job.order != Order::Shuffled)
-                    .then(|| gen.clone());
-                // Without `requests`, a job with a duration runs until it
-                // ends; one without makes one pass over its region.
-                let remaining = match (job.requests, job.duration_ms) {
-                    (Some(n), _) => n,
-                    (None, Some(_)) => u64::MAX,
-                    (None, None) => gen.slots(),
-                };
-                let pid = job.pid.unwrap_or(1000 + 100 * ji as u32) + t;
-                let id = host.add_task(Task::new(pid, job.ioprio()));
-                let fd = host
-                    .open_untimed(id, &path, flags)
-                    .map_err(|e| Error::config(e.to_string()))?;
-                collector.add_thread(id, &job.name, pid);
-                if job.ramp_ms > 0.0 {
-                    let end = ((job.start_ms + job.ramp_ms) * NS_PER_MS as f64).round() as Ns;
-                    collector.set_ramp_end(id, end);
-                }
-                threads.push(JobThread {
-                    fd,
-                    script: None,
-                    start_ns: (job.start_ms * NS_PER_MS as f64).round() as Ns,
-                    gen,
-                    rng,
-                    remaining,
-                    stop_at: job
-                        .duration_ms
-                        .map(|d| ((job.start_ms + d) * NS_PER_MS as f64).round() as Ns),
-                    think: us_to_ns(job.think_time_us),
-                    fsync_every: job.fsync_every,
-                    fdatasync_every: job.fdatasync_every,
-                    writes_since_fsync: 0,
-                    request_bytes: job.request_bytes,
-                    finished: false,
-                    read_percent,
-                    write_gen,
-                    depth,
-                    in_flight: 0,
-                    blocked: false,
-                    in_call: false,
-                });
+                threads.push(Self::job_thread(ji, job, t, seed, host, collector)?);
             }
         }
         for (si, s) in scripts.iter().enumerate() {
@@ -219,6 +145,65 @@ impl Jobs {
             strict: false,
             failure: None,
             cpu,
+        })
+    }
+
+    /// Thread `t` of job `job` (index `ji`): its task in `host`, its files
+    /// opened, registered with `collector`.
+    fn job_thread(
+        ji: usize,
+        job: &JobSpec,
+        t: u32,
+        seed: u64,
+        host: &mut Host,
+        collector: &mut Collector,
+    ) -> Result<JobThread> {
+        let flags = OpenFlags {
+            direct: job.direct,
+            sync: job.sync,
+            ..OpenFlags::default()
+        };
+        let mut rng = component_rng(seed, &format!("job{ji}.thread{t}"));
+        let pid = job.pid.unwrap_or(1000 + 100 * ji as u32) + t;
+        let id = host.add_task(Task::new(pid, job.ioprio()));
+        let mut files = Vec::new();
+        for file in job.all_files() {
+            let path = if file.starts_with('/') {
+                file.to_string()
+            } else {
+                format!("/{file}")
+            };
+            let bytes = host.file_size(&path).expect("validated: job file exists");
+            let fd = host
+                .open_untimed(id, &path, flags)
+                .map_err(|e| Error::config(e.to_string()))?;
+            files.push((fd, bytes));
+        }
+        let start_ns = (job.start_ms * NS_PER_MS as f64).round() as Ns;
+        let io = JobIo::new(job, &files, start_ns, &mut rng);
+        collector.add_thread(id, &job.name, pid);
+        collector.set_job(id, ji as u32);
+        if job.ramp_ms > 0.0 {
+            let end = ((job.start_ms + job.ramp_ms) * NS_PER_MS as f64).round() as Ns;
+            collector.set_ramp_end(id, end);
+        }
+        Ok(JobThread {
+            script: None,
+            start_ns,
+            io,
+            rng,
+            stop_at: job
+                .duration_ms
+                .map(|d| ((job.start_ms + d) * NS_PER_MS as f64).round() as Ns),
+            think: us_to_ns(job.think_time_us),
+            fsync_every: job.fsync_every,
+            fdatasync_every: job.fdatasync_every,
+            writes_since_fsync: 0,
+            finished: false,
+            depth: if job.submits_async() { job.iodepth } else { 0 },
+            in_flight: 0,
+            blocked: false,
+            in_call: false,
         })
     }
 
@@ -282,10 +267,8 @@ impl Jobs {
         let pid = s.pid.unwrap_or(5000 + si as u32);
         let id = host.add_task(Task::new(pid, IoPrio::NORM));
         collector.add_thread(id, &s.name, pid);
-        let mut rng = component_rng(seed, &format!("script{si}"));
-        let gen = OffsetGen::placeholder(&mut rng);
+        let rng = component_rng(seed, &format!("script{si}"));
         Ok(JobThread {
-            fd: 0,
             script: Some(Script {
                 name: s.name.clone(),
                 texts: s.calls.clone(),
@@ -299,18 +282,14 @@ impl Jobs {
                 crossed: false,
             }),
             start_ns: (s.start_ms * NS_PER_MS as f64).round() as Ns,
-            gen,
+            io: JobIo::none(),
             rng,
-            remaining: 0,
             stop_at: None,
             think: us_to_ns(s.think_time_us),
             fsync_every: 0,
             fdatasync_every: 0,
             writes_since_fsync: 0,
-            request_bytes: 0,
             finished: false,
-            read_percent: 0,
-            write_gen: None,
             depth: 0,
             in_flight: 0,
             blocked: false,
@@ -417,48 +396,57 @@ impl Jobs {
         if th.script.is_some() {
             return self.script_issue(now, t, host, b);
         }
+        self.job_issue(now, t, host, b);
+    }
+
+    /// A job thread issues its next call: a due fsync() (fdatasync()),
+    /// the end-of-pass fsync()s, then a read or write at its rate.
+    fn job_issue<E: JobEvents>(&mut self, now: Ns, t: u32, host: &mut Host, b: &mut Below<E>) {
+        let th = &mut self.threads[t as usize];
         // An fsync() (fdatasync()) is due after every `fsync_every`
         // (`fdatasync_every`) writes; asynchronous I/O drains first.
-        let fd = th.fd;
         let fsync_due = th.fsync_every > 0 && th.writes_since_fsync >= th.fsync_every;
         let fdatasync_due = th.fdatasync_every > 0 && th.writes_since_fsync >= th.fdatasync_every;
-        let done = th.remaining == 0 || th.stop_at.is_some_and(|s| now >= s);
+        let timed_out = th.stop_at.is_some_and(|s| now >= s);
+        let done = th.io.pass_done() || timed_out;
         let full = th.depth > 0 && th.in_flight >= th.depth;
         if th.in_flight > 0 && (fsync_due || fdatasync_due || done || full) {
             th.blocked = true;
             host.aio_getevents(t);
             return;
         }
-        if fsync_due || fdatasync_due {
+        let sync = if fsync_due || fdatasync_due {
             th.writes_since_fsync = 0;
-            th.in_call = true;
-            self.cpu.with(|c| c.cross(t));
-            let sc = if fsync_due {
+            let fd = th.io.fd();
+            Some(if fsync_due {
                 Syscall::Fsync { fd }
             } else {
                 Syscall::Fdatasync { fd }
-            };
+            })
+        } else if done {
+            th.io.end_sync().map(|fd| Syscall::Fsync { fd })
+        } else {
+            None
+        };
+        if let Some(sc) = sync {
+            th.in_call = true;
+            self.cpu.with(|c| c.cross(t));
             host.syscall(now, t, sc, b);
             return;
         }
-        if done {
+        if done && (timed_out || !th.io.next_pass()) {
             th.finished = true;
             self.active -= 1;
             return;
         }
-        th.remaining -= 1;
-        // The direction (mixed jobs draw it), then its offset.
-        let read = match th.read_percent {
-            100 => true,
-            0 => false,
-            p => th.rng.random_range(0..100u32) < p,
-        };
-        let gen = match (&mut th.write_gen, read) {
-            (Some(w), false) => w,
-            _ => &mut th.gen,
-        };
-        let offset = gen.next_offset(&mut th.rng);
-        let bytes = th.request_bytes;
+        // The direction (mixed jobs draw it) and its rate, then its
+        // offset.
+        let (read, at) = th.io.direction(now, &mut th.rng);
+        if at > now {
+            b.q.at(at, JobEvent::Issue(t));
+            return;
+        }
+        let (fd, offset, bytes) = th.io.next_call(read, &mut th.rng);
         if !read {
             th.writes_since_fsync += 1;
         }

@@ -13,10 +13,15 @@
 
 pub mod action;
 pub mod androbench;
+pub mod block_sizes;
+pub mod distribution;
 pub mod fio_job;
+pub mod job_io;
 pub mod jobs;
 pub mod program;
 pub mod programs;
+pub mod random_map;
+pub mod rate;
 pub mod replay;
 pub mod script;
 pub mod service_compare;

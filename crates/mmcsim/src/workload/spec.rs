@@ -3,6 +3,8 @@
 //! (`crate::config`) holds these sections; the workload stage owns their
 //! meaning.
 
+use super::block_sizes::{BlockSizes, SizeWeight};
+use super::distribution::Distribution;
 use crate::types::{IoClass, IoPrio};
 use crate::workload::trace::{Format, TimeUnit};
 use serde::{Deserialize, Serialize};
@@ -143,6 +145,143 @@ pub struct JobSpec {
     /// and block counters still see them). `duration_ms` includes it.
     #[serde(default)]
     pub ramp_ms: f64,
+    /// Bytes per write call when writes differ from reads (fio `bs=R,W`);
+    /// default `request_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_request_bytes: Option<u64>,
+    /// Per-call sizes drawn by weight (fio `bssplit`), for reads (and
+    /// writes unless `write_bssplit`); empty = `request_bytes` every call.
+    /// See [`super::block_sizes`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bssplit: Vec<SizeWeight>,
+    /// Per-call sizes of writes, when they differ from the reads'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bssplit: Option<Vec<SizeWeight>>,
+    /// How a random job picks blocks (fio `random_distribution`); see
+    /// [`super::distribution`]. Default uniform.
+    #[serde(default, skip_serializing_if = "is_uniform")]
+    pub distribution: Distribution,
+    /// Percent of a random job's calls that draw a random offset; the
+    /// others continue right after the previous call (fio
+    /// `percentage_random`), 0..=100. Default 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_percent: Option<u32>,
+    /// Bytes each thread moves per pass (fio `size`/`io_size` with
+    /// `bssplit`): the pass ends at the first call reaching it. Default:
+    /// `requests` calls (or one pass over the region).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_pass: Option<u64>,
+    /// Passes each thread makes (fio `loops`); a pass is `requests` calls
+    /// (or `bytes_per_pass` bytes, or one sweep of the region). Ignored
+    /// by a job with `duration_ms` and no `requests`. Default 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub loops: u32,
+    /// Read rate limit per thread, bytes/s (fio `rate`); see
+    /// [`super::rate`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_rate_bytes_per_s: Option<u64>,
+    /// Write rate limit per thread, bytes/s (fio `rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_rate_bytes_per_s: Option<u64>,
+    /// Read rate limit per thread, I/Os per second (fio `rate_iops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_rate_iops: Option<u64>,
+    /// Write rate limit per thread, I/Os per second (fio `rate_iops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_rate_iops: Option<u64>,
+    /// fsync() every file of a writing thread at the end of each pass
+    /// (fio `end_fsync`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end_fsync: bool,
+    /// fsync() every file of a writing thread when it closes them at the
+    /// end of each pass (fio `fsync_on_close`): after the end-of-pass
+    /// fsync() fio issues for it, a second one at close.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fsync_on_close: bool,
+    /// Further files each thread works on after `file` (fio `nrfiles`,
+    /// `filename=a:b`); each has its own region (`region_offset_bytes`,
+    /// `region_bytes`) and offsets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_files: Vec<String>,
+    /// Which file a multi-file thread serves next (fio
+    /// `file_service_type`).
+    #[serde(default, skip_serializing_if = "is_round_robin")]
+    pub file_service: FileService,
+    /// Calls on one file before switching (the `:N` of
+    /// `file_service_type`), ≥ 1; default 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub file_service_calls: u32,
+}
+
+/// Which file a thread with several files serves next (fio
+/// `file_service_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FileService {
+    /// The files in turn, `file_service_calls` calls each (the default).
+    #[default]
+    Roundrobin,
+    /// One file's pass (its region's calls) before the next.
+    Sequential,
+    /// A file chosen at random every `file_service_calls` calls.
+    Random,
+}
+
+fn is_round_robin(f: &FileService) -> bool {
+    *f == FileService::Roundrobin
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+fn is_uniform(d: &Distribution) -> bool {
+    !d.is_skewed()
+}
+
+/// Checks what a job's further files (`more_files`), per-call sizes and
+/// distribution need of the region: each further file exists
+/// (`file_bytes` gives its size) and holds the region, the distribution's
+/// absolute zones fit it, and its smallest call fits it.
+pub fn check_more_files(
+    j: &JobSpec,
+    region: u64,
+    file_bytes: impl Fn(&str) -> Option<u64>,
+) -> Result<(), String> {
+    j.check_io()?;
+    for f in &j.more_files {
+        let Some(bytes) = file_bytes(f) else {
+            return Err(format!(
+                "job `{}`: unknown file `{f}` in more_files",
+                j.name
+            ));
+        };
+        if j.region_offset_bytes + region > bytes {
+            return Err(format!(
+                "job `{}`: region [{}, +{region}) bytes does not fit file `{f}` ({bytes} bytes)",
+                j.name, j.region_offset_bytes
+            ));
+        }
+    }
+    j.distribution
+        .check_region(region)
+        .map_err(|e| format!("job `{}`: {e}", j.name))?;
+    for read in [true, false] {
+        let min = j.block_sizes(read).min();
+        if min > region {
+            return Err(format!(
+                "job `{}`: the smallest call ({min} bytes) does not fit the {region}-byte region",
+                j.name
+            ));
+        }
+        if j.direct && !j.block_sizes(read).all_multiple_of(512) {
+            return Err(format!(
+                "job `{}`: O_DIRECT needs every call size in whole 512-byte sectors",
+                j.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The most I/Os one thread may keep in flight (`iodepth`).
@@ -328,7 +467,70 @@ impl JobSpec {
                 self.ramp_ms
             ));
         }
+        self.check_pattern()
+            .map_err(|m| format!("job `{job}`: {m}"))
+    }
+
+    /// Checks the per-call sizes, distribution, random share, passes and
+    /// file service.
+    fn check_pattern(&self) -> Result<(), String> {
+        BlockSizes::check(&self.bssplit)?;
+        if let Some(w) = &self.write_bssplit {
+            BlockSizes::check(w).map_err(|e| format!("write_{e}"))?;
+        }
+        if self.write_request_bytes == Some(0) {
+            return Err("write_request_bytes must be at least 1".into());
+        }
+        self.distribution.check()?;
+        if self.random_percent.is_some_and(|p| p > 100) {
+            return Err("random_percent: expected a percentage 0..=100".into());
+        }
+        let variable = !self.bssplit.is_empty() || self.write_bssplit.is_some();
+        if variable && self.pattern == Pattern::Strided {
+            return Err("bssplit with a strided pattern is not modelled".into());
+        }
+        if (self.distribution.is_skewed() || self.random_percent.is_some())
+            && !self.random_offsets()
+        {
+            return Err(
+                "distribution and random_percent apply to random jobs (pattern = \"random\", or order = \"shuffled\")".into(),
+            );
+        }
+        if self.loops == 0 {
+            return Err("loops must be at least 1".into());
+        }
+        if self.file_service_calls == 0 {
+            return Err("file_service_calls must be at least 1".into());
+        }
+        if self.bytes_per_pass == Some(0) {
+            return Err("bytes_per_pass must be at least 1".into());
+        }
         Ok(())
+    }
+
+    /// True when the job draws random offsets (uniform with or without
+    /// fio's random map, or a distribution).
+    pub fn random_offsets(&self) -> bool {
+        self.pattern == Pattern::Random
+            || (self.pattern == Pattern::Sequential && self.order == Order::Shuffled)
+    }
+
+    /// The sizes of the job's reads (`read`) or writes.
+    pub fn block_sizes(&self, read: bool) -> BlockSizes {
+        match (read, &self.write_bssplit) {
+            (false, Some(w)) => {
+                BlockSizes::new(self.write_request_bytes.unwrap_or(self.request_bytes), w)
+            }
+            (false, None) if self.bssplit.is_empty() => {
+                BlockSizes::Fixed(self.write_request_bytes.unwrap_or(self.request_bytes))
+            }
+            _ => BlockSizes::new(self.request_bytes, &self.bssplit),
+        }
+    }
+
+    /// Every file of the job: `file`, then `more_files`.
+    pub fn all_files(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.file.as_str()).chain(self.more_files.iter().map(String::as_str))
     }
 
     /// The I/O priority of the job's threads: an explicit class and level

@@ -1,6 +1,13 @@
 //! Offset generators for synthetic jobs: sequential, random and strided
-//! access, visited in ascending, descending or shuffled order.
+//! access, visited in ascending, descending or shuffled order; random
+//! jobs may draw from a skewed distribution ([`super::distribution`]),
+//! mix in sequential calls (`random_percent`) and use per-call sizes
+//! ([`super::block_sizes`], with fio's random map,
+//! [`super::random_map`]).
 
+use super::block_sizes::BlockSizes;
+use super::distribution::Sampler;
+use super::random_map::RandomMap;
 use super::spec::{JobSpec, Order, Pattern};
 use crate::engine::SimRng;
 use rand::Rng;
@@ -18,6 +25,29 @@ pub struct OffsetGen {
     step: u64,
     perm: Vec<u32>,
     next: u64,
+    /// What a job beyond fixed sizes and uniform offsets needs.
+    ext: Option<Box<Extended>>,
+}
+
+/// State of a generator with per-call sizes, a skewed distribution or a
+/// share of sequential calls.
+#[derive(Clone, Debug)]
+struct Extended {
+    /// Bytes of the region.
+    region: u64,
+    /// Alignment of random offsets, bytes.
+    align: u64,
+    /// The skewed distribution's sampler over the aligned positions.
+    sampler: Option<Sampler>,
+    /// fio's random map over blocks of `align` bytes (uniform random
+    /// offsets of several sizes, each block once per pass).
+    map: Option<RandomMap>,
+    /// Percent of calls drawing a random offset (random jobs).
+    random_percent: u32,
+    /// True for a random job (else sequential with per-call sizes).
+    random: bool,
+    /// End of the previous call, bytes from the region's start.
+    cursor: u64,
 }
 
 impl OffsetGen {
@@ -47,6 +77,7 @@ impl OffsetGen {
                 perm.swap(i, j);
             }
         }
+        let ext = Extended::new(job, region, rng).map(Box::new);
         OffsetGen {
             pattern: job.pattern,
             order: job.order,
@@ -55,7 +86,19 @@ impl OffsetGen {
             step,
             perm,
             next: 0,
+            ext,
         }
+    }
+
+    /// The next call's byte offset within the file and its size, drawn
+    /// from `sizes`.
+    pub fn next_io(&mut self, rng: &mut SimRng, sizes: &BlockSizes) -> (u64, u64) {
+        let Some(mut x) = self.ext.take() else {
+            return (self.next_offset(rng), sizes.min());
+        };
+        let (off, len) = x.next(self, rng, sizes);
+        self.ext = Some(x);
+        (self.region_start + off, len)
     }
 
     /// A generator that is never asked for offsets (scripted threads).
@@ -68,6 +111,7 @@ impl OffsetGen {
             step: 0,
             perm: Vec::new(),
             next: 0,
+            ext: None,
         }
     }
 
@@ -93,6 +137,85 @@ impl OffsetGen {
             }
         };
         self.region_start + slot * self.step
+    }
+}
+
+impl Extended {
+    /// The extension `job` needs over a region of `region` bytes, if any.
+    fn new(job: &JobSpec, region: u64, rng: &mut SimRng) -> Option<Extended> {
+        let sizes = [job.block_sizes(true), job.block_sizes(false)];
+        let variable = sizes.iter().any(|s| !s.is_fixed()) || sizes[0] != sizes[1];
+        let random = job.random_offsets();
+        let skewed = job.distribution.is_skewed();
+        if !variable && !skewed && job.random_percent.is_none_or(|p| p == 100) {
+            return None;
+        }
+        let min = sizes[0].min().min(sizes[1].min());
+        let align = job.align_bytes.unwrap_or(min).max(1);
+        let positions = (region.saturating_sub(min)) / align + 1;
+        let sampler = if random {
+            Sampler::new(&job.distribution, positions, align, rng)
+        } else {
+            None
+        };
+        let map = (random && sampler.is_none() && variable && job.pattern != Pattern::Random)
+            .then(|| RandomMap::new(region / align));
+        Some(Extended {
+            region,
+            align,
+            sampler,
+            map,
+            random_percent: job.random_percent.unwrap_or(100),
+            random,
+            cursor: 0,
+        })
+    }
+
+    /// The next call's offset within the region and its size.
+    fn next(&mut self, base: &mut OffsetGen, rng: &mut SimRng, sizes: &BlockSizes) -> (u64, u64) {
+        let sequential = !self.random
+            || (self.random_percent < 100 && rng.random_range(1..=100u32) > self.random_percent);
+        let mut off = if sequential && self.cursor + sizes.min() <= self.region {
+            self.cursor
+        } else if sequential && !self.random {
+            0
+        } else {
+            self.random_offset(base, rng, sizes)
+        };
+        let len = match sizes.pick(self.region - off, rng) {
+            Some(l) => l,
+            None => {
+                off = 0;
+                sizes.min()
+            }
+        };
+        let len = match &mut self.map {
+            Some(m) if !sequential => {
+                let b = off / self.align;
+                len.min(m.mark(b, len.div_ceil(self.align)).max(1) * self.align)
+            }
+            _ => len,
+        };
+        self.cursor = off + len;
+        (off, len)
+    }
+
+    /// A random offset within the region (aligned), where at least the
+    /// smallest size fits.
+    fn random_offset(&mut self, base: &mut OffsetGen, rng: &mut SimRng, sizes: &BlockSizes) -> u64 {
+        let positions = self.region.saturating_sub(sizes.min()) / self.align + 1;
+        if let Some(s) = &self.sampler {
+            return s.next(rng).min(positions - 1) * self.align;
+        }
+        if let Some(m) = &mut self.map {
+            let b = rng.random_range(0..positions);
+            let b = m.free_from(b);
+            return (b * self.align).min((positions - 1) * self.align);
+        }
+        if base.pattern == Pattern::Random {
+            return rng.random_range(0..positions) * self.align;
+        }
+        base.next_offset(rng) - base.region_start
     }
 }
 
