@@ -140,11 +140,10 @@ impl BarPanel {
         if self.from_zero {
             let (lo, hi) = (lo.min(0.0), hi.max(0.0));
             // Headroom above the bars for their values and the legend.
-            let room = if self.band.is_some() || !self.series.is_empty() {
-                0.4
-            } else {
-                0.18
-            };
+            let legend = self.band.is_some()
+                || !self.series.is_empty()
+                || self.targets.iter().any(Option::is_some);
+            let room = if legend { 0.4 } else { 0.18 };
             let bottom = if lo < 0.0 { lo - (hi - lo) * 0.08 } else { 0.0 };
             return (bottom, (hi + (hi - lo) * room).max(f64::MIN_POSITIVE));
         }
@@ -212,7 +211,8 @@ impl BarPanel {
         self.draw_errors(&mut chart)?;
         self.draw_values(&mut chart, (lo, hi))?;
         self.draw_series_legend(&mut chart)?;
-        if self.band.is_some() || !self.series.is_empty() {
+        let targets = self.targets.iter().any(Option::is_some);
+        if self.band.is_some() || !self.series.is_empty() || targets {
             // Above the bars: the range leaves headroom for it.
             super::draw_legend(&mut chart)?;
         }
