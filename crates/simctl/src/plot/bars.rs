@@ -134,7 +134,7 @@ impl BarPanel {
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
                 (l.min(v), h.max(v))
             });
-        if !(lo <= hi) {
+        if lo.partial_cmp(&hi).is_none_or(|o| o.is_gt()) {
             return (0.0, 1.0);
         }
         if self.from_zero {

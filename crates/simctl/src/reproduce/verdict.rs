@@ -126,7 +126,8 @@ impl fmt::Display for Outcome {
 
 /// Judges interval `i` against `side`.
 pub fn judge(side: Side, i: &Interval) -> Outcome {
-    if !(i.lo <= i.hi) {
+    // NaN ends (a seed without the quantity) or an empty interval.
+    if i.lo.partial_cmp(&i.hi).is_none_or(|o| o.is_gt()) {
         return Outcome::Unresolved;
     }
     match side {

@@ -255,7 +255,7 @@ impl Finding for Journaling {
                 format!("×{sim:.2} (simulated WAL / TRUNCATE, {})", p.metric),
             ));
             let short = p.source.split(':').next().unwrap_or(p.source);
-            ratio_bars.push((format!("{short}"), p.ratio));
+            ratio_bars.push((short.to_string(), p.ratio));
             ratio_bars.push((String::new(), sim));
         }
         table.push(Quantity::new(
