@@ -876,7 +876,12 @@ fn finding_7_sets_the_blogs_measured_table_beside_the_simulated_values() {
         &html[..2000]
     );
     assert!(html.contains("How to read it:") && html.contains("± one standard deviation"));
-    let svg = std::fs::read_to_string(scratch("reproduce_f7").join("finding-7.svg")).unwrap();
+    let svg = std::fs::read_to_string(
+        root()
+            .join("target/test-scratch/reproduce_f7")
+            .join("finding-7.svg"),
+    )
+    .unwrap();
     assert!(svg.contains("measured (± 1 sd of 3 runs)") && svg.contains("1383"));
 }
 
