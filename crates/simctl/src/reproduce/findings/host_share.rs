@@ -72,6 +72,33 @@ const ABOUT: About = About {
         ],
 };
 
+/// The four judged quantities: host share at 16 KiB, its smallest fall
+/// with size, and the hog's effects on app latency and device response.
+fn checks(share: f64, least_fall: f64, lat_change: f64, dev_change: f64) -> Vec<Check> {
+    vec![
+        Check::predicted(
+            "host share of a 16 KiB O_SYNC write's latency ≥ 0.80",
+            Side::Above(MIN_SHARE),
+            share,
+        ),
+        Check::predicted(
+            "host share falls with size: smallest fall between successive sizes (4-64 KiB) > 0",
+            Side::Above(0.0),
+            least_fall,
+        ),
+        Check::predicted(
+            "app write latency change with one CPU hog in [-0.25, -0.10]",
+            Side::Within(LATENCY_BAND.0, LATENCY_BAND.1),
+            lat_change,
+        ),
+        Check::predicted(
+            "device response time change with one CPU hog in [+0.03, +0.10]",
+            Side::Within(DEVICE_BAND.0, DEVICE_BAND.1),
+            dev_change,
+        ),
+    ]
+}
+
 impl Finding for HostShare {
     fn about(&self) -> &'static About {
         &ABOUT
@@ -123,28 +150,7 @@ impl Finding for HostShare {
         let in_band = |v: f64, (lo, hi): (f64, f64)| (lo..=hi).contains(&v);
         let lat_ok = in_band(lat_change, LATENCY_BAND);
         let dev_ok = in_band(dev_change, DEVICE_BAND);
-        let checks = vec![
-            Check::predicted(
-                "host share of a 16 KiB O_SYNC write's latency ≥ 0.80",
-                Side::Above(MIN_SHARE),
-                shares[at],
-            ),
-            Check::predicted(
-                "host share falls with size: smallest fall between successive sizes (4-64 KiB) > 0",
-                Side::Above(0.0),
-                least_fall,
-            ),
-            Check::predicted(
-                "app write latency change with one CPU hog in [-0.25, -0.10]",
-                Side::Within(LATENCY_BAND.0, LATENCY_BAND.1),
-                lat_change,
-            ),
-            Check::predicted(
-                "device response time change with one CPU hog in [+0.03, +0.10]",
-                Side::Within(DEVICE_BAND.0, DEVICE_BAND.1),
-                dev_change,
-            ),
-        ];
+        let checks = checks(shares[at], least_fall, lat_change, dev_change);
         let pct = |v: f64| format!("{:.1} %", v * 100.0);
         let signed = |v: f64| format!("{:+.1} %", v * 100.0);
         let share_list = SIZES

@@ -164,6 +164,72 @@ fn pct(x: f64) -> String {
     format!("{:+.1} %", x * 100.0)
 }
 
+/// Adds a row per published ratio (source, phone, metric) with the
+/// simulated WAL / TRUNCATE ratio beside it; returns the bars of the ratio
+/// panel (published, simulated per source).
+fn published_rows(
+    table: &mut Vec<Quantity>,
+    wal_ratio: &dyn Fn(&str) -> Result<f64>,
+) -> Result<Vec<(String, f64)>> {
+    let mut bars = Vec::new();
+    for p in &PUBLISHED {
+        let sim = wal_ratio(p.metric)?;
+        table.push(Quantity::new(
+            &format!(
+                "{}{}",
+                p.source,
+                if p.judged {
+                    ""
+                } else {
+                    " (context, not judged: \"about\")"
+                }
+            ),
+            &format!("×{:.1} ({})", p.ratio, p.quoted),
+            format!("×{sim:.2} (simulated WAL / TRUNCATE, {})", p.metric),
+        ));
+        let short = p.source.split(':').next().unwrap_or(p.source);
+        bars.push((short.to_string(), p.ratio));
+        bars.push((String::new(), sim));
+    }
+    Ok(bars)
+}
+
+/// The figure: the LG comparisons as % change with their published ranges,
+/// and the SQLite ratios published beside simulated.
+fn panels(
+    [journal_gain, seq_read, rand_read, mount_gain]: [f64; 4],
+    ratio_bars: Vec<(String, f64)>,
+) -> Vec<Panel> {
+    vec![
+        Panel::Bars(
+            BarPanel::amounts(
+                "LG study: change against the default configuration",
+                "change (%)",
+                vec![
+                    ("journal off: writes".to_string(), journal_gain * 100.0),
+                    ("journal off: seq read".to_string(), seq_read * 100.0),
+                    ("journal off: rand read".to_string(), rand_read * 100.0),
+                    ("mount options".to_string(), mount_gain * 100.0),
+                ],
+            )
+            .with_targets(vec![
+                Some((JOURNAL_OFF_BAND.0 * 100.0, JOURNAL_OFF_BAND.1 * 100.0)),
+                Some((-READS_WITHIN * 100.0, READS_WITHIN * 100.0)),
+                Some((-READS_WITHIN * 100.0, READS_WITHIN * 100.0)),
+                Some((MOUNT_BAND.0 * 100.0, MOUNT_BAND.1 * 100.0)),
+            ]),
+        ),
+        Panel::Bars(
+            BarPanel::amounts(
+                "SQLite one-sync (WAL) vs rollback journal: published vs simulated",
+                "ratio of TPS (×)",
+                ratio_bars,
+            )
+            .with_series(&["published", "simulated WAL / TRUNCATE"]),
+        ),
+    ]
+}
+
 impl Finding for Journaling {
     fn about(&self) -> &'static About {
         &ABOUT
@@ -238,26 +304,7 @@ impl Finding for Journaling {
                 pct(mount_gain),
             ),
         ];
-        let mut ratio_bars = Vec::new();
-        for p in &PUBLISHED {
-            let sim = wal_ratio(p.metric)?;
-            table.push(Quantity::new(
-                &format!(
-                    "{}{}",
-                    p.source,
-                    if p.judged {
-                        ""
-                    } else {
-                        " (context, not judged: \"about\")"
-                    }
-                ),
-                &format!("×{:.1} ({})", p.ratio, p.quoted),
-                format!("×{sim:.2} (simulated WAL / TRUNCATE, {})", p.metric),
-            ));
-            let short = p.source.split(':').next().unwrap_or(p.source);
-            ratio_bars.push((short.to_string(), p.ratio));
-            ratio_bars.push((String::new(), sim));
-        }
+        let ratio_bars = published_rows(&mut table, &wal_ratio)?;
         table.push(Quantity::new(
             "context, not judged: SQLite journal_mode=OFF vs the default journal, insert TPS",
             "— (no published phone ratio)",
@@ -274,34 +321,7 @@ impl Finding for Journaling {
             ),
             table,
             csv,
-            panels: vec![
-                Panel::Bars(
-                    BarPanel::amounts(
-                        "LG study: change against the default configuration",
-                        "change (%)",
-                        vec![
-                            ("journal off: writes".to_string(), journal_gain * 100.0),
-                            ("journal off: seq read".to_string(), seq_read * 100.0),
-                            ("journal off: rand read".to_string(), rand_read * 100.0),
-                            ("mount options".to_string(), mount_gain * 100.0),
-                        ],
-                    )
-                    .with_targets(vec![
-                        Some((JOURNAL_OFF_BAND.0 * 100.0, JOURNAL_OFF_BAND.1 * 100.0)),
-                        Some((-READS_WITHIN * 100.0, READS_WITHIN * 100.0)),
-                        Some((-READS_WITHIN * 100.0, READS_WITHIN * 100.0)),
-                        Some((MOUNT_BAND.0 * 100.0, MOUNT_BAND.1 * 100.0)),
-                    ]),
-                ),
-                Panel::Bars(
-                    BarPanel::amounts(
-                        "SQLite one-sync (WAL) vs rollback journal: published vs simulated",
-                        "ratio of TPS (×)",
-                        ratio_bars,
-                    )
-                    .with_series(&["published", "simulated WAL / TRUNCATE"]),
-                ),
-            ],
+            panels: panels([journal_gain, seq_read, rand_read, mount_gain], ratio_bars),
         })
     }
 }
