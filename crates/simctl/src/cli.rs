@@ -264,6 +264,11 @@ pub struct ReproduceArgs {
     /// after the profile and the finding's own settings. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Seeds per comparison: every run repeats with seed 1..=N and each
+    /// verdict is judged on the 95 % confidence interval (Student t) of
+    /// the per-seed values. One seed gives no interval (UNRESOLVED).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub seeds: u32,
     /// Output directory.
     #[arg(long, value_name = "DIR", default_value = "reproduce")]
     pub out: PathBuf,

@@ -220,11 +220,8 @@ pub fn scheduler_bars(title: &str, entries: &[(String, &Value)]) -> Result<Figur
             .map(|(l, r)| Ok((l.clone(), number(r, key, l)?)))
             .collect::<Result<Vec<_>>>()?;
         panels.push(Panel::Bars(BarPanel {
-            title: t.into(),
-            y_label: unit.into(),
-            bars,
             from_zero,
-            band: None,
+            ..BarPanel::amounts(t, unit, bars)
         }));
     }
     Figure::new(title, panels)

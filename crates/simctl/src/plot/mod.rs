@@ -65,7 +65,7 @@ impl Panel {
     /// Width the panel wants, pixels.
     fn width(&self) -> u32 {
         match self {
-            Panel::Bars(b) => (b.bars.len() as u32 * 70 + 160).max(640),
+            Panel::Bars(b) => b.width(),
             Panel::Xy(_) => 760,
         }
     }

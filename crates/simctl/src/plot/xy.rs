@@ -88,6 +88,30 @@ impl XyPanel {
         (if lo == 0.0 { 0.0 } else { lo - pad }, hi + pad)
     }
 
+    /// Tick positions of a log x axis over `(lo, hi)`: the data's own x
+    /// values when there are few (request sizes), else 1-2-5 steps of each
+    /// decade, so every tick is labelled and readable.
+    fn log_ticks(&self, (lo, hi): (f64, f64)) -> Vec<f64> {
+        let mut xs: Vec<f64> = self.points().map(|(x, _)| x).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        if (1..=12).contains(&xs.len()) {
+            return xs;
+        }
+        let mut keys = Vec::new();
+        let mut decade = 10f64.powi(lo.log10().floor() as i32);
+        while decade <= hi {
+            for m in [1.0, 2.0, 5.0] {
+                let k = decade * m;
+                if (lo..=hi).contains(&k) {
+                    keys.push(k);
+                }
+            }
+            decade *= 10.0;
+        }
+        keys
+    }
+
     pub(super) fn draw<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
@@ -95,7 +119,8 @@ impl XyPanel {
         let (x0, x1) = self.x_range();
         let (y0, y1) = self.y_range();
         if self.log_x {
-            self.draw_on(area, (x0..x1).log_scale(), y0..y1)
+            let keys = self.log_ticks((x0, x1));
+            self.draw_on(area, (x0..x1).log_scale().with_key_points(keys), y0..y1)
         } else {
             self.draw_on(area, x0..x1, y0..y1)
         }
@@ -120,7 +145,7 @@ impl XyPanel {
             .build_cartesian_2d(x, y)?;
         chart
             .configure_mesh()
-            .x_labels(if self.log_x { 6 } else { 10 })
+            .x_labels(if self.log_x { 40 } else { 10 })
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
             .x_label_formatter(&|v| tick(*v))

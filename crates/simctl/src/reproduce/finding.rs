@@ -2,6 +2,7 @@
 //! their outputs into a verdict, numbers, a figure and a CSV.
 
 use super::runner::{RunOutput, RunSpec};
+pub use super::verdict::Side;
 use crate::plot::Panel;
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -109,6 +110,67 @@ pub trait Finding: Sync {
     fn sensitivity(&self) -> Option<&'static Sensitivity> {
         None
     }
+    /// Why the verdict is judged with the CPU clock pinned
+    /// (`host.governor=performance`), when the finding also runs with it
+    /// pinned beside the free-clock runs; `None`: it runs as configured
+    /// only. With the clock pinned the governor cannot settle at different
+    /// clocks for the runs compared; the free-clock result beside it is the
+    /// governor's contribution.
+    fn pinned_verdict(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether the finding runs on the generic profile (the scenarios as
+    /// written); `Err(why)` when the scenario it runs names a phone's
+    /// part, so a `generic` row would be that phone again.
+    fn on_generic(&self) -> std::result::Result<(), &'static str> {
+        Ok(())
+    }
+}
+
+/// Whether a verdict rests on measurements the profile was fitted to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Label {
+    /// The profile was calibrated against these measurements
+    /// (`simctl calibrate`): agreement shows the fit, not a reproduction.
+    Fitted,
+    /// Nothing was fitted to them: a prediction.
+    Predicted,
+}
+
+impl Label {
+    /// `fitted` or `predicted`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Label::Fitted => "fitted",
+            Label::Predicted => "predicted",
+        }
+    }
+}
+
+/// One quantity a finding judges, from one seed's runs.
+#[derive(Clone, Debug)]
+pub struct Check {
+    /// The claim about the quantity, with its unit, as the verdict line
+    /// shows it (e.g. `sequential / random 4 KiB read IOPS ≥ 3`).
+    pub claim: String,
+    /// The paper's side of the threshold.
+    pub side: Side,
+    /// The quantity in this seed.
+    pub value: f64,
+    /// Fitted or predicted.
+    pub label: Label,
+}
+
+impl Check {
+    /// A predicted check.
+    pub fn predicted(claim: impl Into<String>, side: Side, value: f64) -> Check {
+        Check {
+            claim: claim.into(),
+            side,
+            value,
+            label: Label::Predicted,
+        }
+    }
 }
 
 /// A probe of the mechanism behind a finding: its runs repeated on the
@@ -132,9 +194,10 @@ pub struct Sensitivity {
 /// A finding measured on one profile.
 #[derive(Clone, Debug)]
 pub struct Measure {
-    /// Whether the claim holds on this profile.
-    pub pass: bool,
-    /// The numbers the verdict rests on, one line.
+    /// The quantities judged, in this seed (the verdict is judged over
+    /// the seeds; the first check is the finding's main quantity).
+    pub checks: Vec<Check>,
+    /// The numbers of this seed, one line.
     pub summary: String,
     /// Quantities: published beside simulated.
     pub table: Vec<Quantity>,

@@ -65,15 +65,6 @@ impl RunSpec {
     }
 }
 
-/// A run to do: a spec on a profile, with the user's settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Job {
-    /// Index of the profile.
-    pub profile: usize,
-    /// What to run.
-    pub spec: RunSpec,
-}
-
 /// What a run left: its report (as the JSON `--json` writes) and, when
 /// asked for, its request log.
 #[derive(Clone, Debug)]
@@ -93,28 +84,31 @@ pub fn scenario_path(configs: &Path, name: &str) -> PathBuf {
     configs.join("scenarios").join(name)
 }
 
-/// Loads and validates the scenario of `job` (the profile's overrides, then the
-/// spec's settings, then the user's).
+/// Loads and validates the scenario of `spec` on profile `profile` (the
+/// profile's overrides, its benchmark file system for a seed
+/// micro-benchmark, the spec's settings, then `sets`: the user's and
+/// `reproduce`'s own).
 pub fn scenario(
-    job: &Job,
+    profile: &usize,
+    spec: &RunSpec,
     profiles: &[Profile],
     configs: &Path,
-    user_sets: &[(String, String)],
+    sets_after: &[(String, String)],
 ) -> Result<Scenario> {
-    let path = scenario_path(configs, job.spec.scenario);
+    let path = scenario_path(configs, spec.scenario);
     let text = std::fs::read_to_string(&path).with_context(|| {
         format!(
             "reading {} (run from the repository root or pass --configs DIR)",
             path.display()
         )
     })?;
-    let profile = &profiles[job.profile];
+    let profile = &profiles[*profile];
     let mut sets = profile.sets().to_vec();
-    if job.spec.on_benchmark_fs {
+    if spec.on_benchmark_fs {
         sets.extend(profile.benchmark_fs_sets());
     }
-    sets.extend(job.spec.sets.iter().cloned());
-    sets.extend(user_sets.iter().cloned());
+    sets.extend(spec.sets.iter().cloned());
+    sets.extend(sets_after.iter().cloned());
     let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
     Ok(Scenario::from_toml(
         &text,

@@ -1,14 +1,15 @@
 //! A finding's sensitivity probe: its runs repeated on the generic profile
 //! with one device setting at each value of the setting's sourced range,
-//! measured exactly as the verdict is, and shown beside the verdict (a
+//! seed 1 only (each value's quantities compared with the claim's
+//! threshold as points, not intervals), and shown beside the verdict (a
 //! line on stdout, `finding-N-sensitivity.csv`, a table on the report page)
 //! without changing it. It tells a reader where in the sourced range the
 //! finding's mechanism produces the published effect.
 
 use super::finding::{Finding, Sensitivity};
+use super::plan::Probe;
 use super::profile::Profile;
 use super::runner::RunOutput;
-use super::Probe;
 use anyhow::{Context, Result};
 
 /// One value of the setting and what the finding measured with it.
@@ -50,7 +51,7 @@ impl Outcome {
                     .map(|r| format!("{}: {} ({})", r.value, verdict(r.pass), r.summary))
                     .collect();
                 format!(
-                    "{head}, {} profile, {} = {}{}",
+                    "{head}, {} profile, seed 1, {} = {}{}",
                     self.profile,
                     self.about.key,
                     cells.join("; "),
@@ -120,16 +121,26 @@ pub fn measure(
                 about.key
             )
         })?;
+        // One seed: each quantity against its threshold as a point.
+        let pass = m.checks.iter().all(|c| {
+            let point = super::verdict::Interval {
+                mean: c.value,
+                lo: c.value,
+                hi: c.value,
+                n: 1,
+            };
+            super::verdict::judge(c.side, &point) == super::verdict::Outcome::Pass
+        });
         csv.write_record([
             profile.as_str(),
             about.key,
             value,
-            verdict(m.pass),
+            verdict(pass),
             m.summary.as_str(),
         ])?;
         rows.push(Row {
             value,
-            pass: m.pass,
+            pass,
             summary: m.summary,
         });
     }

@@ -5,7 +5,9 @@
 use super::{rand16_runs, run_under};
 use crate::plot::reqlog;
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{About, Boundary, Finding, Measure, Quantity, Sensitivity};
+use crate::reproduce::finding::{
+    About, Boundary, Check, Finding, Measure, Quantity, Sensitivity, Side,
+};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::{Context, Result};
 use mmcsim::sched::Registry;
@@ -41,6 +43,9 @@ impl Finding for AddrDiff {
     fn sensitivity(&self) -> Option<&'static Sensitivity> {
         Some(&SENSITIVITY)
     }
+    fn pinned_verdict(&self) -> Option<&'static str> {
+        Some(super::PINNED_ORDER)
+    }
     fn runs(&self, registry: &Registry) -> Vec<RunSpec> {
         rand16_runs(registry)
     }
@@ -52,7 +57,12 @@ impl Finding for AddrDiff {
             .with_context(|| format!("{}: no request log", run.label))?;
         let points = reqlog::address_differences(rows);
         let ((up, nup), (down, ndown)) = reqlog::direction_means(&points);
-        let pass = nup > 0 && ndown > 0 && up < down;
+        // No request in one direction: no ratio in this seed.
+        let ratio = if nup > 0 && ndown > 0 {
+            down / up
+        } else {
+            f64::NAN
+        };
         let csv = points
             .iter()
             .map(|p| vec![p.diff_sectors.to_string(), format!("{}", p.device_us)])
@@ -60,7 +70,11 @@ impl Finding for AddrDiff {
         let mut scatter = crate::plot::inputs::address_scatter(SCHEDULER, rows);
         scatter.title = format!("16 random readers under {SCHEDULER}");
         Ok(Measure {
-            pass,
+            checks: vec![Check::predicted(
+                "mean device time after a negative / after a positive address difference > 1",
+                Side::Above(1.0),
+                ratio,
+            )],
             summary: format!(
                 "mean device time {up:.1} µs after a positive difference ({nup} requests), {down:.1} µs after a negative one ({ndown} requests) under {SCHEDULER}"
             ),

@@ -4,7 +4,7 @@
 use super::{of_scheduler, per_scheduler, rand16_runs, run_under};
 use crate::plot::{BarPanel, Panel};
 use crate::reproduce::finding::{
-    cell, num, About, Boundary, Finding, Measure, Quantity, Sensitivity,
+    cell, num, About, Boundary, Check, Finding, Measure, Quantity, Sensitivity, Side,
 };
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
@@ -44,6 +44,9 @@ impl Finding for Schedulers {
     fn sensitivity(&self) -> Option<&'static Sensitivity> {
         Some(&SENSITIVITY)
     }
+    fn pinned_verdict(&self) -> Option<&'static str> {
+        Some(super::PINNED_ORDER)
+    }
     fn runs(&self, registry: &Registry) -> Vec<RunSpec> {
         rand16_runs(registry)
     }
@@ -77,7 +80,11 @@ impl Finding for Schedulers {
             }
         }
         Ok(Measure {
-            pass: d > c && d > n,
+            checks: vec![Check::predicted(
+                "deadline's IOPS lead over the better of cfq and noop (%) > 0",
+                Side::Above(0.0),
+                (d / c.max(n) - 1.0) * 100.0,
+            )],
             // Two decimals: the verdict turns on the sign of these leads,
             // which one decimal can hide (a +0.01 % lead printed "+0.0 %").
             summary: format!(

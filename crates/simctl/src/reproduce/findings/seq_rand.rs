@@ -2,7 +2,9 @@
 //! the IOPS of random ones (read-ahead and the device's read buffer).
 
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{cell, num, About, Boundary, Finding, Measure, Quantity};
+use crate::reproduce::finding::{
+    cell, num, About, Boundary, Check, Finding, Measure, Quantity, Side,
+};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
 use mmcsim::sched::Registry;
@@ -32,6 +34,9 @@ impl Finding for SeqRand {
     fn about(&self) -> &'static About {
         &ABOUT
     }
+    fn pinned_verdict(&self) -> Option<&'static str> {
+        Some(super::PINNED_1)
+    }
     fn runs(&self, _: &Registry) -> Vec<RunSpec> {
         vec![
             RunSpec::new("seq-read-4k.toml", &[]).on_benchmark_fs(),
@@ -56,7 +61,11 @@ impl Finding for SeqRand {
             ]);
         }
         Ok(Measure {
-            pass: ratio >= MIN_RATIO,
+            checks: vec![Check::predicted(
+                "sequential / random 4 KiB read IOPS ≥ 3",
+                Side::Above(MIN_RATIO),
+                ratio,
+            )],
             summary: format!(
                 "sequential {:.0} IOPS, random {:.0} IOPS: {ratio:.2}×",
                 iops[0], iops[1]
@@ -72,7 +81,7 @@ impl Finding for SeqRand {
             ],
             csv,
             panels: vec![Panel::Bars(BarPanel::amounts(
-                "4 KiB buffered reads",
+                "4 KiB buffered reads, mean over seeds",
                 "IOPS",
                 names.iter().map(|n| n.to_string()).zip(iops).collect(),
             ))],

@@ -4,7 +4,7 @@
 
 use crate::plot::{BarPanel, Panel};
 use crate::reproduce::finding::{
-    cell, num, About, Boundary, Finding, Measure, Quantity, Sensitivity,
+    cell, num, About, Boundary, Check, Finding, Measure, Quantity, Sensitivity, Side,
 };
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use anyhow::Result;
@@ -43,6 +43,9 @@ impl Finding for Stride {
     fn sensitivity(&self) -> Option<&'static Sensitivity> {
         Some(&SENSITIVITY)
     }
+    fn pinned_verdict(&self) -> Option<&'static str> {
+        Some(super::PINNED_ORDER)
+    }
     fn runs(&self, _: &Registry) -> Vec<RunSpec> {
         vec![
             RunSpec::new("sorted-stride.toml", &[]).on_benchmark_fs(),
@@ -67,7 +70,11 @@ impl Finding for Stride {
         }
         let speedup = time[1] / time[0];
         Ok(Measure {
-            pass: time[0] < time[1],
+            checks: vec![Check::predicted(
+                "shuffled / sorted time to finish > 1",
+                Side::Above(1.0),
+                speedup,
+            )],
             summary: format!(
                 "sorted {:.4} s, shuffled {:.4} s: shuffled takes {speedup:.2}× as long",
                 time[0], time[1]
