@@ -264,9 +264,9 @@ pub fn inspection_table(i: &Inspection) -> String {
 }
 
 /// `simctl trace convert --to csv`: writes the native CSV to `out`.
-/// A failed write is an [`mmcsim::Error::Output`], for the caller to name
+/// A failed write is a [`trace::Error::Output`], for the caller to name
 /// the output.
-pub fn convert(path: &Path, opts: &OpenOptions, out: &mut dyn Write) -> mmcsim::Result<u64> {
+pub fn convert(path: &Path, opts: &OpenOptions, out: &mut dyn Write) -> trace::Result<u64> {
     let mut r: Box<dyn TraceReader> = trace::open(path, opts)?;
     trace::write_native_csv(r.as_mut(), out)
 }

@@ -17,7 +17,7 @@
 use super::common::{bytes_to_sectors, split_csv, Cx, Interner, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use mmcsim_types::Op;
 
 /// The default time unit (FILETIME 100-ns ticks).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::Ticks100Ns;

@@ -14,7 +14,7 @@
 use super::common::{bytes_to_sectors, split_csv, Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use mmcsim_types::Op;
 
 /// The default time unit (SPC timestamps are seconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;

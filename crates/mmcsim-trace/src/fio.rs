@@ -28,7 +28,7 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::{Ns, Op};
+use mmcsim_types::{Ns, Op};
 
 /// The default time unit (µs: v3 timestamps and v2 `wait` delays).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::Us;

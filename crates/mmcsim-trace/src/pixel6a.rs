@@ -22,7 +22,7 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use mmcsim_types::Op;
 
 /// The default time unit (seconds since boot).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;

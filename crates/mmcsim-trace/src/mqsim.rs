@@ -15,7 +15,7 @@
 use super::common::{split_ws, Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use mmcsim_types::Op;
 
 /// The default time unit (MQSim's sample workloads use nanoseconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::Ns;

@@ -38,7 +38,7 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::{Ns, Op};
+use mmcsim_types::{Ns, Op};
 
 /// The default time unit (ftrace timestamps are seconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;

@@ -28,7 +28,7 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use mmcsim_types::Op;
 
 /// The default time unit (seconds with a nanosecond fraction).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;

@@ -1,15 +1,15 @@
 //! Parsing speed of every text trace reader: ~1 M generated lines per format
 //! (400 k for the long MMC ftrace lines), parsed from memory; reports lines/s.
 //!
-//! Run: `cargo bench -p mmcsim --bench trace_readers`.
+//! Run: `cargo bench -p mmcsim-trace --bench trace_readers`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use mmcsim::workload::trace::common::Source;
-use mmcsim::workload::trace::Format;
+use mmcsim_trace::common::Source;
+use mmcsim_trace::Format;
 
 const N: usize = 1_000_000;
 

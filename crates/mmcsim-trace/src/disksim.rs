@@ -16,7 +16,7 @@
 use super::common::{split_ws, Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use mmcsim_types::Op;
 
 /// The default time unit (DiskSim's arrival times are milliseconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::Ms;

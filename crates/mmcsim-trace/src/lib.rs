@@ -1,10 +1,13 @@
-//! Trace readers: one file per format, each streaming records normalised to
-//! [`TraceRecord`] (reference trace-formats.md §0).
+//! mmcsim-trace: streaming readers of block-level I/O traces, one file per
+//! format, each yielding records normalised to [`TraceRecord`] (reference
+//! trace-formats.md §0). The crate depends on nothing of the simulator
+//! (only the shared vocabulary of `mmcsim-types`); the simulator reads its
+//! traces through it as `mmcsim::workload::trace`.
 //!
 //! Contract: a reader yields records one at a time in non-decreasing time,
 //! with memory independent of trace length (process names are interned into a
 //! small table; formats that pair an issue with a completion keep only the
-//! requests in flight); a malformed record yields an [`crate::Error::Parse`]
+//! requests in flight); a malformed record yields an [`Error::Parse`]
 //! naming the file, line and field, and reading may continue with the next
 //! record. Gzip-compressed input (magic `1f 8b`) is read transparently.
 //!
@@ -28,11 +31,14 @@
 //! | `pixel6a` | [`pixel6a`] | s |
 //! | `biotracer` | [`biotracer`] | s |
 
+#![warn(missing_docs)]
+
 pub mod biotracer;
 pub mod blkparse;
 pub mod common;
 pub mod detect;
 pub mod disksim;
+pub mod error;
 pub mod fio;
 pub mod ftrace_block;
 pub mod ftrace_mmc;
@@ -45,8 +51,8 @@ pub mod ssdsim;
 
 use std::path::Path;
 
-use crate::error::Result;
-use crate::types::{Ns, Op};
+pub use error::{Error, Result, UnknownChoice};
+pub use mmcsim_types::{Ns, Op};
 
 pub use common::TimeUnit;
 pub use detect::{detect, detect_bytes, open, open_bytes, Format, FormatInfo, OpenOptions};

@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use mmcsim::workload::trace::{
+use mmcsim_trace::{
     detect, detect_bytes, open, open_bytes, Format, NativeCsvWriter, OpenOptions, TimeUnit,
     TraceRecord,
 };
-use mmcsim::{Error, Op};
+use mmcsim_trace::{Error, Op};
 use proptest::prelude::*;
 
 fn sample(name: &str) -> PathBuf {
@@ -135,37 +135,6 @@ fn format_names_round_trip() {
             assert_eq!(a.parse::<TimeUnit>().unwrap(), u);
         }
     }
-}
-
-#[test]
-fn formats_and_time_units_are_typed_in_a_scenario() {
-    use mmcsim::config::Scenario;
-    let sets = |f: &str, u: &str| {
-        vec![
-            ("trace.format".to_string(), f.to_string()),
-            ("trace.time_unit".to_string(), u.to_string()),
-        ]
-    };
-    let sc = Scenario::for_trace(Path::new("t.txt"), &sets("fio", "100ns")).unwrap();
-    let t = sc.trace.unwrap();
-    assert_eq!(
-        (t.format, t.time_unit),
-        (Some(Format::FioIolog), Some(TimeUnit::Ticks100Ns))
-    );
-    let e = Scenario::for_trace(Path::new("t.txt"), &sets("parquet", "s"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("unknown trace format `parquet`") && e.contains("mmc-ftrace"),
-        "{e}"
-    );
-    let e = Scenario::for_trace(Path::new("t.txt"), &sets("spc", "fortnight"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("unknown time unit `fortnight`: expected one of ps, ns, 100ns, us, ms, s"),
-        "{e}"
-    );
 }
 
 #[test]

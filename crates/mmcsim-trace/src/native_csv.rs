@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use super::{TraceReader, TraceRecord};
 use crate::error::{Error, Result};
-use crate::types::{Ns, Op};
+use mmcsim_types::{Ns, Op};
 
 /// Every column name the format accepts.
 const VALID_COLUMNS: &str =
@@ -2167,7 +2167,7 @@ mod tests {
         let mut text = b"time_us,op,sector,sectors\n1,R,0,8\n".to_vec();
         text.extend(std::iter::repeat_n(
             b'7',
-            crate::workload::trace::common::MAX_LINE_BYTES + 10,
+            crate::common::MAX_LINE_BYTES + 10,
         ));
         text.extend_from_slice(b",R,0,8\n2,R,0,8\n");
         let general = read_with_capacity(&text, 1);

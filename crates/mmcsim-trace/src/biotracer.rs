@@ -36,7 +36,7 @@
 use super::common::{split_ws, Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::{Ns, Op};
+use mmcsim_types::{Ns, Op};
 
 /// The default time unit (seconds, from the log's clock).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::{TraceReader, TraceRecord};
 use crate::error::{Error, Result, UnknownChoice};
-use crate::types::{Ns, Op};
+use mmcsim_types::{Ns, Op};
 
 /// Unit of a trace's timestamps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -308,7 +308,7 @@ pub fn lone_cr_error(path: &Path, line: u64, buf: &[u8]) -> Option<Error> {
         line,
         field: "line".into(),
         message: if line == 1 {
-            crate::textfile::lone_cr_message(body, at)
+            mmcsim_types::text::lone_cr_message(body, at)
         } else {
             format!(
                 "a carriage return without a line feed at byte {at} of the line: CR-only (old Mac) line endings; convert the file to LF line endings"
@@ -317,10 +317,10 @@ pub fn lone_cr_error(path: &Path, line: u64, buf: &[u8]) -> Option<Error> {
     })
 }
 
-/// Strips a UTF-8 byte-order mark ([`crate::textfile::BOM`]) from the
+/// Strips a UTF-8 byte-order mark ([`mmcsim_types::text::BOM`]) from the
 /// start of `r`, so it never becomes part of the first field.
 pub(crate) fn skip_bom(r: &mut dyn BufRead) -> std::io::Result<()> {
-    let bom = crate::textfile::BOM.as_bytes();
+    let bom = mmcsim_types::text::BOM.as_bytes();
     if r.fill_buf()?.starts_with(bom) {
         r.consume(bom.len());
     }
@@ -472,7 +472,7 @@ impl Cx<'_> {
 /// control characters escaped (`\r`, `\t`, `\u{1b}`, ...) so none reaches
 /// a terminal raw.
 pub fn show(b: &[u8]) -> String {
-    let s = crate::textfile::escape_controls(&String::from_utf8_lossy(b));
+    let s = mmcsim_types::text::escape_controls(&String::from_utf8_lossy(b));
     if s.chars().count() > 60 {
         let mut t: String = s.chars().take(57).collect();
         t.push_str("...");
@@ -1007,14 +1007,12 @@ impl Filtered {
         if self.kept > 0 || self.others.is_empty() {
             return None;
         }
-        let list: Vec<String> = self.others.iter().take(64).map(u32::to_string).collect();
-        Some(Error::Workload(format!(
-            "{}: no record is on device {want}: the trace has records on device{} {}{}; choose one of them with the device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
-            self.inner.path().display(),
-            if self.others.len() == 1 { "" } else { "s" },
-            list.join(", "),
-            if self.others.len() > 64 { ", ..." } else { "" }
-        )))
+        Some(Error::NoRecordOnDevice {
+            path: self.inner.path().to_path_buf(),
+            device: want,
+            found: self.others.iter().take(64).copied().collect(),
+            more: self.others.len() > 64,
+        })
     }
 
     /// Whether to keep `rec` (one with a device id, or with a device
