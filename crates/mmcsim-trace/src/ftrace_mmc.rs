@@ -38,10 +38,60 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
+use crate::format::{FtraceEvent, Sniff, TraceFormat};
+use crate::head::Head;
+use crate::TraceReader;
 use mmcsim_types::{Ns, Op};
 
 /// The default time unit (ftrace timestamps are seconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;
+
+/// Linux ftrace MMC events, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct MmcFtrace;
+
+impl TraceFormat for MmcFtrace {
+    fn name(&self) -> &'static str {
+        "mmc-ftrace"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["ftrace-mmc", "mmc"]
+    }
+
+    fn description(&self) -> &'static str {
+        "ftrace text with mmc_request_start/done (≥4.8) or 3.x mmc_blk_rw_start/end, erase, op and vendor events; s"
+    }
+
+    fn example(&self) -> &'static str {
+        "mmcqd/0-95 [000] ...1 1543.210977: mmc_blk_rw_start: cmd=18,addr=0x001c4a08,size=0x00000040"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn ftrace_event(&self, event: &[u8]) -> Option<FtraceEvent> {
+        let mmc = event.starts_with(b"mmc_request_")
+            || event.starts_with(b"mmc_blk_")
+            || event == b"mmc_queue_fetch"
+            || event == b"mmc_block_req_done";
+        mmc.then_some(FtraceEvent::Decisive)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        // 90: MMC events outrank block events (the level nearer the device).
+        let n = head.ftrace_events_of(self.name())?;
+        Sniff::matched(
+            90,
+            format!("ftrace text with MMC events within the first {n} lines"),
+        )
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Requests that may wait for their completion.
 const MAX_IN_FLIGHT: usize = 65_536;

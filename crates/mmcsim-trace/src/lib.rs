@@ -16,6 +16,10 @@
 //! format with device filtering and optional rebasing applied;
 //! [`Format::all`] lists the formats.
 //!
+//! Each format is one file: its reader and a unit struct implementing
+//! [`TraceFormat`] (names, default time unit, how it recognises a trace's
+//! head, how it opens one), listed by one line of [`registry::FORMATS`].
+//!
 //! | format | module | default time unit |
 //! |---|---|---|
 //! | `native` | [`native_csv`] | named by the time column |
@@ -33,6 +37,7 @@
 
 #![warn(missing_docs)]
 
+pub mod ascii5;
 pub mod biotracer;
 pub mod blkparse;
 pub mod common;
@@ -40,12 +45,15 @@ pub mod detect;
 pub mod disksim;
 pub mod error;
 pub mod fio;
+pub mod format;
 pub mod ftrace_block;
 pub mod ftrace_mmc;
+pub mod head;
 pub mod mqsim;
 pub mod msr;
 pub mod native_csv;
 pub mod pixel6a;
+pub mod registry;
 pub mod spc;
 pub mod ssdsim;
 
@@ -55,7 +63,9 @@ pub use error::{Error, Result, UnknownChoice};
 pub use mmcsim_types::{Ns, Op};
 
 pub use common::TimeUnit;
-pub use detect::{detect, detect_bytes, open, open_bytes, Format, FormatInfo, OpenOptions};
+pub use detect::{detect, detect_bytes, open, open_bytes, OpenOptions};
+pub use format::{Format, FtraceEvent, Sniff, TraceFormat};
+pub use head::Head;
 pub use native_csv::{write_native_csv, NativeCsvReader, NativeCsvWriter};
 
 /// One block-level request of a trace, normalised.

@@ -16,12 +16,11 @@ pub fn formats() -> String {
     let mut s = String::new();
     for f in Format::all() {
         let unit = f
-            .format
             .default_time_unit()
             .map_or("named by the header".to_string(), |u| u.name().to_string());
-        let _ = writeln!(s, "{:<13} {}", f.name, f.description);
+        let _ = writeln!(s, "{:<13} {}", f.name(), f.description());
         let _ = writeln!(s, "{:<13} default time unit: {unit}", "");
-        let _ = writeln!(s, "{:<13} e.g. {}", "", f.example);
+        let _ = writeln!(s, "{:<13} e.g. {}", "", f.example());
     }
     s
 }
