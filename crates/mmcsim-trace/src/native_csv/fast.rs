@@ -3,7 +3,7 @@
 use super::fields::{plain_decimal_time, plain_uint, trim_blanks};
 use super::{NativeCsvReader, MAX_COLUMNS};
 use crate::TraceRecord;
-use mmcsim_types::Op;
+use mmcsim_types::{Ns, Op};
 
 /// A line split by the fast path of [`NativeCsvReader::next_record`].
 struct SplitLine<'a> {
@@ -18,6 +18,61 @@ struct SplitLine<'a> {
 }
 
 impl<'a> SplitLine<'a> {
+    /// Splits the line at the start of `text` into exactly `ncols` fields
+    /// (filling a [`SplitLine`] made with `special` 0)
+    /// in one pass, reading each field of 1 to 19 digits alone (most are)
+    /// into `values`; any other field (one with blanks, a CR before the
+    /// line break, letters, quotes) is marked in `special`, to be read
+    /// from its span. With the line's length with its `\n`; `None` when
+    /// the line does not end in `text`, has another number of fields, or
+    /// is longer than [`crate::common::MAX_LINE_BYTES`].
+    #[inline(always)]
+    fn split(&mut self, text: &'a [u8], ncols: usize) -> Option<usize> {
+        if ncols > MAX_COLUMNS {
+            return None; // not from a valid header
+        }
+        let split = self;
+        let mut at = 0;
+        let mut n = 0;
+        loop {
+            if n == ncols {
+                return None; // more fields than columns
+            }
+            let start = at;
+            let mut value = 0u64;
+            let mut stop = *text.get(at)?;
+            while stop.wrapping_sub(b'0') <= 9 {
+                // 19 digits cannot overflow; more are not plain.
+                value = value
+                    .wrapping_mul(10)
+                    .wrapping_add(u64::from(stop.wrapping_sub(b'0')));
+                at += 1;
+                stop = *text.get(at)?;
+            }
+            // 1 to 19 digits: `digits - 1` (wrapping) below 19.
+            let digits = at - start;
+            if (stop != b',' && stop != b'\n') || digits.wrapping_sub(1) >= 19 {
+                while stop != b',' && stop != b'\n' {
+                    at += 1;
+                    stop = *text.get(at)?;
+                }
+                split.special |= 1 << n;
+            }
+            split.values[n] = value;
+            split.spans[n] = (start, at);
+            n += 1;
+            at += 1;
+            if stop == b'\n' {
+                break;
+            }
+        }
+        if n != ncols || at > crate::common::MAX_LINE_BYTES {
+            return None;
+        }
+        split.line = &text[..at - 1];
+        Some(at)
+    }
+
     /// Whether field `i` is 1 to 19 digits alone (its value in `values`).
     #[inline(always)]
     fn plain(&self, i: usize) -> bool {
@@ -171,79 +226,18 @@ impl NativeCsvReader {
         &self,
         text: &'a [u8],
     ) -> Option<(TraceRecord, Option<&'a [u8]>, usize)> {
-        // One pass splits the line at commas and reads each field that is
-        // 1 to 19 digits alone (most are) into `values`; any other field
-        // (one with blanks, a CR before the line break, letters, quotes)
-        // is marked in `special` and read below from its span.
-        let ncols = self.ncols;
-        if ncols > MAX_COLUMNS {
-            return None; // not from a valid header
-        }
         let mut split = SplitLine {
             line: &[],
             values: [0; MAX_COLUMNS],
             spans: [(0, 0); MAX_COLUMNS],
             special: 0,
         };
-        let mut at = 0;
-        let mut n = 0;
-        loop {
-            if n == ncols {
-                return None; // more fields than columns
-            }
-            let start = at;
-            let mut value = 0u64;
-            let mut stop = *text.get(at)?;
-            while stop.wrapping_sub(b'0') <= 9 {
-                // 19 digits cannot overflow; more are not plain.
-                value = value
-                    .wrapping_mul(10)
-                    .wrapping_add(u64::from(stop.wrapping_sub(b'0')));
-                at += 1;
-                stop = *text.get(at)?;
-            }
-            // 1 to 19 digits: `digits - 1` (wrapping) below 19.
-            let digits = at - start;
-            if (stop != b',' && stop != b'\n') || digits.wrapping_sub(1) >= 19 {
-                while stop != b',' && stop != b'\n' {
-                    at += 1;
-                    stop = *text.get(at)?;
-                }
-                split.special |= 1 << n;
-            }
-            split.values[n] = value;
-            split.spans[n] = (start, at);
-            n += 1;
-            at += 1;
-            if stop == b'\n' {
-                break;
-            }
-        }
-        if n != ncols || at > crate::common::MAX_LINE_BYTES {
-            return None;
-        }
-        split.line = &text[..at - 1];
+        let at = split.split(text, self.ncols)?;
         let split = &split;
         let c = &self.cols;
-        let (time_ns, time_text) = if split.plain(c.time) {
-            let (start, end) = split.spans[c.time];
-            let integer = end - start == 1 || split.line[start] != b'0';
-            (
-                split.values[c.time].checked_mul(self.time_scale)?,
-                (!integer).then(|| split.field(c.time)),
-            )
-        } else {
-            let f = split.field(c.time);
-            (plain_decimal_time(f, self.time_digits)?, Some(f))
-        };
-        if self.prev_time.is_some_and(|(prev, _)| time_ns < prev) {
-            return None;
-        }
+        let (time_ns, time_text) = self.fast_time(split)?;
         let op = match split.field(c.op) {
-            b"R" | b"r" => Op::Read,
-            b"W" | b"w" => Op::Write,
-            b"D" | b"d" => Op::Discard,
-            b"F" | b"f" => Op::Flush,
+            &[letter] => op_letter(letter)?,
             _ => return None,
         };
         // `None`: the field is empty (allowed for a flush only).
@@ -260,6 +254,52 @@ impl NativeCsvReader {
         if (op != Op::Flush && sectors == 0) || sector.checked_add(u64::from(sectors)).is_none() {
             return None;
         }
+        let o = self.fast_optional(split, time_ns)?;
+        let rec = TraceRecord {
+            line: 0,
+            time_ns,
+            op,
+            sector,
+            sectors,
+            pid: o.pid,
+            process: o.process,
+            sync: o.sync,
+            done_ns: o.done_ns,
+            fetch_ns: None,
+            device_start_ns: None,
+            device: o.device,
+            flags: o.flags,
+        };
+        Some((rec, time_text, at))
+    }
+
+    /// The time of a split line in ns, not before the previous record's,
+    /// with its text unless it is a whole number without leading zeros.
+    #[inline(always)]
+    fn fast_time<'a>(&self, split: &SplitLine<'a>) -> Option<(Ns, Option<&'a [u8]>)> {
+        let c = self.cols.time;
+        let (time_ns, time_text) = if split.plain(c) {
+            let (start, end) = split.spans[c];
+            let integer = end - start == 1 || split.line[start] != b'0';
+            (
+                split.values[c].checked_mul(self.time_scale)?,
+                (!integer).then(|| split.field(c)),
+            )
+        } else {
+            let f = split.field(c);
+            (plain_decimal_time(f, self.time_digits)?, Some(f))
+        };
+        if self.prev_time.is_some_and(|(prev, _)| time_ns < prev) {
+            return None;
+        }
+        Some((time_ns, time_text))
+    }
+
+    /// The optional fields of a split line issued at `time_ns`; `None`
+    /// when one is not in its plain form or is invalid.
+    #[inline(always)]
+    fn fast_optional(&self, split: &SplitLine<'_>, time_ns: Ns) -> Option<Optional> {
+        let c = &self.cols;
         let pid = match c.pid {
             Some(i) => split.id(i)?,
             None => None,
@@ -302,25 +342,14 @@ impl NativeCsvReader {
                 .find(|(_, l)| b.is_ascii() && *l == char::from(b))?;
             flags |= bit;
         }
-        Some((
-            TraceRecord {
-                line: 0,
-                time_ns,
-                op,
-                sector,
-                sectors,
-                pid,
-                process,
-                sync,
-                done_ns,
-                fetch_ns: None,
-                device_start_ns: None,
-                device,
-                flags,
-            },
-            time_text,
-            at,
-        ))
+        Some(Optional {
+            pid,
+            process,
+            sync,
+            done_ns,
+            device,
+            flags,
+        })
     }
 
     /// The record of the line at the start of `text` when that line is in
@@ -335,53 +364,24 @@ impl NativeCsvReader {
     /// `None` for anything else, which the other paths then read.
     #[inline]
     pub(super) fn quick_record(&self, text: &[u8]) -> Option<(TraceRecord, usize)> {
-        let roles = &self.roles[..self.quick_cols];
-        // Each field's value and digit count, by role (0 digits: empty or
-        // absent).
-        let mut values = [0u64; ROLES];
-        let mut lens = [0u8; ROLES];
-        let mut op = Op::Read;
-        let mut at = 0;
-        let mut fields = roles.iter();
-        loop {
-            let role = *fields.next()?; // more fields than columns
-            let stop = if role == Role::Op {
-                op = match *text.get(at)? {
-                    b'R' | b'r' => Op::Read,
-                    b'W' | b'w' => Op::Write,
-                    b'D' | b'd' => Op::Discard,
-                    b'F' | b'f' => Op::Flush,
-                    _ => return None,
-                };
-                at += 1;
-                *text.get(at)?
-            } else {
-                let (value, digits, stop) = digits_at(text, at)?;
-                at += digits;
-                values[role as usize] = value;
-                lens[role as usize] = digits as u8;
-                stop
-            };
-            at += 1;
-            match stop {
-                b',' => {}
-                b'\n' if fields.len() == 0 => break,
-                _ => return None, // too few fields, or not a plain field
-            }
-        }
-        let get = |role: Role| (lens[role as usize], values[role as usize]);
-        let (time_len, time) = get(Role::Time);
+        let mut q = QuickFields {
+            values: [0; ROLES],
+            lens: [0; ROLES],
+            op: Op::Read,
+        };
+        let at = self.quick_fields(text, &mut q)?;
+        let (time_len, time) = q.get(Role::Time);
         // Empty, or a leading zero (its text is then kept: not read here).
         if time_len == 0 || time < POW10[usize::from(time_len - 1)] && time_len > 1 {
             return None;
         }
         let [sector, sectors, pid, device] =
-            [Role::Sector, Role::Sectors, Role::Pid, Role::Device].map(|r| values[r as usize]);
+            [Role::Sector, Role::Sectors, Role::Pid, Role::Device].map(|r| q.values[r as usize]);
         // An absent or empty field's value is 0: one test refuses a count,
         // a pid or a device id beyond 32 bits.
         if at > crate::common::MAX_LINE_BYTES
-            || lens[Role::Sector as usize] == 0
-            || lens[Role::Sectors as usize] == 0
+            || q.lens[Role::Sector as usize] == 0
+            || q.lens[Role::Sectors as usize] == 0
             || (sectors | pid | device) > u64::from(u32::MAX)
         {
             return None;
@@ -390,7 +390,7 @@ impl NativeCsvReader {
         if self.prev_time.is_some_and(|(prev, _)| time_ns < prev) {
             return None;
         }
-        let (sector, sectors) = if op == Op::Flush {
+        let (sector, sectors) = if q.op == Op::Flush {
             (0, 0)
         } else {
             if sectors == 0 {
@@ -399,42 +399,129 @@ impl NativeCsvReader {
             sector.checked_add(sectors)?;
             (sector, sectors as u32)
         };
-        let id = |role: Role, v: u64| (lens[role as usize] > 0).then_some(v as u32);
-        let pid = id(Role::Pid, pid);
         let (sync, done_ns, device) = if self.quick_extra {
-            let sync = match get(Role::Sync) {
-                (0, _) => None,
-                (1, v) if v <= 1 => Some(v == 1),
-                _ => return None,
-            };
-            let done_ns = match get(Role::Done) {
-                (0, _) => None,
-                (_, v) => Some(v.checked_mul(self.done_scale)?).filter(|&d| d >= time_ns),
-            };
-            if get(Role::Done).0 != 0 && done_ns.is_none() {
-                return None; // before the issue: the general path words the error
-            }
-            (sync, done_ns, id(Role::Device, device))
+            self.quick_extras(&q, time_ns)?
         } else {
             (None, None, None)
         };
-        Some((
-            TraceRecord {
-                line: 0,
-                time_ns,
-                op,
-                sector,
-                sectors,
-                pid,
-                process: None,
-                sync,
-                done_ns,
-                fetch_ns: None,
-                device_start_ns: None,
-                device,
-                flags: 0,
-            },
-            at,
-        ))
+        let rec = TraceRecord {
+            line: 0,
+            time_ns,
+            op: q.op,
+            sector,
+            sectors,
+            pid: q.id(Role::Pid),
+            process: None,
+            sync,
+            done_ns,
+            fetch_ns: None,
+            device_start_ns: None,
+            device,
+            flags: 0,
+        };
+        Some((rec, at))
+    }
+
+    /// The fields of the line at the start of `text` by role into `q`
+    /// (made empty), read eight bytes at a time; the line's length with
+    /// its `\n`, or `None` for
+    /// a line with another number of fields or a field not in the
+    /// plainest form.
+    #[inline(always)]
+    fn quick_fields(&self, text: &[u8], q: &mut QuickFields) -> Option<usize> {
+        let roles = &self.roles[..self.quick_cols];
+        let mut at = 0;
+        let mut fields = roles.iter();
+        loop {
+            let role = *fields.next()?; // more fields than columns
+            let stop = if role == Role::Op {
+                q.op = op_letter(*text.get(at)?)?;
+                at += 1;
+                *text.get(at)?
+            } else {
+                let (value, digits, stop) = digits_at(text, at)?;
+                at += digits;
+                q.values[role as usize] = value;
+                q.lens[role as usize] = digits as u8;
+                stop
+            };
+            at += 1;
+            match stop {
+                b',' => {}
+                b'\n' if fields.len() == 0 => return Some(at),
+                _ => return None, // too few fields, or not a plain field
+            }
+        }
+    }
+
+    /// The sync, completion and device fields of a quick line issued at
+    /// `time_ns`; `None` when one is invalid (the general path words the
+    /// error).
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn quick_extras(
+        &self,
+        q: &QuickFields,
+        time_ns: Ns,
+    ) -> Option<(Option<bool>, Option<Ns>, Option<u32>)> {
+        let sync = match q.get(Role::Sync) {
+            (0, _) => None,
+            (1, v) if v <= 1 => Some(v == 1),
+            _ => return None,
+        };
+        let done_ns = match q.get(Role::Done) {
+            (0, _) => None,
+            (_, v) => Some(v.checked_mul(self.done_scale)?).filter(|&d| d >= time_ns),
+        };
+        if q.get(Role::Done).0 != 0 && done_ns.is_none() {
+            return None; // before the issue: the general path words the error
+        }
+        Some((sync, done_ns, q.id(Role::Device)))
+    }
+}
+
+/// The optional fields of a record, as the fast path reads them.
+struct Optional {
+    pid: Option<u32>,
+    process: Option<u32>,
+    sync: Option<bool>,
+    done_ns: Option<Ns>,
+    device: Option<u32>,
+    flags: u8,
+}
+
+/// The fields of a quick line, by [`Role`].
+struct QuickFields {
+    /// Each field's value (0 for an empty or absent field).
+    values: [u64; ROLES],
+    /// Each field's digit count (0: empty or absent).
+    lens: [u8; ROLES],
+    /// The op letter's operation.
+    op: Op,
+}
+
+impl QuickFields {
+    /// The digit count and value of the field of `role`.
+    #[inline(always)]
+    fn get(&self, role: Role) -> (u8, u64) {
+        (self.lens[role as usize], self.values[role as usize])
+    }
+
+    /// The field of `role` as an optional 32-bit id (checked to fit).
+    #[inline(always)]
+    fn id(&self, role: Role) -> Option<u32> {
+        (self.lens[role as usize] > 0).then_some(self.values[role as usize] as u32)
+    }
+}
+
+/// The operation of an op letter (`R`, `W`, `D`, `F`, either case).
+#[inline(always)]
+fn op_letter(b: u8) -> Option<Op> {
+    match b {
+        b'R' | b'r' => Some(Op::Read),
+        b'W' | b'w' => Some(Op::Write),
+        b'D' | b'd' => Some(Op::Discard),
+        b'F' | b'f' => Some(Op::Flush),
+        _ => None,
     }
 }

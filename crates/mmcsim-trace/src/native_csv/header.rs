@@ -25,7 +25,140 @@ pub(super) struct Columns {
     pub(super) flags: Option<usize>,
 }
 
+/// A time or completion column: its canonical name and the power of ten
+/// from its unit to ns.
+type TimedColumn = (usize, &'static str, u32);
+
+/// The columns of a header as they are read, before the required ones
+/// are checked.
+#[derive(Debug, Default)]
+struct Found {
+    time: Option<TimedColumn>,
+    done: Option<TimedColumn>,
+    op: Option<usize>,
+    sector: Option<usize>,
+    sectors: Option<usize>,
+    pid: Option<usize>,
+    process: Option<usize>,
+    sync: Option<usize>,
+    device: Option<usize>,
+    flags: Option<usize>,
+}
+
+/// Why a header is refused; the reader names the header's line and
+/// [`HeaderError::field`].
+#[derive(Debug, thiserror::Error)]
+enum HeaderError {
+    /// A second time column.
+    #[error(
+        "several time columns (`{prev}` and `{name}`): expected exactly one of {TIME_COLUMNS}"
+    )]
+    SeveralTimes {
+        /// The first time column.
+        prev: &'static str,
+        /// This one.
+        name: &'static str,
+    },
+    /// A second completion column.
+    #[error("several completion columns (`{prev}` and `{name}`): expected at most one")]
+    SeveralDones {
+        /// The first completion column.
+        prev: &'static str,
+        /// This one.
+        name: &'static str,
+    },
+    /// A name that is no column of the format.
+    #[error("unknown column `{0}`: expected one of {VALID_COLUMNS}")]
+    Unknown(String),
+    /// A column named twice.
+    #[error("column `{0}` appears twice")]
+    Twice(String),
+    /// No time column.
+    #[error("no time column: expected exactly one of {TIME_COLUMNS}")]
+    NoTime,
+    /// A required column other than the time is missing.
+    #[error("missing required column `{0}` (required: one time column, op, sector, sectors)")]
+    Missing(&'static str),
+}
+
+impl HeaderError {
+    /// The field the error names: the column at fault.
+    fn field(&self) -> &str {
+        match self {
+            HeaderError::SeveralTimes { name, .. } | HeaderError::SeveralDones { name, .. } => name,
+            HeaderError::Unknown(name) | HeaderError::Twice(name) => name,
+            HeaderError::NoTime => "time",
+            HeaderError::Missing(name) => name,
+        }
+    }
+}
+
+/// The canonical name and power of ten of `name` if it is `<prefix>_s`,
+/// `_ms`, `_us` or `_ns`, for the given `names` of the four.
+fn timed(name: &str, names: [&'static str; 4]) -> Option<(&'static str, u32)> {
+    names
+        .into_iter()
+        .zip([9, 6, 3, 0])
+        .find(|(n, _)| *n == name)
+}
+
+impl Found {
+    /// Notes column `i` named `name` (lower case).
+    fn add(&mut self, i: usize, name: &str) -> std::result::Result<(), HeaderError> {
+        if let Some((canon, digits)) = timed(name, ["time_s", "time_ms", "time_us", "time_ns"]) {
+            if let Some((_, prev, _)) = self.time {
+                return Err(HeaderError::SeveralTimes { prev, name: canon });
+            }
+            self.time = Some((i, canon, digits));
+            return Ok(());
+        }
+        if let Some((canon, digits)) = timed(name, ["done_s", "done_ms", "done_us", "done_ns"]) {
+            if let Some((_, prev, _)) = self.done {
+                return Err(HeaderError::SeveralDones { prev, name: canon });
+            }
+            self.done = Some((i, canon, digits));
+            return Ok(());
+        }
+        let slot = match name {
+            "device" => &mut self.device,
+            "flags" => &mut self.flags,
+            "op" => &mut self.op,
+            "sector" => &mut self.sector,
+            "sectors" => &mut self.sectors,
+            "pid" => &mut self.pid,
+            "process" => &mut self.process,
+            "sync" => &mut self.sync,
+            _ => return Err(HeaderError::Unknown(name.to_string())),
+        };
+        if slot.is_some() {
+            return Err(HeaderError::Twice(name.to_string()));
+        }
+        *slot = Some(i);
+        Ok(())
+    }
+
+    /// The columns, once the required ones are all there.
+    fn columns(&self) -> std::result::Result<Columns, HeaderError> {
+        let (time, ..) = self.time.ok_or(HeaderError::NoTime)?;
+        let need = |c: Option<usize>, name| c.ok_or(HeaderError::Missing(name));
+        Ok(Columns {
+            time,
+            op: need(self.op, "op")?,
+            sector: need(self.sector, "sector")?,
+            sectors: need(self.sectors, "sectors")?,
+            pid: self.pid,
+            process: self.process,
+            sync: self.sync,
+            done: self.done.map(|d| d.0),
+            device: self.device,
+            flags: self.flags,
+        })
+    }
+}
+
 impl NativeCsvReader {
+    /// Reads the header row (the first non-blank, non-comment line) and
+    /// plans the reading of records from it.
     pub(super) fn read_header(&mut self) -> Result<()> {
         if !self.read_next()? {
             return Err(self.err(
@@ -36,110 +169,26 @@ impl NativeCsvReader {
         }
         let line = self.line();
         self.header_line = line;
-        let mut time: Option<(usize, &'static str, u32)> = None;
-        let (mut op, mut sector, mut sectors) = (None, None, None);
-        let (mut pid, mut process, mut sync) = (None, None, None);
-        let (mut device, mut flags) = (None, None);
-        let mut done: Option<(usize, &'static str, u32)> = None;
+        let located = |e: HeaderError| self.err(line, e.field(), e.to_string());
+        let mut found = Found::default();
         for i in 0..self.spans.len() {
             let raw = self.get(i).unwrap_or_default();
             let name = String::from_utf8_lossy(raw).to_ascii_lowercase();
-            let slot = match name.as_str() {
-                "time_s" | "time_ms" | "time_us" | "time_ns" => {
-                    let (canon, digits) = match name.as_str() {
-                        "time_s" => ("time_s", 9),
-                        "time_ms" => ("time_ms", 6),
-                        "time_us" => ("time_us", 3),
-                        _ => ("time_ns", 0),
-                    };
-                    if let Some((_, prev, _)) = time {
-                        return Err(self.err(
-                            line,
-                            canon,
-                            format!(
-                                "several time columns (`{prev}` and `{canon}`): expected exactly one of {TIME_COLUMNS}"
-                            ),
-                        ));
-                    }
-                    time = Some((i, canon, digits));
-                    continue;
-                }
-                "done_s" | "done_ms" | "done_us" | "done_ns" => {
-                    let (canon, digits) = match name.as_str() {
-                        "done_s" => ("done_s", 9),
-                        "done_ms" => ("done_ms", 6),
-                        "done_us" => ("done_us", 3),
-                        _ => ("done_ns", 0),
-                    };
-                    if let Some((_, prev, _)) = done {
-                        return Err(self.err(
-                            line,
-                            canon,
-                            format!("several completion columns (`{prev}` and `{canon}`): expected at most one"),
-                        ));
-                    }
-                    done = Some((i, canon, digits));
-                    continue;
-                }
-                "device" => &mut device,
-                "flags" => &mut flags,
-                "op" => &mut op,
-                "sector" => &mut sector,
-                "sectors" => &mut sectors,
-                "pid" => &mut pid,
-                "process" => &mut process,
-                "sync" => &mut sync,
-                _ => {
-                    return Err(self.err(
-                        line,
-                        &name,
-                        format!("unknown column `{name}`: expected one of {VALID_COLUMNS}"),
-                    ))
-                }
-            };
-            if slot.is_some() {
-                return Err(self.err(line, &name, format!("column `{name}` appears twice")));
-            }
-            *slot = Some(i);
+            found.add(i, &name).map_err(located)?;
         }
-        let Some((time_idx, time_name, digits)) = time else {
-            return Err(self.err(
-                line,
-                "time",
-                format!("no time column: expected exactly one of {TIME_COLUMNS}"),
-            ));
-        };
-        let need = |c: Option<usize>, name: &str| {
-            c.ok_or_else(|| {
-                self.err(
-                    line,
-                    name,
-                    format!("missing required column `{name}` (required: one time column, op, sector, sectors)"),
-                )
-            })
-        };
-        self.cols = Columns {
-            time: time_idx,
-            op: need(op, "op")?,
-            sector: need(sector, "sector")?,
-            sectors: need(sectors, "sectors")?,
-            pid,
-            process,
-            sync,
-            done: done.map(|d| d.0),
-            device,
-            flags,
-        };
-        if let Some((_, n, d)) = done {
-            self.done_name = n;
-            self.done_digits = d;
-            self.done_scale = 10u64.pow(d);
+        self.cols = found.columns().map_err(located)?;
+        if let Some((_, name, digits)) = found.done {
+            self.done_name = name;
+            self.done_digits = digits;
+            self.done_scale = 10u64.pow(digits);
+        }
+        if let Some((_, name, digits)) = found.time {
+            self.time_name = name;
+            self.time_digits = digits;
+            self.time_scale = 10u64.pow(digits);
         }
         self.ncols = self.spans.len();
         self.plan_quick_path();
-        self.time_name = time_name;
-        self.time_digits = digits;
-        self.time_scale = 10u64.pow(digits);
         Ok(())
     }
 
