@@ -121,13 +121,7 @@ impl LineParser for BlockFtraceParser {
         let ev = match parse_ftrace_line(line) {
             Ok(Some(ev)) => ev,
             Ok(None) => return Ok(None),
-            Err(field) => {
-                return Err(cx.expected(
-                    field,
-                    "an ftrace line `<task>-<pid> [<cpu>] <flags> <secs>: <event>: <text>`",
-                    line,
-                ))
-            }
+            Err(field) => return Err(field.error(cx, line)),
         };
         let issue = match ev.event {
             b"block_rq_issue" => true,

@@ -482,13 +482,7 @@ impl LineParser for MmcFtraceParser {
         let ev = match parse_ftrace_line(line) {
             Ok(Some(ev)) => ev,
             Ok(None) => return Ok(None),
-            Err(field) => {
-                return Err(cx.expected(
-                    field,
-                    "an ftrace line `<task>-<pid> [<cpu>] <flags> <secs>: <event>: <text>`",
-                    line,
-                ))
-            }
+            Err(field) => return Err(field.error(cx, line)),
         };
         let kind = match ev.event {
             b"mmc_request_start" => 0,
