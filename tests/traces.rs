@@ -297,7 +297,10 @@ fn formats_and_time_units_are_typed_in_a_scenario() {
     let t = sc.trace.unwrap();
     assert_eq!(
         (t.format, t.time_unit),
-        (Some(Format::FioIolog), Some(TimeUnit::Ticks100Ns))
+        (
+            Some("fio-iolog".parse::<Format>().unwrap()),
+            Some(TimeUnit::Ticks100Ns)
+        )
     );
     let e = Scenario::for_trace(Path::new("t.txt"), &sets("parquet", "s"))
         .unwrap_err()
