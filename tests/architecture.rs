@@ -297,3 +297,43 @@ fn file_systems_reach_the_host_core_only_through_the_kernel_interface() {
         violations.join("\n")
     );
 }
+
+#[test]
+fn the_trace_readers_and_the_vocabulary_depend_on_nothing_of_the_simulator() {
+    // Other tools read traces with mmcsim-trace alone; mmcsim-types is the
+    // leaf every crate shares.
+    for (krate, allowed) in [
+        ("crates/mmcsim-trace", &["mmcsim-types"][..]),
+        ("crates/mmcsim-types", &[][..]),
+    ] {
+        let dir = root().join(krate);
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        for line in manifest.lines().map(str::trim_start) {
+            let name: String = line
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            assert!(
+                !(name.starts_with("mmcsim") || name == "simctl")
+                    || allowed.contains(&name.as_str())
+                    || line.starts_with("name"),
+                "{krate}/Cargo.toml depends on {name}"
+            );
+        }
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        assert!(!files.is_empty());
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (n, line) in code_lines(&text) {
+                assert!(
+                    !line.contains("mmcsim::")
+                        && !line.contains("mmcsim_elevator::")
+                        && !line.contains("simctl::"),
+                    "{}:{n}: {krate} imports the simulator: {line}",
+                    f.display()
+                );
+            }
+        }
+    }
+}

@@ -279,3 +279,41 @@ fn device_id_and_all_devices_together_are_refused() {
         "{err}"
     );
 }
+
+/// `trace.format` and `trace.time_unit` are typed scenario settings: an
+/// alias is read, an unknown name is refused listing the valid ones.
+#[test]
+fn formats_and_time_units_are_typed_in_a_scenario() {
+    use mmcsim::config::Scenario;
+    use mmcsim::workload::trace::{Format, TimeUnit};
+    use std::path::Path;
+    let sets = |f: &str, u: &str| {
+        vec![
+            ("trace.format".to_string(), f.to_string()),
+            ("trace.time_unit".to_string(), u.to_string()),
+        ]
+    };
+    let sc = Scenario::for_trace(Path::new("t.txt"), &sets("fio", "100ns")).unwrap();
+    let t = sc.trace.unwrap();
+    assert_eq!(
+        (t.format, t.time_unit),
+        (
+            Some("fio-iolog".parse::<Format>().unwrap()),
+            Some(TimeUnit::Ticks100Ns)
+        )
+    );
+    let e = Scenario::for_trace(Path::new("t.txt"), &sets("parquet", "s"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unknown trace format `parquet`") && e.contains("mmc-ftrace"),
+        "{e}"
+    );
+    let e = Scenario::for_trace(Path::new("t.txt"), &sets("spc", "fortnight"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unknown time unit `fortnight`: expected one of ps, ns, 100ns, us, ms, s"),
+        "{e}"
+    );
+}

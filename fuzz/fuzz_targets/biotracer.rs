@@ -3,12 +3,12 @@
 //! devices, then the device pre-scan path); no input may panic.
 
 use libfuzzer_sys::fuzz_target;
-use mmcsim::workload::trace::{open_bytes, Format, OpenOptions};
+use mmcsim_trace::{open_bytes, Format, OpenOptions};
 
 fuzz_target!(|data: &[u8]| {
     for all_devices in [true, false] {
         let opts = OpenOptions {
-            format: Some(Format::Biotracer),
+            format: Some(Format::new(&mmcsim_trace::biotracer::Biotracer)),
             all_devices,
             ..Default::default()
         };

@@ -2,7 +2,7 @@
 //! Feeds arbitrary bytes through format detection and the detected reader.
 
 use libfuzzer_sys::fuzz_target;
-use mmcsim::workload::trace::{detect_bytes, open_bytes, OpenOptions};
+use mmcsim_trace::{detect_bytes, open_bytes, OpenOptions};
 
 fuzz_target!(|data: &[u8]| {
     if detect_bytes(data, "fuzz").is_ok() {

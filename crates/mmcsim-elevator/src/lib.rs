@@ -44,7 +44,10 @@ pub mod request;
 pub mod sector_tree;
 pub mod slab;
 pub mod tunable;
-pub mod types;
+
+/// The vocabulary every layer shares (time, operations, priorities),
+/// defined in [`mmcsim_types`] beneath every crate of the simulator.
+pub use mmcsim_types as types;
 
 pub use ctx::SchedCtx;
 pub use elevator::{Elevator, MayQueue, MergeKind};

@@ -64,6 +64,11 @@ pub enum Error {
     /// A name is not one of a closed set of choices.
     #[error(transparent)]
     Choice(#[from] UnknownChoice),
+    /// A trace could not be detected, opened or read: the trace readers'
+    /// own error, naming the file and, for a malformed record, its line and
+    /// field.
+    #[error(transparent)]
+    Trace(#[from] mmcsim_trace::Error),
     /// The workload asks for something the modelled system cannot do.
     #[error("{0}")]
     Workload(String),
@@ -93,17 +98,8 @@ impl Error {
 }
 
 /// A name that is not one of a closed set of choices (a trace format, a
-/// time unit), with the valid names.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} `{found}`: expected one of {expected}")]
-pub struct UnknownChoice {
-    /// What was being named, e.g. `trace format`.
-    pub what: &'static str,
-    /// The name given.
-    pub found: String,
-    /// The valid names, comma-separated.
-    pub expected: String,
-}
+/// time unit), with the valid names (shared with the trace readers).
+pub use mmcsim_types::UnknownChoice;
 
 /// A named setting (a sysfs attribute, a configuration key) whose name or
 /// value is unusable.

@@ -711,7 +711,9 @@ fn convert_to(
     let writing = || format!("writing --output {}", p.display());
     let (mut w, done) = o.stream()?;
     let n = crate::trace_cmd::convert(trace, opts, &mut w).map_err(|e| match e {
-        mmcsim::Error::Output { source } => anyhow::Error::new(source).context(writing()),
+        mmcsim::workload::trace::Error::Output { source } => {
+            anyhow::Error::new(source).context(writing())
+        }
         other => other.into(),
     })?;
     w.flush().with_context(writing)?;

@@ -16,12 +16,11 @@ pub fn formats() -> String {
     let mut s = String::new();
     for f in Format::all() {
         let unit = f
-            .format
             .default_time_unit()
             .map_or("named by the header".to_string(), |u| u.name().to_string());
-        let _ = writeln!(s, "{:<13} {}", f.name, f.description);
+        let _ = writeln!(s, "{:<13} {}", f.name(), f.description());
         let _ = writeln!(s, "{:<13} default time unit: {unit}", "");
-        let _ = writeln!(s, "{:<13} e.g. {}", "", f.example);
+        let _ = writeln!(s, "{:<13} e.g. {}", "", f.example());
     }
     s
 }
@@ -264,9 +263,9 @@ pub fn inspection_table(i: &Inspection) -> String {
 }
 
 /// `simctl trace convert --to csv`: writes the native CSV to `out`.
-/// A failed write is an [`mmcsim::Error::Output`], for the caller to name
+/// A failed write is a [`trace::Error::Output`], for the caller to name
 /// the output.
-pub fn convert(path: &Path, opts: &OpenOptions, out: &mut dyn Write) -> mmcsim::Result<u64> {
+pub fn convert(path: &Path, opts: &OpenOptions, out: &mut dyn Write) -> trace::Result<u64> {
     let mut r: Box<dyn TraceReader> = trace::open(path, opts)?;
     trace::write_native_csv(r.as_mut(), out)
 }

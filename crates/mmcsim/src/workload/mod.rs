@@ -28,4 +28,7 @@ pub mod service_compare;
 pub mod spec;
 pub mod sqlite;
 pub mod synthetic;
-pub mod trace;
+
+/// The trace readers, format detection and the record type: the
+/// [`mmcsim_trace`] crate, which depends on nothing of the simulator.
+pub use mmcsim_trace as trace;

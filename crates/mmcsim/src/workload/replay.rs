@@ -59,7 +59,7 @@ pub(crate) fn open_reader(path: &Path, spec: &TraceSpec) -> Result<Box<dyn Trace
         // Rebasing is done here, so the report can show the original start.
         rebase: false,
     };
-    crate::workload::trace::open(path, &opts)
+    Ok(crate::workload::trace::open(path, &opts)?)
 }
 
 /// The recorded completion time of a record, where its format has one.

@@ -13,10 +13,44 @@
 
 use super::common::{Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
+use crate::ascii5::Ascii5;
 use crate::error::Result;
+use crate::format::{Sniff, TraceFormat};
+use crate::head::Head;
+use crate::TraceReader;
 
 /// The default time unit (SSDSim's arrival times are nanoseconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::Ns;
+
+/// SSDSim ASCII, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SsdSim;
+
+impl TraceFormat for SsdSim {
+    fn name(&self) -> &'static str {
+        "ssdsim"
+    }
+
+    fn description(&self) -> &'static str {
+        "SSDSim ASCII: time ns, device, sector, sectors, 1 = read / 0 = write"
+    }
+
+    fn example(&self) -> &'static str {
+        "26214000 0 303574 7 0"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        crate::ascii5::sniff(head, Ascii5::SsdSim)
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Streaming reader of SSDSim ASCII traces.
 pub type SsdSimReader = TextReader<SsdSimParser>;

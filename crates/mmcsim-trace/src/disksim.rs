@@ -15,11 +15,45 @@
 
 use super::common::{split_ws, Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
+use crate::ascii5::Ascii5;
 use crate::error::Result;
-use crate::types::Op;
+use crate::format::{Sniff, TraceFormat};
+use crate::head::Head;
+use crate::TraceReader;
+use mmcsim_types::Op;
 
 /// The default time unit (DiskSim's arrival times are milliseconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::Ms;
+
+/// DiskSim ASCII, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct DiskSim;
+
+impl TraceFormat for DiskSim {
+    fn name(&self) -> &'static str {
+        "disksim"
+    }
+
+    fn description(&self) -> &'static str {
+        "DiskSim ASCII: time ms (float), device, block, blocks, hex flags (bit 0 = read)"
+    }
+
+    fn example(&self) -> &'static str {
+        "12.750000\t0\t2097160\t8\t1"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        crate::ascii5::sniff(head, Ascii5::DiskSim)
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Streaming reader of DiskSim ASCII traces.
 pub type DiskSimReader = TextReader<DiskSimParser>;

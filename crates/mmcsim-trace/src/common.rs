@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::{TraceReader, TraceRecord};
 use crate::error::{Error, Result, UnknownChoice};
-use crate::types::{Ns, Op};
+use mmcsim_types::{Ns, Op};
 
 /// Unit of a trace's timestamps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -308,7 +308,7 @@ pub fn lone_cr_error(path: &Path, line: u64, buf: &[u8]) -> Option<Error> {
         line,
         field: "line".into(),
         message: if line == 1 {
-            crate::textfile::lone_cr_message(body, at)
+            mmcsim_types::text::lone_cr_message(body, at)
         } else {
             format!(
                 "a carriage return without a line feed at byte {at} of the line: CR-only (old Mac) line endings; convert the file to LF line endings"
@@ -317,10 +317,10 @@ pub fn lone_cr_error(path: &Path, line: u64, buf: &[u8]) -> Option<Error> {
     })
 }
 
-/// Strips a UTF-8 byte-order mark ([`crate::textfile::BOM`]) from the
+/// Strips a UTF-8 byte-order mark ([`mmcsim_types::text::BOM`]) from the
 /// start of `r`, so it never becomes part of the first field.
 pub(crate) fn skip_bom(r: &mut dyn BufRead) -> std::io::Result<()> {
-    let bom = crate::textfile::BOM.as_bytes();
+    let bom = mmcsim_types::text::BOM.as_bytes();
     if r.fill_buf()?.starts_with(bom) {
         r.consume(bom.len());
     }
@@ -472,7 +472,7 @@ impl Cx<'_> {
 /// control characters escaped (`\r`, `\t`, `\u{1b}`, ...) so none reaches
 /// a terminal raw.
 pub fn show(b: &[u8]) -> String {
-    let s = crate::textfile::escape_controls(&String::from_utf8_lossy(b));
+    let s = mmcsim_types::text::escape_controls(&String::from_utf8_lossy(b));
     if s.chars().count() > 60 {
         let mut t: String = s.chars().take(57).collect();
         t.push_str("...");
@@ -1007,14 +1007,12 @@ impl Filtered {
         if self.kept > 0 || self.others.is_empty() {
             return None;
         }
-        let list: Vec<String> = self.others.iter().take(64).map(u32::to_string).collect();
-        Some(Error::Workload(format!(
-            "{}: no record is on device {want}: the trace has records on device{} {}{}; choose one of them with the device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
-            self.inner.path().display(),
-            if self.others.len() == 1 { "" } else { "s" },
-            list.join(", "),
-            if self.others.len() > 64 { ", ..." } else { "" }
-        )))
+        Some(Error::NoRecordOnDevice {
+            path: self.inner.path().to_path_buf(),
+            device: want,
+            found: self.others.iter().take(64).copied().collect(),
+            more: self.others.len() > 64,
+        })
     }
 
     /// Whether to keep `rec` (one with a device id, or with a device
@@ -1128,9 +1126,48 @@ pub struct FtraceLine<'a> {
     pub text: &'a [u8],
 }
 
+/// The field of an ftrace event line's prefix that is malformed
+/// ([`parse_ftrace_line`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FtraceField {
+    /// The ` [<cpu>]` column.
+    Cpu,
+    /// The `<task>-<pid>` column (no dash).
+    TaskPid,
+    /// The pid after the task name.
+    Pid,
+    /// The `<secs>:` timestamp.
+    Timestamp,
+    /// The `<event>:` name.
+    Event,
+}
+
+impl FtraceField {
+    /// The field's name in messages (`cpu`, `task-pid`, `pid`,
+    /// `timestamp`, `event`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FtraceField::Cpu => "cpu",
+            FtraceField::TaskPid => "task-pid",
+            FtraceField::Pid => "pid",
+            FtraceField::Timestamp => "timestamp",
+            FtraceField::Event => "event",
+        }
+    }
+
+    /// The located error for `line` (at `cx`) with this field malformed.
+    pub fn error(self, cx: &Cx, line: &[u8]) -> Error {
+        cx.expected(
+            self.name(),
+            "an ftrace line `<task>-<pid> [<cpu>] <flags> <secs>: <event>: <text>`",
+            line,
+        )
+    }
+}
+
 /// Splits an ftrace event line into its prefix fields; `Ok(None)` for a
 /// `#` comment line; `Err(field)` for a malformed line.
-pub fn parse_ftrace_line(line: &[u8]) -> std::result::Result<Option<FtraceLine<'_>>, &'static str> {
+pub fn parse_ftrace_line(line: &[u8]) -> std::result::Result<Option<FtraceLine<'_>>, FtraceField> {
     if line.first() == Some(&b'#') {
         return Ok(None);
     }
@@ -1138,7 +1175,7 @@ pub fn parse_ftrace_line(line: &[u8]) -> std::result::Result<Option<FtraceLine<'
     let mut i = 0;
     let cpu = loop {
         let Some(p) = line[i..].iter().position(|&b| b == b'[') else {
-            return Err("cpu");
+            return Err(FtraceField::Cpu);
         };
         let s = i + p;
         let rest = &line[s + 1..];
@@ -1155,17 +1192,23 @@ pub fn parse_ftrace_line(line: &[u8]) -> std::result::Result<Option<FtraceLine<'
             head = head[..p].trim_ascii_end();
         }
     }
-    let dash = head.iter().rposition(|&b| b == b'-').ok_or("task-pid")?;
+    let dash = head
+        .iter()
+        .rposition(|&b| b == b'-')
+        .ok_or(FtraceField::TaskPid)?;
     let task = head[..dash].trim_ascii();
     let pid = parse_u64(&head[dash + 1..])
         .and_then(|v| u32::try_from(v).ok())
-        .ok_or("pid")?;
+        .ok_or(FtraceField::Pid)?;
     let after = &line[cpu..];
-    let close = after.iter().position(|&b| b == b']').ok_or("cpu")?;
+    let close = after
+        .iter()
+        .position(|&b| b == b']')
+        .ok_or(FtraceField::Cpu)?;
     let rest = after[close + 1..].trim_ascii_start();
     // flags token, then "<ts>:".
     let mut toks = rest.splitn(2, |&b| b == b' ' || b == b'\t');
-    let flags_or_ts = toks.next().ok_or("timestamp")?;
+    let flags_or_ts = toks.next().ok_or(FtraceField::Timestamp)?;
     let (ts_tok, rest) = if flags_or_ts.ends_with(b":")
         && flags_or_ts[..flags_or_ts.len() - 1]
             .iter()
@@ -1177,12 +1220,15 @@ pub fn parse_ftrace_line(line: &[u8]) -> std::result::Result<Option<FtraceLine<'
         let sp = r
             .iter()
             .position(|&b| b == b' ' || b == b'\t')
-            .ok_or("timestamp")?;
+            .ok_or(FtraceField::Timestamp)?;
         (&r[..sp], &r[sp + 1..])
     };
-    let ts = ts_tok.strip_suffix(b":").ok_or("timestamp")?;
+    let ts = ts_tok.strip_suffix(b":").ok_or(FtraceField::Timestamp)?;
     let rest = rest.trim_ascii_start();
-    let colon = rest.iter().position(|&b| b == b':').ok_or("event")?;
+    let colon = rest
+        .iter()
+        .position(|&b| b == b':')
+        .ok_or(FtraceField::Event)?;
     let event = &rest[..colon];
     let text = rest[colon + 1..].trim_ascii_start();
     Ok(Some(FtraceLine {

@@ -14,11 +14,45 @@
 
 use super::common::{split_ws, Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
+use crate::ascii5::Ascii5;
 use crate::error::Result;
-use crate::types::Op;
+use crate::format::{Sniff, TraceFormat};
+use crate::head::Head;
+use crate::TraceReader;
+use mmcsim_types::Op;
 
 /// The default time unit (MQSim's sample workloads use nanoseconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::Ns;
+
+/// MQSim ASCII, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct MqSim;
+
+impl TraceFormat for MqSim {
+    fn name(&self) -> &'static str {
+        "mqsim"
+    }
+
+    fn description(&self) -> &'static str {
+        "MQSim ASCII: time ns (integer), device, sector, sectors, 1 = read / 0 = write"
+    }
+
+    fn example(&self) -> &'static str {
+        "1250000 0 2097160 8 1"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        crate::ascii5::sniff(head, Ascii5::MqSim)
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Streaming reader of MQSim ASCII traces.
 pub type MqSimReader = TextReader<MqSimParser>;

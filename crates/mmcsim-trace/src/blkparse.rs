@@ -28,10 +28,57 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use crate::format::{Sniff, TraceFormat};
+use crate::head::{is_decimal, is_digits, Head};
+use crate::TraceReader;
+use mmcsim_types::Op;
 
 /// The default time unit (seconds with a nanosecond fraction).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;
+
+/// blkparse default text output, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Blkparse;
+
+impl TraceFormat for Blkparse {
+    fn name(&self) -> &'static str {
+        "blkparse"
+    }
+
+    fn description(&self) -> &'static str {
+        "blkparse default text: D = issue, C = completion; s.ns; sectors; process names"
+    }
+
+    fn example(&self) -> &'static str {
+        "179,0    0      201    12.304580331    95  D  WS 5521408 + 8 [mmcqd/0]"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        let (f, n) = head.ws_fields::<9>();
+        let event = n >= 6
+            && parse_dev(f[0]).is_some()
+            && is_digits(f[1])
+            && is_digits(f[2])
+            && is_decimal(f[3])
+            && is_digits(f[4])
+            && f[5].len() <= 2;
+        if !event {
+            return None;
+        }
+        Sniff::matched(
+            40,
+            "the first record is a blkparse event line (major,minor cpu seq time pid action)",
+        )
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Requests that may wait for their completion.
 const MAX_IN_FLIGHT: usize = 65_536;

@@ -1,10 +1,13 @@
-//! Trace readers: one file per format, each streaming records normalised to
-//! [`TraceRecord`] (reference trace-formats.md §0).
+//! mmcsim-trace: streaming readers of block-level I/O traces, one file per
+//! format, each yielding records normalised to [`TraceRecord`] (reference
+//! trace-formats.md §0). The crate depends on nothing of the simulator
+//! (only the shared vocabulary of `mmcsim-types`); the simulator reads its
+//! traces through it as `mmcsim::workload::trace`.
 //!
 //! Contract: a reader yields records one at a time in non-decreasing time,
 //! with memory independent of trace length (process names are interned into a
 //! small table; formats that pair an issue with a completion keep only the
-//! requests in flight); a malformed record yields an [`crate::Error::Parse`]
+//! requests in flight); a malformed record yields an [`Error::Parse`]
 //! naming the file, line and field, and reading may continue with the next
 //! record. Gzip-compressed input (magic `1f 8b`) is read transparently.
 //!
@@ -12,6 +15,10 @@
 //! [`OpenOptions::format`] forces one) to get a reader for any supported
 //! format with device filtering and optional rebasing applied;
 //! [`Format::all`] lists the formats.
+//!
+//! Each format is one file: its reader and a unit struct implementing
+//! [`TraceFormat`] (names, default time unit, how it recognises a trace's
+//! head, how it opens one), listed by one line of [`registry::FORMATS`].
 //!
 //! | format | module | default time unit |
 //! |---|---|---|
@@ -28,28 +35,37 @@
 //! | `pixel6a` | [`pixel6a`] | s |
 //! | `biotracer` | [`biotracer`] | s |
 
+#![warn(missing_docs)]
+
+pub mod ascii5;
 pub mod biotracer;
 pub mod blkparse;
 pub mod common;
 pub mod detect;
 pub mod disksim;
+pub mod error;
 pub mod fio;
+pub mod format;
 pub mod ftrace_block;
 pub mod ftrace_mmc;
+pub mod head;
 pub mod mqsim;
 pub mod msr;
 pub mod native_csv;
 pub mod pixel6a;
+pub mod registry;
 pub mod spc;
 pub mod ssdsim;
 
 use std::path::Path;
 
-use crate::error::Result;
-use crate::types::{Ns, Op};
+pub use error::{Error, Result, UnknownChoice};
+pub use mmcsim_types::{Ns, Op};
 
 pub use common::TimeUnit;
-pub use detect::{detect, detect_bytes, open, open_bytes, Format, FormatInfo, OpenOptions};
+pub use detect::{detect, detect_bytes, open, open_bytes, OpenOptions};
+pub use format::{Format, FtraceEvent, Sniff, TraceFormat};
+pub use head::Head;
 pub use native_csv::{write_native_csv, NativeCsvReader, NativeCsvWriter};
 
 /// One block-level request of a trace, normalised.

@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use mmcsim::workload::trace::{
+use mmcsim_trace::{
     detect, detect_bytes, open, open_bytes, Format, NativeCsvWriter, OpenOptions, TimeUnit,
     TraceRecord,
 };
-use mmcsim::{Error, Op};
+use mmcsim_trace::{Error, Op};
 use proptest::prelude::*;
 
 fn sample(name: &str) -> PathBuf {
@@ -25,6 +25,11 @@ mod shared_policy;
 fn shared(name: &str) -> Option<PathBuf> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     shared_policy::shared_trace_in(&repo, "public trace reader test", name)
+}
+
+/// The registered format named `name`.
+fn fmt(name: &str) -> Format {
+    name.parse().unwrap()
 }
 
 fn all_devices() -> OpenOptions {
@@ -74,21 +79,21 @@ fn parse_err(e: &Error) -> (u64, String, String) {
 #[test]
 fn detection_of_every_sample() {
     let cases = [
-        ("mmc-ftrace.txt", Format::MmcFtrace),
-        ("mmc-ftrace-3x.txt", Format::MmcFtrace),
-        ("block-ftrace.txt", Format::BlockFtrace),
-        ("blkparse.txt", Format::Blkparse),
-        ("fio-v2.log", Format::FioIolog),
-        ("fio-v3.log", Format::FioIolog),
-        ("msr.csv", Format::Msr),
-        ("spc.csv", Format::Spc),
-        ("disksim.trace", Format::DiskSim),
-        ("mqsim.trace", Format::MqSim),
-        ("ssdsim.ascii", Format::SsdSim),
-        ("pixel6a.csv.gz", Format::Pixel6a),
-        ("biotracer.txt", Format::Biotracer),
-        ("native-extended.csv", Format::Native),
-        ("sample.csv", Format::Native),
+        ("mmc-ftrace.txt", fmt("mmc-ftrace")),
+        ("mmc-ftrace-3x.txt", fmt("mmc-ftrace")),
+        ("block-ftrace.txt", fmt("block-ftrace")),
+        ("blkparse.txt", fmt("blkparse")),
+        ("fio-v2.log", fmt("fio-iolog")),
+        ("fio-v3.log", fmt("fio-iolog")),
+        ("msr.csv", fmt("msr")),
+        ("spc.csv", fmt("spc")),
+        ("disksim.trace", fmt("disksim")),
+        ("mqsim.trace", fmt("mqsim")),
+        ("ssdsim.ascii", fmt("ssdsim")),
+        ("pixel6a.csv.gz", fmt("pixel6a")),
+        ("biotracer.txt", fmt("biotracer")),
+        ("native-extended.csv", fmt("native")),
+        ("sample.csv", fmt("native")),
     ];
     for (name, f) in cases {
         assert_eq!(detect(sample(name)).unwrap(), f, "{name}");
@@ -105,10 +110,9 @@ fn detection_of_every_sample() {
 #[test]
 fn format_names_round_trip() {
     assert_eq!(Format::all().len(), 12);
-    for info in Format::all() {
-        assert_eq!(info.name.parse::<Format>().unwrap(), info.format);
-        assert_eq!(info.format.name(), info.name);
-        assert!(!info.description.is_empty() && !info.example.is_empty());
+    for f in Format::all() {
+        assert_eq!(f.name().parse::<Format>().unwrap(), *f);
+        assert!(!f.description().is_empty() && !f.example().is_empty());
     }
     let e = "nope".parse::<Format>().unwrap_err().to_string();
     assert!(
@@ -118,54 +122,19 @@ fn format_names_round_trip() {
     assert_eq!("ms".parse::<TimeUnit>().unwrap(), TimeUnit::Ms);
     assert!("fortnight".parse::<TimeUnit>().is_err());
     // Aliases and any case.
-    assert_eq!("CSV".parse::<Format>().unwrap(), Format::Native);
-    assert_eq!("ftrace".parse::<Format>().unwrap(), Format::BlockFtrace);
+    assert_eq!("CSV".parse::<Format>().unwrap(), fmt("native"));
+    assert_eq!("ftrace".parse::<Format>().unwrap(), fmt("block-ftrace"));
     assert_eq!("µs".parse::<TimeUnit>().unwrap(), TimeUnit::Us);
     assert_eq!(
         "FileTime".parse::<TimeUnit>().unwrap(),
         TimeUnit::Ticks100Ns
     );
-    assert_eq!(Format::ALL.len(), Format::all().len());
-    for (f, info) in Format::ALL.iter().zip(Format::all()) {
-        assert_eq!(*f, info.format);
-    }
     for u in TimeUnit::ALL {
         assert_eq!(u.name().parse::<TimeUnit>().unwrap(), u);
         for a in u.aliases() {
             assert_eq!(a.parse::<TimeUnit>().unwrap(), u);
         }
     }
-}
-
-#[test]
-fn formats_and_time_units_are_typed_in_a_scenario() {
-    use mmcsim::config::Scenario;
-    let sets = |f: &str, u: &str| {
-        vec![
-            ("trace.format".to_string(), f.to_string()),
-            ("trace.time_unit".to_string(), u.to_string()),
-        ]
-    };
-    let sc = Scenario::for_trace(Path::new("t.txt"), &sets("fio", "100ns")).unwrap();
-    let t = sc.trace.unwrap();
-    assert_eq!(
-        (t.format, t.time_unit),
-        (Some(Format::FioIolog), Some(TimeUnit::Ticks100Ns))
-    );
-    let e = Scenario::for_trace(Path::new("t.txt"), &sets("parquet", "s"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("unknown trace format `parquet`") && e.contains("mmc-ftrace"),
-        "{e}"
-    );
-    let e = Scenario::for_trace(Path::new("t.txt"), &sets("spc", "fortnight"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("unknown time unit `fortnight`: expected one of ps, ns, 100ns, us, ms, s"),
-        "{e}"
-    );
 }
 
 #[test]
@@ -511,26 +480,26 @@ fn malformed_samples_name_file_line_and_field() {
     let cases = [
         (
             "mmc-ftrace-bad-opcode.txt",
-            Format::MmcFtrace,
+            fmt("mmc-ftrace"),
             2,
             "cmd_opcode",
         ),
         (
             "block-ftrace-bad-sector.txt",
-            Format::BlockFtrace,
+            fmt("block-ftrace"),
             1,
             "sector",
         ),
-        ("blkparse-bad-time.txt", Format::Blkparse, 2, "time"),
-        ("fio-bad-action.log", Format::FioIolog, 3, "action"),
-        ("msr-bad-type.csv", Format::Msr, 2, "Type"),
-        ("spc-bad-opcode.csv", Format::Spc, 1, "opcode"),
-        ("disksim-bad-flags.trace", Format::DiskSim, 2, "flags"),
-        ("mqsim-bad-type.trace", Format::MqSim, 3, "type"),
-        ("ssdsim-bad-fields.ascii", Format::SsdSim, 2, "fields"),
-        ("pixel6a-bad-size.csv", Format::Pixel6a, 3, "size"),
-        ("biotracer-bad-flags.txt", Format::Biotracer, 2, "flags"),
-        ("native-bad-done.csv", Format::Native, 2, "done_us"),
+        ("blkparse-bad-time.txt", fmt("blkparse"), 2, "time"),
+        ("fio-bad-action.log", fmt("fio-iolog"), 3, "action"),
+        ("msr-bad-type.csv", fmt("msr"), 2, "Type"),
+        ("spc-bad-opcode.csv", fmt("spc"), 1, "opcode"),
+        ("disksim-bad-flags.trace", fmt("disksim"), 2, "flags"),
+        ("mqsim-bad-type.trace", fmt("mqsim"), 3, "type"),
+        ("ssdsim-bad-fields.ascii", fmt("ssdsim"), 2, "fields"),
+        ("pixel6a-bad-size.csv", fmt("pixel6a"), 3, "size"),
+        ("biotracer-bad-flags.txt", fmt("biotracer"), 2, "flags"),
+        ("native-bad-done.csv", fmt("native"), 2, "done_us"),
     ];
     for (name, format, line, field) in cases {
         let path = sample(&format!("bad/{name}"));
@@ -562,7 +531,7 @@ fn malformed_samples_name_file_line_and_field() {
 #[test]
 fn backwards_time_is_an_error_and_reading_goes_on() {
     let opts = OpenOptions {
-        format: Some(Format::MqSim),
+        format: Some(fmt("mqsim")),
         ..Default::default()
     };
     let mut r = open_bytes(b"10 0 0 8 1\n5 0 8 8 1\n20 0 16 8 1\n", "back.trace", &opts).unwrap();
@@ -578,7 +547,7 @@ fn backwards_time_is_an_error_and_reading_goes_on() {
 fn gzip_is_detected_by_magic_not_name() {
     let mut gz = flate2_bytes(b"1 0 0 8 1\n2 0 8 8 0\n");
     let opts = OpenOptions {
-        format: Some(Format::MqSim),
+        format: Some(fmt("mqsim")),
         ..Default::default()
     };
     let mut r = open_bytes(&gz, "plain-name.trace", &opts).unwrap();
@@ -639,7 +608,7 @@ fn public_mqsim() {
     let Some(tpcc) = shared("mqsim-tpcc-small.trace") else {
         return;
     };
-    assert_eq!(detect(&tpcc).unwrap(), Format::MqSim);
+    assert_eq!(detect(&tpcc).unwrap(), fmt("mqsim"));
     assert_eq!(count(&tpcc, &all_devices()), 6_999);
     let e = first_error(&tpcc, &OpenOptions::default());
     assert!(e.contains("16 devices"), "{e}");
@@ -677,10 +646,10 @@ fn public_ssdsim_and_disksim() {
     let Some(ssd) = shared("ssdsim-example.ascii") else {
         return;
     };
-    assert_eq!(detect(&ssd).unwrap(), Format::SsdSim);
+    assert_eq!(detect(&ssd).unwrap(), fmt("ssdsim"));
     assert_eq!(count(&ssd, &all_devices()), 10_000);
     let ascii = shared("disksim-ascii.trace").unwrap();
-    assert_eq!(detect(&ascii).unwrap(), Format::DiskSim);
+    assert_eq!(detect(&ascii).unwrap(), fmt("disksim"));
     assert_eq!(count(&ascii, &all_devices()), 100_000);
     let e = first_error(&ascii, &OpenOptions::default());
     assert!(e.contains("14 devices") && e.contains("0, 3, 4, 5"), "{e}");
@@ -693,7 +662,7 @@ fn public_ssdsim_and_disksim() {
     let a = r.next_record().unwrap().unwrap();
     assert_eq!(a.device, Some(0));
     let pm = shared("disksim-ssd-postmark-aligned2.trace").unwrap();
-    assert_eq!(detect(&pm).unwrap(), Format::DiskSim);
+    assert_eq!(detect(&pm).unwrap(), fmt("disksim"));
     assert_eq!(count(&pm, &OpenOptions::default()), 62_257);
     let mut r = open(&pm, &OpenOptions::default()).unwrap();
     let a = r.next_record().unwrap().unwrap();
@@ -708,7 +677,7 @@ fn public_blkparse() {
     let Some(p) = shared("wiscsee-blkparse-output.txt") else {
         return;
     };
-    assert_eq!(detect(&p).unwrap(), Format::Blkparse);
+    assert_eq!(detect(&p).unwrap(), fmt("blkparse"));
     let recs = read_all(&p, &OpenOptions::default());
     // 161 R + 512 WS D events; the 4 `N` passthrough requests are skipped.
     assert_eq!(recs.len(), 673);
@@ -729,7 +698,7 @@ fn public_pixel6a() {
     let Some(p) = shared("pixel6a-telegram_exec.csv.gz") else {
         return;
     };
-    assert_eq!(detect(&p).unwrap(), Format::Pixel6a);
+    assert_eq!(detect(&p).unwrap(), fmt("pixel6a"));
     let mut r = open(&p, &OpenOptions::default()).unwrap();
     let mut n = 0;
     let mut named = 0;
@@ -762,7 +731,7 @@ fn public_pixel6a() {
         "pixel6a-telegram_precond.csv.gz",
     ] {
         let p = shared(f).unwrap();
-        assert_eq!(detect(&p).unwrap(), Format::Pixel6a, "{f}");
+        assert_eq!(detect(&p).unwrap(), fmt("pixel6a"), "{f}");
         assert!(count(&p, &OpenOptions::default()) > 5_000);
     }
 }
@@ -811,7 +780,7 @@ fn biotracer_errors_name_line_and_field() {
     for (line, field) in cases {
         let text = format!("8 8 4096 5 0.5 0.5 0.5 0.6\n{line}\n");
         let opts = OpenOptions {
-            format: Some(Format::Biotracer),
+            format: Some(fmt("biotracer")),
             ..Default::default()
         };
         let mut r = open_bytes(text.as_bytes(), "n5.log", &opts).unwrap();
@@ -830,7 +799,7 @@ fn public_biotracer_nexus5_excerpt() {
     let Some(p) = shared("nexus5-biotracer-excerpt.txt") else {
         return;
     };
-    assert_eq!(detect(&p).unwrap(), Format::Biotracer);
+    assert_eq!(detect(&p).unwrap(), fmt("biotracer"));
     let recs = read_all(&p, &OpenOptions::default());
     assert_eq!(recs.len(), 200);
     assert!(recs.iter().all(|(r, _)| r.op == Op::Write));
@@ -919,7 +888,7 @@ proptest! {
     fn no_input_makes_a_reader_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
         for info in Format::all() {
             for all in [true, false] {
-                let opts = OpenOptions { format: Some(info.format), all_devices: all, ..Default::default() };
+                let opts = OpenOptions { format: Some(*info), all_devices: all, ..Default::default() };
                 if let Ok(mut r) = open_bytes(&bytes, "fuzz", &opts) {
                     for _ in 0..1000 {
                         if r.next_record().is_none() { break; }
@@ -938,7 +907,7 @@ proptest! {
         for p in prefixes {
             let text: String = lines.iter().map(|l| format!("{p}{l}\n")).collect();
             for info in Format::all() {
-                let opts = OpenOptions { format: Some(info.format), all_devices: true, ..Default::default() };
+                let opts = OpenOptions { format: Some(*info), all_devices: true, ..Default::default() };
                 if let Ok(mut r) = open_bytes(text.as_bytes(), "fuzz", &opts) {
                     while r.next_record().is_some() {}
                 }

@@ -28,10 +28,51 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::{Ns, Op};
+use crate::format::{Sniff, TraceFormat};
+use crate::head::Head;
+use crate::TraceReader;
+use mmcsim_types::{Ns, Op};
 
 /// The default time unit (µs: v3 timestamps and v2 `wait` delays).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::Us;
+
+/// fio iolog v2/v3, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct FioIolog;
+
+impl TraceFormat for FioIolog {
+    fn name(&self) -> &'static str {
+        "fio-iolog"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["fio"]
+    }
+
+    fn description(&self) -> &'static str {
+        "fio iolog v2 (no times) or v3 (µs timestamps); bytes"
+    }
+
+    fn example(&self) -> &'static str {
+        "410 /dev/block/mmcblk0p23 write 1073741824 4096"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        // 100: a signature line, the surest sign of all.
+        if !head.first().starts_with(b"fio version ") {
+            return None;
+        }
+        Sniff::matched(100, "the first line is a fio version line")
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Streaming reader of fio iologs.
 pub type FioReader = TextReader<FioParser>;

@@ -36,10 +36,51 @@
 use super::common::{split_ws, Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::{Ns, Op};
+use crate::format::{Sniff, TraceFormat};
+use crate::head::{is_decimal, is_digits, Head};
+use crate::TraceReader;
+use mmcsim_types::{Ns, Op};
 
 /// The default time unit (seconds, from the log's clock).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;
+
+/// BIOTracer per-request eMMC log, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Biotracer;
+
+impl TraceFormat for Biotracer {
+    fn name(&self) -> &'static str {
+        "biotracer"
+    }
+
+    fn description(&self) -> &'static str {
+        "BIOTracer eMMC log (Nexus 5, IISWC 2015): sector, sectors (8k+1 read as 8k: the driver's extra sector), bytes, flags (bit 0 write, bit 2 no wait), generate / fetch / submit / finish times in s"
+    }
+
+    fn example(&self) -> &'static str {
+        "4220896\t\t8\t\t4096\t\t5\t\t1398406382.756832267\t\t1398406382.757233725\t\t1398406382.757241486\t\t1398406382.757950028"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        let (f, n) = head.ws_fields::<9>();
+        if !(n == 8 && f[..4].iter().all(|t| is_digits(t)) && f[4..8].iter().all(|t| is_decimal(t)))
+        {
+            return None;
+        }
+        Sniff::matched(
+            50,
+            "the first record has 8 fields: four integers (sector sectors bytes flags) and four decimal times (BIOTracer)",
+        )
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Sectors of a 4 KiB block, the unit BIOTracer's sizes come in.
 const BLOCK_SECTORS: u32 = 8;

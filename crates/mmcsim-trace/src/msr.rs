@@ -17,10 +17,48 @@
 use super::common::{bytes_to_sectors, split_csv, Cx, Interner, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use crate::format::{Sniff, TraceFormat};
+use crate::head::{is_digits, Head};
+use crate::TraceReader;
+use mmcsim_types::Op;
 
 /// The default time unit (FILETIME 100-ns ticks).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::Ticks100Ns;
+
+/// MSR Cambridge CSV, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Msr;
+
+impl TraceFormat for Msr {
+    fn name(&self) -> &'static str {
+        "msr"
+    }
+
+    fn description(&self) -> &'static str {
+        "MSR Cambridge CSV: FILETIME (100 ns), host, disk, Read/Write, offset and size in bytes, response time"
+    }
+
+    fn example(&self) -> &'static str {
+        "128166381104021338,src1,2,Write,1073741824,4096,1523"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        let (c, n) = head.csv_fields::<8>();
+        let rw = c[3].eq_ignore_ascii_case(b"read") || c[3].eq_ignore_ascii_case(b"write");
+        if !(n == 7 && is_digits(c[0]) && rw) {
+            return None;
+        }
+        Sniff::matched(30, "the first record has 7 CSV fields with Read/Write")
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Streaming reader of MSR Cambridge traces.
 pub type MsrReader = TextReader<MsrParser>;

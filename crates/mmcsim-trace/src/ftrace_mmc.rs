@@ -38,10 +38,60 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::{Ns, Op};
+use crate::format::{FtraceEvent, Sniff, TraceFormat};
+use crate::head::Head;
+use crate::TraceReader;
+use mmcsim_types::{Ns, Op};
 
 /// The default time unit (ftrace timestamps are seconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;
+
+/// Linux ftrace MMC events, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct MmcFtrace;
+
+impl TraceFormat for MmcFtrace {
+    fn name(&self) -> &'static str {
+        "mmc-ftrace"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["ftrace-mmc", "mmc"]
+    }
+
+    fn description(&self) -> &'static str {
+        "ftrace text with mmc_request_start/done (≥4.8) or 3.x mmc_blk_rw_start/end, erase, op and vendor events; s"
+    }
+
+    fn example(&self) -> &'static str {
+        "mmcqd/0-95 [000] ...1 1543.210977: mmc_blk_rw_start: cmd=18,addr=0x001c4a08,size=0x00000040"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn ftrace_event(&self, event: &[u8]) -> Option<FtraceEvent> {
+        let mmc = event.starts_with(b"mmc_request_")
+            || event.starts_with(b"mmc_blk_")
+            || event == b"mmc_queue_fetch"
+            || event == b"mmc_block_req_done";
+        mmc.then_some(FtraceEvent::Decisive)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        // 90: MMC events outrank block events (the level nearer the device).
+        let n = head.ftrace_events_of(self.name())?;
+        Sniff::matched(
+            90,
+            format!("ftrace text with MMC events within the first {n} lines"),
+        )
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Requests that may wait for their completion.
 const MAX_IN_FLIGHT: usize = 65_536;
@@ -91,6 +141,29 @@ struct Keys<'a> {
     block_size: Option<&'a [u8]>,
     cmd_err: Option<&'a [u8]>,
     data_err: Option<&'a [u8]>,
+}
+
+/// An event being parsed: the ftrace line, its context and its time.
+struct Event<'e, 'a> {
+    ev: &'e FtraceLine<'a>,
+    cx: &'e Cx<'e>,
+    time_ns: Ns,
+}
+
+/// The request pointer of `mmc_request[<ptr>]` in `text` and the text
+/// after the `]`.
+fn request_pointer<'t>(text: &'t [u8], cx: &Cx) -> Result<(u64, &'t [u8])> {
+    let lb = text.iter().position(|&b| b == b'[');
+    let rb = text.iter().position(|&b| b == b']');
+    let (Some(lb), Some(rb)) = (lb, rb) else {
+        return Err(cx.expected("mmc_request", "`mmc_request[<ptr>]`", text));
+    };
+    if rb < lb {
+        return Err(cx.expected("mmc_request", "`mmc_request[<ptr>]`", text));
+    }
+    let ptr = parse_hex(&text[lb + 1..rb])
+        .ok_or_else(|| cx.expected("mmc_request", "a hexadecimal pointer", &text[lb + 1..rb]))?;
+    Ok((ptr, &text[rb + 1..]))
 }
 
 fn keys(text: &[u8]) -> Keys<'_> {
@@ -177,6 +250,9 @@ impl MmcFtraceParser {
         Ok(r)
     }
 
+    /// A ≥ 4.8 `mmc_request_start` (`start`) or `mmc_request_done` event:
+    /// a start of a data, flush or erase command queues a request keyed by
+    /// host, request pointer and opcode; a done completes it.
     fn mainline(&mut self, ev: &FtraceLine, cx: &Cx, time_ns: Ns, start: bool) -> Result<()> {
         let text = ev.text;
         let colon = text.iter().position(|&b| b == b':').ok_or_else(|| {
@@ -187,18 +263,8 @@ impl MmcFtraceParser {
             )
         })?;
         let host = self.host_id(&text[..colon]);
-        let lb = text.iter().position(|&b| b == b'[');
-        let rb = text.iter().position(|&b| b == b']');
-        let (Some(lb), Some(rb)) = (lb, rb) else {
-            return Err(cx.expected("mmc_request", "`mmc_request[<ptr>]`", text));
-        };
-        if rb < lb {
-            return Err(cx.expected("mmc_request", "`mmc_request[<ptr>]`", text));
-        }
-        let ptr = parse_hex(&text[lb + 1..rb]).ok_or_else(|| {
-            cx.expected("mmc_request", "a hexadecimal pointer", &text[lb + 1..rb])
-        })?;
-        let k = keys(&text[rb + 1..]);
+        let (ptr, rest) = request_pointer(text, cx)?;
+        let k = keys(rest);
         let opcode = k
             .opcode
             .ok_or_else(|| cx.err("cmd_opcode", "missing key `cmd_opcode=`"))?;
@@ -215,72 +281,98 @@ impl MmcFtraceParser {
             self.pairing.complete(&key, time_ns, failed);
             return Ok(());
         }
-        let arg = |cx: &Cx| -> Result<u64> {
+        let at = Event { ev, cx, time_ns };
+        if let Some(mut rec) = self.mainline_start(&at, host, opcode, &k)? {
+            rec.device = Some(host);
+            self.pairing.issue(key, rec);
+        }
+        Ok(())
+    }
+
+    /// The request a ≥ 4.8 start event of command `opcode` on `host`
+    /// issues: a data transfer (CMD17/18/24/25), a cache flush (CMD6 with
+    /// the flush argument) or an erase (CMD38 over the range CMD35 and
+    /// CMD36 set); `None` for any other command (CMD35/36 only note their
+    /// bound).
+    fn mainline_start(
+        &mut self,
+        at: &Event,
+        host: u32,
+        opcode: u64,
+        k: &Keys,
+    ) -> Result<Option<TraceRecord>> {
+        let cx = at.cx;
+        let arg = || -> Result<u64> {
             let a = k
                 .arg
                 .ok_or_else(|| cx.err("cmd_arg", "missing key `cmd_arg=`"))?;
             cx.hex(a, "cmd_arg")
         };
-        let mut rec = match opcode {
-            17 | 18 | 24 | 25 => {
-                let sector = arg(cx)?;
-                let blocks = cx.uint(
-                    k.blocks
-                        .ok_or_else(|| cx.err("blocks", "missing key `blocks=`"))?,
-                    "blocks",
-                )?;
-                let bsz = match k.block_size {
-                    Some(b) => cx.uint(b, "block_size")?,
-                    None => 512,
-                };
-                let bytes = blocks
-                    .checked_mul(bsz)
-                    .ok_or_else(|| cx.err("blocks", "blocks × block_size overflows"))?;
-                let op = if opcode < 20 { Op::Read } else { Op::Write };
-                let mut r = self.record(ev, cx, time_ns, op, sector, bytes.div_ceil(512))?;
-                if k.sbc_opcode == Some(b"23") {
-                    if let Some(sa) = k.sbc_arg {
-                        if cx.hex(sa, "sbc_arg")? & (1 << 31) != 0 {
-                            r.flags |= TraceRecord::FUA;
-                        }
-                    }
-                }
-                r
+        Ok(Some(match opcode {
+            17 | 18 | 24 | 25 => self.data_request(at, opcode, arg()?, k)?,
+            6 if arg()? == FLUSH_CACHE_ARG => {
+                self.record(at.ev, cx, at.time_ns, Op::Flush, 0, 0)?
             }
-            6 if arg(cx)? == FLUSH_CACHE_ARG => self.record(ev, cx, time_ns, Op::Flush, 0, 0)?,
             35 => {
-                let a = arg(cx)?;
-                self.erase.entry(host).or_default().0 = Some(a);
-                return Ok(());
+                self.erase.entry(host).or_default().0 = Some(arg()?);
+                return Ok(None);
             }
             36 => {
-                let a = arg(cx)?;
-                self.erase.entry(host).or_default().1 = Some(a);
-                return Ok(());
+                self.erase.entry(host).or_default().1 = Some(arg()?);
+                return Ok(None);
             }
-            38 => {
-                let a = arg(cx)?;
-                let (s, e) = self.erase.remove(&host).unwrap_or_default();
-                let (Some(s), Some(e)) = (s, e) else {
-                    return Err(cx.err("cmd_opcode", "CMD38 without a preceding CMD35 and CMD36 on this host: the erase range is unknown"));
-                };
-                if e < s {
-                    return Err(cx.err(
-                        "cmd_arg",
-                        format!("erase group end {e:#x} is before its start {s:#x}"),
-                    ));
-                }
-                let mut r = self.record(ev, cx, time_ns, Op::Discard, s, e - s + 1)?;
-                if a & (1 << 31) != 0 {
-                    r.flags |= TraceRecord::SECURE;
-                }
-                r
-            }
-            _ => return Ok(()),
+            38 => self.erase_request(at, host, arg()?)?,
+            _ => return Ok(None),
+        }))
+    }
+
+    /// A read or write of `blocks` × `block_size` bytes from sector `arg`;
+    /// FUA when the CMD23 set before it asks for a reliable write.
+    fn data_request(&mut self, at: &Event, opcode: u64, arg: u64, k: &Keys) -> Result<TraceRecord> {
+        let cx = at.cx;
+        let blocks = cx.uint(
+            k.blocks
+                .ok_or_else(|| cx.err("blocks", "missing key `blocks=`"))?,
+            "blocks",
+        )?;
+        let bsz = match k.block_size {
+            Some(b) => cx.uint(b, "block_size")?,
+            None => 512,
         };
-        rec.device = Some(host);
-        self.pairing.issue(key, rec);
-        Ok(())
+        let bytes = blocks
+            .checked_mul(bsz)
+            .ok_or_else(|| cx.err("blocks", "blocks × block_size overflows"))?;
+        let op = if opcode < 20 { Op::Read } else { Op::Write };
+        let mut r = self.record(at.ev, cx, at.time_ns, op, arg, bytes.div_ceil(512))?;
+        if k.sbc_opcode == Some(b"23") {
+            if let Some(sa) = k.sbc_arg {
+                if cx.hex(sa, "sbc_arg")? & (1 << 31) != 0 {
+                    r.flags |= TraceRecord::FUA;
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// A CMD38 erase (argument `arg`) of the range CMD35 and CMD36 set on
+    /// `host`; secure when bit 31 of the argument is set.
+    fn erase_request(&mut self, at: &Event, host: u32, arg: u64) -> Result<TraceRecord> {
+        let cx = at.cx;
+        let (s, e) = self.erase.remove(&host).unwrap_or_default();
+        let (Some(s), Some(e)) = (s, e) else {
+            return Err(cx.err("cmd_opcode", "CMD38 without a preceding CMD35 and CMD36 on this host: the erase range is unknown"));
+        };
+        if e < s {
+            return Err(cx.err(
+                "cmd_arg",
+                format!("erase group end {e:#x} is before its start {s:#x}"),
+            ));
+        }
+        let mut r = self.record(at.ev, cx, at.time_ns, Op::Discard, s, e - s + 1)?;
+        if arg & (1 << 31) != 0 {
+            r.flags |= TraceRecord::SECURE;
+        }
+        Ok(r)
     }
 
     fn legacy(
@@ -390,13 +482,7 @@ impl LineParser for MmcFtraceParser {
         let ev = match parse_ftrace_line(line) {
             Ok(Some(ev)) => ev,
             Ok(None) => return Ok(None),
-            Err(field) => {
-                return Err(cx.expected(
-                    field,
-                    "an ftrace line `<task>-<pid> [<cpu>] <flags> <secs>: <event>: <text>`",
-                    line,
-                ))
-            }
+            Err(field) => return Err(field.error(cx, line)),
         };
         let kind = match ev.event {
             b"mmc_request_start" => 0,

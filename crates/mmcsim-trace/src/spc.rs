@@ -14,10 +14,53 @@
 use super::common::{bytes_to_sectors, split_csv, Cx, LineParser, Source, TextReader};
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use crate::format::{Sniff, TraceFormat};
+use crate::head::{is_decimal, is_digits, Head};
+use crate::TraceReader;
+use mmcsim_types::Op;
 
 /// The default time unit (SPC timestamps are seconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;
+
+/// SPC / UMass CSV, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Spc;
+
+impl TraceFormat for Spc {
+    fn name(&self) -> &'static str {
+        "spc"
+    }
+
+    fn description(&self) -> &'static str {
+        "SPC / UMass CSV: ASU, LBA (512 B), size in bytes, R/W, time in s, optional fields"
+    }
+
+    fn example(&self) -> &'static str {
+        "0,662144,8192,W,12.503990"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        let (c, n) = head.csv_fields::<8>();
+        let record = n >= 5
+            && is_digits(c[0])
+            && is_digits(c[1])
+            && is_digits(c[2])
+            && matches!(c[3], b"R" | b"r" | b"W" | b"w")
+            && is_decimal(c[4]);
+        if !record {
+            return None;
+        }
+        Sniff::matched(20, "the first record is CSV ASU,LBA,size,R/W,time")
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Streaming reader of SPC traces.
 pub type SpcReader = TextReader<SpcParser>;

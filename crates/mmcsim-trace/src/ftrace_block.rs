@@ -25,10 +25,58 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use crate::format::{FtraceEvent, Sniff, TraceFormat};
+use crate::head::Head;
+use crate::TraceReader;
+use mmcsim_types::Op;
 
 /// The default time unit (ftrace timestamps are seconds).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;
+
+/// Linux ftrace block events, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BlockFtrace;
+
+impl TraceFormat for BlockFtrace {
+    fn name(&self) -> &'static str {
+        "block-ftrace"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["ftrace-block", "ftrace"]
+    }
+
+    fn description(&self) -> &'static str {
+        "ftrace text with block_rq_issue / block_rq_complete; s; sectors"
+    }
+
+    fn example(&self) -> &'static str {
+        "mmcqd/0-95 [001] d..2 96.114020: block_rq_issue: 179,0 WS 0 () 5521408 + 8 [mmcqd/0]"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn ftrace_event(&self, event: &[u8]) -> Option<FtraceEvent> {
+        (event == b"block_rq_issue" || event == b"block_rq_complete").then_some(FtraceEvent::Seen)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        head.ftrace_events_of(self.name())?;
+        Sniff::matched(
+            80,
+            format!(
+                "ftrace text with block_rq_issue/complete events (no MMC events) in the first {} lines",
+                head.lines_read()
+            ),
+        )
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// Requests that may wait for their completion.
 const MAX_IN_FLIGHT: usize = 65_536;
@@ -73,13 +121,7 @@ impl LineParser for BlockFtraceParser {
         let ev = match parse_ftrace_line(line) {
             Ok(Some(ev)) => ev,
             Ok(None) => return Ok(None),
-            Err(field) => {
-                return Err(cx.expected(
-                    field,
-                    "an ftrace line `<task>-<pid> [<cpu>] <flags> <secs>: <event>: <text>`",
-                    line,
-                ))
-            }
+            Err(field) => return Err(field.error(cx, line)),
         };
         let issue = match ev.event {
             b"block_rq_issue" => true,

@@ -1,4 +1,19 @@
-//! Vocabulary types shared by every layer: time, operations, priorities.
+//! The vocabulary every mmcsim crate shares: simulated time, block
+//! operations and I/O priorities (here at the root), a name outside a
+//! closed set of choices ([`UnknownChoice`]), and the conventions every
+//! text input follows ([`text`]: byte-order mark, line endings, control
+//! characters in messages).
+//!
+//! It depends on no other mmcsim crate: the scheduler API
+//! (`mmcsim-elevator`), the trace readers (`mmcsim-trace`) and the
+//! simulator (`mmcsim`) all build on it.
+
+#![warn(missing_docs)]
+
+pub mod choice;
+pub mod text;
+
+pub use choice::UnknownChoice;
 
 use serde::{Deserialize, Serialize};
 

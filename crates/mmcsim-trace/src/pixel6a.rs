@@ -22,10 +22,48 @@ use super::common::{
 };
 use super::{TimeUnit, TraceRecord};
 use crate::error::Result;
-use crate::types::Op;
+use crate::format::{Sniff, TraceFormat};
+use crate::head::Head;
+use crate::TraceReader;
+use mmcsim_types::Op;
 
 /// The default time unit (seconds since boot).
 pub const DEFAULT_UNIT: TimeUnit = TimeUnit::S;
+
+/// Pixel 6a mobile block I/O CSV, for the registry ([`crate::registry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Pixel6a;
+
+impl TraceFormat for Pixel6a {
+    fn name(&self) -> &'static str {
+        "pixel6a"
+    }
+
+    fn description(&self) -> &'static str {
+        "Pixel 6a CSV (MobileBlockIOTraces, gzip): proces,device,rw_flag,sector,size(sectors),timestamp(s)"
+    }
+
+    fn example(&self) -> &'static str {
+        "loop40-2757,8388608,R,206567552,8,653406.907265"
+    }
+
+    fn default_time_unit(&self) -> Option<TimeUnit> {
+        Some(DEFAULT_UNIT)
+    }
+
+    fn sniff(&self, head: &Head) -> Option<Sniff> {
+        let header = (head.has_column(b"proces") || head.has_column(b"process"))
+            && head.has_column(b"rw_flag");
+        if !header {
+            return None;
+        }
+        Sniff::matched(70, "a header with proces and rw_flag columns")
+    }
+
+    fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
+        Ok(Box::new(open(source, unit)?))
+    }
+}
 
 /// The column names, in the published order.
 const COLUMNS: [&str; 6] = ["proces", "device", "rw_flag", "sector", "size", "timestamp"];

@@ -1,0 +1,87 @@
+//! The trace readers' error type: every message names the file, and where
+//! a record is at fault its 1-based line and the field, and says what was
+//! expected.
+
+use std::path::PathBuf;
+
+pub use mmcsim_types::UnknownChoice;
+
+/// Result alias of the trace readers.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong when detecting, opening or reading a trace.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The trace could not be opened or read (including corrupt gzip).
+    #[error("{path}: {source}")]
+    Io {
+        /// The trace file.
+        path: PathBuf,
+        /// The operating system's (or the decompressor's) error.
+        source: std::io::Error,
+    },
+    /// Writing converted records failed; the caller knows, and names, the
+    /// output.
+    #[error("{source}")]
+    Output {
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// A line of the trace is malformed, or the format cannot be detected.
+    /// Displayed with control characters of the field and message escaped
+    /// (a quoted value never prints a raw CR or escape sequence).
+    #[error(
+        "{path}:{line}: field `{}`: {}",
+        mmcsim_types::text::escape_controls(.field),
+        mmcsim_types::text::escape_controls(.message)
+    )]
+    Parse {
+        /// The trace file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// The column, key or event field at fault.
+        field: String,
+        /// What was found and what was expected.
+        message: String,
+    },
+    /// A name is not one of a closed set (a trace format, a time unit).
+    #[error(transparent)]
+    Choice(#[from] UnknownChoice),
+    /// A device id was chosen, but no record of the trace is on it.
+    #[error(
+        "{}: no record is on device {device}: the trace has records on device{} {}; choose one of them with the device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
+        .path.display(),
+        if .found.len() == 1 && !.more { "" } else { "s" },
+        device_list(.found, *.more)
+    )]
+    NoRecordOnDevice {
+        /// The trace file.
+        path: PathBuf,
+        /// The device id chosen.
+        device: u32,
+        /// The device ids the trace has records on (at most 64, ascending).
+        found: Vec<u32>,
+        /// The trace has more device ids than `found` lists.
+        more: bool,
+    },
+}
+
+impl Error {
+    /// True when the error says the input is unusable (a file that cannot
+    /// be read, a malformed record, an unknown name), not that a request of
+    /// the caller could not be met (a chosen device with no record) or that
+    /// writing failed.
+    pub fn is_input_error(&self) -> bool {
+        matches!(
+            self,
+            Error::Io { .. } | Error::Parse { .. } | Error::Choice(_)
+        )
+    }
+}
+
+/// `ids` comma-separated, with `, ...` when there are `more`.
+fn device_list(ids: &[u32], more: bool) -> String {
+    let list: Vec<String> = ids.iter().map(u32::to_string).collect();
+    format!("{}{}", list.join(", "), if more { ", ..." } else { "" })
+}
