@@ -51,7 +51,7 @@ pub use elevator::{Elevator, MayQueue, MergeKind};
 pub use fifo_list::FifoList;
 pub use params::SchedParams;
 pub use registry::{Factory, Registry, UnknownScheduler};
-pub use request::{Bio, BioId, Request, RqId, NIL};
+pub use request::{Bio, BioId, Request, RqId, Submitter, NIL};
 pub use sector_tree::SectorTree;
 pub use slab::Slab;
 pub use tunable::{TunableError, TunableInfo, TunableValue};

@@ -8,7 +8,7 @@
 
 use super::page_cache::FileId;
 use super::stage::{Below, Host, HostEvent, HostEvents, Notify};
-use crate::block::request::Bio;
+use crate::block::request::{Bio, Submitter};
 use crate::driver::DeviceTimes;
 use crate::engine::EventQueue;
 use crate::types::{IoPrio, Ns, Op, SECTORS_PER_PAGE};
@@ -58,7 +58,8 @@ impl Host {
             pid: FLUSHER_PID,
             thread: flusher,
             ioprio: IoPrio::NORM,
-            owner: 0,
+            // Each bio gets its own page-I/O record (`write_bios`).
+            submitter: Submitter::PageIo(0),
         };
         let mut bios = Vec::new();
         b.block.layer.start_plug(flusher);

@@ -4,9 +4,9 @@
 use super::call::Call;
 use super::fs::{FsEvent, Kernel, PageRun};
 use super::page_cache::{FileId, PageCache};
-use super::stage::{Below, HostEvent, HostEvents, Notify, PageIo, PAGE_IO};
+use super::stage::{Below, HostEvent, HostEvents, Notify, PageIo};
 use super::task::Task;
-use crate::block::request::Bio;
+use crate::block::request::{Bio, Submitter};
 use crate::driver::DeviceTimes;
 use crate::engine::Slab;
 use crate::platform::SharedCpu;
@@ -101,7 +101,7 @@ pub(super) fn page_write_bios(
             op: Op::Write,
             sector,
             sectors: (r.pages * SECTORS_PER_PAGE) as u32,
-            owner: PAGE_IO | id,
+            submitter: Submitter::PageIo(id),
             ..template
         });
         n += 1;

@@ -49,7 +49,7 @@ pub use call::Call;
 pub use errno::Errno;
 pub use files::{File, FileSpec, Files};
 pub use flusher::FLUSHER_PID;
-pub use stage::{Below, Host, HostEvent, HostEvents, HOST_CALLS, MAX_RW_COUNT, PAGE_IO};
+pub use stage::{Below, Host, HostEvent, HostEvents, MAX_RW_COUNT};
 pub use syscall::{Access, Fd, OpenFlags, Syscall, Whence};
 pub use task::Task;
 pub use vfs::Mount;

@@ -11,18 +11,17 @@
 //! from it. Direct I/O submits bios of at most `max_sectors_kb` and waits
 //! for all of them.
 //!
-//! Owner tags of the host's bios: below [`HOST_CALLS`], the id of the call
-//! that waits for the bio; [`PAGE_IO`] plus an index into the table of
-//! page-cache I/O in flight (which mapping and pages a bio moves, and whom
-//! to tell); [`FS_IO`] for the file system's own bios (the journal
-//! thread's log writes and flushes), whose completions go to
-//! [`FileSystem::bio_done`].
+//! Submitters of the host's bios ([`Submitter`]): `Call`, the call that
+//! waits for the bio; `PageIo`, an index into the table of page-cache I/O
+//! in flight (which mapping and pages a bio moves, and whom to tell); `Fs`
+//! for the file system's own bios (the journal thread's log writes and
+//! flushes), whose completions go to [`FileSystem::bio_done`].
 
 use std::collections::{BTreeMap, VecDeque};
 
 use super::call::Call;
 use super::errno::Errno;
-use super::fs::{FileSystem, FsEvent, Kernel, PageRun, Upcall, UpcallOp, FS_IO};
+use super::fs::{FileSystem, FsEvent, Kernel, PageRun, Upcall, UpcallOp};
 use super::kernel::{page_write_bios, HostKernel};
 use super::page_cache::{FileId, PageCache, PageCacheStats, ReadPlan, ReadStep};
 use super::server::Serving;
@@ -30,7 +29,7 @@ use super::syscall::{Fd, Syscall};
 use super::task::{AfterIo, Node, OpenFile, Phase, Task};
 use super::vfs::Mount;
 use super::writeback::WritebackParams;
-use crate::block::request::Bio;
+use crate::block::request::{Bio, Submitter};
 use crate::block::{split_bio, BlockEvents, BlockStage};
 use crate::driver::{DeviceTimes, Driver};
 use crate::engine::{EventQueue, Slab};
@@ -38,18 +37,10 @@ use crate::platform::SharedCpu;
 use crate::stats::report::{CallKind, Collector, Layer};
 use crate::types::{Ns, Op, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES};
 
-/// Owner tag bit of the host's bios: the bio moves page-cache pages
-/// (read-ahead, writeback, metadata) or is the file system's own
-/// ([`FS_IO`]).
-pub const PAGE_IO: u32 = 1 << 31;
-const _: () = assert!(FS_IO & PAGE_IO != 0, "a file system's bios are page I/O");
 /// The most bytes one `read()`/`write()` moves (`MAX_RW_COUNT` =
 /// `INT_MAX & PAGE_MASK`, include/linux/fs.h): `rw_verify_area` clamps a
 /// longer count to it, so the call returns a short count.
 pub const MAX_RW_COUNT: u64 = 0x7fff_f000;
-/// Owner tags below this are host calls; [`PAGE_IO`] marks page-cache
-/// I/O; the range between is left to other submitters (trace replay).
-pub const HOST_CALLS: u32 = 1 << 30;
 
 /// Events the host schedules for itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +110,7 @@ pub struct Host {
     pub(super) mount: Mount,
     pub(super) tasks: Vec<Task>,
     pub(super) calls: Slab<Call>,
-    /// Page-cache I/O in flight, by the low bits of its bios' owner.
+    /// Page-cache I/O in flight, by the index in its bios' [`Submitter::PageIo`].
     pub(super) ios: Slab<PageIo>,
     /// Tasks sleeping on a page: `(task, file, page)`.
     waiters: Vec<(u32, FileId, u64)>,
@@ -630,7 +621,13 @@ impl Host {
             (Mount::Raw(files), Node::Raw(i)) => {
                 self.calls[call].then_flush = op == Op::Write && flags.any_sync();
                 let sector = files.get(i).first_sector + off / SECTOR_BYTES;
-                let template = task.bio(t, op, sector, (bytes / SECTOR_BYTES) as u32, call);
+                let template = task.bio(
+                    t,
+                    op,
+                    sector,
+                    (bytes / SECTOR_BYTES) as u32,
+                    Submitter::Call(call),
+                );
                 n = split_bio(template, self.max_bio_sectors, &mut bios);
             }
             (Mount::Fs(fs), Node::Inode(ino)) => {
@@ -664,7 +661,7 @@ impl Host {
                     let e = ((r.page + r.pages) * PAGE_BYTES).min(off + bytes);
                     let sec = sector + (s - r.page * PAGE_BYTES) / SECTOR_BYTES;
                     let len = (e - s).div_ceil(SECTOR_BYTES) as u32;
-                    let template = task.bio(t, op, sec, len, call);
+                    let template = task.bio(t, op, sec, len, Submitter::Call(call));
                     n += split_bio(template, self.max_bio_sectors, &mut bios);
                 }
                 self.after_fs_change(now, b);
@@ -861,7 +858,7 @@ impl Host {
                     Op::Read,
                     sector,
                     (run.pages * SECTORS_PER_PAGE) as u32,
-                    PAGE_IO | id,
+                    Submitter::PageIo(id),
                 );
                 let k = split_bio(template, self.max_bio_sectors, &mut bios);
                 self.ios[id].bios = k;
@@ -1015,7 +1012,7 @@ impl Host {
         let file = task.cur().mapping;
         let max_pages = self.max_bio_sectors / SECTORS_PER_PAGE as u32;
         let mut bios = std::mem::take(&mut task.pending_bios);
-        let template = task.bio(t, Op::Write, 0, 0, 0);
+        let template = task.bio(t, Op::Write, 0, 0, Submitter::Call(call));
         let mut n = 0;
         while let Some((first, pages)) = self.cache.take_dirty_run(file, max_pages) {
             n += self.write_bios(
@@ -1031,7 +1028,7 @@ impl Host {
         if n == 0 {
             // Nothing to write: the flush (if any) follows at once.
             self.calls[call].then_flush = false;
-            bios.push(self.tasks[t as usize].bio(t, Op::Flush, 0, 0, call));
+            bios.push(self.tasks[t as usize].bio(t, Op::Flush, 0, 0, Submitter::Call(call)));
             n = 1;
         }
         self.tasks[t as usize].pending_bios = bios;
@@ -1059,17 +1056,20 @@ impl Host {
         times: DeviceTimes,
         b: &mut Below<E>,
     ) {
-        if bio.owner & PAGE_IO == 0 {
-            if self.calls[bio.owner].bio_done(times, now) {
-                self.call_io_done(now, bio.owner, b);
+        let id = match bio.submitter {
+            Submitter::Call(c) => {
+                if self.calls[c].bio_done(times, now) {
+                    self.call_io_done(now, c, b);
+                }
+                return;
             }
-            return;
-        }
-        if bio.owner == FS_IO {
-            self.with_fs(b, |fs, k| fs.bio_done(now, times, k));
-            return;
-        }
-        let id = bio.owner & !PAGE_IO;
+            Submitter::Fs => {
+                self.with_fs(b, |fs, k| fs.bio_done(now, times, k));
+                return;
+            }
+            Submitter::PageIo(id) => id,
+            Submitter::Replay(_) => unreachable!("trace replay takes its own completions"),
+        };
         let io = self.ios[id];
         let first = io.first_page + (bio.sector - io.sector) / SECTORS_PER_PAGE;
         let pages = bio.sectors / SECTORS_PER_PAGE as u32;
@@ -1140,7 +1140,7 @@ impl Host {
             let call = &mut self.calls[id];
             call.then_flush = false;
             call.pending = 1;
-            let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, id);
+            let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, Submitter::Call(id));
             b.block.submit(now, [bio], b.driver, b.q);
             return;
         }

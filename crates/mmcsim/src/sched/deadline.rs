@@ -338,7 +338,7 @@ mod tests {
     use super::*;
     use crate::sched::testutil::{BlockLayer, QueueParams};
     use mmcsim_elevator::types::{IoPrio, Op, NS_PER_MS};
-    use mmcsim_elevator::Request;
+    use mmcsim_elevator::{Request, Submitter};
 
     fn layer_hz(hz: u32) -> BlockLayer {
         let sp = SchedParams { hz, nonrot: true };
@@ -357,7 +357,7 @@ mod tests {
             pid: 1,
             thread: 0,
             ioprio: IoPrio::NORM,
-            owner: 0,
+            submitter: Submitter::Call(0),
         };
         b.submit_bio(now, bio, false);
     }

@@ -6,7 +6,7 @@
 
 use super::event::Event;
 use super::log::{LogRow, RequestLog};
-use crate::block::request::{Bio, RqId};
+use crate::block::request::{Bio, RqId, Submitter};
 use crate::block::BlockStage;
 use crate::driver::{DeviceTimes, Driver, DriverRequest, RequestQueue};
 use crate::engine::EventQueue;
@@ -92,9 +92,9 @@ impl RequestQueue<Event> for Up<'_> {
                 q,
                 collector: self.collector,
             };
-            match self.replay.as_deref_mut() {
-                Some(replay) if Replay::owns(bio.owner) => {
-                    if let Err(e) = replay.bio_done(now, bio, times, &mut below) {
+            match (self.replay.as_deref_mut(), bio.submitter) {
+                (Some(replay), Submitter::Replay(id)) => {
+                    if let Err(e) = replay.bio_done(now, id, times, &mut below) {
                         self.error.get_or_insert(e);
                     }
                 }

@@ -15,13 +15,13 @@
 //! them before the first record is mapped.
 
 use super::spec::{FitMode, ReplayMode, TraceSpec};
-use crate::block::request::Bio;
+use crate::block::request::{Bio, Submitter};
 use crate::block::split_bio;
 use crate::device::Emmc;
 use crate::driver::DeviceTimes;
 use crate::engine::{EventQueue, Slab};
 use crate::error::{Error, Result};
-use crate::host::{Below, Call, HostEvents, HOST_CALLS};
+use crate::host::{Below, Call, HostEvents};
 use crate::stats::histogram::{LatencyHistogram, LatencySummary};
 use crate::stats::report::{CallKind, Collector};
 use crate::types::{IoPrio, Ns, Op, SECTOR_BYTES};
@@ -568,10 +568,6 @@ pub fn precondition(
     Ok(out)
 }
 
-/// Owner tag bit of replay bios (a range the host leaves to other
-/// submitters).
-const REPLAY_TAG: u32 = HOST_CALLS;
-
 /// Events of trace replay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplayEvent {
@@ -648,11 +644,6 @@ impl Replay {
         self.feed.backlog
     }
 
-    /// True when `owner` tags one of replay's bios.
-    pub fn owns(owner: u32) -> bool {
-        owner & !(REPLAY_TAG - 1) == REPLAY_TAG
-    }
-
     /// Handles a replay event.
     pub fn handle<E: ReplayEvents>(
         &mut self,
@@ -666,17 +657,16 @@ impl Replay {
         }
     }
 
-    /// A bio of a record completed on the device (`times`); the record
-    /// completes with its last bio, and in closed loop its process then
-    /// issues its next record.
+    /// A bio of record `id` (its [`Submitter::Replay`]) completed on the
+    /// device (`times`); the record completes with its last bio, and in
+    /// closed loop its process then issues its next record.
     pub fn bio_done<E: ReplayEvents>(
         &mut self,
         now: Ns,
-        bio: &Bio,
+        id: u32,
         times: DeviceTimes,
         b: &mut Below<E>,
     ) -> Result<()> {
-        let id = bio.owner & !REPLAY_TAG;
         if !self.calls[id].bio_done(times, now) {
             return Ok(());
         }
@@ -981,7 +971,7 @@ impl Replay {
             pid: r.pid.unwrap_or(0),
             thread,
             ioprio: IoPrio::NORM,
-            owner: REPLAY_TAG | id,
+            submitter: Submitter::Replay(id),
         };
         if is_write && r.flags & TraceRecord::PREFLUSH != 0 {
             if self.after_flush.len() <= id as usize {
