@@ -38,6 +38,7 @@
 //! 1.5 × `nr_requests`.
 
 mod alloc;
+pub mod completion;
 mod dispatch;
 mod merge;
 pub mod params;
@@ -52,6 +53,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+pub use completion::{Completion, EndedBios};
 pub use params::QueueParams;
 use request::{Bio, BioId, Request, RqId, NIL};
 pub use stage::{split_bio, BlockEvent, BlockEvents, BlockStage};

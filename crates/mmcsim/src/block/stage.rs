@@ -5,9 +5,10 @@
 //! or `urgent_request_fn` once for an urgent request when the driver takes
 //! those notifications).
 
+use super::completion::{Completion, EndedBios};
 use super::request::{Bio, RqId};
 use super::BlockLayer;
-use crate::driver::{Driver, DriverEvents, DriverRequest};
+use crate::driver::{DeviceTimes, Driver, DriverEvents, DriverRequest, Ring};
 use crate::engine::EventQueue;
 use crate::types::Ns;
 
@@ -18,10 +19,10 @@ pub enum BlockEvent {
     SchedTimer(u64),
 }
 
-/// An event type that can carry the block stage's events and those of the
-/// driver it rings.
-pub trait BlockEvents: From<BlockEvent> + DriverEvents {}
-impl<E: From<BlockEvent> + DriverEvents> BlockEvents for E {}
+/// An event type that can carry the block stage's events, its completions
+/// for the stages above, and the events of the driver it rings.
+pub trait BlockEvents: From<BlockEvent> + From<Completion> + DriverEvents {}
+impl<E: From<BlockEvent> + From<Completion> + DriverEvents> BlockEvents for E {}
 
 /// The block stage: the request queue and its scheduler timer event.
 pub struct BlockStage {
@@ -31,6 +32,10 @@ pub struct BlockStage {
     timer_gen: u64,
     /// When the armed timer event fires, if one is armed.
     timer_at: Option<Ns>,
+    /// Finished bios waiting for their completion events.
+    ended: EndedBios,
+    /// Scratch list of a request's bios as it ends.
+    scratch: Vec<Bio>,
 }
 
 impl BlockStage {
@@ -40,6 +45,8 @@ impl BlockStage {
             layer,
             timer_gen: 0,
             timer_at: None,
+            ended: EndedBios::default(),
+            scratch: Vec::with_capacity(64),
         }
     }
 
@@ -84,14 +91,27 @@ impl BlockStage {
         driver: &mut Driver,
         q: &mut EventQueue<E>,
     ) {
+        if let Some(ring) = self.ring(driver.takes_urgent_requests(), q) {
+            driver.ring(now, ring, q);
+        }
+    }
+
+    /// `__blk_run_queue` up to the doorbell: syncs the timer and says how
+    /// to ring the driver when requests wait (an urgent request is
+    /// announced once, when the driver takes urgent notifications).
+    pub fn ring<E: From<BlockEvent>>(
+        &mut self,
+        takes_urgent: bool,
+        q: &mut EventQueue<E>,
+    ) -> Option<Ring> {
         self.sync_timer(q);
-        if self.layer.has_pending() {
-            // __blk_run_queue: an urgent request is announced once.
-            if driver.takes_urgent_requests() && self.layer.notify_urgent() {
-                driver.urgent_request_fn(now, q);
-            } else {
-                driver.request_fn(now, q);
-            }
+        if !self.layer.has_pending() {
+            return None;
+        }
+        if takes_urgent && self.layer.notify_urgent() {
+            Some(Ring::Urgent)
+        } else {
+            Some(Ring::Request)
         }
     }
 
@@ -161,9 +181,31 @@ impl BlockStage {
         self.layer.reinsert(now, rq);
     }
 
-    /// Ends request `rq`: its bios are appended to `done`.
-    pub fn complete(&mut self, now: Ns, rq: RqId, done: &mut Vec<Bio>) {
-        self.layer.complete(now, rq, done);
+    /// `blk_end_request`: the driver ended request `rq`, which ran on the
+    /// device at `times`. The request is freed, and its completions are
+    /// queued to run right after the current event (see
+    /// [`super::completion`]): [`Completion::Freed`], then one
+    /// [`Completion::Bio`] per bio.
+    pub fn end_request<E: From<Completion>>(
+        &mut self,
+        now: Ns,
+        rq: RqId,
+        times: DeviceTimes,
+        q: &mut EventQueue<E>,
+    ) {
+        let mut bios = std::mem::take(&mut self.scratch);
+        self.layer.complete(now, rq, &mut bios);
+        q.immediately(Completion::Freed);
+        for bio in bios.drain(..) {
+            q.immediately(Completion::Bio(bio.submitter));
+            self.ended.push(bio, times);
+        }
+        self.scratch = bios;
+    }
+
+    /// The finished bios waiting for their completion events.
+    pub fn ended(&mut self) -> &mut EndedBios {
+        &mut self.ended
     }
 }
 

@@ -242,8 +242,6 @@ pub(super) fn build_on(
         collector,
         log: None,
         precondition,
-        bios: Vec::with_capacity(64),
-        error: None,
         end: 0,
         integrity: None,
         events: 0,

@@ -12,9 +12,13 @@
 //! [`Simulation::run`] pops events in `(time, sequence)` order and hands
 //! each to the stage that scheduled it, until none is left, then returns
 //! the [`Report`]. The core holds no stage's logic: each stage owns its
-//! state machine and its events ([`Event`] has one variant per stage), and
-//! completions climb back through `wiring.rs`. Same scenario and seed ⇒ the
-//! same report, byte for byte.
+//! state machine and its events ([`Event`] has one variant per stage).
+//! Completions climb as events: the driver's interrupt ends a request in
+//! the block layer (through `wiring.rs`), which queues a
+//! [`Completion`] per finished bio to run right after the interrupt; the
+//! loop hands each to the bio's [`Submitter`] (the host, or trace replay),
+//! and an error met on the way up ends the run. Same scenario and seed ⇒
+//! the same report, byte for byte.
 
 mod build;
 mod event;
@@ -31,8 +35,8 @@ pub use identity::{fnv1a64, RunIdentity};
 pub use log::{LogRow, RequestLog, HEADER as LOG_HEADER};
 pub use report::{HostReport, Report, RunCost};
 
-use crate::block::request::Bio;
-use crate::block::BlockStage;
+use crate::block::request::Submitter;
+use crate::block::{BlockStage, Completion};
 use crate::config::Scenario;
 use crate::device::{IntegrityStats, PreconditionSummary};
 use crate::driver::Driver;
@@ -89,10 +93,6 @@ pub struct Simulation {
     collector: Collector,
     log: Option<RequestLog>,
     precondition: PreconditionSummary,
-    /// Scratch list of completed bios.
-    bios: Vec<Bio>,
-    /// An error raised inside an event handler (the run stops with it).
-    error: Option<Error>,
     /// Time of the last event handled, ns.
     end: Ns,
     /// What the per-command integrity check cost, when it ran.
@@ -165,9 +165,6 @@ impl Simulation {
             let timer = ev.is_periodic_timer();
             self.handle(now, ev)?;
             idle_since = self.watch_stall(now, timer, idle_since)?;
-            if self.error.is_some() {
-                return Err(self.error.take().expect("just checked"));
-            }
             if let Some(f) = self.jobs.take_failure() {
                 return Err(Error::Workload(f));
             }
@@ -212,8 +209,6 @@ impl Simulation {
             driver,
             collector,
             log,
-            bios,
-            error,
             ..
         } = self;
         // Built in the arms that lend it (a driver event lends `Up`).
@@ -242,6 +237,23 @@ impl Simulation {
                 }
             }
             Event::Block(e) => block.handle(now, e, driver, q),
+            Event::Completion(Completion::Freed) => {
+                // Records held while their process waited go in where the
+                // admission happened, before the completed bios climb.
+                if let Some(r) = replay.as_mut().filter(|r| r.holds_records()) {
+                    r.admitted(now, &mut below!())?;
+                }
+            }
+            Event::Completion(Completion::Bio(submitter)) => {
+                // Queued with its event by `BlockStage::end_request`.
+                let (bio, times) = block.ended().take().expect("a finished bio per event");
+                match (submitter, replay.as_mut()) {
+                    (Submitter::Replay(id), Some(r)) => {
+                        r.bio_done(now, id, times, &mut below!())?
+                    }
+                    _ => host.bio_done(now, &bio, times, &mut below!()),
+                }
+            }
             Event::Platform(e) => {
                 let running = jobs.running()
                     || replay.as_ref().is_some_and(Replay::has_next)
@@ -251,12 +263,8 @@ impl Simulation {
             Event::Driver(e) => {
                 let mut up = Up {
                     block,
-                    host,
-                    replay: replay.as_mut(),
                     collector,
                     log,
-                    bios,
-                    error,
                 };
                 driver.handle(now, e, &mut up, q);
             }

@@ -1,33 +1,24 @@
-//! How completions climb the stack: the view of everything above the
-//! driver that the driver gets while it runs ([`RequestQueue`]). A finished
-//! request is logged, ended in the block layer, and each of its bios is
-//! handed to the stage that submitted it — the host (system calls, page
-//! cache, writeback) or trace replay.
+//! The driver's view of the queue above it ([`RequestQueue`]): the block
+//! stage, plus the request log and the collector that record each request
+//! the device served. A finished request is logged and ended in the block
+//! layer, which queues its completions as events; the event loop delivers
+//! them to their submitters (see `Simulation::complete`).
 
 use super::event::Event;
 use super::log::{LogRow, RequestLog};
-use crate::block::request::{Bio, RqId, Submitter};
+use crate::block::request::RqId;
 use crate::block::BlockStage;
-use crate::driver::{DeviceTimes, Driver, DriverRequest, RequestQueue};
+use crate::driver::{DeviceTimes, DriverRequest, RequestQueue, Ring};
 use crate::engine::EventQueue;
-use crate::error::Error;
-use crate::host::{Below, Host};
 use crate::stats::report::Collector;
 use crate::types::Ns;
-use crate::workload::replay::Replay;
 
-/// The stages above the driver, lent to it for one driver event.
+/// The block stage and the request accounting, lent to the driver for one
+/// driver event.
 pub(super) struct Up<'a> {
     pub block: &'a mut BlockStage,
-    pub host: &'a mut Host,
-    pub replay: Option<&'a mut Replay>,
     pub collector: &'a mut Collector,
     pub log: &'a mut Option<RequestLog>,
-    /// Completed bios (scratch, reused).
-    pub bios: &'a mut Vec<Bio>,
-    /// An error raised while a completion climbed (e.g. a malformed trace
-    /// record met by closed-loop read-ahead); the run stops with it.
-    pub error: &'a mut Option<Error>,
 }
 
 impl RequestQueue<Event> for Up<'_> {
@@ -39,14 +30,7 @@ impl RequestQueue<Event> for Up<'_> {
         self.block.sync_timer(q);
     }
 
-    fn end_request(
-        &mut self,
-        now: Ns,
-        rq: RqId,
-        times: DeviceTimes,
-        driver: &mut Driver,
-        q: &mut EventQueue<Event>,
-    ) {
+    fn end_request(&mut self, now: Ns, rq: RqId, times: DeviceTimes, q: &mut EventQueue<Event>) {
         if let Some(log) = self.log.as_mut() {
             let r = self.block.layer.request(rq);
             log.row(&LogRow {
@@ -69,43 +53,11 @@ impl RequestQueue<Event> for Up<'_> {
         );
         let r = self.block.layer.request(rq);
         self.collector.device_request(r.op, r.sectors);
-        let mut bios = std::mem::take(self.bios);
-        bios.clear();
-        self.block.complete(now, rq, &mut bios);
-        if let Some(replay) = self.replay.as_deref_mut().filter(|r| r.holds_records()) {
-            // Records held while their process waited go in where the
-            // admission happened, before the completed bios climb.
-            let mut below = Below {
-                block: self.block,
-                driver,
-                q,
-                collector: self.collector,
-            };
-            if let Err(e) = replay.admitted(now, &mut below) {
-                self.error.get_or_insert(e);
-            }
-        }
-        for bio in &bios {
-            let mut below = Below {
-                block: self.block,
-                driver,
-                q,
-                collector: self.collector,
-            };
-            match (self.replay.as_deref_mut(), bio.submitter) {
-                (Some(replay), Submitter::Replay(id)) => {
-                    if let Err(e) = replay.bio_done(now, id, times, &mut below) {
-                        self.error.get_or_insert(e);
-                    }
-                }
-                _ => self.host.bio_done(now, bio, times, &mut below),
-            }
-        }
-        *self.bios = bios;
+        self.block.end_request(now, rq, times, q);
     }
 
-    fn run_queue(&mut self, now: Ns, driver: &mut Driver, q: &mut EventQueue<Event>) {
-        self.block.run_queue(now, driver, q);
+    fn run_queue(&mut self, takes_urgent: bool, q: &mut EventQueue<Event>) -> Option<Ring> {
+        self.block.ring(takes_urgent, q)
     }
 
     fn reinsert(&mut self, now: Ns, rq: RqId) {
