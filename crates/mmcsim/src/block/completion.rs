@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 
 use super::request::{Bio, Submitter};
-use crate::driver::DeviceTimes;
+use crate::stats::DeviceTimes;
 
 /// A completion event of the block stage, for the stages above it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

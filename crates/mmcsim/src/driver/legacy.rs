@@ -383,6 +383,7 @@ mod tests {
             fua,
             urgent: false,
             secure: false,
+            hint: None,
         };
         let mut f = FeaturesConfig {
             packed: true,

@@ -43,6 +43,7 @@ use crate::device::{DeviceConfig, Emmc, FuaPath, WriteStep};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::platform::SharedCpu;
+pub use crate::stats::DeviceTimes;
 use crate::types::{Ns, Op};
 
 /// Id of a request in the queue above (the block layer's request id),
@@ -106,37 +107,20 @@ pub struct DriverRequest {
     pub urgent: bool,
     /// A secure discard (`REQ_SECURE`, BLKSECDISCARD).
     pub secure: bool,
+    /// A cache-warming hint from a stage above that travels with the
+    /// request (e.g. trace replay's next record).
+    pub hint: Option<WarmHint>,
 }
 
-/// When a request ran on the device.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DeviceTimes {
-    /// The driver fetched it from the queue (`blk_fetch_request`), ns.
-    pub fetch: Ns,
-    /// The driver issued it on the bus, ns.
-    pub start: Ns,
-    /// Its data command completed: the host controller's
-    /// transfer-complete interrupt fired, ns. Equal to `done` unless the
-    /// driver polled CMD13 after it.
-    pub data_done: Ns,
-    /// The device completed it, ns: the response of the CMD13 that found
-    /// the card ready after a polled write, else `data_done`.
-    pub done: Ns,
-    /// CMD13 SEND_STATUS polls the driver sent for it.
-    pub status_polls: u32,
-}
-
-impl DeviceTimes {
-    /// Device time of its data command, from issue to the
-    /// transfer-complete interrupt, ns.
-    pub fn data_cmd(&self) -> Ns {
-        self.data_done.saturating_sub(self.start)
-    }
-
-    /// Device time of the busy polling after the data command, ns.
-    pub fn busy_poll(&self) -> Ns {
-        self.done.saturating_sub(self.data_done)
-    }
+/// Where an I/O that will follow soon is likely to land: the device warms
+/// the host memory of its mapping entries (`device::warm`). A performance
+/// hint only: it changes no simulated result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarmHint {
+    /// First 512-byte sector.
+    pub sector: u64,
+    /// The I/O writes.
+    pub write: bool,
 }
 
 /// How the queue above rings the driver when it holds requests
@@ -474,6 +458,9 @@ impl Driver {
         // A performance hint only (`device::warm`): the command follows
         // after the request's preparation.
         self.device.warm(r.sector, r.op == Op::Write);
+        if let Some(h) = r.hint {
+            self.device.warm(h.sector, h.write);
+        }
         self.cpu.with(|c| c.prep(now, r.sectors))
     }
 

@@ -208,7 +208,7 @@ impl Host {
         let c = &mut self.calls[call];
         c.pending = 1;
         let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, Submitter::Call(call));
-        b.block.submit(now, [bio], b.driver, b.q);
+        b.block.submit(now, [bio], b.q);
     }
 
     /// A task waiting for a mapping's writeback to drain wakes when it has.

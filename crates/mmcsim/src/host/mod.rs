@@ -8,7 +8,9 @@
 //! through that trait, and the file system to the host only through
 //! [`fs::Kernel`]. The host submits
 //! bios to the block stage below and takes their completions back through
-//! [`Host::bio_done`]; a returning call is handed up to the workload.
+//! [`Host::bio_done`] (the event loop delivers each as an event); a
+//! returning call is handed up to the workload. A block-level workload
+//! (trace replay) submits through the raw block device ([`blockdev`]).
 //!
 //! Contract:
 //! * Files are page-cache mappings of 4 KiB pages identified by
@@ -25,6 +27,7 @@
 //!   [`PageCache::complete_write`] with [`WritebackParams`].
 //! * Everything is deterministic: no wall clock, no hash-map iteration.
 
+pub mod blockdev;
 pub mod call;
 pub mod cost;
 mod diag;

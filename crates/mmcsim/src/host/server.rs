@@ -27,8 +27,8 @@ use super::stage::{Below, Host, HostEvent, HostEvents};
 use super::syscall::{Access, OpenFlags, Syscall};
 use super::task::Node;
 use super::task::{OpenFile, Phase, Task, FIRST_FD};
-use crate::driver::DeviceTimes;
 use crate::stats::report::Layer;
+use crate::stats::DeviceTimes;
 use crate::types::{IoPrio, Ns, PAGE_BYTES};
 
 /// A request a server thread is on, with when it took it.

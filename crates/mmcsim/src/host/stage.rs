@@ -31,10 +31,10 @@ use super::vfs::Mount;
 use super::writeback::WritebackParams;
 use crate::block::request::{Bio, Submitter};
 use crate::block::{split_bio, BlockEvents, BlockStage};
-use crate::driver::{DeviceTimes, Driver};
 use crate::engine::{EventQueue, Slab};
 use crate::platform::SharedCpu;
 use crate::stats::report::{CallKind, Collector, Layer};
+use crate::stats::DeviceTimes;
 use crate::types::{Ns, Op, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES};
 
 /// The most bytes one `read()`/`write()` moves (`MAX_RW_COUNT` =
@@ -67,16 +67,32 @@ pub enum HostEvent {
 pub trait HostEvents: From<HostEvent> + BlockEvents {}
 impl<E: From<HostEvent> + BlockEvents> HostEvents for E {}
 
-/// The stages below the host, lent to it while it handles something.
+/// The stage below the host (the block stage), lent to it while it
+/// handles something, with the event queue and the run's counters. A
+/// workload reaches the block device only through the host's methods on
+/// it (see `blockdev.rs`).
 pub struct Below<'a, E> {
     /// The block stage.
-    pub block: &'a mut BlockStage,
-    /// The driver the block stage rings.
-    pub driver: &'a mut Driver,
+    pub(super) block: &'a mut BlockStage,
     /// The event queue.
     pub q: &'a mut EventQueue<E>,
     /// Where finished calls are recorded.
     pub collector: &'a mut Collector,
+}
+
+impl<'a, E> Below<'a, E> {
+    /// Lends `block`, the event queue `q` and the run's counters.
+    pub fn new(
+        block: &'a mut BlockStage,
+        q: &'a mut EventQueue<E>,
+        collector: &'a mut Collector,
+    ) -> Self {
+        Below {
+            block,
+            q,
+            collector,
+        }
+    }
 }
 
 /// Whom a page-cache bio's completion concerns besides the cache.
@@ -717,10 +733,7 @@ impl Host {
             // The FUSE mount's own backing device: its read-ahead window,
             // and no block queue of its own to be congested.
             Some(f) => (f.read_ahead_pages() as u32, false),
-            None => (
-                b.block.layer.params().read_ahead_kb / 4,
-                b.block.layer.congested(true),
-            ),
+            None => (b.block.params().read_ahead_kb / 4, b.block.congested(true)),
         };
         let task = &mut self.tasks[t as usize];
         let (fd, pos, end) = (task.fd, task.pos_page, task.end_page);
@@ -1042,8 +1055,7 @@ impl Host {
         let task = &mut self.tasks[t as usize];
         let mut bios = std::mem::take(&mut task.pending_bios);
         self.cpu.with(|c| c.submitted_by(t));
-        b.block
-            .submit_plugged(now, t, bios.drain(..), b.driver, b.q);
+        b.block.submit_plugged(now, t, bios.drain(..), b.q);
         self.tasks[t as usize].pending_bios = bios;
     }
 
@@ -1141,7 +1153,7 @@ impl Host {
             call.then_flush = false;
             call.pending = 1;
             let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, Submitter::Call(id));
-            b.block.submit(now, [bio], b.driver, b.q);
+            b.block.submit(now, [bio], b.q);
             return;
         }
         if self.calls[id].aio {

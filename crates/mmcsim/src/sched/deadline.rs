@@ -186,7 +186,7 @@ impl Elevator for Deadline {
             self.tun.write_expire
         };
         let deadline = self.params.jiffies(ctx.now) + expire;
-        ctx.rqs[rq].fifo_time = self.jiffy_start_ns(deadline);
+        ctx.set_fifo_time(rq, self.jiffy_start_ns(deadline));
         self.fifo_list[dir].push_back(rq);
     }
 
@@ -216,7 +216,7 @@ impl Elevator for Deadline {
             // list_move(rq, next): rq takes next's place and deadline.
             self.fifo_list[rdir].remove(rq);
             self.fifo_list[dir].insert_after(next, rq);
-            ctx.rqs[rq].fifo_time = ctx.rq(next).fifo_time;
+            ctx.set_fifo_time(rq, ctx.rq(next).fifo_time);
         }
         self.remove_request(next, dir);
     }

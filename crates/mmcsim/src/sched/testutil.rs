@@ -183,12 +183,7 @@ impl Direct {
 
     /// A scheduler context at `now`.
     pub(crate) fn ctx(&mut self, now: Ns) -> SchedCtx<'_> {
-        SchedCtx {
-            now,
-            rqs: &mut self.rqs,
-            in_driver: self.in_driver,
-            timer: &mut self.timer,
-        }
+        SchedCtx::new(now, &mut self.rqs, self.in_driver, &mut self.timer)
     }
 
     /// A request made from `bio` (its `sync` flag kept as given), added.

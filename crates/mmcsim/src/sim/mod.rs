@@ -14,7 +14,7 @@
 //! the [`Report`]. The core holds no stage's logic: each stage owns its
 //! state machine and its events ([`Event`] has one variant per stage).
 //! Completions climb as events: the driver's interrupt ends a request in
-//! the block layer (through `wiring.rs`), which queues a
+//! the block layer, which queues a
 //! [`Completion`] per finished bio to run right after the interrupt; the
 //! loop hands each to the bio's [`Submitter`] (the host, or trace replay),
 //! and an error met on the way up ends the run. Same scenario and seed ⇒
@@ -23,23 +23,20 @@
 mod build;
 mod event;
 mod identity;
-mod log;
 mod mount;
 mod report;
-mod wiring;
 
+pub use crate::stats::request_log::{LogRow, RequestLog, HEADER as LOG_HEADER};
 pub use crate::workload::replay::{PreconditionTrace, TraceInfo};
 pub use build::PreparedDevice;
 pub use event::Event;
 pub use identity::{fnv1a64, RunIdentity};
-pub use log::{LogRow, RequestLog, HEADER as LOG_HEADER};
 pub use report::{HostReport, Report, RunCost};
 
 use crate::block::request::Submitter;
-use crate::block::{BlockStage, Completion};
+use crate::block::{Accounting, BlockStage, Completion};
 use crate::config::Scenario;
 use crate::device::{IntegrityStats, PreconditionSummary};
-use crate::driver::Driver;
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::host::{Below, Host};
@@ -54,7 +51,6 @@ use crate::types::Ns;
 pub const STALL_LIMIT_NS: Ns = 24 * 3600 * 1_000_000_000;
 use crate::workload::jobs::Jobs;
 use crate::workload::replay::Replay;
-use wiring::Up;
 
 /// Optional outputs of a run.
 #[derive(Default)]
@@ -87,9 +83,9 @@ pub struct Simulation {
     host: Host,
     /// The CPU's governor timer (the CPU itself is shared by the stages).
     platform: Platform,
+    /// The block layer; it owns the MMC driver, which owns the eMMC
+    /// device.
     block: BlockStage,
-    /// The MMC driver; it owns the eMMC device.
-    driver: Driver,
     collector: Collector,
     log: Option<RequestLog>,
     precondition: PreconditionSummary,
@@ -148,7 +144,10 @@ impl Simulation {
         }
         self.log = opts.log.map(RequestLog::new);
         if opts.check_integrity {
-            self.driver.device_mut().start_integrity_check()?;
+            self.block
+                .driver_mut()
+                .device_mut()
+                .start_integrity_check()?;
         }
         self.jobs.set_strict(opts.strict);
         self.jobs.start(&mut self.q);
@@ -168,7 +167,12 @@ impl Simulation {
             if let Some(f) = self.jobs.take_failure() {
                 return Err(Error::Workload(f));
             }
-            if let Some(v) = self.driver.device_mut().take_integrity_violation() {
+            if let Some(v) = self
+                .block
+                .driver_mut()
+                .device_mut()
+                .take_integrity_violation()
+            {
                 return Err(crate::device::DeviceError::from(v).into());
             }
             if let Some(t) = self.q.overflow() {
@@ -185,7 +189,11 @@ impl Simulation {
             )));
         }
         self.check_drained()?;
-        self.integrity = self.driver.device_mut().finish_integrity_check(self.end)?;
+        self.integrity = self
+            .block
+            .driver_mut()
+            .device_mut()
+            .finish_integrity_check(self.end)?;
         if !opts.allow_empty && self.collector.count() == 0 {
             return Err(self.empty_run());
         }
@@ -206,20 +214,14 @@ impl Simulation {
             host,
             platform,
             block,
-            driver,
             collector,
             log,
             ..
         } = self;
-        // Built in the arms that lend it (a driver event lends `Up`).
+        // Built in the arms that lend it.
         macro_rules! below {
             () => {
-                Below {
-                    block,
-                    driver,
-                    q,
-                    collector,
-                }
+                Below::new(block, q, collector)
             };
         }
         match ev {
@@ -236,7 +238,7 @@ impl Simulation {
                     jobs.returned(now, t, host, q);
                 }
             }
-            Event::Block(e) => block.handle(now, e, driver, q),
+            Event::Block(e) => block.handle(now, e, q),
             Event::Completion(Completion::Freed) => {
                 // Records held while their process waited go in where the
                 // admission happened, before the completed bios climb.
@@ -245,7 +247,8 @@ impl Simulation {
                 }
             }
             Event::Completion(Completion::Bio(submitter)) => {
-                // Queued with its event by `BlockStage::end_request`.
+                // Queued with its event when the block layer ended the
+                // request; routed by the bio's submitter.
                 let (bio, times) = block.ended().take().expect("a finished bio per event");
                 match (submitter, replay.as_mut()) {
                     (Submitter::Replay(id), Some(r)) => {
@@ -261,12 +264,12 @@ impl Simulation {
                 platform.handle(now, e, running, q);
             }
             Event::Driver(e) => {
-                let mut up = Up {
-                    block,
+                // The block stage owns the driver and lends it its queue.
+                let acct = Accounting {
                     collector,
-                    log,
+                    log: log.as_mut(),
                 };
-                driver.handle(now, e, &mut up, q);
+                block.handle_driver(now, e, acct, q);
             }
         }
         Ok(())
@@ -333,8 +336,8 @@ impl Simulation {
     fn check_drained(&self) -> Result<()> {
         let calls = self.host.calls_in_progress()
             + self.replay.as_ref().map_or(0, Replay::calls_in_progress);
-        let pending = self.block.layer.has_pending();
-        let held = self.driver.held();
+        let pending = self.block.has_pending();
+        let held = self.block.driver().held();
         if pending || calls > 0 || held > 0 {
             return Err(Error::Stalled(format!(
                 "simulation stalled with work left (calls in progress: {calls}, block layer pending: {pending}, in driver: {held}): this is a simulator bug, please report it with the scenario"

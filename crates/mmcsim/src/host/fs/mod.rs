@@ -36,7 +36,7 @@ use serde::Serialize;
 
 use super::page_cache::{FileId, PageCache};
 use super::syscall::OpenFlags;
-use crate::driver::DeviceTimes;
+use crate::stats::DeviceTimes;
 use crate::types::Ns;
 
 pub use super::errno::Errno;

@@ -564,22 +564,12 @@ fn forced_dispatch_drains_every_queue_and_may_queue_is_must_once_while_idling() 
     ] {
         let id = rqs.insert(Request::from_bio(&mk(pid, op, sector), 0, 0));
         rqs[id].sync = op == Op::Read;
-        let mut ctx = SchedCtx {
-            now: 0,
-            rqs: &mut rqs,
-            in_driver: [0; 2],
-            timer: &mut timer,
-        };
+        let mut ctx = SchedCtx::new(0, &mut rqs, [0; 2], &mut timer);
         c.add_request(&mut ctx, id);
         ids.push(id);
     }
     // Normal dispatch: pid 1's queue, then (still its slice) its second.
-    let mut ctx = SchedCtx {
-        now: 0,
-        rqs: &mut rqs,
-        in_driver: [0; 2],
-        timer: &mut timer,
-    };
+    let mut ctx = SchedCtx::new(0, &mut rqs, [0; 2], &mut timer);
     let first = c.dispatch(&mut ctx, false).unwrap();
     assert_eq!(first, ids[0]);
     // Complete it with an empty queue? Not yet: a forced drain takes all
@@ -596,14 +586,15 @@ fn forced_dispatch_drains_every_queue_and_may_queue_is_must_once_while_idling() 
     c.activate(&mut ctx, first);
     let mut c2 = Cfq::new(&sp);
     c2.set_tunable("hw_tag", "0").unwrap();
-    let id = ctx.rqs.insert(Request::from_bio(&mk(7, Op::Read, 0), 0, 0));
-    ctx.rqs[id].sync = true;
+    let id = rqs.insert(Request::from_bio(&mk(7, Op::Read, 0), 0, 0));
+    rqs[id].sync = true;
+    let mut ctx = SchedCtx::new(0, &mut rqs, [0; 2], &mut timer);
     c2.add_request(&mut ctx, id);
     assert_eq!(c2.dispatch(&mut ctx, false), Some(id));
     c2.activate(&mut ctx, id);
     ctx.now = MS;
     c2.completed(&mut ctx, id);
-    assert_eq!(*ctx.timer, Some(9 * MS), "idle timer: 1 ms + slice_idle");
+    assert_eq!(ctx.timer(), Some(9 * MS), "idle timer: 1 ms + slice_idle");
     let b = mk(7, Op::Read, 128);
     assert_eq!(c2.may_queue(&ctx, &b), MayQueue::Must);
     assert_eq!(c2.may_queue(&ctx, &b), MayQueue::May);

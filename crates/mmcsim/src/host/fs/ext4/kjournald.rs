@@ -31,8 +31,8 @@ use super::super::jbd2::{Buf, CommitPlan, LogBlock};
 use super::super::{FsEvent, Kernel, PageRun};
 use super::Ext4;
 use crate::block::request::{Bio, Submitter};
-use crate::driver::DeviceTimes;
 use crate::host::page_cache::FileId;
+use crate::stats::DeviceTimes;
 use crate::types::{IoPrio, Ns, Op, NS_PER_S, SECTORS_PER_PAGE};
 
 /// Pid the journal thread's bios are charged to.
