@@ -1,14 +1,24 @@
-//! The shape of the code: the library reads as the storage path, and no
-//! import runs upward.
+//! The shape of the code: the library reads as the storage path, no
+//! import runs upward, and each stage talks only to the stage below it.
 //!
-//! Every `crate::…` path in `crates/mmcsim/src` (and every `super::…` that
-//! leaves its top-level module) is checked against the layer order below: a
-//! module may name only itself and modules of a lower layer. Schedulers may
-//! name only the scheduler API crate (`mmcsim_elevator`), which itself names
-//! nothing of the simulator; the library never depends on the CLI. Test
-//! fixtures (`tests.rs`, `testutil.rs`) may assemble real pieces of other
-//! layers and are not checked. The crate's error type (`error.rs`) may name
-//! each stage's own error type to wrap it (it holds no logic).
+//! Every top-level module a file of `crates/mmcsim/src` names — through
+//! `crate::…` (also inside `use crate::{…}` groups) or through a
+//! `super::…` chain that leaves its top-level module — is checked against
+//! two rules:
+//!
+//! * **Layers** (below): a module may name only itself and modules of a
+//!   lower layer. Schedulers may name only the scheduler API crate
+//!   (`mmcsim_elevator`), which itself names nothing of the simulator; the
+//!   library never depends on the CLI.
+//! * **Adjacency**: a stage of the storage path (workload → host → block →
+//!   driver → device) names only itself, the shared leaf modules (types,
+//!   errors, the engine's clock and queue, stats, text files, the host
+//!   CPU) and the stage directly below it ([`ADJACENT`]); requests go down
+//!   one stage at a time and completions come back as events.
+//!
+//! Test fixtures (`tests.rs`, `testutil.rs`) may assemble real pieces of
+//! other layers and are not checked. The crate's error type (`error.rs`)
+//! may name each stage's own error type to wrap it (it holds no logic).
 
 mod common;
 use common::root;
@@ -37,6 +47,20 @@ const LAYERS: &[(&str, u32)] = &[
     ("sim", 8),
 ];
 
+/// Shared leaf modules every stage may name.
+const LEAVES: &[&str] = &["types", "error", "engine", "stats", "textfile", "platform"];
+
+/// The stages of the storage path, each with the one stage directly below
+/// it (`None`: the bottom). The block layer reaches the scheduler through
+/// the scheduler API crate, never `crate::sched`.
+const ADJACENT: &[(&str, Option<&str>)] = &[
+    ("workload", Some("host")),
+    ("host", Some("block")),
+    ("block", Some("driver")),
+    ("driver", Some("device")),
+    ("device", None),
+];
+
 fn layer(module: &str) -> Option<u32> {
     LAYERS.iter().find(|l| l.0 == module).map(|l| l.1)
 }
@@ -59,26 +83,112 @@ fn is_test_fixture(f: &Path) -> bool {
         .is_some_and(|n| n == "tests.rs" || n == "testutil.rs")
 }
 
-/// Top-level module names a line refers to through `crate::name` (and, in
-/// a top-level module's root file, `super::name`).
-fn referenced_modules(line: &str, root_file: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut prefixes = vec!["crate::"];
-    if root_file {
-        prefixes.push("super::");
+/// The module path of the file at `rel` (relative to `src/`):
+/// `host/fs/mod.rs` → `[host, fs]`, `host/stage.rs` → `[host, stage]`.
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string()
+        })
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
     }
-    for prefix in prefixes {
-        let mut rest = line;
-        while let Some(i) = rest.find(prefix) {
-            let after = &rest[i + prefix.len()..];
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
+    parts
+}
+
+/// The identifier at the start of `s`.
+fn ident(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The first path segment of each item of the `{…}` group at the start of
+/// `s` (nested groups are skipped over).
+fn group_heads(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut item_start = true;
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => {
+                depth += 1;
+                item_start = depth == 1;
+                continue;
+            }
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            ',' if depth == 1 => {
+                item_start = true;
+                continue;
+            }
+            c if c.is_whitespace() => continue,
+            _ => {}
+        }
+        if item_start && depth == 1 {
+            let name = ident(&s[i..]);
             if !name.is_empty() {
                 out.push(name);
             }
-            rest = after;
+        }
+        item_start = false;
+    }
+    out
+}
+
+/// Top-level module names a code line of the module at `path` refers to:
+/// through `crate::name` or `crate::{name, …}`, and through a `super::`
+/// chain that climbs out of its top-level module.
+fn referenced_modules(line: &str, path: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(i) = rest.find("crate::") {
+        let before = rest[..i].chars().last();
+        let after = &rest[i + "crate::".len()..];
+        rest = after;
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue; // e.g. `mmcsim_elevator::…` is not this crate
+        }
+        if after.starts_with('{') {
+            out.extend(group_heads(after));
+        } else {
+            let name = ident(after);
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+    }
+    let mut rest = line;
+    while let Some(i) = rest.find("super::") {
+        let before = rest[..i].chars().last();
+        let mut after = &rest[i..];
+        let mut climbs = 0;
+        while let Some(a) = after.strip_prefix("super::") {
+            climbs += 1;
+            after = a;
+        }
+        rest = after;
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        if climbs >= path.len() {
+            if after.starts_with('{') {
+                out.extend(group_heads(after));
+            } else {
+                let name = ident(after);
+                if !name.is_empty() {
+                    out.push(name);
+                }
+            }
         }
     }
     out
@@ -92,8 +202,54 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// What the adjacency rule allows `module` to name besides itself, when it
+/// is a stage of the storage path.
+fn adjacency(module: &str) -> Option<Option<&'static str>> {
+    ADJACENT.iter().find(|a| a.0 == module).map(|a| a.1)
+}
+
+/// The rule violations of the file at `rel` (relative to `src/`) with
+/// source `text`.
+fn violations_in(rel: &Path, text: &str) -> Vec<String> {
+    let path = module_path(rel);
+    let module = path[0].clone();
+    let mut out = Vec::new();
+    if module == "error" || module == "lib" {
+        return out;
+    }
+    let own = layer(&module).unwrap_or_else(|| panic!("{} belongs to no layer", rel.display()));
+    for (n, line) in code_lines(text) {
+        for m in referenced_modules(line, &path) {
+            if m == module {
+                continue;
+            }
+            let Some(other) = layer(&m) else {
+                continue; // an item of lib.rs, e.g. crate::Result
+            };
+            let at = format!("{}:{n}", rel.display());
+            if module == "sched" {
+                out.push(format!(
+                    "{at}: `sched` imports `{m}`: schedulers may import only mmcsim_elevator"
+                ));
+            } else if other > own {
+                out.push(format!(
+                    "{at}: `{module}` (layer {own}) imports `{m}` (layer {other}), a layer above it"
+                ));
+            } else if let Some(below) = adjacency(&module) {
+                if !LEAVES.contains(&m.as_str()) && below != Some(m.as_str()) {
+                    out.push(format!(
+                        "{at}: `{module}` names `{m}`, which is not the stage directly below it ({}): talk to the next stage down, or move the shared type to a leaf module",
+                        below.unwrap_or("none: it is the bottom")
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[test]
-fn no_module_of_the_library_imports_a_layer_above_it() {
+fn every_stage_names_only_itself_the_leaves_and_the_stage_below() {
     let src = root().join("crates/mmcsim/src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -101,47 +257,8 @@ fn no_module_of_the_library_imports_a_layer_above_it() {
     let mut violations = Vec::new();
     for f in files.iter().filter(|f| !is_test_fixture(f)) {
         let rel = f.strip_prefix(&src).unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy();
-        let module = first.trim_end_matches(".rs").to_string();
-        if module == "error" {
-            continue;
-        }
-        let Some(own) = layer(&module) else {
-            // lib.rs declares the modules.
-            assert_eq!(module, "lib", "{} belongs to no layer", rel.display());
-            continue;
-        };
-        // `super::` leaves the module only from its root file.
-        let root_file = rel.components().count() == 1
-            || rel.file_name().is_some_and(|n| n == "mod.rs") && rel.components().count() == 2;
         let text = std::fs::read_to_string(f).unwrap();
-        for (n, line) in code_lines(&text) {
-            for m in referenced_modules(line, root_file) {
-                if m == module {
-                    continue;
-                }
-                let Some(other) = layer(&m) else {
-                    continue; // an item of lib.rs, e.g. crate::Result
-                };
-                let sched_rule = module == "sched";
-                if other > own || sched_rule {
-                    violations.push(format!(
-                        "{}:{n}: `{module}` (layer {own}) imports `{m}` (layer {other}){}",
-                        rel.display(),
-                        if sched_rule {
-                            ": schedulers may import only mmcsim_elevator"
-                        } else {
-                            ""
-                        }
-                    ));
-                }
-            }
-        }
+        violations.extend(violations_in(rel, &text));
     }
     assert!(
         violations.is_empty(),
@@ -217,13 +334,66 @@ fn the_library_never_depends_on_the_cli() {
 }
 
 #[test]
-fn the_checker_sees_an_upward_import() {
-    // The rule itself: the device naming the block layer is caught.
-    let refs = referenced_modules("use crate::block::request::RqId;", false);
-    assert_eq!(refs, vec!["block"]);
-    assert!(layer("block").unwrap() > layer("device").unwrap());
-    let root_refs = referenced_modules("use super::host::Host;", true);
-    assert_eq!(root_refs, vec!["host"]);
+fn the_checker_catches_planted_violations() {
+    let check = |rel: &str, src: &str| violations_in(Path::new(rel), src);
+    // Upward: the device naming the block layer.
+    let v = check("device/mod.rs", "use crate::block::request::RqId;");
+    assert!(v.len() == 1 && v[0].contains("a layer above"), "{v:?}");
+    // Skip-level: the host lending itself the driver, in a `use` group.
+    let v = check(
+        "host/stage.rs",
+        "use crate::{block::BlockStage, driver::Driver};",
+    );
+    assert!(
+        v.len() == 1 && v[0].contains("`host` names `driver`"),
+        "{v:?}"
+    );
+    // Skip-level through a `super::` chain leaving a deep module: a
+    // workload touching the device.
+    let v = check(
+        "workload/sqlite/pager.rs",
+        "let d = super::super::super::device::Emmc::new(&p);",
+    );
+    assert!(
+        v.len() == 1 && v[0].contains("`workload` names `device`"),
+        "{v:?}"
+    );
+    // A scheduler naming the block layer.
+    assert_eq!(
+        check("sched/noop.rs", "use crate::block::BlockLayer;").len(),
+        1
+    );
+    // Allowed: the stage below, a leaf, itself, another crate's path, a
+    // comment.
+    for (rel, ok) in [
+        (
+            "host/stage.rs",
+            "use crate::block::{split_bio, BlockStage};",
+        ),
+        (
+            "workload/replay.rs",
+            "use crate::{host::Below, stats::DeviceTimes};",
+        ),
+        (
+            "block/stage.rs",
+            "use crate::driver::Driver; use super::request::Bio;",
+        ),
+        (
+            "driver/mod.rs",
+            "use crate::device::Emmc; use crate::platform::SharedCpu;",
+        ),
+        ("host/fs/ext4/vfs.rs", "use super::super::FileSystem;"),
+        (
+            "block/mod.rs",
+            "use mmcsim_elevator::Elevator; // crate::driver::Driver",
+        ),
+        (
+            "sim/mod.rs",
+            "use crate::{block::BlockStage, workload::replay::Replay};",
+        ),
+    ] {
+        assert_eq!(check(rel, ok), Vec::<String>::new(), "{rel}: {ok}");
+    }
 }
 
 /// The host core's files: `crates/mmcsim/src/host/*.rs`, not the file

@@ -208,3 +208,19 @@ fn a_preconditioning_trace_is_applied_before_measurement() {
         "mapped data costs NAND reads"
     );
 }
+
+#[test]
+fn a_bad_record_met_when_a_completion_reads_ahead_stops_the_run_at_its_line() {
+    // Closed loop reads a process's next record when its previous one
+    // completes: the completion climbs as an event, and the parse error it
+    // meets ends the run with the record's location (nothing is parked).
+    let tmp = scratch("bad_read_ahead");
+    let t = write(
+        &tmp,
+        "bad.csv",
+        "time_ns,op,sector,sectors,pid\n0,R,0,8,1\n1000,R,8,8,1\n2000,Q,16,8,1\n3000,R,24,8,1\n",
+    );
+    let e = simctl_err(&["replay", t.to_str().unwrap(), "--mode", "closed"]);
+    assert!(e.contains("bad.csv:4"), "{e}");
+    assert!(e.contains("op"), "{e}");
+}

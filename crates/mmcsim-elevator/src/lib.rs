@@ -18,8 +18,10 @@
 //!
 //! Contract:
 //! * The block layer owns every [`Request`]; a scheduler holds request ids
-//!   and reads (or, for `fifo_time` / `elv_priv`, writes) the requests
-//!   through [`SchedCtx::rqs`]. It never sees the device.
+//!   and reads the requests through [`SchedCtx::rq`]; it writes only the
+//!   fields it owns, through [`SchedCtx::set_fifo_time`],
+//!   [`SchedCtx::set_elv_priv`] and [`SchedCtx::set_urgent`]. It never
+//!   sees the device.
 //! * `add_request` hands a request to the scheduler; `dispatch` takes one
 //!   back out (and forgets it). A request absorbed by a merge leaves through
 //!   `merge_requests`.
@@ -54,7 +56,7 @@ pub use elevator::{Elevator, MayQueue, MergeKind};
 pub use fifo_list::FifoList;
 pub use params::SchedParams;
 pub use registry::{Factory, Registry, UnknownScheduler};
-pub use request::{Bio, BioId, Request, RqId, NIL};
+pub use request::{Bio, BioId, Request, RqId, Submitter, NIL};
 pub use sector_tree::SectorTree;
 pub use slab::Slab;
 pub use tunable::{TunableError, TunableInfo, TunableValue};

@@ -10,10 +10,30 @@ pub type BioId = u32;
 /// "No id" marker for intrusive links.
 pub const NIL: u32 = u32::MAX;
 
+/// Who submitted a bio and takes its completion back: the role of Linux's
+/// `bi_end_io` + `bi_private`. The block layer hands it back unchanged
+/// when the bio completes, and the completion is delivered to that
+/// submitter as an event; a scheduler has no use for it. A new kind of
+/// submitter is a new variant, not a free range of numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Submitter {
+    /// A host system call waits for the bio (the call's id: direct I/O,
+    /// an O_SYNC write's flush, an `fsync`'s cache flush).
+    Call(u32),
+    /// Page-cache I/O (read-ahead, writeback, metadata): the index of the
+    /// host's record of the pages the bio moves and whom to tell.
+    PageIo(u32),
+    /// The mounted file system's own I/O (ext4's JBD2 commit writes and
+    /// flushes), completed through the file system.
+    Fs,
+    /// A replayed block-trace record (the replay's call id).
+    Replay(u32),
+}
+
 /// A bio: one contiguous piece of I/O submitted by the host, before merging.
 ///
-/// `owner` is an opaque tag of the submitter (the host's operation id); the
-/// block layer hands it back at completion.
+/// `submitter` says who takes its completion back; the block layer hands
+/// it back unchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bio {
     /// Operation.
@@ -37,8 +57,8 @@ pub struct Bio {
     pub thread: u32,
     /// I/O priority of the submitter.
     pub ioprio: IoPrio,
-    /// Opaque tag of the submitter, returned at completion.
-    pub owner: u32,
+    /// Who submitted it and takes its completion back.
+    pub submitter: Submitter,
 }
 
 impl Bio {

@@ -186,6 +186,12 @@ impl Source {
     }
 }
 
+/// Largest non-seekable input copied to a temporary file, bytes (4 GiB):
+/// an endless one (`/dev/zero`, `yes |`) is an error before it fills the
+/// disk; a larger trace is replayed from a regular file, which is read in
+/// place.
+pub const MAX_SPOOL_BYTES: u64 = 4 << 30;
+
 /// Copies of non-seekable inputs (pipes, FIFOs, `/dev/stdin`), by path.
 static SPOOLED: std::sync::Mutex<Option<HashMap<PathBuf, Arc<File>>>> = std::sync::Mutex::new(None);
 
@@ -219,7 +225,19 @@ fn spooled(p: &Path) -> Result<Option<Arc<File>>> {
             format!("copying the non-seekable input to a temporary file: {e}"),
         ),
     })?;
-    std::io::copy(&mut input, &mut copy).map_err(io)?;
+    let copied = std::io::copy(&mut (&mut input).take(MAX_SPOOL_BYTES + 1), &mut copy).map_err(io)?;
+    if copied > MAX_SPOOL_BYTES {
+        return Err(Error::Io {
+            path: p.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!(
+                    "a non-seekable input (pipe, FIFO, device) is copied to a temporary file to be read more than once, and this one is larger than {} GiB (or endless): save it to a regular file and give that",
+                    MAX_SPOOL_BYTES >> 30
+                ),
+            ),
+        });
+    }
     let f = Arc::new(copy);
     cache.insert(p.to_path_buf(), Arc::clone(&f));
     Ok(Some(f))

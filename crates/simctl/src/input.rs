@@ -212,7 +212,9 @@ pub fn check_trace(path: &Path) -> Result<()> {
 /// The error of `simctl run` for workload `path` that failed to load with
 /// `e`: when `path` is a trace, a message saying to replay it instead.
 pub fn not_a_scenario(path: &Path, e: anyhow::Error) -> anyhow::Error {
-    if path == Path::new("-") || path.is_dir() {
+    // Only a regular file is looked at again: a pipe, FIFO or device was
+    // read once already (and may be endless, like /dev/zero).
+    if path == Path::new("-") || !path.is_file() {
         return e;
     }
     let is_toml = mmcsim::textfile::read_config(path).is_ok_and(|t| looks_like_toml(&t));

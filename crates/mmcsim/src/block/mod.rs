@@ -38,6 +38,7 @@
 //! 1.5 × `nr_requests`.
 
 mod alloc;
+pub mod completion;
 mod dispatch;
 mod merge;
 pub mod params;
@@ -52,9 +53,10 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+pub use completion::{Completion, EndedBios};
 pub use params::QueueParams;
 use request::{Bio, BioId, Request, RqId, NIL};
-pub use stage::{split_bio, BlockEvent, BlockEvents, BlockStage};
+pub use stage::{split_bio, Accounting, BlockEvent, BlockEvents, BlockStage};
 
 use mmcsim_elevator::{Elevator, SchedParams, Slab};
 use rqhash::RqHash;
@@ -189,26 +191,26 @@ impl BioQueue {
 /// `self.elevator` stays usable).
 macro_rules! ctx {
     (ref $s:ident, $now:expr) => {
-        &mmcsim_elevator::SchedCtx {
-            now: {
+        &mmcsim_elevator::SchedCtx::new(
+            {
                 $s.stats.elevator_calls += 1;
                 $now
             },
-            rqs: &mut $s.rqs,
-            in_driver: $s.in_driver,
-            timer: &mut $s.timer,
-        }
+            &mut $s.rqs,
+            $s.in_driver,
+            &mut $s.timer,
+        )
     };
     ($s:ident, $now:expr) => {
-        &mut mmcsim_elevator::SchedCtx {
-            now: {
+        &mut mmcsim_elevator::SchedCtx::new(
+            {
                 $s.stats.elevator_calls += 1;
                 $now
             },
-            rqs: &mut $s.rqs,
-            in_driver: $s.in_driver,
-            timer: &mut $s.timer,
-        }
+            &mut $s.rqs,
+            $s.in_driver,
+            &mut $s.timer,
+        )
     };
 }
 pub(crate) use ctx;

@@ -1,7 +1,7 @@
 //! Block-layer behaviour against the kernel's (reference §1), driven
 //! directly with a fake clock and the noop / deadline schedulers.
 
-use super::request::Request;
+use super::request::{Request, Submitter};
 use super::*;
 use crate::types::{IoPrio, NS_PER_MS};
 
@@ -23,7 +23,7 @@ pub(crate) fn bio(op: Op, sector: u64, sectors: u32, thread: u32) -> Bio {
         pid: thread,
         thread,
         ioprio: IoPrio::NORM,
-        owner: sector as u32,
+        submitter: Submitter::Call(sector as u32),
     }
 }
 

@@ -159,8 +159,9 @@ impl Driver {
         up.dispatch_tried(q);
     }
 
-    /// Completion interrupt of `rq` (out of order): frees its tag, ends the
-    /// request, and runs the hardware queue.
+    /// Completion interrupt of `rq` (out of order): frees its tag and ends
+    /// the request; [`Driver::cmdq_ended`] goes on once its completions
+    /// have been delivered.
     pub(super) fn cmdq_irq<E: DriverEvents, Q: RequestQueue<E>>(
         &mut self,
         now: Ns,
@@ -170,7 +171,17 @@ impl Driver {
     ) {
         self.cmdq().complete(rq);
         self.end(now, rq, up, q);
-        up.run_queue(now, self, q);
+    }
+
+    /// The ended request's completions have been delivered: runs the
+    /// queue, then the hardware queue.
+    pub(super) fn cmdq_ended<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        self.run_queue(now, up, q);
         if !self.cmdq().asleep {
             self.cmdq_run(now, up, q);
         }

@@ -125,6 +125,7 @@ mod tests {
             fua: false,
             urgent: false,
             secure: false,
+            hint: None,
         }
     }
 

@@ -45,6 +45,9 @@ pub struct LegacyDriver {
     /// The CMD13 busy poll of the executing write, from its data command's
     /// completion until a response finds the card ready.
     pub poll: Option<super::busy_poll::BusyPoll>,
+    /// Requests of the pack the interrupt is ending that are still to end,
+    /// in order (each after the completions of the one before).
+    pub ending: std::collections::VecDeque<RqId>,
 }
 
 impl LegacyDriver {
@@ -62,6 +65,7 @@ impl LegacyDriver {
             stash: None,
             is_urgent: false,
             poll: None,
+            ending: std::collections::VecDeque::new(),
         }
     }
 
@@ -236,7 +240,8 @@ impl Driver {
 
     /// Completion interrupt of `rq`: after a write, `mmcqd` polls CMD13
     /// until the card is ready (each poll's interrupt comes back here);
-    /// then it starts the prepared request first, ends the old one, and
+    /// then it starts the prepared request first, ends the old one (and,
+    /// one by one in [`Driver::legacy_ended`], the rest of its pack), and
     /// runs again (`mmc_start_req`).
     pub(super) fn legacy_irq<E: DriverEvents, Q: RequestQueue<E>>(
         &mut self,
@@ -258,11 +263,24 @@ impl Driver {
         if self.legacy().can_start(now) {
             self.legacy_start(now, q);
         }
+        self.legacy().ending.extend(members);
         self.end(now, rq, up, q);
-        for m in members {
+    }
+
+    /// The completions of the request the interrupt ended last have been
+    /// delivered: the next request of its pack ends, or, the pack done,
+    /// the queue runs and `mmcqd` takes its next step.
+    pub(super) fn legacy_ended<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        if let Some(m) = self.legacy().ending.pop_front() {
             self.end(now, m, up, q);
+            return;
         }
-        up.run_queue(now, self, q);
+        self.run_queue(now, up, q);
         if !self.legacy().asleep {
             self.legacy_run(now, up, q);
         }
@@ -365,6 +383,7 @@ mod tests {
             fua,
             urgent: false,
             secure: false,
+            hint: None,
         };
         let mut f = FeaturesConfig {
             packed: true,

@@ -10,9 +10,12 @@
 //! * The device returns each command's completion time; the driver owns the
 //!   resulting events ([`DriverEvent`]): the device finishing, the
 //!   completion interrupt, and its own thread (`mmcqd`) or hardware-queue
-//!   runs. At the interrupt it ends the request through
-//!   [`RequestQueue::end_request`], which carries the completion up the
-//!   stack.
+//!   runs. At the interrupt it ends the request in the queue above
+//!   ([`RequestQueue::end_request`]), which frees it and queues its
+//!   completions as events; the interrupt's remaining work (ending the next
+//!   request of a pack, running the queue, `mmcqd`'s next step) follows as
+//!   the driver's own [`DriverEvent::Ended`], after those completions have
+//!   been delivered. Nothing above the queue runs inside the driver.
 //! * The queue above rings the driver with [`Driver::request_fn`] when it
 //!   holds requests (Linux's `request_fn`): a sleeping `mmcqd` pays its
 //!   wake-up first.
@@ -40,6 +43,7 @@ use crate::device::{DeviceConfig, Emmc, FuaPath, WriteStep};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::platform::SharedCpu;
+pub use crate::stats::DeviceTimes;
 use crate::types::{Ns, Op};
 
 /// Id of a request in the queue above (the block layer's request id),
@@ -56,6 +60,10 @@ pub enum DriverEvent {
     DeviceDone(RqId),
     /// The completion interrupt of a request has been handled.
     Irq(RqId),
+    /// The completions of the request the interrupt ended last have been
+    /// delivered: the interrupt goes on (the next request of a pack ends,
+    /// or the queue runs and the driver takes its next step).
+    Ended,
     /// The queue has been idle for `bkops_idle_ms` since the driver went to
     /// sleep (the arming with this number): check BKOPS_STATUS.
     BkopsIdle(u32),
@@ -99,41 +107,33 @@ pub struct DriverRequest {
     pub urgent: bool,
     /// A secure discard (`REQ_SECURE`, BLKSECDISCARD).
     pub secure: bool,
+    /// A cache-warming hint from a stage above that travels with the
+    /// request (e.g. trace replay's next record).
+    pub hint: Option<WarmHint>,
 }
 
-/// When a request ran on the device.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DeviceTimes {
-    /// The driver fetched it from the queue (`blk_fetch_request`), ns.
-    pub fetch: Ns,
-    /// The driver issued it on the bus, ns.
-    pub start: Ns,
-    /// Its data command completed: the host controller's
-    /// transfer-complete interrupt fired, ns. Equal to `done` unless the
-    /// driver polled CMD13 after it.
-    pub data_done: Ns,
-    /// The device completed it, ns: the response of the CMD13 that found
-    /// the card ready after a polled write, else `data_done`.
-    pub done: Ns,
-    /// CMD13 SEND_STATUS polls the driver sent for it.
-    pub status_polls: u32,
+/// Where an I/O that will follow soon is likely to land: the device warms
+/// the host memory of its mapping entries (`device::warm`). A performance
+/// hint only: it changes no simulated result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarmHint {
+    /// First 512-byte sector.
+    pub sector: u64,
+    /// The I/O writes.
+    pub write: bool,
 }
 
-impl DeviceTimes {
-    /// Device time of its data command, from issue to the
-    /// transfer-complete interrupt, ns.
-    pub fn data_cmd(&self) -> Ns {
-        self.data_done.saturating_sub(self.start)
-    }
-
-    /// Device time of the busy polling after the data command, ns.
-    pub fn busy_poll(&self) -> Ns {
-        self.done.saturating_sub(self.data_done)
-    }
+/// How the queue above rings the driver when it holds requests
+/// (`__blk_run_queue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ring {
+    /// `q->request_fn`: requests wait.
+    Request,
+    /// `q->urgent_request_fn`: an urgent request waits (announced once).
+    Urgent,
 }
 
-/// The queue above the driver (the block layer, wired by the simulation
-/// core), as the driver uses it.
+/// The queue above the driver (the block layer), as the driver uses it.
 pub trait RequestQueue<E> {
     /// `blk_fetch_request`: the next request the scheduler dispatches,
     /// started (activated) at `now`; `None` when there is nothing now.
@@ -142,21 +142,16 @@ pub trait RequestQueue<E> {
     /// A dispatch attempt ended (the scheduler may have armed its timer).
     fn dispatch_tried(&mut self, q: &mut EventQueue<E>);
 
-    /// `blk_end_request`: request `rq` is done on the device. The
-    /// completion travels up the stack; `driver` is lent back so that
-    /// whatever the completion submits can ring it again.
-    fn end_request(
-        &mut self,
-        now: Ns,
-        rq: RqId,
-        times: DeviceTimes,
-        driver: &mut Driver,
-        q: &mut EventQueue<E>,
-    );
+    /// `blk_end_request`: request `rq` is done on the device (at
+    /// `times`). The queue frees it and queues its completions as events
+    /// (delivered before the driver's [`DriverEvent::Ended`], which the
+    /// driver queues after this call).
+    fn end_request(&mut self, now: Ns, rq: RqId, times: DeviceTimes, q: &mut EventQueue<E>);
 
     /// `blk_run_queue` after a completion: the queue re-checks its timer
-    /// and rings `driver` if it still holds requests.
-    fn run_queue(&mut self, now: Ns, driver: &mut Driver, q: &mut EventQueue<E>);
+    /// and says how to ring the driver if it still holds requests
+    /// (`takes_urgent`: the driver takes urgent-request notifications).
+    fn run_queue(&mut self, takes_urgent: bool, q: &mut EventQueue<E>) -> Option<Ring>;
 
     /// `blk_reinsert_request`: the driver gives back request `rq`, fetched
     /// and not completed (a write it stopped, or the one it had prepared),
@@ -300,6 +295,10 @@ impl Driver {
                 Hw::Legacy(_) => self.legacy_irq(now, rq, up, q),
                 Hw::Cmdq(_) => self.cmdq_irq(now, rq, up, q),
             },
+            DriverEvent::Ended => match self.hw {
+                Hw::Legacy(_) => self.legacy_ended(now, up, q),
+                Hw::Cmdq(_) => self.cmdq_ended(now, up, q),
+            },
             DriverEvent::BkopsIdle(g) => {
                 let idle = matches!(&self.hw, Hw::Legacy(d) if d.asleep && d.held() == 0);
                 if g == self.bkops_gen && idle && self.device.bkops_status() >= BKOPS_START_LEVEL {
@@ -377,6 +376,27 @@ impl Driver {
         }
     }
 
+    /// The queue above rings the driver (see [`Ring`]).
+    pub fn ring<E: DriverEvents>(&mut self, now: Ns, ring: Ring, q: &mut EventQueue<E>) {
+        match ring {
+            Ring::Request => self.request_fn(now, q),
+            Ring::Urgent => self.urgent_request_fn(now, q),
+        }
+    }
+
+    /// `blk_run_queue` from the interrupt: rings the driver itself when the
+    /// queue above still holds requests.
+    fn run_queue<E: DriverEvents, Q: RequestQueue<E>>(
+        &mut self,
+        now: Ns,
+        up: &mut Q,
+        q: &mut EventQueue<E>,
+    ) {
+        if let Some(ring) = up.run_queue(self.takes_urgent_requests(), q) {
+            self.ring(now, ring, q);
+        }
+    }
+
     /// `request_fn`: the queue above holds requests. A sleeping `mmcqd`
     /// is woken (after its wake-up cost); a CMDQ hardware queue runs from
     /// the caller's context when a tag is free.
@@ -438,6 +458,9 @@ impl Driver {
         // A performance hint only (`device::warm`): the command follows
         // after the request's preparation.
         self.device.warm(r.sector, r.op == Op::Write);
+        if let Some(h) = r.hint {
+            self.device.warm(h.sector, h.write);
+        }
         self.cpu.with(|c| c.prep(now, r.sectors))
     }
 
@@ -584,7 +607,9 @@ impl Driver {
         self.share_poll_times(lead, members);
     }
 
-    /// Ends `rq` through the queue above (its completion travels up).
+    /// Ends `rq` in the queue above, which queues its completions; the
+    /// interrupt goes on with [`DriverEvent::Ended`] once they have been
+    /// delivered.
     fn end<E: DriverEvents, Q: RequestQueue<E>>(
         &mut self,
         now: Ns,
@@ -593,6 +618,7 @@ impl Driver {
         q: &mut EventQueue<E>,
     ) {
         let times = self.held[rq as usize].1;
-        up.end_request(now, rq, times, self, q);
+        up.end_request(now, rq, times, q);
+        q.immediately(DriverEvent::Ended);
     }
 }

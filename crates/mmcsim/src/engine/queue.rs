@@ -2,7 +2,7 @@
 
 use crate::types::Ns;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A queued event. `key` is `time << 64 | seq`: one `u128` comparison
 /// orders entries exactly as the pair `(time, seq)` would.
@@ -76,8 +76,16 @@ pub const MAX_SIM_TEXT: &str = "2^62 ns (about 146 years)";
 /// next step comes before anything else pending): it waits in a one-entry
 /// front slot, earlier than everything in the heap, so such a push and its
 /// pop skip the heap. The order is the same: keys are unique.
+///
+/// Work a handler defers to right after itself (an interrupt's completions
+/// climbing the stack, so that no stage runs inside another's method) goes
+/// in a lane of its own ([`EventQueue::immediately`]): it runs at the
+/// current time before anything else pending, in the order it was queued,
+/// exactly where a nested call would have run.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    /// Events to run at the current time before every other, in order.
+    immediate: VecDeque<E>,
     /// An entry earlier than every entry of `heap`, if any.
     front: Option<Entry<E>>,
     next_seq: u64,
@@ -98,6 +106,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(1024),
+            immediate: VecDeque::with_capacity(64),
             front: None,
             next_seq: 0,
             now: 0,
@@ -144,6 +153,15 @@ impl<E> EventQueue<E> {
         self.push(time, event.into());
     }
 
+    /// Queues a stage's own `event` to run at the current time, after the
+    /// event being handled and before every other pending event; such
+    /// events run in the order they were queued. This is how a handler
+    /// hands work to another stage without calling it (an interrupt's
+    /// completions): the work runs as if called at the end of the handler.
+    pub fn immediately<T: Into<E>>(&mut self, event: T) {
+        self.immediate.push_back(event.into());
+    }
+
     /// Schedules `event` `delay` ns from now.
     pub fn push_after(&mut self, delay: Ns, event: E) {
         self.push(self.now.saturating_add(delay), event);
@@ -151,6 +169,9 @@ impl<E> EventQueue<E> {
 
     /// Removes and returns the earliest event, advancing the clock to it.
     pub fn pop(&mut self) -> Option<(Ns, E)> {
+        if let Some(e) = self.immediate.pop_front() {
+            return Some((self.now, e));
+        }
         let e = match self.front.take() {
             Some(e) => e,
             None => self.heap.pop()?,
@@ -162,6 +183,9 @@ impl<E> EventQueue<E> {
 
     /// Time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<Ns> {
+        if !self.immediate.is_empty() {
+            return Some(self.now);
+        }
         self.front
             .as_ref()
             .or_else(|| self.heap.peek())
@@ -176,21 +200,23 @@ impl<E> EventQueue<E> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len() + usize::from(self.front.is_some())
+        self.heap.len() + usize::from(self.front.is_some()) + self.immediate.len()
     }
 
     /// True when every pending event satisfies `pred` (cost: one call per
     /// pending event).
     pub fn all_pending(&self, pred: impl Fn(&E) -> bool) -> bool {
-        self.front
-            .iter()
-            .chain(self.heap.iter())
-            .all(|e| pred(&e.event))
+        self.immediate.iter().all(&pred)
+            && self
+                .front
+                .iter()
+                .chain(self.heap.iter())
+                .all(|e| pred(&e.event))
     }
 
     /// True when no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.front.is_none() && self.heap.is_empty()
+        self.front.is_none() && self.heap.is_empty() && self.immediate.is_empty()
     }
 }
 
@@ -210,6 +236,24 @@ mod tests {
         // A push into the past lands at the current time.
         q.push(5, 'e');
         assert_eq!(q.pop(), Some((50, 'e')));
+    }
+
+    #[test]
+    fn immediate_events_run_next_in_queue_order() {
+        let mut q = EventQueue::new();
+        q.push(10, 'a');
+        q.push(10, 'b');
+        assert_eq!(q.pop(), Some((10, 'a')));
+        // Handling 'a' schedules 'c' at the same time, then defers 'd' and
+        // 'e': they run before 'b' and 'c', as nested calls would have.
+        q.push(10, 'c');
+        q.immediately('d');
+        q.immediately('e');
+        assert_eq!(q.len(), 4);
+        assert_eq!(q.peek_time(), Some(10));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, vec![(10, 'd'), (10, 'e'), (10, 'b'), (10, 'c')]);
+        assert!(q.is_empty());
     }
 
     #[test]

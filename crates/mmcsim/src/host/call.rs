@@ -20,8 +20,8 @@
 //! are not counted twice. Time a call spends throttled in
 //! balance_dirty_pages is `syscall_fs`.
 
-use crate::driver::DeviceTimes;
 use crate::stats::report::{CallKind, CallRecord, Collector, Layer, Split};
+use crate::stats::DeviceTimes;
 use crate::types::Ns;
 
 /// A call in progress.

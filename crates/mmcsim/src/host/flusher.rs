@@ -8,9 +8,9 @@
 
 use super::page_cache::FileId;
 use super::stage::{Below, Host, HostEvent, HostEvents, Notify};
-use crate::block::request::Bio;
-use crate::driver::DeviceTimes;
+use crate::block::request::{Bio, Submitter};
 use crate::engine::EventQueue;
+use crate::stats::DeviceTimes;
 use crate::types::{IoPrio, Ns, Op, SECTORS_PER_PAGE};
 
 /// Pid the flusher's bios are charged to.
@@ -58,14 +58,15 @@ impl Host {
             pid: FLUSHER_PID,
             thread: flusher,
             ioprio: IoPrio::NORM,
-            owner: 0,
+            // Each bio gets its own page-I/O record (`write_bios`).
+            submitter: Submitter::PageIo(0),
         };
         let mut bios = Vec::new();
-        b.block.layer.start_plug(flusher);
+        b.block.start_plug(flusher);
         'files: for &f in &files {
             let mut written = 0;
             while written < MAX_WRITEBACK_PAGES {
-                if b.block.layer.congested(false) {
+                if b.block.congested(false) {
                     // Back off: a write completion will kick us again.
                     self.flusher_waiting = true;
                     break 'files;
@@ -76,18 +77,17 @@ impl Host {
                 bios.clear();
                 self.write_bios(now, f, first, pages, template, Notify::None, &mut bios);
                 for bio in bios.drain(..) {
-                    b.block.layer.submit_bio(now, bio, true);
+                    b.block.submit_bio_plugged(now, bio);
                 }
                 written += pages as u64;
                 submitted += pages as u64;
             }
         }
-        let layer = &mut b.block.layer;
-        layer.finish_plug(now, flusher);
+        b.block.finish_plug(now, flusher);
         self.wb_files = files;
         if submitted > 0 {
             self.cpu.with(|c| c.submitted_by(flusher));
-            b.block.run_queue(now, b.driver, b.q);
+            b.block.run_queue(now, b.q);
         }
         if periodic && workload_running && wb.writeback_interval_ns() > 0 {
             b.q.at(now + wb.writeback_interval_ns(), HostEvent::FlusherTick);
@@ -118,7 +118,7 @@ impl Host {
                 b.q.at(now + wake, HostEvent::Return(t));
             }
         }
-        if self.flusher_waiting && !b.block.layer.congested(false) {
+        if self.flusher_waiting && !b.block.congested(false) {
             self.flusher_waiting = false;
             self.flusher_kick(now, b.q);
         } else if !self.throttled.is_empty() && self.cache.writeback_pages() == 0 {

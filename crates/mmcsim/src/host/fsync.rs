@@ -15,6 +15,7 @@ use super::fs::FsyncPlan;
 use super::stage::{Below, Host, HostEvent, HostEvents, Notify};
 use super::syscall::Fd;
 use super::task::{Node, Phase};
+use crate::block::request::Submitter;
 use crate::stats::report::CallKind;
 use crate::types::{Ns, Op};
 
@@ -84,7 +85,7 @@ impl Host {
     ) -> u32 {
         let max = max_pages(self.max_bio_sectors);
         let mut bios = std::mem::take(&mut self.tasks[t as usize].pending_bios);
-        let template = self.tasks[t as usize].bio(t, Op::Write, 0, 0, 0);
+        let template = self.tasks[t as usize].bio(t, Op::Write, 0, 0, Submitter::Call(call));
         let mut n = 0;
         while let Some((first, pages)) = self.cache.take_dirty_run(mapping, max) {
             n += self.write_bios(
@@ -168,7 +169,7 @@ impl Host {
         b: &mut Below<E>,
     ) -> u32 {
         let call = self.tasks[t as usize].call.expect("sync has a call");
-        let template = self.tasks[t as usize].bio(t, Op::Write, 0, 0, 0);
+        let template = self.tasks[t as usize].bio(t, Op::Write, 0, 0, Submitter::Call(call));
         let mut bios = std::mem::take(&mut self.tasks[t as usize].pending_bios);
         let mut n = 0;
         for &blk in blocks {
@@ -206,8 +207,8 @@ impl Host {
         self.tasks[t as usize].phase = Phase::SyncFlush;
         let c = &mut self.calls[call];
         c.pending = 1;
-        let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, call);
-        b.block.submit(now, [bio], b.driver, b.q);
+        let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, Submitter::Call(call));
+        b.block.submit(now, [bio], b.q);
     }
 
     /// A task waiting for a mapping's writeback to drain wakes when it has.

@@ -4,13 +4,13 @@
 use super::call::Call;
 use super::fs::{FsEvent, Kernel, PageRun};
 use super::page_cache::{FileId, PageCache};
-use super::stage::{Below, HostEvent, HostEvents, Notify, PageIo, PAGE_IO};
+use super::stage::{Below, HostEvent, HostEvents, Notify, PageIo};
 use super::task::Task;
-use crate::block::request::Bio;
-use crate::driver::DeviceTimes;
+use crate::block::request::{Bio, Submitter};
 use crate::engine::Slab;
 use crate::platform::SharedCpu;
 use crate::stats::report::Layer;
+use crate::stats::DeviceTimes;
 use crate::types::{Ns, Op, SECTORS_PER_PAGE};
 
 /// The host's state a file system borrows for one call.
@@ -49,8 +49,7 @@ impl<E: HostEvents> Kernel for HostKernel<'_, '_, E> {
 
     fn submit_plugged(&mut self, now: Ns, thread: u32, bios: &mut Vec<Bio>) {
         let b = &mut *self.below;
-        b.block
-            .submit_plugged(now, thread, bios.drain(..), b.driver, b.q);
+        b.block.submit_plugged(now, thread, bios.drain(..), b.q);
     }
 
     fn at(&mut self, time: Ns, ev: FsEvent) {
@@ -101,7 +100,7 @@ pub(super) fn page_write_bios(
             op: Op::Write,
             sector,
             sectors: (r.pages * SECTORS_PER_PAGE) as u32,
-            owner: PAGE_IO | id,
+            submitter: Submitter::PageIo(id),
             ..template
         });
         n += 1;

@@ -8,7 +8,9 @@
 //! through that trait, and the file system to the host only through
 //! [`fs::Kernel`]. The host submits
 //! bios to the block stage below and takes their completions back through
-//! [`Host::bio_done`]; a returning call is handed up to the workload.
+//! [`Host::bio_done`] (the event loop delivers each as an event); a
+//! returning call is handed up to the workload. A block-level workload
+//! (trace replay) submits through the raw block device ([`blockdev`]).
 //!
 //! Contract:
 //! * Files are page-cache mappings of 4 KiB pages identified by
@@ -25,6 +27,7 @@
 //!   [`PageCache::complete_write`] with [`WritebackParams`].
 //! * Everything is deterministic: no wall clock, no hash-map iteration.
 
+pub mod blockdev;
 pub mod call;
 pub mod cost;
 mod diag;
@@ -50,7 +53,7 @@ pub use call::Call;
 pub use errno::Errno;
 pub use files::{File, FileSpec, Files};
 pub use flusher::FLUSHER_PID;
-pub use stage::{Below, Host, HostEvent, HostEvents, HOST_CALLS, MAX_RW_COUNT, PAGE_IO};
+pub use stage::{Below, Host, HostEvent, HostEvents, MAX_RW_COUNT};
 pub use syscall::{Access, Fd, OpenFlags, Syscall, Whence};
 pub use task::Task;
 pub use vfs::Mount;

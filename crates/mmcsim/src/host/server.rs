@@ -31,8 +31,8 @@ use super::stage::{Below, Host, HostEvent, HostEvents};
 use super::syscall::{Access, OpenFlags};
 use super::task::Node;
 use super::task::{OpenFile, Phase, Task, FIRST_FD};
-use crate::driver::DeviceTimes;
 use crate::stats::report::Layer;
+use crate::stats::DeviceTimes;
 use crate::types::{IoPrio, Ns};
 
 const _: () = assert!(

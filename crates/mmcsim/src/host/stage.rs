@@ -11,18 +11,17 @@
 //! from it. Direct I/O submits bios of at most `max_sectors_kb` and waits
 //! for all of them.
 //!
-//! Owner tags of the host's bios: below [`HOST_CALLS`], the id of the call
-//! that waits for the bio; [`PAGE_IO`] plus an index into the table of
-//! page-cache I/O in flight (which mapping and pages a bio moves, and whom
-//! to tell); [`FS_IO`] for the file system's own bios (the journal
-//! thread's log writes and flushes), whose completions go to
-//! [`FileSystem::bio_done`].
+//! Submitters of the host's bios ([`Submitter`]): `Call`, the call that
+//! waits for the bio; `PageIo`, an index into the table of page-cache I/O
+//! in flight (which mapping and pages a bio moves, and whom to tell); `Fs`
+//! for the file system's own bios (the journal thread's log writes and
+//! flushes), whose completions go to [`FileSystem::bio_done`].
 
 use std::collections::{BTreeMap, VecDeque};
 
 use super::call::Call;
 use super::errno::Errno;
-use super::fs::{FileSystem, FsEvent, Kernel, PageRun, Upcall, UpcallOp, FS_IO};
+use super::fs::{FileSystem, FsEvent, Kernel, PageRun, Upcall, UpcallOp};
 use super::kernel::{page_write_bios, HostKernel};
 use super::page_cache::{FileId, PageCache, PageCacheStats, ReadPlan, ReadStep};
 use super::server::Serving;
@@ -30,26 +29,18 @@ use super::syscall::{Fd, Syscall};
 use super::task::{AfterIo, Node, OpenFile, Phase, Task};
 use super::vfs::Mount;
 use super::writeback::WritebackParams;
-use crate::block::request::Bio;
+use crate::block::request::{Bio, Submitter};
 use crate::block::{split_bio, BlockEvents, BlockStage};
-use crate::driver::{DeviceTimes, Driver};
 use crate::engine::{EventQueue, Slab};
 use crate::platform::SharedCpu;
 use crate::stats::report::{CallKind, Collector, Layer};
+use crate::stats::DeviceTimes;
 use crate::types::{Ns, Op, PAGE_BYTES, SECTORS_PER_PAGE, SECTOR_BYTES};
 
-/// Owner tag bit of the host's bios: the bio moves page-cache pages
-/// (read-ahead, writeback, metadata) or is the file system's own
-/// ([`FS_IO`]).
-pub const PAGE_IO: u32 = 1 << 31;
-const _: () = assert!(FS_IO & PAGE_IO != 0, "a file system's bios are page I/O");
 /// The most bytes one `read()`/`write()` moves (`MAX_RW_COUNT` =
 /// `INT_MAX & PAGE_MASK`, include/linux/fs.h): `rw_verify_area` clamps a
 /// longer count to it, so the call returns a short count.
 pub const MAX_RW_COUNT: u64 = 0x7fff_f000;
-/// Owner tags below this are host calls; [`PAGE_IO`] marks page-cache
-/// I/O; the range between is left to other submitters (trace replay).
-pub const HOST_CALLS: u32 = 1 << 30;
 
 /// Events the host schedules for itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,16 +67,32 @@ pub enum HostEvent {
 pub trait HostEvents: From<HostEvent> + BlockEvents {}
 impl<E: From<HostEvent> + BlockEvents> HostEvents for E {}
 
-/// The stages below the host, lent to it while it handles something.
+/// The stage below the host (the block stage), lent to it while it
+/// handles something, with the event queue and the run's counters. A
+/// workload reaches the block device only through the host's methods on
+/// it (see `blockdev.rs`).
 pub struct Below<'a, E> {
     /// The block stage.
-    pub block: &'a mut BlockStage,
-    /// The driver the block stage rings.
-    pub driver: &'a mut Driver,
+    pub(super) block: &'a mut BlockStage,
     /// The event queue.
     pub q: &'a mut EventQueue<E>,
     /// Where finished calls are recorded.
     pub collector: &'a mut Collector,
+}
+
+impl<'a, E> Below<'a, E> {
+    /// Lends `block`, the event queue `q` and the run's counters.
+    pub fn new(
+        block: &'a mut BlockStage,
+        q: &'a mut EventQueue<E>,
+        collector: &'a mut Collector,
+    ) -> Self {
+        Below {
+            block,
+            q,
+            collector,
+        }
+    }
 }
 
 /// Whom a page-cache bio's completion concerns besides the cache.
@@ -119,7 +126,7 @@ pub struct Host {
     pub(super) mount: Mount,
     pub(super) tasks: Vec<Task>,
     pub(super) calls: Slab<Call>,
-    /// Page-cache I/O in flight, by the low bits of its bios' owner.
+    /// Page-cache I/O in flight, by the index in its bios' [`Submitter::PageIo`].
     pub(super) ios: Slab<PageIo>,
     /// Tasks sleeping on a page: `(task, file, page)`.
     waiters: Vec<(u32, FileId, u64)>,
@@ -633,7 +640,13 @@ impl Host {
             (Mount::Raw(files), Node::Raw(i)) => {
                 self.calls[call].then_flush = op == Op::Write && flags.any_sync();
                 let sector = files.get(i).first_sector + off / SECTOR_BYTES;
-                let template = task.bio(t, op, sector, (bytes / SECTOR_BYTES) as u32, call);
+                let template = task.bio(
+                    t,
+                    op,
+                    sector,
+                    (bytes / SECTOR_BYTES) as u32,
+                    Submitter::Call(call),
+                );
                 n = split_bio(template, self.max_bio_sectors, &mut bios);
             }
             (Mount::Fs(fs), Node::Inode(ino)) => {
@@ -667,7 +680,7 @@ impl Host {
                     let e = ((r.page + r.pages) * PAGE_BYTES).min(off + bytes);
                     let sec = sector + (s - r.page * PAGE_BYTES) / SECTOR_BYTES;
                     let len = (e - s).div_ceil(SECTOR_BYTES) as u32;
-                    let template = task.bio(t, op, sec, len, call);
+                    let template = task.bio(t, op, sec, len, Submitter::Call(call));
                     n += split_bio(template, self.max_bio_sectors, &mut bios);
                 }
                 self.after_fs_change(now, b);
@@ -724,10 +737,7 @@ impl Host {
             // The FUSE mount's own backing device: its read-ahead window,
             // and no block queue of its own to be congested.
             Some(f) => (f.read_ahead_pages() as u32, false),
-            None => (
-                b.block.layer.params().read_ahead_kb / 4,
-                b.block.layer.congested(true),
-            ),
+            None => (b.block.params().read_ahead_kb / 4, b.block.congested(true)),
         };
         let task = &mut self.tasks[t as usize];
         let (fd, pos, end) = (task.fd, task.pos_page, task.end_page);
@@ -865,7 +875,7 @@ impl Host {
                     Op::Read,
                     sector,
                     (run.pages * SECTORS_PER_PAGE) as u32,
-                    PAGE_IO | id,
+                    Submitter::PageIo(id),
                 );
                 let k = split_bio(template, self.max_bio_sectors, &mut bios);
                 self.ios[id].bios = k;
@@ -1019,7 +1029,7 @@ impl Host {
         let file = task.cur().mapping;
         let max_pages = self.max_bio_sectors / SECTORS_PER_PAGE as u32;
         let mut bios = std::mem::take(&mut task.pending_bios);
-        let template = task.bio(t, Op::Write, 0, 0, 0);
+        let template = task.bio(t, Op::Write, 0, 0, Submitter::Call(call));
         let mut n = 0;
         while let Some((first, pages)) = self.cache.take_dirty_run(file, max_pages) {
             n += self.write_bios(
@@ -1035,7 +1045,7 @@ impl Host {
         if n == 0 {
             // Nothing to write: the flush (if any) follows at once.
             self.calls[call].then_flush = false;
-            bios.push(self.tasks[t as usize].bio(t, Op::Flush, 0, 0, call));
+            bios.push(self.tasks[t as usize].bio(t, Op::Flush, 0, 0, Submitter::Call(call)));
             n = 1;
         }
         self.tasks[t as usize].pending_bios = bios;
@@ -1049,8 +1059,7 @@ impl Host {
         let task = &mut self.tasks[t as usize];
         let mut bios = std::mem::take(&mut task.pending_bios);
         self.cpu.with(|c| c.submitted_by(t));
-        b.block
-            .submit_plugged(now, t, bios.drain(..), b.driver, b.q);
+        b.block.submit_plugged(now, t, bios.drain(..), b.q);
         self.tasks[t as usize].pending_bios = bios;
     }
 
@@ -1063,17 +1072,20 @@ impl Host {
         times: DeviceTimes,
         b: &mut Below<E>,
     ) {
-        if bio.owner & PAGE_IO == 0 {
-            if self.calls[bio.owner].bio_done(times, now) {
-                self.call_io_done(now, bio.owner, b);
+        let id = match bio.submitter {
+            Submitter::Call(c) => {
+                if self.calls[c].bio_done(times, now) {
+                    self.call_io_done(now, c, b);
+                }
+                return;
             }
-            return;
-        }
-        if bio.owner == FS_IO {
-            self.with_fs(b, |fs, k| fs.bio_done(now, times, k));
-            return;
-        }
-        let id = bio.owner & !PAGE_IO;
+            Submitter::Fs => {
+                self.with_fs(b, |fs, k| fs.bio_done(now, times, k));
+                return;
+            }
+            Submitter::PageIo(id) => id,
+            Submitter::Replay(_) => unreachable!("trace replay takes its own completions"),
+        };
         let io = self.ios[id];
         let first = io.first_page + (bio.sector - io.sector) / SECTORS_PER_PAGE;
         let pages = bio.sectors / SECTORS_PER_PAGE as u32;
@@ -1144,8 +1156,8 @@ impl Host {
             let call = &mut self.calls[id];
             call.then_flush = false;
             call.pending = 1;
-            let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, id);
-            b.block.submit(now, [bio], b.driver, b.q);
+            let bio = self.tasks[t as usize].bio(t, Op::Flush, 0, 0, Submitter::Call(id));
+            b.block.submit(now, [bio], b.q);
             return;
         }
         if self.calls[id].aio {

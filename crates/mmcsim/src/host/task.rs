@@ -5,7 +5,7 @@
 use super::page_cache::FileId;
 use super::readahead::RaState;
 use super::syscall::{Fd, OpenFlags};
-use crate::block::request::Bio;
+use crate::block::request::{Bio, Submitter};
 use crate::types::{IoPrio, Op};
 
 /// First descriptor a task's `open` returns (0-2 are stdio).
@@ -198,8 +198,9 @@ impl Task {
             .and_then(Option::take)
     }
 
-    /// A synchronous bio of this task (thread index `t`) owned by `owner`.
-    pub fn bio(&self, t: u32, op: Op, sector: u64, sectors: u32, owner: u32) -> Bio {
+    /// A synchronous bio of this task (thread index `t`) whose completion
+    /// goes to `submitter`.
+    pub fn bio(&self, t: u32, op: Op, sector: u64, sectors: u32, submitter: Submitter) -> Bio {
         Bio {
             op,
             sector,
@@ -211,7 +212,7 @@ impl Task {
             pid: self.pid,
             thread: t,
             ioprio: self.ioprio,
-            owner,
+            submitter,
         }
     }
 }

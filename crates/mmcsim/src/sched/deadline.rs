@@ -186,7 +186,7 @@ impl Elevator for Deadline {
             self.tun.write_expire
         };
         let deadline = self.params.jiffies(ctx.now) + expire;
-        ctx.rqs[rq].fifo_time = self.jiffy_start_ns(deadline);
+        ctx.set_fifo_time(rq, self.jiffy_start_ns(deadline));
         self.fifo_list[dir].push_back(rq);
     }
 
@@ -216,7 +216,7 @@ impl Elevator for Deadline {
             // list_move(rq, next): rq takes next's place and deadline.
             self.fifo_list[rdir].remove(rq);
             self.fifo_list[dir].insert_after(next, rq);
-            ctx.rqs[rq].fifo_time = ctx.rq(next).fifo_time;
+            ctx.set_fifo_time(rq, ctx.rq(next).fifo_time);
         }
         self.remove_request(next, dir);
     }
@@ -338,7 +338,7 @@ mod tests {
     use super::*;
     use crate::sched::testutil::{BlockLayer, QueueParams};
     use mmcsim_elevator::types::{IoPrio, Op, NS_PER_MS};
-    use mmcsim_elevator::Request;
+    use mmcsim_elevator::{Request, Submitter};
 
     fn layer_hz(hz: u32) -> BlockLayer {
         let sp = SchedParams { hz, nonrot: true };
@@ -357,7 +357,7 @@ mod tests {
             pid: 1,
             thread: 0,
             ioprio: IoPrio::NORM,
-            owner: 0,
+            submitter: Submitter::Call(0),
         };
         b.submit_bio(now, bio, false);
     }

@@ -288,9 +288,8 @@ impl Elevator for Fiops {
         // fiops_init_prio_data
         self.iocs[i].wl = wl_type(prio.class);
         self.iocs[i].level = prio.level;
-        let r = &mut ctx.rqs[rq];
-        r.elv_priv[P_IOC] = i as u64;
-        r.fifo_time = now;
+        ctx.set_elv_priv(rq, P_IOC, i as u64);
+        ctx.set_fifo_time(rq, now);
         self.iocs[i].fifo.push_back(rq);
         self.iocs[i].sort.insert(sector, rq);
         self.queued += 1;
@@ -327,7 +326,7 @@ impl Elevator for Fiops {
         {
             self.iocs[ri].fifo.remove(rq);
             self.iocs[ni].fifo.insert_after(next, rq);
-            ctx.rqs[rq].fifo_time = ctx.rq(next).fifo_time;
+            ctx.set_fifo_time(rq, ctx.rq(next).fifo_time);
         }
         self.remove_request(ni, next);
         if self.iocs[ni].on_rr && self.iocs[ni].sort.is_empty() {

@@ -227,7 +227,8 @@ impl Elevator for Kyber {
         }
         // elv_priv[1] = 1 + domain once dispatched (holds a token).
         let d = domain_of(r.op);
-        ctx.rqs[rq].elv_priv = [0, 0];
+        ctx.set_elv_priv(rq, 0, 0);
+        ctx.set_elv_priv(rq, 1, 0);
         self.fifo[d].push_back(rq);
     }
 
@@ -255,13 +256,13 @@ impl Elevator for Kyber {
         }
         let rq = got?;
         let d = domain_of(ctx.rq(rq).op);
-        ctx.rqs[rq].elv_priv[1] = 1 + d as u64;
+        ctx.set_elv_priv(rq, 1, 1 + d as u64);
         Some(rq)
     }
 
     fn activate(&mut self, ctx: &mut SchedCtx, rq: RqId) {
         // io_start_time_ns: the request enters the driver.
-        ctx.rqs[rq].elv_priv[0] = ctx.now;
+        ctx.set_elv_priv(rq, 0, ctx.now);
     }
 
     fn completed(&mut self, ctx: &mut SchedCtx, rq: RqId) {
@@ -281,7 +282,7 @@ impl Elevator for Kyber {
         // timer_reduce(jiffies + HZ/10).
         let at =
             self.jiffy_start_ns(self.params.jiffies(now) + (self.params.hz as u64 / 10).max(1));
-        match *ctx.timer {
+        match ctx.timer() {
             Some(t) if t <= at => {}
             _ => ctx.set_timer(at),
         }

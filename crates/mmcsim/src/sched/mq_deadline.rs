@@ -216,7 +216,7 @@ impl Elevator for MqDeadline {
             self.tun.write_expire
         };
         let deadline = self.params.jiffies(ctx.now) + expire;
-        ctx.rqs[rq].fifo_time = self.jiffy_start_ns(deadline);
+        ctx.set_fifo_time(rq, self.jiffy_start_ns(deadline));
         let pp = &mut self.per_prio[p];
         pp.sort_list[dir].insert(sector, rq);
         pp.fifo_list[dir].push_back(rq);
@@ -250,7 +250,7 @@ impl Elevator for MqDeadline {
         {
             self.per_prio[rp].fifo_list[rdir].remove(rq);
             self.per_prio[p].fifo_list[dir].insert_after(next, rq);
-            ctx.rqs[rq].fifo_time = ctx.rq(next).fifo_time;
+            ctx.set_fifo_time(rq, ctx.rq(next).fifo_time);
         }
         if !ctx.rq(next).sync {
             self.async_held = self.async_held.saturating_sub(1);

@@ -203,7 +203,7 @@ impl Row {
     }
 
     fn cancel_idling(&mut self, ctx: &mut SchedCtx) {
-        if ctx.timer.is_some() {
+        if ctx.timer().is_some() {
             ctx.cancel_timer();
             self.idling_queue = None;
         }
@@ -274,7 +274,7 @@ impl Row {
                     Class::High
                 };
             }
-            if ctx.timer.is_some() {
+            if ctx.timer().is_some() {
                 return Class::None;
             }
         }
@@ -343,14 +343,11 @@ impl Elevator for Row {
         self.q[qi].fifo.push_back(rq);
         self.nr_reqs[ctx.rq(rq).dir()] += 1;
         let now = ctx.now;
-        {
-            let r = &mut ctx.rqs[rq];
-            r.elv_priv[P_QUEUE] = qi as u64;
-            r.urgent = false;
-            r.fifo_time = now;
-        }
+        ctx.set_elv_priv(rq, P_QUEUE, qi as u64);
+        ctx.set_urgent(rq, false);
+        ctx.set_fifo_time(rq, now);
         if IDLING[qi] {
-            if self.idling_queue == Some(qi) && ctx.timer.is_some() {
+            if self.idling_queue == Some(qi) && ctx.timer().is_some() {
                 ctx.cancel_timer();
                 self.idling_queue = None;
             }
@@ -367,7 +364,7 @@ impl Elevator for Row {
                 self.unserved & (1 << qi) != 0
             };
             if urgent {
-                ctx.rqs[rq].urgent = true;
+                ctx.set_urgent(rq, true);
                 self.pending_urgent = Some(rq);
             }
         }
@@ -378,7 +375,7 @@ impl Elevator for Row {
         self.remove(ctx, next);
         if was_urgent {
             self.pending_urgent = Some(rq);
-            ctx.rqs[rq].urgent = true;
+            ctx.set_urgent(rq, true);
         }
     }
 
@@ -412,7 +409,7 @@ impl Elevator for Row {
     fn completed(&mut self, ctx: &mut SchedCtx, rq: RqId) {
         if ctx.rq(rq).urgent {
             self.urgent_in_flight = false;
-            ctx.rqs[rq].urgent = false;
+            ctx.set_urgent(rq, false);
         }
     }
 
@@ -429,7 +426,7 @@ impl Elevator for Row {
         if ctx.rq(rq).urgent && self.urgent_in_flight {
             self.urgent_in_flight = false;
             if let Some(old) = self.pending_urgent.replace(rq) {
-                ctx.rqs[old].urgent = false;
+                ctx.set_urgent(old, false);
             }
         }
         true

@@ -135,7 +135,7 @@ impl Elevator for Sio {
     fn add_request(&mut self, ctx: &mut SchedCtx, rq: RqId) {
         let (sync, dir) = Self::slot(ctx, rq);
         let deadline = self.params.jiffies(ctx.now) + self.tun.expire(sync, dir);
-        ctx.rqs[rq].fifo_time = jiffy_start_ns(self.params.hz, deadline);
+        ctx.set_fifo_time(rq, jiffy_start_ns(self.params.hz, deadline));
         self.fifo[sync][dir].push_back(rq);
     }
 
@@ -149,7 +149,7 @@ impl Elevator for Sio {
         {
             self.fifo[rs][rd].remove(rq);
             self.fifo[ns][nd].insert_after(next, rq);
-            ctx.rqs[rq].fifo_time = ctx.rq(next).fifo_time;
+            ctx.set_fifo_time(rq, ctx.rq(next).fifo_time);
         }
         self.fifo[ns][nd].remove(next);
     }

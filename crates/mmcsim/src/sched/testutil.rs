@@ -8,7 +8,7 @@
 
 pub(crate) use crate::block::{BlockLayer, QueueParams};
 use mmcsim_elevator::types::{IoClass, IoPrio, Ns, Op};
-use mmcsim_elevator::{Bio, Elevator, Request, RqId, SchedCtx, SchedParams, Slab};
+use mmcsim_elevator::{Bio, Elevator, Request, RqId, SchedCtx, SchedParams, Slab, Submitter};
 
 /// A block layer at tick rate `hz` with scheduler `make(params)`.
 pub(crate) fn layer(hz: u32, make: impl Fn(&SchedParams) -> Box<dyn Elevator>) -> BlockLayer {
@@ -34,7 +34,7 @@ pub(crate) fn bio(op: Op, sector: u64, pid: u32) -> Bio {
         pid,
         thread: pid,
         ioprio: IoPrio::NORM,
-        owner: 0,
+        submitter: Submitter::Call(0),
     }
 }
 
@@ -183,12 +183,7 @@ impl Direct {
 
     /// A scheduler context at `now`.
     pub(crate) fn ctx(&mut self, now: Ns) -> SchedCtx<'_> {
-        SchedCtx {
-            now,
-            rqs: &mut self.rqs,
-            in_driver: self.in_driver,
-            timer: &mut self.timer,
-        }
+        SchedCtx::new(now, &mut self.rqs, self.in_driver, &mut self.timer)
     }
 
     /// A request made from `bio` (its `sync` flag kept as given), added.

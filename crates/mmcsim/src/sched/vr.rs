@@ -208,7 +208,7 @@ impl Elevator for Vr {
         };
         if expire != 0 {
             let dl = self.params.jiffies(ctx.now) + expire;
-            ctx.rqs[rq].fifo_time = jiffy_start_ns(self.params.hz, dl);
+            ctx.set_fifo_time(rq, jiffy_start_ns(self.params.hz, dl));
             self.fifo[k].push_back(rq);
         }
     }
@@ -234,7 +234,7 @@ impl Elevator for Vr {
         {
             self.fifo[rk].remove(rq);
             self.fifo[nk].insert_after(next, rq);
-            ctx.rqs[rq].fifo_time = ctx.rq(next).fifo_time;
+            ctx.set_fifo_time(rq, ctx.rq(next).fifo_time);
         }
         // rq may now sit in the other class's FIFO; remove `next` by
         // membership rather than by its sync flag.

@@ -140,9 +140,8 @@ impl Elevator for Zen {
             self.tun.async_expire
         };
         let deadline = self.params.jiffies(ctx.now) + expire;
-        let r = &mut ctx.rqs[rq];
-        r.fifo_time = jiffy_start_ns(self.params.hz, deadline);
-        r.elv_priv[P_SLOT] = slot as u64;
+        ctx.set_fifo_time(rq, jiffy_start_ns(self.params.hz, deadline));
+        ctx.set_elv_priv(rq, P_SLOT, slot as u64);
         self.fifo[slot].push_back(rq);
     }
 
@@ -156,8 +155,8 @@ impl Elevator for Zen {
         {
             self.fifo[rs].remove(rq);
             self.fifo[ns].insert_after(next, rq);
-            ctx.rqs[rq].elv_priv[P_SLOT] = ns as u64;
-            ctx.rqs[rq].fifo_time = ctx.rq(next).fifo_time;
+            ctx.set_elv_priv(rq, P_SLOT, ns as u64);
+            ctx.set_fifo_time(rq, ctx.rq(next).fifo_time);
         }
         self.fifo[ns].remove(next);
     }

@@ -13,7 +13,7 @@ use crate::host::{FileSpec, Files, Host, Mount, PageCache};
 use crate::platform::{Cpu, Platform, SharedCpu};
 use crate::sched::{Registry, SchedParams};
 use crate::stats::report::Collector;
-use crate::types::{PAGE_BYTES, SECTORS_PER_PAGE};
+use crate::types::{Op, PAGE_BYTES, SECTORS_PER_PAGE};
 use crate::workload::jobs::Jobs;
 use crate::workload::replay::{self, Replay};
 use std::borrow::Cow;
@@ -149,7 +149,7 @@ pub(super) fn build_on(
     }
     driver.set_scheduler_marks_urgent(elevator.is_urgent().is_some());
     let max_bio_sectors = sc.queue.max_sectors_kb * 2;
-    let block = BlockStage::new(BlockLayer::new(sc.queue.clone(), elevator, params));
+    let layer = BlockLayer::new(sc.queue.clone(), elevator, params);
 
     // Files: contiguous extents checked against the capacity, or a file
     // system holding them.
@@ -201,10 +201,24 @@ pub(super) fn build_on(
         .as_ref()
         .and_then(|t| t.precondition.as_ref().map(|p| (t, p)))
     {
-        Some((t, p)) => Some(replay::precondition(device, &sc.resolve(p), p, t)?),
+        Some((t, p)) => {
+            let mut apply = |op, sector, sectors| match op {
+                Op::Write => device.write_untimed(sector, sectors),
+                Op::Discard => device.trim_untimed(sector, sectors),
+                Op::Read | Op::Flush => {}
+            };
+            Some(replay::precondition(
+                capacity,
+                &mut apply,
+                &sc.resolve(p),
+                p,
+                t,
+            )?)
+        }
         None => None,
     };
     device.reset_stats();
+    let block = BlockStage::new(layer, driver);
 
     let mut collector = Collector::new();
     let flusher = Jobs::buffered_writes(&sc.jobs, &sc.scripts);
@@ -238,12 +252,9 @@ pub(super) fn build_on(
         host,
         platform,
         block,
-        driver,
         collector,
         log: None,
         precondition,
-        bios: Vec::with_capacity(64),
-        error: None,
         end: 0,
         integrity: None,
         events: 0,

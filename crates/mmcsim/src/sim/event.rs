@@ -2,7 +2,7 @@
 //! stage's own events (small ids, never copies of requests). Stages schedule
 //! their events through `From` conversions and never name this type.
 
-use crate::block::BlockEvent;
+use crate::block::{BlockEvent, Completion};
 use crate::driver::DriverEvent;
 use crate::host::fs::FsEvent;
 use crate::host::HostEvent;
@@ -22,6 +22,9 @@ pub enum Event {
     Host(HostEvent),
     /// The block layer (the scheduler's timer).
     Block(BlockEvent),
+    /// A completion climbing from the block layer to the submitter of a
+    /// bio (queued by the interrupt, delivered right after it).
+    Completion(Completion),
     /// The MMC driver and the device's completions.
     Driver(DriverEvent),
     /// The platform: the cpufreq governor's timer.
@@ -43,6 +46,7 @@ from_stage!(
     Replay(ReplayEvent),
     Host(HostEvent),
     Block(BlockEvent),
+    Completion(Completion),
     Driver(DriverEvent),
     Platform(PlatformEvent)
 );

@@ -12,31 +12,32 @@
 //! [`Simulation::run`] pops events in `(time, sequence)` order and hands
 //! each to the stage that scheduled it, until none is left, then returns
 //! the [`Report`]. The core holds no stage's logic: each stage owns its
-//! state machine and its events ([`Event`] has one variant per stage), and
-//! completions climb back through `wiring.rs`. Same scenario and seed ⇒ the
-//! same report, byte for byte.
+//! state machine and its events ([`Event`] has one variant per stage).
+//! Completions climb as events: the driver's interrupt ends a request in
+//! the block layer, which queues a
+//! [`Completion`] per finished bio to run right after the interrupt; the
+//! loop hands each to the bio's [`Submitter`] (the host, or trace replay),
+//! and an error met on the way up ends the run. Same scenario and seed ⇒
+//! the same report, byte for byte.
 
 mod build;
 mod event;
 mod identity;
-mod log;
 mod mount;
 pub mod programs;
 mod report;
-mod wiring;
 
+pub use crate::stats::request_log::{LogRow, RequestLog, HEADER as LOG_HEADER};
 pub use crate::workload::replay::{PreconditionTrace, TraceInfo};
 pub use build::PreparedDevice;
 pub use event::Event;
 pub use identity::{fnv1a64, RunIdentity};
-pub use log::{LogRow, RequestLog, HEADER as LOG_HEADER};
 pub use report::{HostReport, Report, RunCost};
 
-use crate::block::request::Bio;
-use crate::block::BlockStage;
+use crate::block::request::Submitter;
+use crate::block::{Accounting, BlockStage, Completion};
 use crate::config::Scenario;
 use crate::device::{IntegrityStats, PreconditionSummary};
-use crate::driver::Driver;
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::host::{Below, Host};
@@ -51,7 +52,6 @@ use crate::types::Ns;
 pub const STALL_LIMIT_NS: Ns = 24 * 3600 * 1_000_000_000;
 use crate::workload::jobs::Jobs;
 use crate::workload::replay::Replay;
-use wiring::Up;
 
 /// Optional outputs of a run.
 #[derive(Default)]
@@ -84,16 +84,12 @@ pub struct Simulation {
     host: Host,
     /// The CPU's governor timer (the CPU itself is shared by the stages).
     platform: Platform,
+    /// The block layer; it owns the MMC driver, which owns the eMMC
+    /// device.
     block: BlockStage,
-    /// The MMC driver; it owns the eMMC device.
-    driver: Driver,
     collector: Collector,
     log: Option<RequestLog>,
     precondition: PreconditionSummary,
-    /// Scratch list of completed bios.
-    bios: Vec<Bio>,
-    /// An error raised inside an event handler (the run stops with it).
-    error: Option<Error>,
     /// Time of the last event handled, ns.
     end: Ns,
     /// What the per-command integrity check cost, when it ran.
@@ -156,7 +152,10 @@ impl Simulation {
         }
         self.log = opts.log.map(RequestLog::new);
         if opts.check_integrity {
-            self.driver.device_mut().start_integrity_check()?;
+            self.block
+                .driver_mut()
+                .device_mut()
+                .start_integrity_check()?;
         }
         self.jobs.set_strict(opts.strict);
         self.jobs.start(&mut self.q);
@@ -173,13 +172,15 @@ impl Simulation {
             let timer = ev.is_periodic_timer();
             self.handle(now, ev)?;
             idle_since = self.watch_stall(now, timer, idle_since)?;
-            if self.error.is_some() {
-                return Err(self.error.take().expect("just checked"));
-            }
             if let Some(f) = self.jobs.take_failure() {
                 return Err(Error::Workload(f));
             }
-            if let Some(v) = self.driver.device_mut().take_integrity_violation() {
+            if let Some(v) = self
+                .block
+                .driver_mut()
+                .device_mut()
+                .take_integrity_violation()
+            {
                 return Err(crate::device::DeviceError::from(v).into());
             }
             if let Some(t) = self.q.overflow() {
@@ -196,7 +197,11 @@ impl Simulation {
             )));
         }
         self.check_drained()?;
-        self.integrity = self.driver.device_mut().finish_integrity_check(self.end)?;
+        self.integrity = self
+            .block
+            .driver_mut()
+            .device_mut()
+            .finish_integrity_check(self.end)?;
         if !opts.allow_empty && self.collector.count() == 0 {
             return Err(self.empty_run());
         }
@@ -217,22 +222,14 @@ impl Simulation {
             host,
             platform,
             block,
-            driver,
             collector,
             log,
-            bios,
-            error,
             ..
         } = self;
-        // Built in the arms that lend it (a driver event lends `Up`).
+        // Built in the arms that lend it.
         macro_rules! below {
             () => {
-                Below {
-                    block,
-                    driver,
-                    q,
-                    collector,
-                }
+                Below::new(block, q, collector)
             };
         }
         match ev {
@@ -249,7 +246,25 @@ impl Simulation {
                     jobs.returned(now, t, host, q);
                 }
             }
-            Event::Block(e) => block.handle(now, e, driver, q),
+            Event::Block(e) => block.handle(now, e, q),
+            Event::Completion(Completion::Freed) => {
+                // Records held while their process waited go in where the
+                // admission happened, before the completed bios climb.
+                if let Some(r) = replay.as_mut().filter(|r| r.holds_records()) {
+                    r.admitted(now, &mut below!())?;
+                }
+            }
+            Event::Completion(Completion::Bio(submitter)) => {
+                // Queued with its event when the block layer ended the
+                // request; routed by the bio's submitter.
+                let (bio, times) = block.ended().take().expect("a finished bio per event");
+                match (submitter, replay.as_mut()) {
+                    (Submitter::Replay(id), Some(r)) => {
+                        r.bio_done(now, id, times, &mut below!())?
+                    }
+                    _ => host.bio_done(now, &bio, times, &mut below!()),
+                }
+            }
             Event::Platform(e) => {
                 let running = jobs.running()
                     || replay.as_ref().is_some_and(Replay::has_next)
@@ -257,16 +272,12 @@ impl Simulation {
                 platform.handle(now, e, running, q);
             }
             Event::Driver(e) => {
-                let mut up = Up {
-                    block,
-                    host,
-                    replay: replay.as_mut(),
+                // The block stage owns the driver and lends it its queue.
+                let acct = Accounting {
                     collector,
-                    log,
-                    bios,
-                    error,
+                    log: log.as_mut(),
                 };
-                driver.handle(now, e, &mut up, q);
+                block.handle_driver(now, e, acct, q);
             }
         }
         Ok(())
@@ -333,8 +344,8 @@ impl Simulation {
     fn check_drained(&self) -> Result<()> {
         let calls = self.host.calls_in_progress()
             + self.replay.as_ref().map_or(0, Replay::calls_in_progress);
-        let pending = self.block.layer.has_pending();
-        let held = self.driver.held();
+        let pending = self.block.has_pending();
+        let held = self.block.driver().held();
         if pending || calls > 0 || held > 0 {
             return Err(Error::Stalled(format!(
                 "simulation stalled with work left (calls in progress: {calls}, block layer pending: {pending}, in driver: {held}): this is a simulator bug, please report it with the scenario"

@@ -151,24 +151,24 @@ pub(super) fn build(sim: &Simulation) -> Report {
             seed: sc.seed,
             identity: super::identity::identity(
                 sc,
-                sim.driver.device().config(),
-                sim.block.layer.elevator().name(),
-                &sim.block.layer.elevator().tunables(),
+                sim.block.driver().device().config(),
+                sim.block.elevator().name(),
+                &sim.block.elevator().tunables(),
                 SCHEMA,
             ),
         },
         empty: sim.collector.count() == 0,
         workload: sim.collector.summarize(),
-        device: sim.driver.device().stats(),
-        block: sim.block.layer.stats(),
+        device: sim.block.driver().device().stats(),
+        block: sim.block.stats(),
         page_cache: sim.host.cache_stats(),
         scheduler: SchedulerInfo {
-            name: sim.block.layer.elevator().name().to_string(),
+            name: sim.block.elevator().name().to_string(),
             hz: sc.scheduler.hz,
-            tunables: sim.block.layer.elevator().tunables(),
+            tunables: sim.block.elevator().tunables(),
         },
-        queue: sim.block.layer.params().clone(),
-        driver: match sim.driver.cmdq_tags() {
+        queue: sim.block.params().clone(),
+        driver: match sim.block.driver().cmdq_tags() {
             // Echo the resolved driver of a CMDQ run (a legacy run's
             // section is left as written, so its report is unchanged).
             Some(tags) => crate::driver::DriverConfig {
@@ -185,7 +185,7 @@ pub(super) fn build(sim: &Simulation) -> Report {
             },
             cpu: sim.platform.stats(sim.end),
         },
-        device_profile: sim.driver.device().config().clone(),
+        device_profile: sim.block.driver().device().config().clone(),
         precondition: sim.precondition.clone(),
         trace: sim.replay.as_ref().map(|t| t.info()),
         fs: sim.host.fs_report(),

@@ -5,10 +5,13 @@
 //! in as simulated nanoseconds ([`crate::types::Ns`]) and come out in the units
 //! each summary field names.
 
+pub mod device_times;
 pub mod fairness;
 pub mod histogram;
 pub mod report;
 pub mod thread_io;
+pub mod request_log;
 
+pub use device_times::DeviceTimes;
 pub use fairness::jain;
 pub use histogram::{LatencyHistogram, LatencySummary};

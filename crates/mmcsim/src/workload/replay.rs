@@ -15,15 +15,13 @@
 //! them before the first record is mapped.
 
 use super::spec::{FitMode, ReplayMode, TraceSpec};
-use crate::block::request::Bio;
-use crate::block::split_bio;
-use crate::device::Emmc;
-use crate::driver::DeviceTimes;
 use crate::engine::{EventQueue, Slab};
 use crate::error::{Error, Result};
-use crate::host::{Below, Call, HostEvents, HOST_CALLS};
+use crate::host::blockdev::{Bio, Submitter};
+use crate::host::{Below, Call, HostEvents};
 use crate::stats::histogram::{LatencyHistogram, LatencySummary};
 use crate::stats::report::{CallKind, Collector};
+use crate::stats::DeviceTimes;
 use crate::types::{IoPrio, Ns, Op, SECTOR_BYTES};
 use crate::workload::service_compare::{ServiceComparison, ServiceRow};
 use crate::workload::trace::{OpenOptions, TraceReader, TraceRecord};
@@ -530,15 +528,17 @@ impl TraceFeed {
     }
 }
 
-/// Applies a preconditioning trace's writes and discards to the device,
-/// untimed and unmeasured.
+/// Applies a preconditioning trace's writes and discards to the device of
+/// `capacity` sectors, untimed and unmeasured, through `device(op,
+/// sector, sectors)` (the set-up code owns the device: a workload never
+/// names it).
 pub fn precondition(
-    device: &mut Emmc,
+    capacity: u64,
+    device: &mut dyn FnMut(Op, u64, u64),
     path: &Path,
     shown: &Path,
     spec: &TraceSpec,
 ) -> Result<PreconditionTrace> {
-    let capacity = device.capacity_sectors();
     let pspec = TraceSpec {
         path: PathBuf::from(path),
         precondition: None,
@@ -554,12 +554,12 @@ pub fn precondition(
     while let Some(r) = feed.read()? {
         match r.op {
             Op::Write => {
-                device.write_untimed(r.sector, r.sectors as u64);
+                device(Op::Write, r.sector, r.sectors as u64);
                 out.writes += 1;
                 out.sectors_written += r.sectors as u64;
             }
             Op::Discard => {
-                device.trim_untimed(r.sector, r.sectors as u64);
+                device(Op::Discard, r.sector, r.sectors as u64);
                 out.discards += 1;
             }
             Op::Read | Op::Flush => {}
@@ -567,10 +567,6 @@ pub fn precondition(
     }
     Ok(out)
 }
-
-/// Owner tag bit of replay bios (a range the host leaves to other
-/// submitters).
-const REPLAY_TAG: u32 = HOST_CALLS;
 
 /// Events of trace replay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -648,11 +644,6 @@ impl Replay {
         self.feed.backlog
     }
 
-    /// True when `owner` tags one of replay's bios.
-    pub fn owns(owner: u32) -> bool {
-        owner & !(REPLAY_TAG - 1) == REPLAY_TAG
-    }
-
     /// Handles a replay event.
     pub fn handle<E: ReplayEvents>(
         &mut self,
@@ -666,17 +657,16 @@ impl Replay {
         }
     }
 
-    /// A bio of a record completed on the device (`times`); the record
-    /// completes with its last bio, and in closed loop its process then
-    /// issues its next record.
+    /// A bio of record `id` (its [`Submitter::Replay`]) completed on the
+    /// device (`times`); the record completes with its last bio, and in
+    /// closed loop its process then issues its next record.
     pub fn bio_done<E: ReplayEvents>(
         &mut self,
         now: Ns,
-        bio: &Bio,
+        id: u32,
         times: DeviceTimes,
         b: &mut Below<E>,
     ) -> Result<()> {
-        let id = bio.owner & !REPLAY_TAG;
         if !self.calls[id].bio_done(times, now) {
             return Ok(());
         }
@@ -736,8 +726,9 @@ impl Replay {
         let feed = &mut self.feed;
         feed.next = feed.read()?;
         if let Some(r) = &feed.next {
-            // A performance hint only (`device::warm`).
-            b.driver.device().warm(r.sector, r.op == Op::Write);
+            // A performance hint only (`device::warm`), carried down with
+            // the next request.
+            b.hint(r.sector, r.op == Op::Write);
             let at = feed.replay_time(r.time_ns);
             b.q.at(at, ReplayEvent::Arrival);
         }
@@ -756,7 +747,7 @@ impl Replay {
         let pid = r.pid.unwrap_or(0);
         let proc = feed.process(pid, r.process, b.collector);
         let (thread, holds) = (proc.thread, !proc.queue.is_empty());
-        if !holds && !b.block.layer.is_blocked(thread) {
+        if !holds && !b.raw_blocked(thread) {
             let at = feed.replay_time(r.time_ns);
             self.issue_record(now, at, &r, thread, b);
             return true;
@@ -788,7 +779,7 @@ impl Replay {
             let thread = self.feed.waiting[i];
             self.feed.ops += 1;
             loop {
-                if b.block.layer.is_blocked(thread) {
+                if b.raw_blocked(thread) {
                     break;
                 }
                 let feed = &mut self.feed;
@@ -918,7 +909,7 @@ impl Replay {
         };
         // A performance hint only (`device::warm`): the record's command
         // comes after the think time and the trip down the stack.
-        b.driver.device().warm(next.sector, next.op == Op::Write);
+        b.hint(next.sector, next.op == Op::Write);
         // Think time: from the previous record's recorded completion (or,
         // when the format records none, its issue) to this record's issue.
         let (prev_issue, prev_done) = proc.prev.unwrap_or((next.time_ns, None));
@@ -981,7 +972,7 @@ impl Replay {
             pid: r.pid.unwrap_or(0),
             thread,
             ioprio: IoPrio::NORM,
-            owner: REPLAY_TAG | id,
+            submitter: Submitter::Replay(id),
         };
         if is_write && r.flags & TraceRecord::PREFLUSH != 0 {
             if self.after_flush.len() <= id as usize {
@@ -996,7 +987,7 @@ impl Replay {
                 ..template
             };
             self.calls[id].pending = 1;
-            b.block.submit(now, [flush], b.driver, b.q);
+            b.submit_raw(now, flush, self.max_bio_sectors, &mut self.bios);
             return;
         }
         self.submit_split(now, id, template, b);
@@ -1004,19 +995,8 @@ impl Replay {
 
     /// Submits `template` as bios of call `id`.
     fn submit_split<E: ReplayEvents>(&mut self, now: Ns, id: u32, template: Bio, b: &mut Below<E>) {
-        if !template.op.has_data()
-            || (template.sectors > 0 && template.sectors <= self.max_bio_sectors)
-        {
-            // One bio, the template itself (what `split_bio` would make).
-            self.calls[id].pending = 1;
-            b.block.submit(now, [template], b.driver, b.q);
-            return;
-        }
-        let mut bios = std::mem::take(&mut self.bios);
-        bios.clear();
-        let n = split_bio(template, self.max_bio_sectors, &mut bios);
+        // Counted before the bios go down: none completes while they do.
+        let n = b.submit_raw(now, template, self.max_bio_sectors, &mut self.bios);
         self.calls[id].pending = n;
-        b.block.submit(now, bios.drain(..), b.driver, b.q);
-        self.bios = bios;
     }
 }

@@ -6,8 +6,8 @@
 
 use super::{FileId, FsEvent, PageRun};
 use crate::block::request::Bio;
-use crate::driver::DeviceTimes;
 use crate::host::page_cache::PageCache;
+use crate::stats::DeviceTimes;
 use crate::types::Ns;
 
 /// The host kernel as a file system sees it.

@@ -36,7 +36,7 @@ use serde::Serialize;
 
 use super::page_cache::{FileId, PageCache};
 use super::syscall::OpenFlags;
-use crate::driver::DeviceTimes;
+use crate::stats::DeviceTimes;
 use crate::types::Ns;
 
 pub use super::errno::Errno;
@@ -45,12 +45,6 @@ pub use kernel::Kernel;
 
 /// An inode number of the mounted file system (its own numbering).
 pub type Ino = u32;
-
-/// Owner tag of a file system's own bios (journal log blocks, its
-/// flushes): the host hands their completions to
-/// [`FileSystem::bio_done`]. It is the page-I/O tag bit with the low bits
-/// no page-cache I/O uses.
-pub const FS_IO: u32 = (1 << 31) | ((1 << 31) - 2);
 
 /// A mapped or unmapped run of a file's pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -674,7 +668,7 @@ pub trait FileSystem {
     /// One of the file system's own events.
     fn event(&mut self, now: Ns, ev: FsEvent, k: &mut dyn Kernel);
 
-    /// One of the file system's own bios ([`FS_IO`]) completed on the
+    /// One of the file system's own bios (`Submitter::Fs`) completed on the
     /// request that ran at `times`.
     fn bio_done(&mut self, now: Ns, times: DeviceTimes, k: &mut dyn Kernel);
 

@@ -1011,11 +1011,11 @@ impl Elevator for Bfq {
         };
         self.bics.entry(pid).or_insert_with(|| Bic::new(now));
         let q = self.get_queue(now, pid, sync, ioprio);
-        ctx.rqs[rq].elv_priv[0] = q as u64;
+        ctx.set_elv_priv(rq, 0, q as u64);
         self.inject_on_add(ctx, q);
         self.add_rq(ctx, q, rq);
         let fifo = now + self.tun.fifo_expire[sync as usize] as i64;
-        ctx.rqs[rq].fifo_time = self.jiffy_start_ns(fifo);
+        ctx.set_fifo_time(rq, self.jiffy_start_ns(fifo));
         self.queues[q as usize].fifo.push_back(rq);
         self.rq_enqueued(ctx, q, rq);
     }
@@ -1066,7 +1066,7 @@ impl Elevator for Bfq {
             {
                 bq.fifo.remove(rq);
                 bq.fifo.insert_after(next, rq);
-                ctx.rqs[rq].fifo_time = ctx.rq(next).fifo_time;
+                ctx.set_fifo_time(rq, ctx.rq(next).fifo_time);
             }
         }
         if self.queues[nq as usize].next_rq == Some(next) {

@@ -4,7 +4,7 @@
 use super::*;
 use crate::sched::testutil::{BlockLayer, QueueParams};
 use mmcsim_elevator::types::{Op, NS_PER_MS, NS_PER_US};
-use mmcsim_elevator::Request;
+use mmcsim_elevator::{Request, Submitter};
 
 /// One process issuing fixed-size I/O.
 #[derive(Clone, Debug)]
@@ -162,7 +162,7 @@ impl Sim {
                     pid: p.pid,
                     thread: i as u32,
                     ioprio: p.ioprio,
-                    owner: 0,
+                    submitter: Submitter::Call(0),
                 };
                 self.b.submit_bio(self.now, bio, false);
             }
@@ -467,7 +467,7 @@ fn merges_stay_within_the_submitters_queue() {
         pid,
         thread: pid,
         ioprio: IoPrio::NORM,
-        owner: 0,
+        submitter: Submitter::Call(0),
     };
     b.submit_bio(0, rd(1, 100), false);
     b.submit_bio(0, rd(2, 108), false); // contiguous, other process

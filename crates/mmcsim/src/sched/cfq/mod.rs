@@ -947,7 +947,7 @@ impl Cfq {
                 return self.expire_and_new(ctx, Some(n));
             }
             // 5. Idle timer pending.
-            if ctx.timer.is_some() {
+            if ctx.timer().is_some() {
                 return None;
             }
             // 6. A seeky queue early in its slice loses its idle window.
@@ -1275,9 +1275,9 @@ impl Elevator for Cfq {
             (r.pid, r.sync, r.ioprio)
         };
         let qi = self.get_queue(pid, sync, prio);
-        ctx.rqs[rq].elv_priv[0] = qi as u64;
+        ctx.set_elv_priv(rq, 0, qi as u64);
         let expiry = self.j + self.tun.fifo_expire[sync as usize];
-        ctx.rqs[rq].fifo_time = self.jiffy_ns(expiry);
+        ctx.set_fifo_time(rq, self.jiffy_ns(expiry));
         self.qm(qi).fifo.push_back(rq);
         self.add_rq_rb(ctx, rq);
         self.rq_enqueued(ctx, rq);
@@ -1323,7 +1323,7 @@ impl Elevator for Cfq {
                 q.fifo.remove(rq);
                 q.fifo.insert_after(next, rq);
             }
-            ctx.rqs[rq].fifo_time = ctx.rq(next).fifo_time;
+            ctx.set_fifo_time(rq, ctx.rq(next).fifo_time);
         }
         if self.q(qr).next_rq == Some(next) {
             self.qm(qr).next_rq = Some(rq);

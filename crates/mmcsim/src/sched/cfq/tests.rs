@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use super::*;
 use crate::sched::testutil::{BlockLayer, QueueParams};
 use mmcsim_elevator::types::{IoPrio, NS_PER_MS};
-use mmcsim_elevator::Request;
+use mmcsim_elevator::{Request, Submitter};
 
 const MS: Ns = NS_PER_MS;
 
@@ -126,7 +126,7 @@ impl Sim {
             pid: p.pid,
             thread: i as u32,
             ioprio: p.ioprio,
-            owner: i as u32,
+            submitter: Submitter::Call(i as u32),
         };
         p.outstanding += 1;
         p.sector += match p.kind {
@@ -192,7 +192,7 @@ impl Sim {
                 self.b.complete(t, rq, &mut done);
                 self.completions.push((t, pid, self.b.timer()));
                 for bio in done {
-                    let p = &mut self.procs[bio.owner as usize];
+                    let p = &mut self.procs[bio.thread as usize];
                     p.outstanding = p.outstanding.saturating_sub(1);
                     if t < p.stop_at {
                         p.next_at = Some(t + p.think);
@@ -354,7 +354,7 @@ fn expired_sync_request_is_served_out_of_order_once_per_slice() {
             pid: 1,
             thread: 0,
             ioprio: IoPrio::NORM,
-            owner: 0,
+            submitter: Submitter::Call(0),
         };
         s.b.submit_bio(s.now, bio, false);
     };
@@ -475,7 +475,7 @@ fn backward_seek_within_back_seek_max_is_charged_double() {
                 pid: 1,
                 thread: 0,
                 ioprio: IoPrio::NORM,
-                owner: 0,
+                submitter: Submitter::Call(0),
             };
             s.b.submit_bio(s.now, bio, false);
         };
@@ -514,7 +514,7 @@ fn merges_stay_within_the_submitters_queue() {
         pid,
         thread: pid,
         ioprio: IoPrio::NORM,
-        owner: 0,
+        submitter: Submitter::Call(0),
     };
     b.submit_bio(0, bio(1, Op::Read, 0), false);
     b.submit_bio(0, bio(2, Op::Read, 8), false); // other process: no merge
@@ -553,7 +553,7 @@ fn forced_dispatch_drains_every_queue_and_may_queue_is_must_once_while_idling() 
         pid,
         thread: pid,
         ioprio: IoPrio::NORM,
-        owner: 0,
+        submitter: Submitter::Call(0),
     };
     let mut ids = Vec::new();
     for (pid, op, sector) in [
@@ -564,22 +564,12 @@ fn forced_dispatch_drains_every_queue_and_may_queue_is_must_once_while_idling() 
     ] {
         let id = rqs.insert(Request::from_bio(&mk(pid, op, sector), 0, 0));
         rqs[id].sync = op == Op::Read;
-        let mut ctx = SchedCtx {
-            now: 0,
-            rqs: &mut rqs,
-            in_driver: [0; 2],
-            timer: &mut timer,
-        };
+        let mut ctx = SchedCtx::new(0, &mut rqs, [0; 2], &mut timer);
         c.add_request(&mut ctx, id);
         ids.push(id);
     }
     // Normal dispatch: pid 1's queue, then (still its slice) its second.
-    let mut ctx = SchedCtx {
-        now: 0,
-        rqs: &mut rqs,
-        in_driver: [0; 2],
-        timer: &mut timer,
-    };
+    let mut ctx = SchedCtx::new(0, &mut rqs, [0; 2], &mut timer);
     let first = c.dispatch(&mut ctx, false).unwrap();
     assert_eq!(first, ids[0]);
     // Complete it with an empty queue? Not yet: a forced drain takes all
@@ -596,14 +586,15 @@ fn forced_dispatch_drains_every_queue_and_may_queue_is_must_once_while_idling() 
     c.activate(&mut ctx, first);
     let mut c2 = Cfq::new(&sp);
     c2.set_tunable("hw_tag", "0").unwrap();
-    let id = ctx.rqs.insert(Request::from_bio(&mk(7, Op::Read, 0), 0, 0));
-    ctx.rqs[id].sync = true;
+    let id = rqs.insert(Request::from_bio(&mk(7, Op::Read, 0), 0, 0));
+    rqs[id].sync = true;
+    let mut ctx = SchedCtx::new(0, &mut rqs, [0; 2], &mut timer);
     c2.add_request(&mut ctx, id);
     assert_eq!(c2.dispatch(&mut ctx, false), Some(id));
     c2.activate(&mut ctx, id);
     ctx.now = MS;
     c2.completed(&mut ctx, id);
-    assert_eq!(*ctx.timer, Some(9 * MS), "idle timer: 1 ms + slice_idle");
+    assert_eq!(ctx.timer(), Some(9 * MS), "idle timer: 1 ms + slice_idle");
     let b = mk(7, Op::Read, 128);
     assert_eq!(c2.may_queue(&ctx, &b), MayQueue::Must);
     assert_eq!(c2.may_queue(&ctx, &b), MayQueue::May);

@@ -28,11 +28,11 @@
 //! the tasks that wait for a commit).
 
 use super::super::jbd2::{Buf, CommitPlan, LogBlock};
-use super::super::{FsEvent, Kernel, PageRun, FS_IO};
+use super::super::{FsEvent, Kernel, PageRun};
 use super::Ext4;
-use crate::block::request::Bio;
-use crate::driver::DeviceTimes;
+use crate::block::request::{Bio, Submitter};
 use crate::host::page_cache::FileId;
+use crate::stats::DeviceTimes;
 use crate::types::{IoPrio, Ns, Op, NS_PER_S, SECTORS_PER_PAGE};
 
 /// Pid the journal thread's bios are charged to.
@@ -110,7 +110,7 @@ impl Ext4 {
             pid: JBD2_PID,
             thread: self.kj.thread,
             ioprio: IoPrio::NORM,
-            owner: FS_IO,
+            submitter: Submitter::Fs,
         }
     }
 

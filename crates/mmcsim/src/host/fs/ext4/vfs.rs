@@ -6,9 +6,9 @@
 use super::super::{Errno, FileSystem, FsEvent, FsReport, FsyncPlan, Ino, Kernel, PageRun};
 use super::inode::Kind;
 use super::{Ext4, S_MAXBYTES};
-use crate::driver::DeviceTimes;
 use crate::host::page_cache::{FileId, PageCache};
 use crate::host::syscall::OpenFlags;
+use crate::stats::DeviceTimes;
 use crate::types::Ns;
 
 impl FileSystem for Ext4 {

@@ -7,9 +7,9 @@
 
 use super::super::{Errno, FileSystem, FsEvent, FsReport, FsyncPlan, Ino, Kernel, PageRun};
 use super::Fuse;
-use crate::driver::DeviceTimes;
 use crate::host::page_cache::{FileId, PageCache};
 use crate::host::syscall::OpenFlags;
+use crate::stats::DeviceTimes;
 use crate::types::Ns;
 
 impl FileSystem for Fuse {

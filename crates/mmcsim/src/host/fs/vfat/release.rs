@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::Vfat;
-use crate::block::request::Bio;
+use crate::block::request::{Bio, Submitter};
 use crate::host::fs::{FsEvent, FsyncPlan, Kernel, PageRun};
 use crate::host::page_cache::FileId;
 use crate::types::{Ns, Op, NS_PER_S};
@@ -65,7 +65,8 @@ impl Vfat {
             pid,
             thread: t,
             ioprio: Default::default(),
-            owner: 0,
+            // Each bio gets its own page-I/O record (`page_write_bios`).
+            submitter: Submitter::PageIo(0),
         };
         let mut bios = Vec::new();
         let data = self.inode(ino).mapping;

@@ -4,9 +4,9 @@
 
 use super::super::{Errno, FileSystem, FsEvent, FsReport, FsyncPlan, Ino, Kernel, PageRun};
 use super::{Dirty, Kind, Vfat, ROOT_INO, S_MAXBYTES};
-use crate::driver::DeviceTimes;
 use crate::host::page_cache::{FileId, PageCache};
 use crate::host::syscall::OpenFlags;
+use crate::stats::DeviceTimes;
 use crate::types::Ns;
 
 impl FileSystem for Vfat {
