@@ -225,7 +225,8 @@ fn spooled(p: &Path) -> Result<Option<Arc<File>>> {
             format!("copying the non-seekable input to a temporary file: {e}"),
         ),
     })?;
-    let copied = std::io::copy(&mut (&mut input).take(MAX_SPOOL_BYTES + 1), &mut copy).map_err(io)?;
+    let copied =
+        std::io::copy(&mut (&mut input).take(MAX_SPOOL_BYTES + 1), &mut copy).map_err(io)?;
     if copied > MAX_SPOOL_BYTES {
         return Err(Error::Io {
             path: p.to_path_buf(),

@@ -9,8 +9,8 @@ pub mod device_times;
 pub mod fairness;
 pub mod histogram;
 pub mod report;
-pub mod thread_io;
 pub mod request_log;
+pub mod thread_io;
 
 pub use device_times::DeviceTimes;
 pub use fairness::jain;
