@@ -152,7 +152,7 @@ fn the_report_records_what_it_ran_by_digests_independent_of_paths() {
         );
     }
     assert_eq!(base["seed"], 1);
-    assert_eq!(base["schema"], "mmcsim-report/1");
+    assert_eq!(base["schema"], "mmcsim-report/2");
     assert_eq!(base["mmcsim_version"], env!("CARGO_PKG_VERSION"));
     // The trace counts by content: a copy elsewhere is the same workload.
     let copy = tmp.join("copy.csv");
@@ -261,6 +261,17 @@ fn a_baseline_edited_to_another_device_host_schema_or_without_identity_is_refuse
     let (code, _, err) = check(&[now_s, "--baseline", &base]);
     assert_eq!(code, 2);
     assert!(err.contains("no `run.identity`"), "{err}");
+    // A report of the previous schema (whose `host_software` counted queue
+    // waits as host time) is refused with what changed.
+    let mut b = doc.clone();
+    b["schema"] = "mmcsim-report/1".into();
+    let base = write_json(&tmp, "schema1.json", &b);
+    let (code, _, err) = check(&[now_s, "--baseline", &base]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("older report format") && err.contains("not_device"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use common::*;
 fn replay_of_the_bundled_sample_reports_every_documented_metric() {
     let tmp = scratch("replay_sample");
     let r = report(&["replay", "traces/sample.csv"], &tmp);
-    assert_eq!(r["schema"], "mmcsim-report/1");
+    assert_eq!(r["schema"], "mmcsim-report/2");
     let n = r["requests"]["count"].as_u64().unwrap();
     assert!(n > 100, "sample has hundreds of requests, got {n}");
     for path in [
@@ -29,7 +29,9 @@ fn replay_of_the_bundled_sample_reports_every_documented_metric() {
         "/breakdown_us/driver",
         "/breakdown_us/device",
         "/breakdown_us/irq_wakeup",
-        "/breakdown_us/host_share",
+        "/breakdown_us/not_device_share",
+        "/breakdown_us/queue_wait",
+        "/breakdown_us/shares/host_path",
         "/device_response_us/mean",
         "/host/cpu/mean_freq_mhz",
         "/host/cpu/ipis",

@@ -469,7 +469,7 @@ fn a_failed_run_leaves_no_partial_outputs() {
     assert!(std::fs::read_to_string(&log).unwrap().lines().count() > 1);
     assert!(std::fs::read_to_string(&js)
         .unwrap()
-        .contains("mmcsim-report/1"));
+        .contains("mmcsim-report/2"));
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
 }
 

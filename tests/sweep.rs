@@ -101,7 +101,7 @@ fn sweep_is_identical_across_workers_shards_and_resume() {
             .1,
     )
     .unwrap();
-    assert_eq!(report["schema"], "mmcsim-report/1");
+    assert_eq!(report["schema"], "mmcsim-report/2");
     // The CSV's numbers are the report's, digit for digit.
     let row = csv.lines().nth(1).unwrap();
     let fields: Vec<&str> = row.split(',').collect();

@@ -148,7 +148,7 @@ fn a_fifo_output_gets_the_whole_report_and_log() {
     assert_eq!(got_json, std::fs::read(&rj).unwrap(), "the whole report");
     assert_eq!(got_log, std::fs::read(&rl).unwrap(), "the whole log");
     let report: serde_json::Value = serde_json::from_slice(&got_json).unwrap();
-    assert_eq!(report["schema"], "mmcsim-report/1");
+    assert_eq!(report["schema"], "mmcsim-report/2");
     // `/dev/stdout` (a link to a pipe here) is written in place.
     let o = simctl(&["replay", "traces/sample.csv", "-q", "--json", "/dev/stdout"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -181,7 +181,7 @@ fn a_symlinked_output_writes_its_target_and_stays_a_link() {
         s(&dangling),
     ]);
     let text = std::fs::read_to_string(&target).unwrap();
-    assert!(text.contains("mmcsim-report/1"), "the target was written");
+    assert!(text.contains("mmcsim-report/2"), "the target was written");
     let csv = std::fs::read_to_string(dir.join("sub/made.csv")).unwrap();
     assert!(csv.starts_with("run,scenario,scheduler"), "{csv}");
     for l in [&link, &dangling] {

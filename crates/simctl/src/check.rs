@@ -145,14 +145,21 @@ fn refuse_empty(report: &Value, label: &str, path: &Path, role: &str) -> Result<
     Ok(())
 }
 
-/// The reports inside a document: a single report (`mmcsim-report/1`) or a
+/// The reports inside a document: a single report (`mmcsim-report/2`) or a
 /// comparison (`mmcsim-compare/1`, by label).
 /// `role` (report or baseline) names the document in messages.
 fn reports(v: &Value, path: &Path, role: &str) -> Result<BTreeMap<String, Value>, Unusable> {
     let mut out = BTreeMap::new();
     match v.get("schema").and_then(Value::as_str) {
-        Some("mmcsim-report/1") => {
+        Some(mmcsim::stats::report::SCHEMA) => {
             out.insert("-".to_string(), v.clone());
+        }
+        Some(old @ "mmcsim-report/1") => {
+            return Err(Unusable(format!(
+                "{}: {role} has schema {old:?}, an older report format (renamed in {:?}: `breakdown_us.host_software`/`host_share` became `not_device`/`not_device_share`, with `block_submit`, `queue_wait` and `shares` added); run it again with this simctl to compare like with like",
+                path.display(),
+                mmcsim::stats::report::SCHEMA
+            )))
         }
         Some("mmcsim-compare/1") => {
             let Some(list) = v.get("reports").and_then(Value::as_array) else {
@@ -182,9 +189,10 @@ fn reports(v: &Value, path: &Path, role: &str) -> Result<BTreeMap<String, Value>
         }
         other => {
             return Err(Unusable(format!(
-                "{}: not an mmcsim report (schema {:?}; expected \"mmcsim-report/1\" or \"mmcsim-compare/1\")",
+                "{}: not an mmcsim report (schema {:?}; expected {:?} or \"mmcsim-compare/1\")",
                 path.display(),
-                other
+                other,
+                mmcsim::stats::report::SCHEMA
             )))
         }
     }

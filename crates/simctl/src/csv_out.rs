@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(unit_of(&p("read.mb_per_s")), "MB/s");
         assert_eq!(unit_of(&p("throughput.iops")), "1/s");
         assert_eq!(unit_of(&p("breakdown_us.device")), "us");
-        assert_eq!(unit_of(&p("breakdown_us.host_share")), "fraction");
+        assert_eq!(unit_of(&p("breakdown_us.not_device_share")), "fraction");
         assert_eq!(unit_of(&p("device_response_us.requests")), "");
         assert_eq!(unit_of(&p("requests.bytes_read")), "bytes");
         assert_eq!(unit_of(&p("simulated_time_s")), "s");

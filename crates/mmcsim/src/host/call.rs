@@ -7,11 +7,12 @@
 //! goes to exactly one layer, so the parts add up to the latency.
 //! `mark` is the end of the part already attributed; [`Call::charge`]
 //! gives `[mark, until)` to a layer. Host CPU steps are charged as they are
-//! scheduled (platform, system call + file system, block submission,
+//! scheduled (platform, system call + file system, block submission
+//! (`block_submit`),
 //! wake-up). A wait for I/O is attributed along its critical path — the
 //! request whose completion ended the wait (the call's last one, or the one
 //! holding the page it sleeps on): until the driver fetched it
-//! `block_queue`, until it started on the bus `driver` (mmcqd wake-up,
+//! `queue_wait`, until it started on the bus `driver` (mmcqd wake-up,
 //! dispatch hook, setup, DMA mapping, waiting for the bus), until its data
 //! command completed `device`, until the driver's CMD13 polls found the card
 //! ready `device_busy_poll`, then `irq_wakeup` (interrupt, IPI, remote
@@ -81,7 +82,7 @@ impl Call {
     /// that ran at `t`: attributes the wait along that request's path.
     pub fn waited(&mut self, t: DeviceTimes, now: Ns) {
         self.last_io = Some(t);
-        self.charge(Layer::BlockQueue, t.fetch);
+        self.charge(Layer::QueueWait, t.fetch);
         self.charge(Layer::Driver, t.start);
         self.charge(Layer::Device, t.data_done);
         self.charge(Layer::DeviceBusyPoll, t.done);
@@ -131,7 +132,7 @@ mod tests {
         let mut c = Call::new(1_000, 0, CallKind::Write, 4096);
         c.charge(Layer::Platform, 3_000);
         c.charge(Layer::SyscallFs, 5_000);
-        c.charge(Layer::BlockQueue, 6_000);
+        c.charge(Layer::BlockSubmit, 6_000);
         c.pending = 2;
         let t = DeviceTimes {
             fetch: 4_000, // fetched before the mark: not counted again

@@ -1203,10 +1203,10 @@ impl Host {
 
     /// Thread `t` submits `n` bios from `at` (block layer + scheduler CPU
     /// time on its core); returns when it is done, charging its call's
-    /// `block_queue`.
+    /// `block_submit`.
     pub(super) fn submit_cost(&mut self, t: u32, at: Ns, n: u32) -> Ns {
         let done = at + self.cpu.thread(t, at, |c| n as Ns * c.block_submit);
-        self.charge_task(t, Layer::BlockQueue, done);
+        self.charge_task(t, Layer::BlockSubmit, done);
         done
     }
 

@@ -65,7 +65,7 @@ pub struct RunCost {
     pub feed_ops: u64,
 }
 
-/// The full report of a run (schema `mmcsim-report/1`).
+/// The full report of a run (schema `mmcsim-report/2`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Report {
     /// Schema tag.
@@ -333,16 +333,17 @@ impl Report {
         let b = &w.breakdown_us;
         let _ = writeln!(
             s,
-            "latency split (mean µs): platform {:.1} | syscall+fs {:.1} | block+queue {:.1} | driver {:.1} | device {:.1} (data command {:.1}, busy poll {:.1}) | irq+wakeup {:.1} | not device {:.1}%",
+            "latency split (mean µs): platform {:.1} | syscall+fs {:.1} | block submit {:.1} | queue wait {:.1} | driver {:.1} | device {:.1} (data command {:.1}, busy poll {:.1}) | irq+wakeup {:.1} | not device {:.1}%",
             b.platform,
             b.syscall_fs,
-            b.block_queue,
+            b.block_submit,
+            b.queue_wait,
             b.driver,
             b.device,
             b.device_data_cmd,
             b.device_busy_poll,
             b.irq_wakeup,
-            b.host_share * 100.0
+            b.not_device_share * 100.0
         );
         let c = &self.host.cpu;
         let _ = writeln!(

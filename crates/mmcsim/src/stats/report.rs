@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Version tag of the report schema.
-pub const SCHEMA: &str = "mmcsim-report/1";
+pub const SCHEMA: &str = "mmcsim-report/2";
 
 /// Counts of workload calls by kind.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -132,9 +132,13 @@ pub enum Layer {
     Platform,
     /// System-call entry, VFS, file system, page-cache copies.
     SyscallFs,
-    /// Block layer and I/O scheduler: submission and queueing until the
-    /// driver fetches the request.
-    BlockQueue,
+    /// Block layer and I/O scheduler CPU work on the calling thread: bio
+    /// submission, plugging, the scheduler's insertion.
+    BlockSubmit,
+    /// Waiting in the block layer: from the end of the call's own path
+    /// until the driver fetches the request it waits on (plug, scheduler
+    /// queue, dispatch limits).
+    QueueWait,
     /// MMC driver: mmcqd wake-up, dispatch hook, setup, DMA mapping, and
     /// waiting for the bus.
     Driver,
@@ -157,8 +161,10 @@ pub struct Split {
     pub platform: Ns,
     /// [`Layer::SyscallFs`], ns.
     pub syscall_fs: Ns,
-    /// [`Layer::BlockQueue`], ns.
-    pub block_queue: Ns,
+    /// [`Layer::BlockSubmit`], ns.
+    pub block_submit: Ns,
+    /// [`Layer::QueueWait`], ns.
+    pub queue_wait: Ns,
     /// [`Layer::Driver`], ns.
     pub driver: Ns,
     /// [`Layer::Device`], ns.
@@ -175,7 +181,8 @@ impl Split {
         *match layer {
             Layer::Platform => &mut self.platform,
             Layer::SyscallFs => &mut self.syscall_fs,
-            Layer::BlockQueue => &mut self.block_queue,
+            Layer::BlockSubmit => &mut self.block_submit,
+            Layer::QueueWait => &mut self.queue_wait,
             Layer::Driver => &mut self.driver,
             Layer::Device => &mut self.device,
             Layer::DeviceBusyPoll => &mut self.device_busy_poll,
@@ -187,7 +194,8 @@ impl Split {
     pub fn total(&self) -> Ns {
         self.platform
             + self.syscall_fs
-            + self.block_queue
+            + self.block_submit
+            + self.queue_wait
             + self.driver
             + self.device
             + self.device_busy_poll
@@ -207,9 +215,14 @@ pub struct Breakdown {
     pub platform: f64,
     /// System-call entry, VFS + file system, page-cache copies, throttling.
     pub syscall_fs: f64,
-    /// Block layer submission and queueing in the I/O scheduler until the
-    /// driver fetches the request.
+    /// Block layer: `block_submit + queue_wait`.
     pub block_queue: f64,
+    /// Block layer and scheduler CPU work on the calling thread (bio
+    /// submission, plugging, insertion).
+    pub block_submit: f64,
+    /// Waiting in the block layer until the driver fetches the request
+    /// (plugged, queued in the scheduler, held back by dispatch limits).
+    pub queue_wait: f64,
     /// MMC driver: mmcqd wake-up, dispatch hook, command setup, DMA
     /// mapping, waiting for the bus.
     pub driver: f64,
@@ -226,12 +239,40 @@ pub struct Breakdown {
     pub device_busy_poll: f64,
     /// Completion interrupt, IPI and remote wake-up, waking the thread.
     pub irq_wakeup: f64,
-    /// Exact mean latency: the sum of the six parts.
+    /// Exact mean latency: `platform + syscall_fs + block_queue + driver +
+    /// device + irq_wakeup`.
     pub total: f64,
-    /// Host software: everything but device time (`total − device`).
-    pub host_software: f64,
-    /// `host_software / total` (0 without calls).
-    pub host_share: f64,
+    /// Everything but device time (`total − device`): host software *and*
+    /// every wait outside the device (queues, the bus, wake-up).
+    pub not_device: f64,
+    /// `not_device / total` (0 without calls).
+    pub not_device_share: f64,
+    /// The mean latency's shares by what the time was spent on; they add
+    /// up to 1 (all 0 without calls).
+    pub shares: Shares,
+}
+
+/// Shares of the mean call latency (fractions of `breakdown_us.total`),
+/// each part of the path reported apart: the calling thread's own host
+/// path, waiting in the block layer, the driver, the device, and the
+/// interrupt and wake-up.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Shares {
+    /// The calling thread's own path through host software: platform,
+    /// system call and file system, block submission (its CPU work and the
+    /// time it waits for a core or for host software it depends on, such
+    /// as a FUSE daemon or the JBD2 thread), fraction. No block-queue wait.
+    pub host_path: f64,
+    /// Waiting in the block layer for the driver to fetch the request,
+    /// fraction.
+    pub queue_wait: f64,
+    /// MMC driver (mmcqd wake-up, dispatch, setup, waiting for the bus),
+    /// fraction.
+    pub driver: f64,
+    /// Device service (data command and busy polling), fraction.
+    pub device: f64,
+    /// Completion interrupt, IPI, wake-up of the waiting thread, fraction.
+    pub irq_wakeup: f64,
 }
 
 /// Accumulates per-call results during a run.
@@ -249,7 +290,7 @@ pub struct Collector {
     first_issue: Option<Ns>,
     last_done: Ns,
     /// Per-layer sums in [`Split`] order, ns.
-    sum: [u128; 7],
+    sum: [u128; 8],
     d2c_sum: u128,
     d2c_count: u64,
     /// Sums over device requests of data-command and busy-poll time, ns.
@@ -382,7 +423,7 @@ impl Collector {
             threads: Vec::new(),
             first_issue: None,
             last_done: 0,
-            sum: [0; 7],
+            sum: [0; 8],
             d2c_sum: 0,
             d2c_count: 0,
             data_cmd_sum: 0,
@@ -565,7 +606,8 @@ impl Collector {
         let parts = [
             p.platform,
             p.syscall_fs,
-            p.block_queue,
+            p.block_submit,
+            p.queue_wait,
             p.driver,
             p.device,
             p.device_busy_poll,
@@ -656,24 +698,36 @@ impl Collector {
     pub fn breakdown(&self) -> Breakdown {
         let n = self.counts.count.max(1) as f64;
         let us = |v: u128| v as f64 / n / 1000.0;
+        let [platform, syscall_fs, submit, wait, driver, data_cmd, busy_poll, irq] = self.sum;
         let total: u128 = self.sum.iter().sum();
-        let device = self.sum[4] + self.sum[5];
-        let host = total - device;
-        Breakdown {
-            platform: us(self.sum[0]),
-            syscall_fs: us(self.sum[1]),
-            block_queue: us(self.sum[2]),
-            driver: us(self.sum[3]),
-            device: us(device),
-            device_data_cmd: us(self.sum[4]),
-            device_busy_poll: us(self.sum[5]),
-            irq_wakeup: us(self.sum[6]),
-            total: us(total),
-            host_software: us(host),
-            host_share: if total > 0 {
-                host as f64 / total as f64
+        let device = data_cmd + busy_poll;
+        let share = |v: u128| {
+            if total > 0 {
+                v as f64 / total as f64
             } else {
                 0.0
+            }
+        };
+        Breakdown {
+            platform: us(platform),
+            syscall_fs: us(syscall_fs),
+            block_queue: us(submit + wait),
+            block_submit: us(submit),
+            queue_wait: us(wait),
+            driver: us(driver),
+            device: us(device),
+            device_data_cmd: us(data_cmd),
+            device_busy_poll: us(busy_poll),
+            irq_wakeup: us(irq),
+            total: us(total),
+            not_device: us(total - device),
+            not_device_share: share(total - device),
+            shares: Shares {
+                host_path: share(platform + syscall_fs + submit),
+                queue_wait: share(wait),
+                driver: share(driver),
+                device: share(device),
+                irq_wakeup: share(irq),
             },
         }
     }
@@ -830,7 +884,7 @@ mod tests {
                 done: i * 1_000_000 + 500_000,
                 split: Split {
                     syscall_fs: 100_000,
-                    block_queue: 100_000,
+                    queue_wait: 100_000,
                     device: 300_000,
                     ..Split::default()
                 },
@@ -844,7 +898,12 @@ mod tests {
         assert!((s.breakdown_us.block_queue - 100.0).abs() < 1e-9);
         assert!((s.breakdown_us.device - 300.0).abs() < 1e-9);
         assert!((s.breakdown_us.total - 500.0).abs() < 1e-9);
-        assert!((s.breakdown_us.host_share - 0.4).abs() < 1e-9);
+        assert!((s.breakdown_us.queue_wait - 100.0).abs() < 1e-9);
+        assert!((s.breakdown_us.not_device_share - 0.4).abs() < 1e-9);
+        // The shares keep the queue wait apart from the host path.
+        assert!((s.breakdown_us.shares.host_path - 0.2).abs() < 1e-9);
+        assert!((s.breakdown_us.shares.queue_wait - 0.2).abs() < 1e-9);
+        assert!((s.breakdown_us.shares.device - 0.6).abs() < 1e-9);
         assert!(s.fairness.jain > 0.99);
         assert_eq!(s.threads[1].requests, 5);
     }

@@ -28,7 +28,7 @@ pub enum Kind {
 /// One input file, read and recognised.
 #[derive(Clone, Debug)]
 pub enum Input {
-    /// A run's JSON report (`mmcsim-report/1`).
+    /// A run's JSON report (`mmcsim-report/N`).
     Report {
         /// Label: the file stem.
         name: String,
@@ -76,7 +76,7 @@ pub fn load(path: &Path) -> Result<Input> {
         Some(s) if s.starts_with("mmcsim-report/") => Ok(Input::Report { name, json }),
         Some(s) if s.starts_with("mmcsim-compare/") => Ok(Input::Comparison { name, json }),
         other => bail!(
-            "{src}: JSON with schema {}; expected a report (mmcsim-report/1) or a comparison (mmcsim-compare/1)",
+            "{src}: JSON with schema {}; expected a report (mmcsim-report/N) or a comparison (mmcsim-compare/1)",
             other.map_or("(none)".to_string(), |s| format!("`{s}`"))
         ),
     }

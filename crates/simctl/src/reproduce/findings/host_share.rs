@@ -65,7 +65,7 @@ const ABOUT: About = About {
             "irq_wakeup_us",
             "device_busy_poll_us",
             "device_data_cmd_us",
-            "host_share",
+            "not_device_share",
             "device_response_data_cmd_us",
             "mean_freq_mhz",
             "ipis",
