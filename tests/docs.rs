@@ -332,3 +332,135 @@ fn every_shell_example_runs_or_parses_as_written() {
     assert!(ran >= 20, "only {ran} examples ran");
     eprintln!("documentation examples: {ran} ran, {parsed} parsed only");
 }
+
+/// The key paths of the report's schema, as `simctl schema --markdown`
+/// lists them.
+fn schema_keys() -> Vec<String> {
+    simctl::schema::keys(&simctl::schema::report_schema())
+        .into_iter()
+        .map(|k| k.path)
+        .collect()
+}
+
+/// Whether `path` (array indices as `[]`) is a key of the schema, a map
+/// key (`*`) standing for any name.
+fn in_schema(keys: &[String], path: &str) -> bool {
+    keys.iter().any(|k| {
+        let (a, b): (Vec<&str>, Vec<&str>) = (k.split('.').collect(), path.split('.').collect());
+        a.len() == b.len()
+            && a.iter()
+                .zip(&b)
+                .all(|(x, y)| x == y || *x == "*" || *x == "*[]")
+    })
+}
+
+/// Every key path of a JSON document.
+fn json_paths(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let here = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                out.push(here.clone());
+                json_paths(x, &here, out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a {
+                json_paths(x, &format!("{path}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_report_keys_chapter_is_what_the_binary_generates() {
+    let page = root().join("docs/src/reference/report-keys.md");
+    let now = simctl::schema::markdown(&simctl::schema::report_schema());
+    if std::env::var_os("MMCSIM_BLESS").is_some() {
+        std::fs::write(&page, &now).unwrap();
+    }
+    let committed = std::fs::read_to_string(&page).unwrap_or_default();
+    assert!(
+        committed == now,
+        "{} differs from `simctl schema --markdown`: regenerate it with MMCSIM_BLESS=1 cargo test --test docs",
+        page.display()
+    );
+    let out = common::simctl_ok(&["schema", "--markdown"]);
+    assert_eq!(out, now, "the command prints the chapter");
+}
+
+#[test]
+fn every_key_of_every_golden_report_is_in_the_schema() {
+    let keys = schema_keys();
+    assert!(keys.len() > 300, "{} keys", keys.len());
+    let mut missing = std::collections::BTreeSet::new();
+    let mut reports = 0;
+    for e in std::fs::read_dir(root().join("tests/golden/reports")).unwrap() {
+        let p = e.unwrap().path();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let mut paths = Vec::new();
+        json_paths(&v, "", &mut paths);
+        for path in paths {
+            if !in_schema(&keys, &path) {
+                missing.insert(path);
+            }
+        }
+        reports += 1;
+    }
+    assert!(reports > 20);
+    assert!(
+        missing.is_empty(),
+        "report keys the schema does not describe:\n{}",
+        missing.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+/// `a.{b,c}.d` → `a.b.d`, `a.c.d`.
+fn expand(p: &str) -> Vec<String> {
+    match (p.find('{'), p.find('}')) {
+        (Some(i), Some(j)) if i < j => p[i + 1..j]
+            .split(',')
+            .flat_map(|alt| expand(&format!("{}{}{}", &p[..i], alt.trim(), &p[j + 1..])))
+            .collect(),
+        _ => vec![p.to_string()],
+    }
+}
+
+#[test]
+fn every_key_the_report_chapter_documents_is_in_the_schema() {
+    let keys = schema_keys();
+    let text = std::fs::read_to_string(root().join("docs/src/reference/report.md")).unwrap();
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for (n, line) in prose(&text) {
+        let Some(cell) = line.strip_prefix("| ").and_then(|l| l.split(" | ").next()) else {
+            continue;
+        };
+        for code in cell.split('`').skip(1).step_by(2) {
+            let plain = code.trim_end_matches(".*").trim_end_matches("[]");
+            let looks_like_key = plain.contains('.') || keys.iter().any(|k| k == plain);
+            if !looks_like_key || plain.contains(' ') || plain.contains('"') {
+                continue;
+            }
+            for p in expand(plain) {
+                let p = p.replace("{ERRNO}", "*").replace(".ERRNO", ".*");
+                checked += 1;
+                if !in_schema(&keys, &p) {
+                    missing.push(format!("report.md:{n}: `{p}`"));
+                }
+            }
+        }
+    }
+    assert!(checked > 40, "only {checked} documented keys found");
+    assert!(
+        missing.is_empty(),
+        "documented report keys the schema does not have:\n{}",
+        missing.join("\n")
+    );
+}

@@ -16,7 +16,7 @@ pub const INT_MAX: u64 = i32::MAX as u64;
 pub const UINT_MAX: u64 = u32::MAX as u64;
 
 /// One tunable as `simctl schedulers` and the report show it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TunableInfo {
     /// sysfs name under `queue/iosched/`.
     pub name: &'static str,

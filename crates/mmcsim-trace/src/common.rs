@@ -99,6 +99,19 @@ impl std::str::FromStr for TimeUnit {
     }
 }
 
+/// In a report's JSON Schema: the unit's name.
+impl schemars::JsonSchema for TimeUnit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TimeUnit".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "enum": ["s", "ms", "us", "ns", "100ns", "ps"]
+        })
+    }
+}
+
 /// Written as its name (`us`), read from its name or an alias.
 impl serde::Serialize for TimeUnit {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {

@@ -190,6 +190,19 @@ impl std::str::FromStr for Format {
     }
 }
 
+/// In a report's JSON Schema: the format's name.
+impl schemars::JsonSchema for Format {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TraceFormat".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "a trace format's name, as `simctl trace formats` lists them"
+        })
+    }
+}
+
 /// Written as its name (`blkparse`), read from its name or an alias.
 impl serde::Serialize for Format {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {

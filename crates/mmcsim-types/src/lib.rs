@@ -41,7 +41,19 @@ pub fn us_to_ns(us: f64) -> Ns {
 }
 
 /// The kind of a block request, as recorded in traces (`R`, `W`, `D`, `F`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 pub enum Op {
     /// Data read.
     Read,
@@ -93,7 +105,19 @@ impl Op {
 }
 
 /// I/O priority class (`IOPRIO_CLASS_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum IoClass {
     /// Real time: served before everything else.
@@ -105,7 +129,19 @@ pub enum IoClass {
 }
 
 /// I/O priority: a class and a level 0-7 (0 = highest, `IOPRIO_NORM` = 4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct IoPrio {
     /// Priority class.
     pub class: IoClass,

@@ -233,6 +233,18 @@ pub enum Command {
         /// The shell to complete in.
         shell: clap_complete::Shell,
     },
+    /// Print the JSON Schema (draft 2020-12) of a document simctl writes,
+    /// generated from the types that write it: `report` (`--json` of run
+    /// and replay, schema `mmcsim-report/2`).
+    Schema {
+        /// Which document.
+        #[arg(value_enum, default_value_t = SchemaDoc::Report)]
+        doc: SchemaDoc,
+        /// Instead, print the table of every key path with its type and
+        /// meaning (the book's "Report keys" chapter).
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Print the manual page (roff), e.g. `simctl man > simctl.1`.
     Man {
         /// Instead, write one page per command (simctl.1,
@@ -240,6 +252,13 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+}
+
+/// A document whose JSON Schema `simctl schema` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaDoc {
+    /// The report of `run`/`replay --json`.
+    Report,
 }
 
 /// A parser of counts that must be at least 1 (`--shards 0` is a usage

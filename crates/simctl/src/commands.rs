@@ -112,6 +112,16 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             crate::generate::completions(shell, out)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Schema { doc, markdown } => {
+            let crate::cli::SchemaDoc::Report = doc;
+            let schema = crate::schema::report_schema();
+            if markdown {
+                write!(out, "{}", crate::schema::markdown(&schema))?;
+            } else {
+                writeln!(out, "{}", serde_json::to_string_pretty(&schema)?)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Man { dir } => {
             match dir {
                 Some(d) => crate::generate::man_pages(&d)?,

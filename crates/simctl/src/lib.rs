@@ -23,6 +23,7 @@ mod input;
 mod output;
 mod plot;
 mod reproduce;
+pub mod schema;
 mod sweep;
 mod trace_cmd;
 

@@ -73,7 +73,7 @@ pub const BLK_BATCH_REQ: u32 = 32;
 const F_SORTED: u8 = 1;
 
 /// Counters of the block layer, for the report.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct BlockStats {
     /// Bios submitted.
     pub bios: u64,

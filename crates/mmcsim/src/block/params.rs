@@ -10,7 +10,7 @@ pub const BLKDEV_MIN_RQ: u32 = 4;
 
 /// Queue parameters (sysfs `queue/` attributes). Every default is the
 /// kernel's for an MMC block device of the 3.x era.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct QueueParams {
     /// `nr_requests`: requests that may be allocated per direction class

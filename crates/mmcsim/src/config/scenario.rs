@@ -22,7 +22,7 @@ pub const GENERIC_PROFILE: &str = include_str!("../../../../configs/devices/gene
 
 /// A simulation run: device, host, queue, scheduler, preconditioning, files
 /// and a workload (synthetic jobs or a trace).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Short name used in reports.
@@ -42,6 +42,7 @@ pub struct Scenario {
     /// `profile` (a path relative to the scenario file, or `generic`) plus
     /// tables that override the profile's sections.
     #[serde(default)]
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub device: toml::Table,
     /// The host: CPU, governor, per-layer costs, page cache
     /// (`profile = "../hosts/..."` merges a host profile under these keys).
@@ -176,7 +177,7 @@ fn default_seed() -> u64 {
 
 /// The scheduler of the queue (`queue/scheduler`) and its tunables
 /// (`queue/iosched/*`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchedulerSpec {
     /// Kernel name, e.g. `deadline`.
@@ -185,6 +186,7 @@ pub struct SchedulerSpec {
     /// writes defaults at HZ=1000; Android 3.x trees used 100-300.
     pub hz: u32,
     /// Tunables by sysfs name, in sysfs units (ms for times).
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub tunables: BTreeMap<String, toml::Value>,
 }
 
@@ -218,7 +220,7 @@ impl SchedulerSpec {
 /// file system holds before the run (`[fs]`: `name` is its path, relative
 /// to `/` unless absolute; missing directories are created; 0 MiB makes an
 /// empty file).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileSpec {
     /// Name jobs refer to.

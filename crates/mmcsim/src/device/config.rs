@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// A complete eMMC device profile.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceConfig {
     /// Human-readable profile name, echoed in reports.
@@ -49,7 +49,7 @@ pub struct DeviceConfig {
 }
 
 /// Optional eMMC features the driver may use (all off by default).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FeaturesConfig {
     /// High Priority Interrupt (eMMC 4.41, EXT_CSD HPI_FEATURES / HPI_MGMT):
@@ -265,7 +265,7 @@ impl FeaturesConfig {
 }
 
 /// eMMC 5.1 command queueing (CMDQ) capabilities and command costs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CmdqConfig {
     /// Queue depth the card reports (EXT_CSD CMDQ_DEPTH + 1), in tasks,
@@ -293,7 +293,7 @@ fn default_execute_commands() -> u32 {
 }
 
 /// The MMC bus: mode, clock, width and per-command overhead.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BusConfig {
     /// Bus mode name for reports, e.g. `"HS52"`, `"DDR52"`, `"HS200"`.
@@ -314,7 +314,7 @@ pub struct BusConfig {
 }
 
 /// Controller firmware costs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ControllerConfig {
     /// Firmware time to decode and set up one command, in µs.
@@ -322,7 +322,7 @@ pub struct ControllerConfig {
 }
 
 /// NAND array geometry and timing.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NandConfig {
     /// Independent NAND channels (buses between controller and dies).
@@ -356,7 +356,7 @@ pub struct NandConfig {
 }
 
 /// Flash translation layer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
     /// Mapping scheme: `"page"` (page-level, 4 KiB units), `"hybrid"`
@@ -392,7 +392,7 @@ impl FtlConfig {
 /// fully-associative random log blocks. The mapping unit is a *superblock*:
 /// block `b` of every plane of every die, so a logical block is
 /// `dies × planes × pages_per_block × page_kib` of LBA space.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HybridConfig {
     /// Random (fully-associative) log blocks open at once, in superblocks;
@@ -442,6 +442,21 @@ impl LogAssociativity {
             LogAssociativity::Full => None,
             LogAssociativity::Blocks(k) => Some(k),
         }
+    }
+}
+
+/// In a report's JSON Schema: `"full"` or a count of logical blocks.
+impl schemars::JsonSchema for LogAssociativity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogAssociativity".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "oneOf": [
+                {"const": "full"},
+                {"type": "integer", "minimum": 1}
+            ]
+        })
     }
 }
 
@@ -507,7 +522,7 @@ impl Default for HybridConfig {
 /// Urgaonkar, ASPLOS 2009): the page-level table lives in translation pages
 /// on NAND, located by a global translation directory in SRAM; a cached
 /// mapping table (CMT) holds recently used entries.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DftlConfig {
     /// Entries (4 bytes each) the cached mapping table holds, LRU. Default
@@ -532,7 +547,7 @@ impl Default for DftlConfig {
 
 /// Garbage collection. Thresholds count blocks; GC works on stripes (one
 /// block per plane of a die), so one victim frees `planes_per_die` blocks.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
     /// Victim selection: `"greedy"` (fewest valid slots), `"cost-benefit"`
@@ -600,7 +615,7 @@ impl GcConfig {
 }
 
 /// Wear leveling.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WearLevelingConfig {
     /// Dynamic wear leveling: allocate the least-worn free stripe (one block
@@ -665,7 +680,7 @@ impl WearLevelingConfig {
 }
 
 /// Mapping-table cache held in controller SRAM.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MapCacheConfig {
     /// Map pages cached (each 4 KiB = 1,024 4-byte entries = 4 MiB of LBA).
@@ -689,7 +704,9 @@ pub struct MapCacheConfig {
 }
 
 /// The firmware's policy for dirty mapping metadata at FLUSH_CACHE.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FlushMetadata {
     /// Dirty map pages stay in SRAM (programmed when evicted).
@@ -700,7 +717,7 @@ pub enum FlushMetadata {
 }
 
 /// Controller read buffer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadBufferConfig {
     /// NAND pages (of `page_kib`) the buffer holds.
@@ -715,7 +732,7 @@ pub struct ReadBufferConfig {
 }
 
 /// Controller write buffer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteBufferConfig {
     /// Buffer size in KiB (a multiple of 4, at least one full stripe page).
@@ -758,7 +775,9 @@ pub struct WriteBufferConfig {
 
 /// When the firmware acknowledges a plain write with the cache on
 /// ([`WriteBufferConfig::write_ack`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum WriteAck {
     /// Once the data is in the buffer.
@@ -792,7 +811,7 @@ fn is_true(b: &bool) -> bool {
 }
 
 /// Calibration knobs: not mechanisms, reported separately.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CalibrationConfig {
     /// Extra firmware time charged when a command's start sector is below the
@@ -804,11 +823,12 @@ pub struct CalibrationConfig {
     /// written by `simctl calibrate`): kept with the profile, never read by
     /// the simulation.
     #[serde(default, skip_serializing)]
+    #[schemars(with = "Option<serde_json::Value>")]
     pub record: Option<toml::Value>,
 }
 
 /// How a scenario prepares the device before measuring (unmeasured, untimed).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Precondition {
     /// Fraction of the user capacity written sequentially first (0..=1).

@@ -32,7 +32,7 @@ use crate::types::{Ns, Op};
 use serde::Serialize;
 
 /// What the integrity check cost, for the report (`integrity` section).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct IntegrityStats {
     /// Device commands checked.
     pub checked_commands: u64,

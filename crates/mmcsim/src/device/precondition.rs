@@ -16,7 +16,7 @@ use rand::Rng;
 use serde::Serialize;
 
 /// What preconditioning did.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PreconditionSummary {
     /// LPNs written by the sequential fill.
     pub pages_filled: u64,

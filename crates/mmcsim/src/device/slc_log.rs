@@ -44,7 +44,7 @@ pub struct SlcLog {
 }
 
 /// What the SLC log did (report `device.slc_log`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct SlcLogStats {
     /// Log programs (one per durable commit that found unlogged data).
     pub programs: u64,

@@ -5,7 +5,7 @@ use super::Emmc;
 use serde::Serialize;
 
 /// Erase-count distribution over all blocks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct EraseCountStats {
     /// Least erased block.
     pub min: u32,
@@ -18,7 +18,7 @@ pub struct EraseCountStats {
 }
 
 /// Merges of the hybrid log-block mapping (see [`super::ftl::HybridMapping`]).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MergeStats {
     /// Switch merges: a complete sequential log block became the data block.
     pub switch: u64,
@@ -29,7 +29,7 @@ pub struct MergeStats {
 }
 
 /// FLUSH_CACHE as the card served it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FlushStats {
     /// FLUSH_CACHE commands executed (the host's flushes, plus the
     /// POSTFLUSH of FUA writes on a card without reliable write).
@@ -42,7 +42,7 @@ pub struct FlushStats {
 }
 
 /// Service-time summary of the flushes, µs (0 without flushes).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FlushLatency {
     /// Mean, µs.
     pub mean: f64,
@@ -54,7 +54,7 @@ pub struct FlushLatency {
 
 /// Foreground GC pauses (`device.gc`): how long stripe-page programs
 /// waited for the reclaim work (GC victims, hybrid merges) run before them.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct GcPauseStats {
     /// Programs that waited for reclaim work.
     pub pauses: u64,
@@ -74,7 +74,7 @@ pub struct GcPauseStats {
 }
 
 /// Median, 99th percentile and maximum of the GC pauses, µs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PauseSummary {
     /// Median, µs.
     pub p50: f64,
@@ -86,7 +86,7 @@ pub struct PauseSummary {
 
 /// Device counters since the last [`Emmc::reset_stats`] (erase counts are
 /// lifetime values). Slots are 4 KiB units.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DeviceStats {
     /// Write amplification: NAND slots programmed (host data, GC moves,
     /// padding and SLC-log copies) ÷ host slots written; 0 when nothing
@@ -230,7 +230,7 @@ pub struct DeviceStats {
 }
 
 /// Erase-class commands by kind (`device.erase_commands`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct EraseCommandStats {
     /// CMD38 with the DISCARD argument (0x3).
     pub discard: u64,

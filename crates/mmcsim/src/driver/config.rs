@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Which MMC driver runs the queue.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum DriverMode {
     /// CMDQ if the device profile has `[cmdq]`, else legacy.
@@ -23,7 +25,7 @@ impl DriverMode {
 }
 
 /// Driver settings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DriverConfig {
     /// Requests the driver holds at once: 2 = one executing + one prepared

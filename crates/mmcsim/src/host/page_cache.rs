@@ -43,7 +43,7 @@ pub struct ReadPlan {
 }
 
 /// One contiguous read of file pages to submit to the block layer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ReadIo {
     /// File the pages belong to.
     pub file: FileId,
@@ -71,7 +71,7 @@ pub enum ReadStep {
 }
 
 /// Page-cache counters, all in pages or events since creation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PageCacheStats {
     /// Capacity in 4 KiB pages.
     pub capacity_pages: u64,

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Owned by whoever holds the open file (each thread's file handle) and passed
 /// to [`super::PageCache::read_step`]. All fields are in 4 KiB pages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RaState {
     /// First page of the current read-ahead window.
     pub start: u64,

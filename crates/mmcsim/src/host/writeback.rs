@@ -36,7 +36,7 @@ const NS_PER_CENTISEC: Ns = 10_000_000;
 
 /// Writeback tunables, by their `/proc/sys/vm/` names and units; defaults are
 /// Linux 3.x's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct WritebackParams {
     /// Flusher wake-up period, centiseconds (`vm.dirty_writeback_centisecs`,

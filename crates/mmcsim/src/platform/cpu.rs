@@ -117,7 +117,7 @@ impl Core {
 }
 
 /// What the report shows of one core.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct CoreStats {
     /// Fraction of the run the core was busy (1 with a hog).
     pub busy_fraction: f64,
@@ -128,7 +128,7 @@ pub struct CoreStats {
 }
 
 /// What the report shows of the CPU.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct CpuStats {
     /// Governor that ran.
     pub governor: &'static str,

@@ -17,7 +17,7 @@ use crate::types::{us_to_ns, Ns};
 use serde::{Deserialize, Serialize};
 
 /// One idle state as the driver registers it (`struct cpuidle_state`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IdleState {
     /// The state's name in the driver (`WFI`, `LP2`, `standalone_pc`).

@@ -25,7 +25,9 @@ use super::intellidemand::Intellidemand;
 use serde::{Deserialize, Serialize};
 
 /// Which governor drives the clock (`scaling_governor`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum GovernorKind {
     /// Always the highest frequency.
@@ -59,7 +61,7 @@ impl GovernorKind {
 }
 
 /// ondemand tunables (`/sys/devices/system/cpu/cpufreq/ondemand/`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OndemandParams {
     /// Sampling interval, µs. Default 100,000: the Exynos 4210 driver's
@@ -89,7 +91,7 @@ impl Default for OndemandParams {
 }
 
 /// interactive tunables (`/sys/devices/system/cpu/cpufreq/interactive/`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct InteractiveParams {
     /// Timer interval, µs. Default 20,000 (`DEFAULT_TIMER_RATE`).

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 /// intellidemand tunables (`/sys/devices/system/cpu/cpufreq/intellidemand/`).
 /// Defaults are the source's for a kernel with NO_HZ idle accounting
 /// (`MICRO_FREQUENCY_*`), as every phone kernel has.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct IntellidemandParams {
     /// Sampling interval, µs. The source sets max(`min_sampling_rate` =

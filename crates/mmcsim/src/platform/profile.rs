@@ -27,7 +27,7 @@ pub const MAX_FREQ_MHZ: f64 = 100_000.0;
 
 /// The host: CPU, governor, per-layer costs and page-cache size. All
 /// costs in µs at `reference_freq_mhz`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
     /// The host profile file this table was merged over (as written in

@@ -119,7 +119,7 @@ impl RunQueueCounters {
 }
 
 /// A wait time's mean and maximum, µs.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct WaitUs {
     /// Mean over every burst (those that did not wait count as 0), µs.
     pub mean: f64,
@@ -128,7 +128,7 @@ pub struct WaitUs {
 }
 
 /// The run queues' part of the CPU report.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RunQueueStats {
     /// Time a runnable task waited for its core, per burst, µs.
     pub run_queue_wait_us: WaitUs,

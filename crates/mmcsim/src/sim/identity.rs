@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The digests of what a run ran.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct RunIdentity {
     /// The workload: the scenario after overrides, less its name, seed,
     /// device, host, queue, driver, writeback, scheduler and

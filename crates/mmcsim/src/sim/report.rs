@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::fmt::Write;
 
 /// What ran: the scenario's identity.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RunInfo {
     /// Scenario name (or the trace path for `simctl replay`).
     pub name: String,
@@ -29,7 +29,7 @@ pub struct RunInfo {
 }
 
 /// The scheduler and its tunables as the run used them.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct SchedulerInfo {
     /// Kernel name.
     pub name: String,
@@ -40,7 +40,7 @@ pub struct SchedulerInfo {
 }
 
 /// The host section: every setting, then the CPU's results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct HostReport {
     /// The host settings as the run used them (profile merged).
     #[serde(flatten)]
@@ -66,7 +66,7 @@ pub struct RunCost {
 }
 
 /// The full report of a run (schema `mmcsim-report/2`).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Report {
     /// Schema tag.
     pub schema: &'static str,

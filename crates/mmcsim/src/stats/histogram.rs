@@ -21,7 +21,7 @@ pub struct LatencyHistogram {
 /// Summary of a latency distribution, every field in **microseconds**.
 ///
 /// An empty histogram summarises to all zeros.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Mean latency, µs.
     pub mean: f64,

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 pub const SCHEMA: &str = "mmcsim-report/2";
 
 /// Counts of workload calls by kind.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RequestCounts {
     /// All calls (reads, writes, discards, flushes, fsyncs).
     pub count: u64,
@@ -49,7 +49,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// Throughput over the measured span (first issue to last completion).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Throughput {
     /// Calls per second.
     pub iops: f64,
@@ -58,7 +58,7 @@ pub struct Throughput {
 }
 
 /// One direction's numbers.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct DirectionStats {
     /// Calls.
     pub count: u64,
@@ -71,7 +71,7 @@ pub struct DirectionStats {
 }
 
 /// One thread's (or traced process's) numbers.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct ThreadStats {
     /// Thread index in the workload.
     pub id: u32,
@@ -96,7 +96,7 @@ pub struct ThreadStats {
 /// System calls that failed, by errno name (`"ENOENT": 2`). A failed call
 /// is not counted in `requests`, the latency or the throughput: it costs
 /// its thread the kernel path up to the failure and moves no data.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct FailedCalls {
     /// Failed calls by errno name, in name order.
     pub failed: BTreeMap<&'static str, u64>,
@@ -117,7 +117,7 @@ impl FailedCalls {
 }
 
 /// Fairness across threads.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Fairness {
     /// Jain's index over the threads' throughput (1 = perfectly fair).
     pub jain: f64,
@@ -209,7 +209,7 @@ impl Split {
 /// exact; `latency_us.mean` comes from the histogram, within its 0.1 %
 /// precision). `device` is split further where the papers measured it:
 /// `device_data_cmd` + `device_busy_poll` = `device`.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Breakdown {
     /// Platform layer (Dalvik → libcore → JNI).
     pub platform: f64,
@@ -256,7 +256,7 @@ pub struct Breakdown {
 /// each part of the path reported apart: the calling thread's own host
 /// path, waiting in the block layer, the driver, the device, and the
 /// interrupt and wake-up.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Shares {
     /// The calling thread's own path through host software: platform,
     /// system call and file system, block submission (its CPU work and the
@@ -820,7 +820,7 @@ impl Collector {
 }
 
 /// The workload-level results of a run.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct WorkloadSummary {
     /// Measured span (first issue to last completion), s.
     pub simulated_time_s: f64,
@@ -850,7 +850,7 @@ pub struct WorkloadSummary {
 /// Device response time as blktrace measures it (D→C): from the driver
 /// fetching a request to its completion reaching the block layer (driver
 /// setup, bus, device, completion interrupt, IPI), per device request.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct DeviceResponse {
     /// Device requests completed.
     pub requests: u64,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// One entry of a block-size split: `percent` of the I/Os are `bytes`
 /// long.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SizeWeight {
     /// Bytes per I/O.

@@ -41,7 +41,7 @@ const GAUSS_ITERS: u64 = 12;
 
 /// One zone of a zoned distribution: `access_percent` of the random I/Os
 /// fall uniformly in it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Zone {
     /// Percent of the random I/Os addressing this zone, 0..=100.
@@ -55,7 +55,7 @@ pub struct Zone {
 }
 
 /// How a random job picks blocks (fio `random_distribution`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Distribution {
     /// Every block equally likely (fio `random`, the default).

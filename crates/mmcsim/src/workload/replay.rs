@@ -163,7 +163,7 @@ impl Fit {
 }
 
 /// The trace part of the report.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct TraceInfo {
     /// The trace, as given.
     pub path: String,
@@ -207,7 +207,7 @@ pub struct TraceInfo {
 }
 
 /// What a preconditioning trace did.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct PreconditionTrace {
     /// The trace, as given.
     pub path: String,
@@ -224,7 +224,7 @@ pub struct PreconditionTrace {
 /// a request wait in the feed, at most [`BACKLOG_RECORDS`] of them in
 /// memory; beyond that the trace is not read until one is admitted, so the
 /// depth in records is known up to that bound, and in time exactly.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Backlog {
     /// Records issued after their arrival time (their process waited for
     /// a request when they arrived).

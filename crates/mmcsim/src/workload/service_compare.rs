@@ -26,7 +26,7 @@ pub fn size_class(bytes: u64) -> usize {
 }
 
 /// One row: a direction and size class with both medians.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ServiceRow {
     /// `read` or `write`.
     pub direction: &'static str,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// Direction of a job's I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JobOp {
     /// read() calls.
@@ -24,7 +24,7 @@ pub enum JobOp {
 }
 
 /// How a job picks offsets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     /// Consecutive `request_bytes` slots of the region.
@@ -36,7 +36,9 @@ pub enum Pattern {
 }
 
 /// Order in which a sequential or strided job visits its offsets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     /// Increasing offsets.
@@ -50,7 +52,7 @@ pub enum Order {
 
 /// A synthetic job: `threads` closed-loop threads, each issuing its next
 /// call when the previous one returns, plus the think time.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobSpec {
     /// Name (the process name of its threads).
@@ -215,7 +217,9 @@ pub struct JobSpec {
 
 /// Which file a thread with several files serves next (fio
 /// `file_service_type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FileService {
     /// The files in turn, `file_service_calls` calls each (the default).
@@ -288,7 +292,9 @@ pub fn check_more_files(
 pub const MAX_IODEPTH: u32 = 4096;
 
 /// How a job thread issues I/O (fio's `ioengine`, the ones mmcsim models).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum IoEngine {
     /// `read()`/`write()` (fio `sync`; modelled as `pread`/`pwrite`, the
@@ -339,7 +345,7 @@ fn one() -> u32 {
 ///
 /// A failed call returns −errno as Linux would and is counted in the
 /// report's `calls.failed`; `on_error = "stop"` ends the run at it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptSpec {
     /// Name (the process name of the thread).
@@ -366,7 +372,9 @@ pub struct ScriptSpec {
 }
 
 /// What a script does when one of its calls fails (`on_error`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     /// Count the failure (`calls.failed`) and go on with the next call.
@@ -406,7 +414,9 @@ pub fn show_time(v: f64) -> String {
 }
 
 /// A thread's CPU scheduling policy (`sched_setscheduler`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SchedPolicy {
     /// SCHED_NORMAL (CFS).
@@ -551,7 +561,9 @@ impl JobSpec {
 }
 
 /// How trace records are issued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum ReplayMode {
@@ -565,7 +577,9 @@ pub enum ReplayMode {
 }
 
 /// What to do with records addressing beyond the modelled device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum FitMode {
@@ -581,7 +595,7 @@ pub enum FitMode {
 }
 
 /// A trace to replay.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSpec {
     /// Trace file, relative to the scenario file (gzip is read

@@ -15,7 +15,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Which streams a prefetcher follows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Direction {
     /// Only ascending streams: prefetch the following pages (§6 items 2–3).

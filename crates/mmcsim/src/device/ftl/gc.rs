@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 /// How GC chooses a victim among the full stripes worth collecting
 /// (`[gc] policy` of a device profile).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum VictimPolicy {
     /// The stripe with the fewest valid slots (ties: lowest stripe number).

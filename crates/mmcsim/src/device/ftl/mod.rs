@@ -56,7 +56,7 @@ use serde::{Deserialize, Serialize};
 pub const UNMAPPED: u32 = u32::MAX;
 
 /// Address-mapping schemes (`[ftl] mapping` of a device profile).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MappingScheme {
     /// Page-level mapping: any 4 KiB logical page in any 4 KiB slot.

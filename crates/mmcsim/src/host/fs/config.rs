@@ -6,7 +6,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// File system type (`fs.type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FsType {
     /// ext4 with 3.x-era behaviour (Android 4.x kernels).
@@ -32,7 +32,7 @@ impl FsType {
 
 /// Whether the file system has a journal (`fs.journal`; `^has_journal`
 /// when off).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JournalSwitch {
     /// JBD2 journal (the default of `mke2fs -t ext4` and `make_ext4fs`).
@@ -42,7 +42,7 @@ pub enum JournalSwitch {
 }
 
 /// Data journaling mode (`data=` mount option).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DataMode {
     /// Data of newly allocated blocks is written before the transaction
@@ -55,7 +55,7 @@ pub enum DataMode {
 }
 
 /// Access-time policy (`noatime`, `relatime`, `strictatime`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AtimeMode {
     /// Reads never update atime (Android's `/data` fstabs).
@@ -70,7 +70,7 @@ pub enum AtimeMode {
 /// The `[fs]` section: file system, mount options and partition geometry.
 /// Defaults are `mke2fs -t ext4` / `make_ext4fs` and the 3.x kernel's
 /// mount defaults (reference android-workloads.md §4.1).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FsConfig {
     /// File system type; `"ext4"` is the one modelled.

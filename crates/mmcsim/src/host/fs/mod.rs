@@ -98,7 +98,7 @@ pub enum FsyncPlan {
 /// The report's `fs` section, per file-system type. It serialises as the
 /// section of the mounted type alone (no tag), so an ext4 report reads as
 /// it always has.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum FsReport {
     /// ext4 + JBD2.

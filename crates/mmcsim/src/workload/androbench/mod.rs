@@ -20,7 +20,7 @@ use rand::Rng;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// AndroBench release.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum Version {
     /// 3.4 (`com.andromeda.androbench2`, 2012).
     #[serde(rename = "3.4")]
@@ -54,7 +54,7 @@ impl<'de> Deserialize<'de> for Version {
 
 /// The `[androbench]` section: the release, and any of its settings
 /// changed from the app's defaults (reference §1-§2 tables).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AndrobenchSpec {
     /// "3.4" or "4.1".
@@ -89,7 +89,7 @@ pub struct AndrobenchSpec {
 }
 
 /// The suite's settings, defaults filled in.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Settings {
     /// Release.
     pub version: Version,
@@ -595,7 +595,7 @@ const MIB: f64 = 1_048_576.0;
 /// The report's `androbench` section: the settings, the seven numbers of
 /// the app's result screen (each the mean over the repetitions) and every
 /// repetition's own numbers.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AndrobenchReport {
     /// The settings as run.
     pub settings: Settings,
@@ -613,7 +613,7 @@ pub struct AndrobenchReport {
 type ScreenLine = (&'static str, f64, &'static str, fn(&AndrobenchRun) -> f64);
 
 /// The seven numbers of the result screen, of one repetition or their mean.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AndrobenchRun {
     /// Sequential read, MB/s.
     pub seq_read_mb_s: f64,

@@ -28,7 +28,7 @@ pub mod session;
 use serde::{Deserialize, Serialize};
 
 /// `PRAGMA journal_mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JournalMode {
     /// Rollback journal created and unlinked per transaction.
@@ -48,7 +48,7 @@ pub enum JournalMode {
 }
 
 /// `PRAGMA synchronous`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Synchronous {
     /// Sync the journal twice (around the record count) and the database
@@ -62,7 +62,7 @@ pub enum Synchronous {
 }
 
 /// `PRAGMA auto_vacuum`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AutoVacuum {
     /// Free pages go to the free list; the file never shrinks.
@@ -75,7 +75,7 @@ pub enum AutoVacuum {
 /// The `[sqlite]` section: how the application's databases are opened.
 /// Defaults: Android 4.1-5.1's framework (`config.xml`, see [`platform`]);
 /// a scenario's `android_version` replaces the keys it leaves out.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SqliteConfig {
     /// Journal mode. Default PERSIST: AOSP's `db_default_journal_mode` of
@@ -131,7 +131,7 @@ impl SqliteConfig {
 }
 
 /// An SQL operation of a SQLite job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SqlOp {
     /// `INSERT` of a new row (rowid AUTOINCREMENT), one transaction.
@@ -159,7 +159,7 @@ impl SqlOp {
 /// running `transactions` auto-committed statements of one kind. Update,
 /// delete and select jobs first fill the table with `rows` INSERTs
 /// (unmeasured); their keys are a seeded shuffle of the rows.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SqliteJobSpec {
     /// Name (the thread's process name).

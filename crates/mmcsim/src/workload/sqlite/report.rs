@@ -8,7 +8,7 @@ use crate::types::NS_PER_S;
 use serde::Serialize;
 
 /// Means per measured transaction of one operation.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PerTransaction {
     /// Transactions measured.
     pub transactions: u64,
@@ -41,7 +41,7 @@ impl PerTransaction {
 }
 
 /// Per-operation means (`sqlite.per_transaction`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PerOp {
     /// INSERT.
     pub insert: PerTransaction,
@@ -55,7 +55,7 @@ pub struct PerOp {
 }
 
 /// System calls per file of the measured statements (`sqlite.files`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PerFile {
     /// The database file.
     pub db: FileCounts,
@@ -68,7 +68,7 @@ pub struct PerFile {
 }
 
 /// The `sqlite` section.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SqliteReport {
     /// The journal mode the databases ran in (also in `config`; here so a
     /// reader need not know the layout).

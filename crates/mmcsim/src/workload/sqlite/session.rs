@@ -37,7 +37,7 @@ pub enum Stmt {
 }
 
 /// Calls and bytes of one file.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FileCounts {
     /// System calls on the file (for the directory: its open, sync, close).
     pub calls: u64,

@@ -8,7 +8,7 @@ use super::Ext4;
 
 /// ext4's counters in the report's `fs` section.
 /// Counts are events or 4 KiB blocks since the start of measurement.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Ext4Stats {
     /// JBD2 transactions committed.
     pub journal_commits: u64,
@@ -54,7 +54,7 @@ pub struct Ext4Stats {
 
 /// The report's `fs` section of an ext4 mount: the options, the geometry
 /// and the counters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Ext4Report {
     /// The `[fs]` section as mounted.
     pub config: FsConfig,

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::super::FsReport;
 
 /// `fs` of a FUSE mount.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FuseReport {
     /// The lower file system's section (its keys at the top level).
     #[serde(flatten)]
@@ -18,7 +18,7 @@ pub struct FuseReport {
 
 /// The lower file system's section: a disk file system's (FUSE does not
 /// stack on FUSE, which keeps the type finite).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum LowerReport {
     /// ext4 + JBD2.
@@ -38,7 +38,7 @@ impl LowerReport {
 }
 
 /// `fs.fuse`: the sdcard daemon's work.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FuseSection {
     /// The lower file system (`"ext4"`).
     pub lower: String,
@@ -64,7 +64,7 @@ pub struct FuseSection {
 
 /// Requests by FUSE opcode (`fs.fuse.requests`), each counted when a
 /// daemon thread takes it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Opcodes {
     /// FUSE_READ.
     pub read: u64,
@@ -122,7 +122,7 @@ impl Opcodes {
 }
 
 /// A mean, µs (0 when nothing was counted).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct WaitMean {
     /// Mean, µs.
     pub mean: f64,

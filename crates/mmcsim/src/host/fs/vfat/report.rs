@@ -7,7 +7,7 @@ use super::super::config::{AtimeMode, FsType};
 use super::Vfat;
 
 /// vfat's counters, since the start of measurement.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct VfatStats {
     /// Clusters allocated from the FAT (files and directories).
     pub clusters_allocated: u64,
@@ -40,7 +40,7 @@ pub struct VfatStats {
 
 /// The `[fs]` options a vfat mount used, defaults resolved (ext4's keys
 /// do not apply and are left out).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct VfatConfig {
     /// `vfat`.
     #[serde(rename = "type")]
@@ -60,7 +60,7 @@ pub struct VfatConfig {
 }
 
 /// The report's `fs` section of a vfat mount.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct VfatReport {
     /// The `[fs]` options as mounted.
     pub config: VfatConfig,
