@@ -13,7 +13,7 @@ use mmcsim::sched::Registry;
 use std::path::{Path, PathBuf};
 
 pub use crate::compare::{is_scenario, parse_entries, Entry};
-pub use crate::csv_out::{metrics, Metric, HEADER as CSV_HEADER};
+pub use crate::csv_out::{metrics, metrics_of, Metric, HEADER as CSV_HEADER};
 pub use crate::output::is_usage_error;
 pub use crate::sweep::cell::CellRecord;
 
@@ -108,4 +108,22 @@ pub fn sweep(
         reports,
         failed: outcome.failed,
     })
+}
+
+/// The profile `name` under `configs/SUB/` (`devices`, `hosts`):
+/// `NAME.toml` on disk from the current directory up, else bundled; an
+/// error naming where it looked otherwise.
+pub fn profile_path(sub: &str, name: &str) -> Result<PathBuf> {
+    let file = if name.ends_with(".toml") {
+        name.to_string()
+    } else {
+        format!("{name}.toml")
+    };
+    match crate::bundled::base_for(sub, &file)? {
+        Some(base) => Ok(base.join(crate::bundled::CONFIGS).join(sub).join(file)),
+        None => Err(crate::output::unusable(format!(
+            "{name}: no such file, and no {sub} profile of that name in {}/{sub}/ (here or in a parent folder) or bundled",
+            crate::bundled::CONFIGS
+        ))),
+    }
 }
