@@ -2,8 +2,13 @@
 of those known by name."""
 
 import copy
+import copyreg
 
 from . import _mmcsim
+
+# SchedParams is immutable: copies (deepcopy of a scheduler for each run of
+# a comparison) rebuild it from its fields.
+copyreg.pickle(_mmcsim.SchedParams, lambda p: (_mmcsim.SchedParams, (p.hz, p.nonrot)))
 
 
 class Elevator:
