@@ -49,7 +49,11 @@ fn base(py: Python<'_>) -> PyResult<PyObject> {
 
 /// A registry with the built-in schedulers, those registered from Python,
 /// and `extra` (`(name, factory)`) for this run.
-fn registry(py: Python<'_>, extra: Option<(&str, &PyObject)>, statuses: &Statuses) -> PyResult<Registry> {
+fn registry(
+    py: Python<'_>,
+    extra: Option<(&str, &PyObject)>,
+    statuses: &Statuses,
+) -> PyResult<Registry> {
     let base = base(py)?;
     let mut r = mmcsim::sched::builtin();
     let registered = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
@@ -111,10 +115,13 @@ type Output = (String, Option<Vec<u8>>, Vec<(String, String, String)>);
 
 /// A TOML text from the JSON text of a Python dict.
 fn toml_text(json: &str, what: &str) -> anyhow::Result<String> {
-    let v: serde_json::Value = serde_json::from_str(json).with_context(|| format!("{what}: not JSON"))?;
+    let v: serde_json::Value =
+        serde_json::from_str(json).with_context(|| format!("{what}: not JSON"))?;
     let t: toml::Value = serde_json::from_value(v)
         .map_err(|e| anyhow::anyhow!("{what}: cannot be written as TOML: {e}"))?;
-    toml::to_string(&t).with_context(|| format!("{what}: cannot be written as TOML (a None value, or a table before a value?)"))
+    toml::to_string(&t).with_context(|| {
+        format!("{what}: cannot be written as TOML (a None value, or a table before a value?)")
+    })
 }
 
 /// The device profile file of `--device`: as given when it exists or has
@@ -131,7 +138,12 @@ fn prepare(py: Python<'_>, s: Spec) -> anyhow::Result<Prepared> {
     let mut sets = Vec::new();
     if s.kind == "trace" {
         // Replay options (`trace.*`) come first, as `simctl replay` has them.
-        sets.extend(s.sets.iter().filter(|(k, _)| k.starts_with("trace.")).cloned());
+        sets.extend(
+            s.sets
+                .iter()
+                .filter(|(k, _)| k.starts_with("trace."))
+                .cloned(),
+        );
     }
     if let Some(p) = &s.phone {
         sets.extend(simctl::api::phone_sets(p)?);
@@ -144,7 +156,10 @@ fn prepare(py: Python<'_>, s: Spec) -> anyhow::Result<Prepared> {
         sets.push(("device.profile".into(), f.display().to_string()));
         temp = Some(dir);
     } else if let Some(d) = &s.device {
-        sets.push(("device.profile".into(), device_path(d)?.display().to_string()));
+        sets.push((
+            "device.profile".into(),
+            device_path(d)?.display().to_string(),
+        ));
     }
     let sched = match (&s.elevator, &s.scheduler) {
         (Some((name, _)), _) => Some(name.clone()),
@@ -166,8 +181,12 @@ fn prepare(py: Python<'_>, s: Spec) -> anyhow::Result<Prepared> {
             .cloned(),
     );
     let statuses = Statuses::default();
-    let registry = registry(py, s.elevator.as_ref().map(|(n, f)| (n.as_str(), f)), &statuses)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let registry = registry(
+        py,
+        s.elevator.as_ref().map(|(n, f)| (n.as_str(), f)),
+        &statuses,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     let sc = match (s.kind.as_str(), &s.workload, &s.scenario_json) {
         ("trace", Some(w), _) => {
             let p = Path::new(w);
@@ -199,7 +218,10 @@ struct SharedBuf(Arc<Mutex<Vec<u8>>>);
 
 impl Write for SharedBuf {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(b);
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(b);
         Ok(b.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -243,7 +265,9 @@ fn execute(p: Prepared) -> Result<Output, RunError> {
         .into_iter()
         .map(|m| (m.name, m.value, m.unit))
         .collect();
-    let log = p.log.then(|| std::mem::take(&mut *buf.0.lock().unwrap_or_else(|e| e.into_inner())));
+    let log = p
+        .log
+        .then(|| std::mem::take(&mut *buf.0.lock().unwrap_or_else(|e| e.into_inner())));
     Ok((report.to_json() + "\n", log, rows))
 }
 
@@ -270,8 +294,15 @@ fn to_py(py: Python<'_>, e: RunError, label: Option<&str>) -> PyErr {
 /// `(file, line, field)` of a located parse error in `e`'s chain.
 fn location(e: &anyhow::Error) -> (Option<String>, Option<u64>, Option<String>) {
     for c in e.chain() {
-        if let Some(mmcsim::Error::Parse { path, line, field, .. }) = c.downcast_ref() {
-            return (Some(path.display().to_string()), Some(*line), Some(field.clone()));
+        if let Some(mmcsim::Error::Parse {
+            path, line, field, ..
+        }) = c.downcast_ref()
+        {
+            return (
+                Some(path.display().to_string()),
+                Some(*line),
+                Some(field.clone()),
+            );
         }
         let trace = match c.downcast_ref() {
             Some(mmcsim::Error::Trace(t)) => Some(t),
@@ -286,9 +317,9 @@ fn location(e: &anyhow::Error) -> (Option<String>, Option<u64>, Option<String>) 
 
 fn trace_location(e: &mmcsim::workload::trace::Error) -> Option<(String, u64, String)> {
     match e {
-        mmcsim::workload::trace::Error::Parse { path, line, field, .. } => {
-            Some((path.display().to_string(), *line, field.clone()))
-        }
+        mmcsim::workload::trace::Error::Parse {
+            path, line, field, ..
+        } => Some((path.display().to_string(), *line, field.clone())),
         _ => None,
     }
 }
@@ -297,7 +328,8 @@ fn trace_location(e: &mmcsim::workload::trace::Error) -> Option<(String, u64, St
 #[pyfunction]
 fn simulate(py: Python<'_>, spec: Spec) -> PyResult<Output> {
     let p = prepare(py, spec).map_err(|e| to_py(py, RunError::Other(e), None))?;
-    py.allow_threads(|| execute(p)).map_err(|e| to_py(py, e, None))
+    py.allow_threads(|| execute(p))
+        .map_err(|e| to_py(py, e, None))
 }
 
 /// Runs every spec on `jobs` threads (default one per core), results in

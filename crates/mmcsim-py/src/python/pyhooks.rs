@@ -4,8 +4,7 @@
 
 use super::view::{BioView, Ctx, Params};
 use crate::hooks::{
-    intern, HookElevator, HookError, HookResult, HookStatus, Hooks, Optional, SharedStatus,
-    Traits,
+    intern, HookElevator, HookError, HookResult, HookStatus, Hooks, Optional, SharedStatus, Traits,
 };
 use mmcsim_elevator::{
     Bio, Elevator, Factory, MergeKind, RqId, SchedCtx, SchedParams, TunableError, TunableInfo,
@@ -52,7 +51,11 @@ pub struct PyHooks {
 /// The method `name` of `obj` when its class overrides the one of the
 /// base class `mmcsim.Elevator` (`None`: the hook is left to the
 /// adapter's default).
-fn overridden(obj: &Bound<'_, PyAny>, base: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<PyObject>> {
+fn overridden(
+    obj: &Bound<'_, PyAny>,
+    base: &Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<Option<PyObject>> {
     let cls = obj.get_type();
     let mine = match cls.getattr(name) {
         Ok(m) => m,
@@ -69,7 +72,11 @@ fn overridden(obj: &Bound<'_, PyAny>, base: &Bound<'_, PyAny>, name: &str) -> Py
 impl PyHooks {
     /// Wraps `obj`; `base` is the class `mmcsim.Elevator`. Reads the
     /// required methods and the class's traits.
-    pub fn new(py: Python<'_>, obj: PyObject, base: &Bound<'_, PyAny>) -> PyResult<(PyHooks, Traits)> {
+    pub fn new(
+        py: Python<'_>,
+        obj: PyObject,
+        base: &Bound<'_, PyAny>,
+    ) -> PyResult<(PyHooks, Traits)> {
         let b = obj.bind(py);
         let req = |name: &str| -> PyResult<PyObject> {
             match overridden(b, base, name)? {
@@ -137,7 +144,9 @@ fn rq_or_none(hook: &str, v: &Bound<'_, PyAny>) -> PyResult<Option<RqId>> {
         pyo3::exceptions::PyTypeError::new_err(format!(
             "{hook} returned {} ({}); expected a request id (int) or None",
             v.repr().map_or_else(|_| "?".into(), |r| r.to_string()),
-            v.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
+            v.get_type()
+                .name()
+                .map_or_else(|_| "?".into(), |n| n.to_string())
         ))
     })
 }
@@ -171,7 +180,11 @@ impl Hooks for PyHooks {
     }
 
     fn merge_lookup(&mut self, ctx: &mut SchedCtx, bio: &Bio) -> HookResult<Option<RqId>> {
-        let m = self.m.merge_lookup.as_ref().expect("checked by the adapter");
+        let m = self
+            .m
+            .merge_lookup
+            .as_ref()
+            .expect("checked by the adapter");
         self.call(ctx, true, |py, c| {
             let v = m.call1(py, (c, BioView::of(bio)))?;
             rq_or_none("merge_lookup", v.bind(py))
@@ -187,11 +200,17 @@ impl Hooks for PyHooks {
 
     fn merged(&mut self, ctx: &mut SchedCtx, rq: RqId, kind: MergeKind) -> HookResult<()> {
         let m = self.m.merged.as_ref().expect("checked by the adapter");
-        self.call(ctx, true, |py, c| m.call1(py, (c, rq, kind_name(kind))).map(drop))
+        self.call(ctx, true, |py, c| {
+            m.call1(py, (c, rq, kind_name(kind))).map(drop)
+        })
     }
 
     fn merge_requests(&mut self, ctx: &mut SchedCtx, rq: RqId, next: RqId) -> HookResult<()> {
-        let m = self.m.merge_requests.as_ref().expect("checked by the adapter");
+        let m = self
+            .m
+            .merge_requests
+            .as_ref()
+            .expect("checked by the adapter");
         self.call(ctx, true, |py, c| m.call1(py, (c, rq, next)).map(drop))
     }
 
@@ -374,4 +393,3 @@ pub fn held_requests(statuses: &[(String, SharedStatus)]) -> Option<String> {
         })
     })
 }
-

@@ -89,9 +89,10 @@ impl Ctx {
     }
 
     fn request(&self, id: RqId) -> PyResult<&Request> {
-        self.get()?.requests().get(id).ok_or_else(|| {
-            PyKeyError::new_err(format!("no request with id {id} in the queue"))
-        })
+        self.get()?
+            .requests()
+            .get(id)
+            .ok_or_else(|| PyKeyError::new_err(format!("no request with id {id} in the queue")))
     }
 }
 
