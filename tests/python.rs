@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::shared::skip_or_fail;
+use common::skip_or_fail;
 use std::path::Path;
 use std::process::Command;
 
