@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 
 pub use crate::compare::{is_scenario, parse_entries, Entry};
 pub use crate::csv_out::{metrics, metrics_of, Metric, HEADER as CSV_HEADER};
-pub use crate::output::is_usage_error;
 pub use crate::sweep::cell::CellRecord;
 
 /// The workload file `run`/`compare` take for `given`: the path as
@@ -66,6 +65,13 @@ pub fn error_message(e: &anyhow::Error) -> String {
         }
     }
     msg
+}
+
+/// True when `e` is unusable input or usage (simctl's exit code 2: a
+/// missing or malformed file, a bad setting, an unknown name), not a run
+/// that failed (exit code 1).
+pub fn is_usage_error(e: &anyhow::Error) -> bool {
+    crate::output::is_usage_error(e)
 }
 
 /// What [`sweep`] ran: every cell of the grid with its report.
