@@ -70,6 +70,17 @@ pub enum TunableError {
         /// The accepted values, in words (`0 or 1`).
         expected: &'static str,
     },
+    /// The scheduler refused the value for a reason of its own (a
+    /// scheduler written outside Rust, e.g. in Python, whose check raised).
+    #[error("tunable `{name}`: `{value}` refused: {reason}")]
+    Rejected {
+        /// sysfs name of the tunable.
+        name: String,
+        /// The text written, as given.
+        value: String,
+        /// The scheduler's reason, as it gave it.
+        reason: String,
+    },
     /// The scheduler has no tunables at all.
     #[error("scheduler `{scheduler}` has no tunables (got `{name}`)")]
     NoTunables {

@@ -43,10 +43,16 @@ pub struct Metric {
 /// Every numeric leaf of `report`, in the JSON report's key order.
 pub fn metrics(report: &Report) -> Result<Vec<Metric>> {
     let v = serde_json::to_value(report).context("flattening the report")?;
+    Ok(metrics_of(&v))
+}
+
+/// Every numeric leaf of a report already in JSON form `v` (a sweep
+/// cell's file), in key order.
+pub fn metrics_of(v: &Value) -> Vec<Metric> {
     let mut out = Vec::new();
     let mut path = Vec::new();
-    walk(&v, &mut path, &mut out);
-    Ok(out)
+    walk(v, &mut path, &mut out);
+    out
 }
 
 /// Collects the numeric leaves under `v` at `path`.

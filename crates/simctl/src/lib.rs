@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod api;
 mod bundled;
 mod calibrate;
 mod catalogue;
@@ -71,16 +72,7 @@ where
         Err(e) if output::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             let code = if output::is_usage_error(&e) { 2 } else { 1 };
-            // The context chain, skipping causes a message already quotes.
-            let mut msg = e.to_string();
-            for cause in e.chain().skip(1) {
-                let c = cause.to_string();
-                if !msg.contains(&c) {
-                    msg.push_str(": ");
-                    msg.push_str(&c);
-                }
-            }
-            eprintln!("error: {msg}");
+            eprintln!("error: {}", api::error_message(&e));
             ExitCode::from(code)
         }
     }

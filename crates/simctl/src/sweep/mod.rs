@@ -75,26 +75,14 @@ pub fn sweep(a: &SweepArgs, registry: &Registry) -> Result<ExitCode> {
         bail!("--shards N sets the array size of --slurm; to run one slice here use --shard I/N");
     }
 
-    let manifest = Manifest::new(grid.cells.iter().map(|c| c.record()).collect());
-    prepare_dir(&a.out, &manifest, a.shard)?;
-    let mine: Vec<&cell::Cell> = grid
-        .cells
-        .iter()
-        .filter(|c| a.shard.is_none_or(|s| s.owns(c.index)))
-        .collect();
-    let outcome = run::run_cells(&a.out, &mine, registry, a.jobs)?;
-    let records: Vec<&cell::CellRecord> = manifest
-        .cells
-        .iter()
-        .filter(|c| a.shard.is_none_or(|s| s.owns(c.index)))
-        .collect();
-    let rows = layout::write_results(&a.out, &records)?;
+    let (mine, outcome, rows) = run_grid(&grid, &a.out, a.shard, registry, a.jobs)?;
+    let mine = mine.len();
 
     for (index, msg) in &outcome.failed {
         eprintln!("error: {} failed: {msg}", grid.cells[*index].describe());
     }
     let scope = match a.shard {
-        Some(s) => format!("shard {s}: {} of {} cells", mine.len(), grid.cells.len()),
+        Some(s) => format!("shard {s}: {mine} of {} cells", grid.cells.len()),
         None => format!("{} cells", grid.cells.len()),
     };
     println!(
@@ -112,10 +100,38 @@ pub fn sweep(a: &SweepArgs, registry: &Registry) -> Result<ExitCode> {
         eprintln!(
             "error: {} of {} cells failed; fix the cause and run the same command again to run only those",
             outcome.failed.len(),
-            mine.len()
+            mine
         );
         Ok(ExitCode::from(1))
     }
+}
+
+/// Runs the cells of `grid` that `shard` owns (all without one) into
+/// `out` on `jobs` workers: the directory prepared (or resumed), the
+/// cells run, `results.csv` written. Returns the cells run here, the
+/// outcome and the rows of `results.csv`.
+pub fn run_grid<'g>(
+    grid: &'g Grid,
+    out: &Path,
+    shard: Option<Shard>,
+    registry: &Registry,
+    jobs: Option<usize>,
+) -> Result<(Vec<&'g cell::Cell>, run::Outcome, usize)> {
+    let manifest = Manifest::new(grid.cells.iter().map(|c| c.record()).collect());
+    prepare_dir(out, &manifest, shard)?;
+    let mine: Vec<&cell::Cell> = grid
+        .cells
+        .iter()
+        .filter(|c| shard.is_none_or(|s| s.owns(c.index)))
+        .collect();
+    let outcome = run::run_cells(out, &mine, registry, jobs)?;
+    let records: Vec<&cell::CellRecord> = manifest
+        .cells
+        .iter()
+        .filter(|c| shard.is_none_or(|s| s.owns(c.index)))
+        .collect();
+    let rows = layout::write_results(out, &records)?;
+    Ok((mine, outcome, rows))
 }
 
 /// Creates `dir` for this sweep, or checks that it holds the same sweep
