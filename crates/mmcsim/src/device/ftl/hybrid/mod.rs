@@ -735,6 +735,10 @@ impl Mapping for HybridMapping {
         true
     }
 
+    fn in_place(&self) -> bool {
+        true
+    }
+
     fn user_lpns(&self) -> u32 {
         self.lbns * self.unit_slots
     }
