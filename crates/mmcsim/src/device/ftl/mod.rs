@@ -177,6 +177,16 @@ pub trait Mapping: std::fmt::Debug + Send + Sync {
     fn owns_translation(&self) -> bool {
         false
     }
+    /// True when the scheme keeps data in place — offset `o` of a logical
+    /// block at position `o` of its data block, as block-mapped and hybrid
+    /// log-block FTLs do — so a stripe page of sequential data is only
+    /// placed in place when it holds one aligned group of logical pages:
+    /// the controller then starts a new stripe page where a write reaches
+    /// the first page of such a group (see `firmware.rs`). Default false:
+    /// a page-level scheme places any entries anywhere.
+    fn in_place(&self) -> bool {
+        false
+    }
     /// The slot holding `lpn` as the controller resolves it for a host
     /// read, appending the NAND work that costs (a DFTL translation-page
     /// read on a miss); default: [`Mapping::lookup`], free.

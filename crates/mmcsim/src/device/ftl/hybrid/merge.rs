@@ -18,9 +18,11 @@
 //!   logical block of a random log block being reclaimed) fill a free
 //!   superblock; partial merges fill the sequential log block's rest.
 //!   Switch merges need no copy and stay immediate.
-//! * Reclaiming a random log block begins as soon as the pool is full
-//!   (the newest log block spared); its logical blocks are merged one
-//!   after another, then it is erased. It takes no more writes meanwhile.
+//! * Reclaiming a random log block begins when the pool is full and one
+//!   of its log blocks is full (the policy's victim among the full ones:
+//!   a log block with free pages still takes writes and is not merged
+//!   ahead); its logical blocks are merged one after another, then it is
+//!   erased. It takes no more writes meanwhile.
 //! * A step runs before every host stripe page (foreground) and in idle
 //!   time ([`super::Mapping::idle_collect`]). A merge needed while
 //!   another is in progress, or a new log block needed while the reclaim
@@ -162,7 +164,7 @@ impl HybridMapping {
     pub(super) fn reclaim_now(&mut self, ops: &mut Vec<NandOp>) {
         self.emergencies += 1;
         if self.reclaiming.is_none() {
-            let i = self.pool_victim(false).unwrap_or_else(|| {
+            let i = self.pool_victim().unwrap_or_else(|| {
                 panic!("mmcsim device: simulator bug: the hybrid random log pool is full but holds no log block to reclaim")
             });
             self.reclaiming = Some(self.rand[i].unit);
@@ -173,12 +175,19 @@ impl HybridMapping {
     }
 
     /// With the pool full and nothing being reclaimed, reclaiming the
-    /// policy's victim (not the newest log block) begins.
+    /// policy's victim among the *full* random log blocks begins. A log
+    /// block with free pages still takes its logical blocks' writes (under
+    /// KAST, the newest log block each of them is in): merging it ahead
+    /// would throw those pages away and merge the logical blocks being
+    /// written now, as a page-level GC never collects a block still open
+    /// for writes. With no full log block, nothing begins: a new log block
+    /// needed later reclaims at once (an emergency, within the pause bound
+    /// the profile derives).
     pub(super) fn begin_reclaim_ahead(&mut self) {
         if self.reclaiming.is_some() || (self.rand.len() as u32) < self.rand_max {
             return;
         }
-        if let Some(i) = self.pool_victim(true) {
+        if let Some(i) = self.rand_victim() {
             self.reclaiming = Some(self.rand[i].unit);
         }
     }

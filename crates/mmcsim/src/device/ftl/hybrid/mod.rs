@@ -653,14 +653,15 @@ impl HybridMapping {
 
     /// Opens a new random log block, reclaiming one first when the pool is
     /// full (at once, or by finishing the incremental reclaim in progress);
-    /// with incremental merging, reclaiming the next victim begins as soon
-    /// as the pool is full again.
+    /// with incremental merging, reclaiming the next victim begins once the
+    /// pool is full again and holds a full log block
+    /// ([`HybridMapping::begin_reclaim_ahead`]).
     fn open_rand_log(&mut self, ops: &mut Vec<NandOp>) {
         if self.rand.len() as u32 == self.rand_max {
             if self.budget.is_some() {
                 self.reclaim_now(ops);
             } else {
-                let victim = self.pool_victim(false).unwrap_or_else(|| {
+                let victim = self.pool_victim().unwrap_or_else(|| {
                     panic!("mmcsim device: simulator bug: the hybrid random log pool is full but holds no log block to reclaim")
                 });
                 self.reclaim_rand(victim, ops);
@@ -678,20 +679,15 @@ impl HybridMapping {
         }
     }
 
-    /// The pool's victim: among the full log blocks under FAST (every one
-    /// when the pool is full), among all under KAST (a log block closes to
-    /// new logical blocks before it is full); never the one being
-    /// reclaimed, nor the newest when `spare_newest`.
-    fn pool_victim(&self, spare_newest: bool) -> Option<usize> {
+    /// The pool's victim when a new log block is needed at once: among the
+    /// full log blocks under FAST (every one when the pool is full), among
+    /// all under KAST (a log block closes to new logical blocks before it
+    /// is full); never the one being reclaimed.
+    fn pool_victim(&self) -> Option<usize> {
         let positions = self.positions();
-        let newest = self.rand.len().wrapping_sub(1);
         let kast = self.assoc_limit.is_some();
         let reclaiming = self.reclaiming;
-        self.victim_among(move |i, r| {
-            (kast || r.next == positions)
-                && Some(r.unit) != reclaiming
-                && !(spare_newest && i == newest)
-        })
+        self.victim_among(move |_, r| (kast || r.next == positions) && Some(r.unit) != reclaiming)
     }
 
     /// Static wear leveling: moves the least-worn data block's logical
@@ -732,6 +728,10 @@ impl Mapping for HybridMapping {
     }
 
     fn owns_translation(&self) -> bool {
+        true
+    }
+
+    fn in_place(&self) -> bool {
         true
     }
 
@@ -942,7 +942,7 @@ impl Mapping for HybridMapping {
 
     /// Idle-time merging (`[gc] idle_gc_after_ms`): one step of `budget`
     /// stripe pages of the merge in progress; with none, reclaiming a
-    /// random log block begins when the pool is full (every
+    /// full random log block begins when the pool is full (every
     /// `random_log_blocks` open), so the next one opens without a merge.
     /// `target` (free blocks per die) is not used: the hybrid free pool
     /// is fixed by the log blocks (see

@@ -575,7 +575,7 @@ fn incremental_sequential_merges_keep_the_newest_data_under_mixed_writes() {
 }
 
 #[test]
-fn idle_time_merging_empties_a_full_pool_ahead_of_the_host() {
+fn idle_time_merging_reclaims_the_full_log_blocks_of_a_full_pool_ahead_of_the_host() {
     let mut f = tiny_with(
         VictimPolicy::Fifo,
         false,
@@ -583,7 +583,17 @@ fn idle_time_merging_empties_a_full_pool_ahead_of_the_host() {
         Some(2),
     );
     let mut h = Host::new(&f);
-    random_writes(&mut f, &mut h, 200, 1, 8, |_, _, _| {});
+    random_writes(&mut f, &mut h, 0, 1, 8, |_, _, _| {});
+    // Logical blocks 1-3 rewritten a stripe page at a time, last offset
+    // first: random log blocks filled to the last page.
+    for lbn in 1..4 {
+        for k in (0..16).rev() {
+            let b = lbn * 64 + k * 4;
+            h.put(&mut f, &[b, b + 1, b + 2, b + 3]);
+        }
+    }
+    let positions = f.positions();
+    assert!(f.rand.iter().any(|r| r.next == positions));
     let mut ops = Vec::new();
     let mut steps = 0;
     while f.idle_collect(0, 2, &mut ops).is_some() {
@@ -594,7 +604,33 @@ fn idle_time_merging_empties_a_full_pool_ahead_of_the_host() {
     assert!(steps > 0);
     assert!(f.job.is_none() && f.reclaiming.is_none());
     assert!(
-        (f.rand.len() as u32) < f.rand_max,
-        "a free place in the pool"
+        (f.rand.len() as u32) < f.rand_max || f.rand.iter().all(|r| r.next < positions),
+        "a free place in the pool, or only log blocks still taking writes"
     );
+}
+
+#[test]
+fn a_full_pool_of_log_blocks_still_taking_writes_is_not_merged_ahead() {
+    let mut f = tiny_with(
+        VictimPolicy::Greedy,
+        false,
+        LogAssociativity::Blocks(1),
+        Some(2),
+    );
+    let mut h = Host::new(&f);
+    random_writes(&mut f, &mut h, 0, 1, 8, |_, _, _| {});
+    f.reset_stats();
+    // Two logical blocks, one random log block each (K = 1): the pool is
+    // full, but both log blocks have free pages.
+    for round in 0..6u32 {
+        for lbn in [1u32, 2] {
+            let b = lbn * 64 + 60 - round * 4;
+            let p = h.put(&mut f, &[b, b + 1, b + 2, b + 3]);
+            assert_eq!(p.reclaim_ops, 0, "round {round}, logical block {lbn}");
+        }
+    }
+    assert_eq!(f.rand.len() as u32, f.rand_max);
+    assert!(f.reclaiming.is_none() && f.job.is_none());
+    assert_eq!(f.stats().merges_full, 0);
+    f.check(&[], &h.expected).unwrap();
 }
