@@ -186,6 +186,17 @@ impl Source {
     }
 }
 
+impl Source {
+    /// Opens the source for a text reader ([`Source::open`]), refusing
+    /// binary data with an error that names the right format
+    /// ([`crate::binary`]).
+    pub fn open_text(&self) -> Result<Box<dyn BufRead>> {
+        let mut input = self.open()?;
+        crate::binary::refuse(&mut *input, self.path())?;
+        Ok(input)
+    }
+}
+
 /// Largest non-seekable input copied to a temporary file, bytes (4 GiB):
 /// an endless one (`/dev/zero`, `yes |`) is an error before it fills the
 /// disk; a larger trace is replayed from a regular file, which is read in
@@ -856,7 +867,7 @@ pub struct TextReader<P: LineParser> {
 impl<P: LineParser> TextReader<P> {
     /// A reader of `source` with `parser`, reading times in `unit`.
     pub fn new(source: &Source, parser: P, unit: TimeUnit) -> Result<Self> {
-        let input = source.open()?;
+        let input = source.open_text()?;
         Ok(TextReader {
             lines: Lines::new(input, source.path()),
             path: source.path().to_path_buf(),

@@ -45,6 +45,26 @@ pub enum Error {
         /// What was found and what was expected.
         message: String,
     },
+    /// A record of a binary trace (a blktrace capture) is malformed.
+    /// Displayed with control characters of the field and message escaped.
+    #[error(
+        "{}: record {record} (byte offset {offset}): field `{}`: {}",
+        .path.display(),
+        mmcsim_types::text::escape_controls(.field),
+        mmcsim_types::text::escape_controls(.message)
+    )]
+    Record {
+        /// The trace file.
+        path: PathBuf,
+        /// 1-based index of the record in the file.
+        record: u64,
+        /// Byte offset of the record's start in the file (after gunzip).
+        offset: u64,
+        /// The field at fault.
+        field: String,
+        /// What was found and what was expected.
+        message: String,
+    },
     /// A name is not one of a closed set (a trace format, a time unit).
     #[error(transparent)]
     Choice(#[from] UnknownChoice),
@@ -75,7 +95,7 @@ impl Error {
     pub fn is_input_error(&self) -> bool {
         matches!(
             self,
-            Error::Io { .. } | Error::Parse { .. } | Error::Choice(_)
+            Error::Io { .. } | Error::Parse { .. } | Error::Record { .. } | Error::Choice(_)
         )
     }
 }

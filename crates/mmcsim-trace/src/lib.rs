@@ -26,6 +26,7 @@
 //! | `mmc-ftrace` | [`ftrace_mmc`] | s (ftrace clock) |
 //! | `block-ftrace` | [`ftrace_block`] | s (ftrace clock) |
 //! | `blkparse` | [`blkparse`] | s.ns |
+//! | `blktrace-bin` | [`blktrace_bin`] | ns (per-CPU binary files) |
 //! | `fio-iolog` | [`fio`] | v3: µs; v2: no time (wait µs) |
 //! | `msr` | [`msr`] | 100 ns (FILETIME ticks) |
 //! | `spc` | [`spc`] | s |
@@ -38,8 +39,10 @@
 #![warn(missing_docs)]
 
 pub mod ascii5;
+pub mod binary;
 pub mod biotracer;
 pub mod blkparse;
+pub mod blktrace_bin;
 pub mod common;
 pub mod detect;
 pub mod disksim;
