@@ -298,6 +298,10 @@ impl LineParser for BlkparseParser {
         self.events.pop(eof)
     }
 
+    fn device_label(&self, id: u32) -> String {
+        super::common::dev_label(id)
+    }
+
     fn parse(&mut self, line: &[u8], cx: &Cx) -> Result<Option<TraceRecord>> {
         if self.ended {
             return Ok(None);

@@ -680,6 +680,10 @@ impl TraceReader for BlktraceReader {
     fn time_unit(&self) -> Option<TimeUnit> {
         Some(TimeUnit::Ns)
     }
+
+    fn device_label(&self, id: u32) -> String {
+        crate::common::dev_label(id)
+    }
 }
 
 #[cfg(test)]

@@ -850,6 +850,11 @@ pub trait LineParser {
     fn has_time(&self) -> bool {
         true
     }
+    /// Device id `id` as the format names devices
+    /// ([`TraceReader::device_label`]).
+    fn device_label(&self, id: u32) -> String {
+        id.to_string()
+    }
 }
 
 /// A reader driving a [`LineParser`] over the lines of a file; checks that
@@ -957,6 +962,10 @@ impl<P: LineParser> TraceReader for TextReader<P> {
     fn unaligned_count(&self) -> u64 {
         self.parser.unaligned()
     }
+
+    fn device_label(&self, id: u32) -> String {
+        self.parser.device_label(id)
+    }
 }
 
 impl<P: LineParser> Iterator for TextReader<P> {
@@ -1009,16 +1018,20 @@ impl Filtered {
                 devices.insert(d);
             }
         }
-        let list: Vec<String> = devices.iter().take(64).map(u32::to_string).collect();
+        let label = |d: u32| self.inner.device_label(d);
+        let list: Vec<String> = devices.iter().take(64).map(|&d| label(d)).collect();
         Error::Parse {
             path: self.inner.path().to_path_buf(),
             line: at,
             field: "device".into(),
             message: format!(
-                "the trace has records on {} devices ({}{}): device {dev} here, device {first} from line {line}; choose one with a device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
+                "the trace has records on {} devices ({}{}): device {} here, device {} from line {line}; choose one with a device id (simctl: --device-id {}; `simctl trace inspect` summarises each) or read them all (simctl: --all-devices)",
                 devices.len(),
                 list.join(", "),
-                if devices.len() > 64 { ", ..." } else { "" }
+                if devices.len() > 64 { ", ..." } else { "" },
+                label(dev),
+                label(first),
+                label(first),
             ),
         }
     }
@@ -1039,8 +1052,13 @@ impl Filtered {
         }
         Some(Error::NoRecordOnDevice {
             path: self.inner.path().to_path_buf(),
-            device: want,
-            found: self.others.iter().take(64).copied().collect(),
+            device: self.inner.device_label(want),
+            found: self
+                .others
+                .iter()
+                .take(64)
+                .map(|&d| self.inner.device_label(d))
+                .collect(),
             more: self.others.len() > 64,
         })
     }
@@ -1138,6 +1156,9 @@ impl TraceReader for Filtered {
     }
     fn unaligned_count(&self) -> u64 {
         self.inner.unaligned_count()
+    }
+    fn device_label(&self, id: u32) -> String {
+        self.inner.device_label(id)
     }
 }
 
@@ -1280,6 +1301,12 @@ pub fn parse_dev(t: &[u8]) -> Option<u32> {
         return None;
     }
     Some(maj << 20 | min)
+}
+
+/// A `dev_t` as the kernel encodes it (`major << 20 | minor`) written as
+/// blkparse writes it: `maj,min`.
+pub fn dev_label(dev: u32) -> String {
+    format!("{},{}", dev >> 20, dev & ((1 << 20) - 1))
 }
 
 #[cfg(test)]

@@ -70,18 +70,21 @@ pub enum Error {
     Choice(#[from] UnknownChoice),
     /// A device id was chosen, but no record of the trace is on it.
     #[error(
-        "{}: no record is on device {device}: the trace has records on device{} {}; choose one of them with the device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
+        "{}: no record is on device {device}: the trace has records on device{} {}; choose one of them with the device id (simctl: --device-id {}) or read them all (simctl: --all-devices)",
         .path.display(),
         if .found.len() == 1 && !.more { "" } else { "s" },
-        device_list(.found, *.more)
+        device_list(.found, *.more),
+        .found.first().map_or("N", String::as_str)
     )]
     NoRecordOnDevice {
         /// The trace file.
         path: PathBuf,
-        /// The device id chosen.
-        device: u32,
-        /// The device ids the trace has records on (at most 64, ascending).
-        found: Vec<u32>,
+        /// The device chosen, as the trace names devices (`179,0` for a
+        /// `dev_t`, else the id).
+        device: String,
+        /// The devices the trace has records on (at most 64, ascending by
+        /// id), named as `device` is.
+        found: Vec<String>,
         /// The trace has more device ids than `found` lists.
         more: bool,
     },
@@ -101,7 +104,6 @@ impl Error {
 }
 
 /// `ids` comma-separated, with `, ...` when there are `more`.
-fn device_list(ids: &[u32], more: bool) -> String {
-    let list: Vec<String> = ids.iter().map(u32::to_string).collect();
-    format!("{}{}", list.join(", "), if more { ", ..." } else { "" })
+fn device_list(ids: &[String], more: bool) -> String {
+    format!("{}{}", ids.join(", "), if more { ", ..." } else { "" })
 }

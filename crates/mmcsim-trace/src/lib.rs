@@ -186,6 +186,12 @@ pub trait TraceReader {
     fn first_time_ns(&self) -> Option<Ns> {
         None
     }
+    /// Device id `id` as this format names devices: `maj,min` for a
+    /// `dev_t` (blkparse, block ftrace, blktrace captures), else the
+    /// number.
+    fn device_label(&self, id: u32) -> String {
+        id.to_string()
+    }
     /// How many byte offsets or lengths so far were not multiples of 512
     /// (offsets are rounded down, lengths up, to whole sectors).
     fn unaligned_count(&self) -> u64 {

@@ -134,6 +134,7 @@ fn compare(
     out: &mut Stdout,
 ) -> Result<ExitCode> {
     let workload = crate::catalogue::workload(workload)?;
+    let workload = mmcsim::workload::trace::blktrace_bin::resolve_path(&workload);
     let sets = compare_sets(&workload, replay, sim)?;
     let outputs = open_comparison_outputs(&workload, sim, plot)?;
     let entries = crate::compare::parse_entries(schedulers, registry)?;
@@ -157,6 +158,10 @@ fn replay_trace(
 ) -> Result<ExitCode> {
     let stdin = crate::input::stdin_trace(trace)?;
     let trace = stdin.as_ref().map_or(trace, |t| t.path());
+    // A blktrace capture may be named by its prefix (`mmcblk0` for
+    // `mmcblk0.blktrace.*`).
+    let resolved = mmcsim::workload::trace::blktrace_bin::resolve_path(trace);
+    let trace = resolved.as_path();
     crate::input::check_trace(trace)?;
     let mut sets = replay.sets();
     sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);
