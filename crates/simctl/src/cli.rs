@@ -53,9 +53,16 @@ pub enum Command {
         /// e.g. `deadline,cfq,cfq:slice_idle=0`.
         #[arg(long, value_name = "LIST", default_value = "all")]
         schedulers: String,
-        /// Write bar charts to PREFIX.png and PREFIX.svg.
+        /// Write bar charts and latency CDFs to PREFIX.png and PREFIX.svg
+        /// (with --seeds: bars at the mean, 95 % error bars).
         #[arg(long, value_name = "PREFIX")]
         plot: Option<PathBuf>,
+        /// Run every scheduler at seeds 1..=N and report each metric's
+        /// mean and 95 % confidence interval over them (Student t, N − 1
+        /// degrees of freedom) in the table, the JSON (`seeds`) and the
+        /// plot's error bars. One seed (the default) gives no interval.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one())]
+        seeds: usize,
         /// Simulations run in parallel (default: one per core); the output
         /// is identical whatever the number.
         #[arg(long, value_name = "N")]
