@@ -32,7 +32,9 @@ fn error_bars(svg: &str) -> usize {
             let Some(pts) = head.split("points=\"").nth(1) else {
                 return false;
             };
-            let pts: Vec<&str> = pts[..pts.find('"').unwrap_or(0)].split_whitespace().collect();
+            let pts: Vec<&str> = pts[..pts.find('"').unwrap_or(0)]
+                .split_whitespace()
+                .collect();
             pts.len() == 2 && pts[0].split(',').next() == pts[1].split(',').next()
         })
         .count()
@@ -77,11 +79,22 @@ fn a_report_cdf_uses_every_recorded_value_with_named_legends_and_time_ticks() {
     assert!(t.contains(&"noop · rand-read-4k".to_string()), "{t:?}");
     assert!(t.contains(&"deadline · rand-read-4k".to_string()), "{t:?}");
     assert!(!t.iter().any(|x| x == "a" || x == "report"), "{t:?}");
-    assert!(t.iter().any(|x| x.contains("every recorded value")), "{t:?}");
+    assert!(
+        t.iter().any(|x| x.contains("every recorded value")),
+        "{t:?}"
+    );
     // Log time axis: ticks with units, among them a decade.
-    let ticks: Vec<&String> = t.iter().filter(|x| x.ends_with(" µs") || x.ends_with(" ms")).collect();
+    let ticks: Vec<&String> = t
+        .iter()
+        .filter(|x| x.ends_with(" µs") || x.ends_with(" ms"))
+        .collect();
     assert!(ticks.len() >= 3, "{t:?}");
-    assert!(ticks.iter().any(|x| x.as_str() == "100 µs" || x.as_str() == "1 ms"), "{t:?}");
+    assert!(
+        ticks
+            .iter()
+            .any(|x| x.as_str() == "100 µs" || x.as_str() == "1 ms"),
+        "{t:?}"
+    );
     // The CDF is a step line through the buckets: a polyline with two
     // points per bucket, far more than five.
     let longest = text
@@ -89,14 +102,29 @@ fn a_report_cdf_uses_every_recorded_value_with_named_legends_and_time_ticks() {
         .map(|p| p[..p.find("/>").unwrap_or(p.len())].matches(',').count())
         .max()
         .unwrap();
-    assert!(longest >= 2 * buckets.len().min(dl["latency_histogram"]["buckets"].as_array().unwrap().len()));
+    assert!(
+        longest
+            >= 2 * buckets
+                .len()
+                .min(dl["latency_histogram"]["buckets"].as_array().unwrap().len())
+    );
     // The legend sits right of the data: its labels start beyond the
     // chart's x ticks.
     let x_of = |label: &str| -> f64 {
-        let i = text.find(&format!(">{label}")).or_else(|| text.find(&format!(">\n{label}"))).unwrap();
+        let i = text
+            .find(&format!(">{label}"))
+            .or_else(|| text.find(&format!(">\n{label}")))
+            .unwrap();
         let head = &text[..i];
         let tag = &head[head.rfind("<text").unwrap()..];
-        tag.split("x=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap()
+        tag.split("x=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
     };
     let max_tick_x = ticks.iter().map(|t| x_of(t)).fold(0.0, f64::max);
     assert!(x_of("noop · rand-read-4k") > max_tick_x);
@@ -133,21 +161,41 @@ fn compare_with_seeds_gives_intervals_and_error_bars() {
     for e in entries {
         for m in e["metrics"].as_array().unwrap() {
             let f = |k: &str| m[k].as_f64().unwrap();
-            let values: Vec<f64> = m["values"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+            let values: Vec<f64> = m["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
             assert_eq!(values.len(), 4);
             let mean = values.iter().sum::<f64>() / 4.0;
-            assert!((f("mean") - mean).abs() <= 1e-9 * mean.abs().max(1.0), "{m}");
-            assert!(f("ci95_low") <= f("mean") && f("mean") <= f("ci95_high"), "{m}");
+            assert!(
+                (f("mean") - mean).abs() <= 1e-9 * mean.abs().max(1.0),
+                "{m}"
+            );
+            assert!(
+                f("ci95_low") <= f("mean") && f("mean") <= f("ci95_high"),
+                "{m}"
+            );
             // Student t, 3 degrees of freedom: half-width 3.182 s / 2.
             let s = (values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
             let half = 3.182 * s / 2.0;
-            assert!((f("ci95_high") - f("mean") - half).abs() <= 1e-9 * mean.abs().max(1.0), "{m}");
+            assert!(
+                (f("ci95_high") - f("mean") - half).abs() <= 1e-9 * mean.abs().max(1.0),
+                "{m}"
+            );
         }
         // Seed 1's report is the table's, and the seeds differ.
         let iops = &e["metrics"][0]["values"];
-        assert_ne!(iops[0], iops[1], "seeds 1 and 2 ran different random streams");
+        assert_ne!(
+            iops[0], iops[1],
+            "seeds 1 and 2 ran different random streams"
+        );
     }
-    assert!(table.contains("over seeds 1..=4: mean [95 % interval]"), "{table}");
+    assert!(
+        table.contains("over seeds 1..=4: mean [95 % interval]"),
+        "{table}"
+    );
     let noop_iops = &entries[0]["metrics"][0];
     let cell = format!(
         "{:.1} [{:.1}, {:.1}]",
@@ -159,7 +207,11 @@ fn compare_with_seeds_gives_intervals_and_error_bars() {
     // One error bar per scheduler and bar panel (4 panels × 3 entries).
     assert_eq!(error_bars(&svg), 12);
     let t = texts(&svg);
-    assert!(t.iter().any(|x| x.contains("mean of 4 seeds, 95 % interval")), "{t:?}");
+    assert!(
+        t.iter()
+            .any(|x| x.contains("mean of 4 seeds, 95 % interval")),
+        "{t:?}"
+    );
     for name in ["noop", "deadline", "cfq"] {
         assert!(t.iter().any(|x| x == name), "{name}: {t:?}");
     }
@@ -168,7 +220,9 @@ fn compare_with_seeds_gives_intervals_and_error_bars() {
     assert!(v.get("seeds").is_none());
     assert!(table.contains("one seed: no interval"), "{table}");
     assert_eq!(error_bars(&svg), 0);
-    assert!(texts(&svg).iter().any(|x| x.contains("one seed: no interval")));
+    assert!(texts(&svg)
+        .iter()
+        .any(|x| x.contains("one seed: no interval")));
 
     let e = simctl_err(&["compare", sc, "--seeds", "3", "--seed", "7"]);
     assert!(e.contains("--seed and --seeds"), "{e}");
