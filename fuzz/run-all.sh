@@ -93,6 +93,7 @@ class() {
     case "$1" in
     simulate | scenario_fs | state_file) echo sim ;;
     scenario_toml | profile_toml | fio_job | grid | calibration_targets | check_baseline) echo config ;;
+    # Every trace reader, the binary blktrace one (blktrace_bin) included.
     *) echo reader ;;
     esac
 }
@@ -128,6 +129,7 @@ seed() {
     mmc_ftrace) put traces/mmc-ftrace.txt traces/mmc-ftrace-3x.txt traces/bad/mmc-ftrace-*.txt ;;
     block_ftrace) put traces/block-ftrace.txt traces/bad/block-ftrace-*.txt ;;
     blkparse) put traces/blkparse.txt traces/bad/blkparse-*.txt ;;
+    blktrace_bin) put traces/*.blktrace.* ;;
     fio_iolog) put traces/fio-v2.log traces/fio-v3.log traces/bad/fio-*.log ;;
     msr) put traces/msr.csv traces/bad/msr-*.csv ;;
     spc) put traces/spc.csv traces/bad/spc-*.csv ;;

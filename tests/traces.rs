@@ -13,6 +13,7 @@ fn trace_formats_lists_every_reader_with_an_example() {
         "mmc-ftrace",
         "block-ftrace",
         "blkparse",
+        "blktrace-bin",
         "fio-iolog",
         "msr",
         "spc",
@@ -24,7 +25,7 @@ fn trace_formats_lists_every_reader_with_an_example() {
     ] {
         assert!(out.lines().any(|l| l.starts_with(f)), "{f} missing:\n{out}");
     }
-    assert_eq!(out.matches("e.g. ").count(), 12);
+    assert_eq!(out.matches("e.g. ").count(), 13);
 }
 
 #[test]
@@ -33,6 +34,7 @@ fn every_bundled_sample_replays_with_the_options_it_needs() {
     let cases: &[(&str, &[&str], u64)] = &[
         ("traces/biotracer.txt", &[], 8),
         ("traces/blkparse.txt", &[], 4),
+        ("traces/mmcblk0.blktrace.0", &[], 4),
         ("traces/block-ftrace.txt", &[], 4),
         ("traces/disksim.trace", &[], 4),
         ("traces/fio-v2.log", &[], 4),

@@ -199,6 +199,17 @@ impl Source {
     }
 }
 
+impl Source {
+    /// Opens the source for a text reader ([`Source::open`]), refusing
+    /// binary data with an error that names the right format
+    /// ([`crate::binary`]).
+    pub fn open_text(&self) -> Result<Box<dyn BufRead>> {
+        let mut input = self.open()?;
+        crate::binary::refuse(&mut *input, self.path())?;
+        Ok(input)
+    }
+}
+
 /// Largest non-seekable input copied to a temporary file, bytes (4 GiB):
 /// an endless one (`/dev/zero`, `yes |`) is an error before it fills the
 /// disk; a larger trace is replayed from a regular file, which is read in
@@ -852,6 +863,11 @@ pub trait LineParser {
     fn has_time(&self) -> bool {
         true
     }
+    /// Device id `id` as the format names devices
+    /// ([`TraceReader::device_label`]).
+    fn device_label(&self, id: u32) -> String {
+        id.to_string()
+    }
 }
 
 /// A reader driving a [`LineParser`] over the lines of a file; checks that
@@ -869,7 +885,7 @@ pub struct TextReader<P: LineParser> {
 impl<P: LineParser> TextReader<P> {
     /// A reader of `source` with `parser`, reading times in `unit`.
     pub fn new(source: &Source, parser: P, unit: TimeUnit) -> Result<Self> {
-        let input = source.open()?;
+        let input = source.open_text()?;
         Ok(TextReader {
             lines: Lines::new(input, source.path()),
             path: source.path().to_path_buf(),
@@ -959,6 +975,10 @@ impl<P: LineParser> TraceReader for TextReader<P> {
     fn unaligned_count(&self) -> u64 {
         self.parser.unaligned()
     }
+
+    fn device_label(&self, id: u32) -> String {
+        self.parser.device_label(id)
+    }
 }
 
 impl<P: LineParser> Iterator for TextReader<P> {
@@ -1011,16 +1031,20 @@ impl Filtered {
                 devices.insert(d);
             }
         }
-        let list: Vec<String> = devices.iter().take(64).map(u32::to_string).collect();
+        let label = |d: u32| self.inner.device_label(d);
+        let list: Vec<String> = devices.iter().take(64).map(|&d| label(d)).collect();
         Error::Parse {
             path: self.inner.path().to_path_buf(),
             line: at,
             field: "device".into(),
             message: format!(
-                "the trace has records on {} devices ({}{}): device {dev} here, device {first} from line {line}; choose one with a device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
+                "the trace has records on {} devices ({}{}): device {} here, device {} from line {line}; choose one with a device id (simctl: --device-id {}; `simctl trace inspect` summarises each) or read them all (simctl: --all-devices)",
                 devices.len(),
                 list.join(", "),
-                if devices.len() > 64 { ", ..." } else { "" }
+                if devices.len() > 64 { ", ..." } else { "" },
+                label(dev),
+                label(first),
+                label(first),
             ),
         }
     }
@@ -1041,8 +1065,13 @@ impl Filtered {
         }
         Some(Error::NoRecordOnDevice {
             path: self.inner.path().to_path_buf(),
-            device: want,
-            found: self.others.iter().take(64).copied().collect(),
+            device: self.inner.device_label(want),
+            found: self
+                .others
+                .iter()
+                .take(64)
+                .map(|&d| self.inner.device_label(d))
+                .collect(),
             more: self.others.len() > 64,
         })
     }
@@ -1140,6 +1169,9 @@ impl TraceReader for Filtered {
     }
     fn unaligned_count(&self) -> u64 {
         self.inner.unaligned_count()
+    }
+    fn device_label(&self, id: u32) -> String {
+        self.inner.device_label(id)
     }
 }
 
@@ -1282,6 +1314,12 @@ pub fn parse_dev(t: &[u8]) -> Option<u32> {
         return None;
     }
     Some(maj << 20 | min)
+}
+
+/// A `dev_t` as the kernel encodes it (`major << 20 | minor`) written as
+/// blkparse writes it: `maj,min`.
+pub fn dev_label(dev: u32) -> String {
+    format!("{},{}", dev >> 20, dev & ((1 << 20) - 1))
 }
 
 #[cfg(test)]

@@ -74,6 +74,7 @@ pub fn detect_among(source: &Source, formats: &[Format]) -> Result<(Format, Stri
         let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
         names.join(", ")
     };
+    let source = &crate::blktrace_bin::resolve(source);
     let Some(head) = Head::read(source, formats)? else {
         return Err(undetectable(
             source.path(),
@@ -96,6 +97,7 @@ pub fn detect_among(source: &Source, formats: &[Format]) -> Result<(Format, Stri
     }
     match best {
         Some((f, s)) => s.verdict.map(|why| (f, why)),
+        None if head.is_binary() => Err(crate::binary::error(source.path(), head.raw())),
         None => Err(undetectable(
             source.path(),
             format!(
@@ -138,6 +140,7 @@ pub fn open_bytes(
 
 /// As [`open`], for any [`Source`].
 pub fn open_source(source: &Source, opts: &OpenOptions) -> Result<Box<dyn TraceReader>> {
+    let source = &crate::blktrace_bin::resolve(source);
     let format = match opts.format {
         Some(f) => f,
         None => detect_source(source)?,

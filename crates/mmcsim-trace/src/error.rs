@@ -45,23 +45,46 @@ pub enum Error {
         /// What was found and what was expected.
         message: String,
     },
+    /// A record of a binary trace (a blktrace capture) is malformed.
+    /// Displayed with control characters of the field and message escaped.
+    #[error(
+        "{}: record {record} (byte offset {offset}): field `{}`: {}",
+        .path.display(),
+        mmcsim_types::text::escape_controls(.field),
+        mmcsim_types::text::escape_controls(.message)
+    )]
+    Record {
+        /// The trace file.
+        path: PathBuf,
+        /// 1-based index of the record in the file.
+        record: u64,
+        /// Byte offset of the record's start in the file (after gunzip).
+        offset: u64,
+        /// The field at fault.
+        field: String,
+        /// What was found and what was expected.
+        message: String,
+    },
     /// A name is not one of a closed set (a trace format, a time unit).
     #[error(transparent)]
     Choice(#[from] UnknownChoice),
     /// A device id was chosen, but no record of the trace is on it.
     #[error(
-        "{}: no record is on device {device}: the trace has records on device{} {}; choose one of them with the device id (simctl: --device-id N) or read them all (simctl: --all-devices)",
+        "{}: no record is on device {device}: the trace has records on device{} {}; choose one of them with the device id (simctl: --device-id {}) or read them all (simctl: --all-devices)",
         .path.display(),
         if .found.len() == 1 && !.more { "" } else { "s" },
-        device_list(.found, *.more)
+        device_list(.found, *.more),
+        .found.first().map_or("N", String::as_str)
     )]
     NoRecordOnDevice {
         /// The trace file.
         path: PathBuf,
-        /// The device id chosen.
-        device: u32,
-        /// The device ids the trace has records on (at most 64, ascending).
-        found: Vec<u32>,
+        /// The device chosen, as the trace names devices (`179,0` for a
+        /// `dev_t`, else the id).
+        device: String,
+        /// The devices the trace has records on (at most 64, ascending by
+        /// id), named as `device` is.
+        found: Vec<String>,
         /// The trace has more device ids than `found` lists.
         more: bool,
     },
@@ -75,13 +98,12 @@ impl Error {
     pub fn is_input_error(&self) -> bool {
         matches!(
             self,
-            Error::Io { .. } | Error::Parse { .. } | Error::Choice(_)
+            Error::Io { .. } | Error::Parse { .. } | Error::Record { .. } | Error::Choice(_)
         )
     }
 }
 
 /// `ids` comma-separated, with `, ...` when there are `more`.
-fn device_list(ids: &[u32], more: bool) -> String {
-    let list: Vec<String> = ids.iter().map(u32::to_string).collect();
-    format!("{}{}", list.join(", "), if more { ", ..." } else { "" })
+fn device_list(ids: &[String], more: bool) -> String {
+    format!("{}{}", ids.join(", "), if more { ", ..." } else { "" })
 }

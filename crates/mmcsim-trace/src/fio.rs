@@ -92,7 +92,7 @@ pub struct FioParser {
 /// Opens a fio iolog reading times in `unit`.
 pub fn open(source: &Source, unit: TimeUnit) -> Result<FioReader> {
     // Peek at the version line so that `time_unit` is right from the start.
-    let mut lines = super::common::Lines::new(source.open()?, source.path());
+    let mut lines = super::common::Lines::new(source.open_text()?, source.path());
     let mut parser = FioParser::default();
     while let Ok(Some(l)) = lines.next_line() {
         if !l.is_empty() {

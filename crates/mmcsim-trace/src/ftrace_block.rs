@@ -109,6 +109,10 @@ impl LineParser for BlockFtraceParser {
         "block-ftrace"
     }
 
+    fn device_label(&self, id: u32) -> String {
+        super::common::dev_label(id)
+    }
+
     fn process_name(&self, id: u32) -> &str {
         self.names.name(id)
     }

@@ -2,10 +2,14 @@
 //! gunzip), read once for every registered format to judge
 //! ([`crate::format::TraceFormat::sniff`]).
 //!
+//! The first KiB is kept raw as well (a binary format recognises its
+//! magic there); when it is binary data no line is read.
+//!
 //! How much is read: 64 lines, or, when the first line is ftrace text (a
 //! `# tracer` header or an event line), up to 20,000 lines while looking
 //! for the events some format claims, stopping at the first decisive one.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::common::{parse_ftrace_line, split_csv, split_ws, Lines, Source};
@@ -24,6 +28,8 @@ const SAMPLE_LINES: usize = 32;
 #[derive(Debug)]
 pub struct Head {
     path: PathBuf,
+    /// The first bytes (at most [`crate::binary::SAMPLE_BYTES`]), raw.
+    raw: Vec<u8>,
     first: Vec<u8>,
     sample: Vec<Vec<u8>>,
     lines: u64,
@@ -37,15 +43,30 @@ impl Head {
     /// Reads the head of `source`, noting the ftrace events `formats`
     /// claim; `Ok(None)` for a trace with no non-blank line.
     pub fn read(source: &Source, formats: &[Format]) -> Result<Option<Head>> {
+        let mut raw = Vec::new();
+        source
+            .open()?
+            .take(crate::binary::SAMPLE_BYTES as u64)
+            .read_to_end(&mut raw)
+            .map_err(|e| crate::Error::Io {
+                path: source.path().to_path_buf(),
+                source: e,
+            })?;
+        let binary = crate::binary::looks_binary(&raw);
         let mut lines = Lines::new(source.open()?, source.path());
         let mut head = Head {
             path: source.path().to_path_buf(),
+            raw,
             first: Vec::new(),
             sample: Vec::new(),
             lines: 0,
             ftrace: false,
             events: Vec::new(),
         };
+        if binary {
+            // Binary data: no lines to judge, only the raw bytes.
+            return Ok((!head.raw.is_empty()).then_some(head));
+        }
         let mut seen_first = false;
         while let Some(line) = lines.next_line()? {
             head.lines += 1;
@@ -94,6 +115,18 @@ impl Head {
             }
         }
         false
+    }
+
+    /// The first bytes of the trace (after gunzip), at most
+    /// [`crate::binary::SAMPLE_BYTES`]: what a binary format recognises.
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+
+    /// True when the first bytes are binary data
+    /// ([`crate::binary::looks_binary`]): no line was read.
+    pub fn is_binary(&self) -> bool {
+        crate::binary::looks_binary(&self.raw)
     }
 
     /// The trace (as named in messages).

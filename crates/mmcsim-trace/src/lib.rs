@@ -26,6 +26,7 @@
 //! | `mmc-ftrace` | [`ftrace_mmc`] | s (ftrace clock) |
 //! | `block-ftrace` | [`ftrace_block`] | s (ftrace clock) |
 //! | `blkparse` | [`blkparse`] | s.ns |
+//! | `blktrace-bin` | [`blktrace_bin`] | ns (per-CPU binary files) |
 //! | `fio-iolog` | [`fio`] | v3: µs; v2: no time (wait µs) |
 //! | `msr` | [`msr`] | 100 ns (FILETIME ticks) |
 //! | `spc` | [`spc`] | s |
@@ -38,8 +39,10 @@
 #![warn(missing_docs)]
 
 pub mod ascii5;
+pub mod binary;
 pub mod biotracer;
 pub mod blkparse;
+pub mod blktrace_bin;
 pub mod common;
 pub mod detect;
 pub mod disksim;
@@ -182,6 +185,12 @@ pub trait TraceReader {
     /// `time_ns` to rebase to zero.
     fn first_time_ns(&self) -> Option<Ns> {
         None
+    }
+    /// Device id `id` as this format names devices: `maj,min` for a
+    /// `dev_t` (blkparse, block ftrace, blktrace captures), else the
+    /// number.
+    fn device_label(&self, id: u32) -> String {
+        id.to_string()
     }
     /// How many byte offsets or lengths so far were not multiples of 512
     /// (offsets are rounded down, lengths up, to whole sectors).

@@ -9,16 +9,17 @@
 
 use crate::format::Format;
 use crate::{
-    biotracer, blkparse, disksim, fio, ftrace_block, ftrace_mmc, mqsim, msr, native_csv, pixel6a,
-    spc, ssdsim,
+    biotracer, blkparse, blktrace_bin, disksim, fio, ftrace_block, ftrace_mmc, mqsim, msr,
+    native_csv, pixel6a, spc, ssdsim,
 };
 
 /// Every format this crate reads.
-pub static FORMATS: [Format; 12] = [
+pub static FORMATS: [Format; 13] = [
     Format::new(&native_csv::NativeCsv),
     Format::new(&ftrace_mmc::MmcFtrace),
     Format::new(&ftrace_block::BlockFtrace),
     Format::new(&blkparse::Blkparse),
+    Format::new(&blktrace_bin::BlktraceBin),
     Format::new(&fio::FioIolog),
     Format::new(&msr::Msr),
     Format::new(&spc::Spc),

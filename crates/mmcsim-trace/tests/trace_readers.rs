@@ -109,7 +109,7 @@ fn detection_of_every_sample() {
 
 #[test]
 fn format_names_round_trip() {
-    assert_eq!(Format::all().len(), 12);
+    assert_eq!(Format::all().len(), 13);
     for f in Format::all() {
         assert_eq!(f.name().parse::<Format>().unwrap(), *f);
         assert!(!f.description().is_empty() && !f.example().is_empty());

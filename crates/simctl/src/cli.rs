@@ -53,9 +53,16 @@ pub enum Command {
         /// e.g. `deadline,cfq,cfq:slice_idle=0`.
         #[arg(long, value_name = "LIST", default_value = "all")]
         schedulers: String,
-        /// Write bar charts to PREFIX.png and PREFIX.svg.
+        /// Write bar charts and latency CDFs to PREFIX.png and PREFIX.svg
+        /// (with --seeds: bars at the mean, 95 % error bars).
         #[arg(long, value_name = "PREFIX")]
         plot: Option<PathBuf>,
+        /// Run every scheduler at seeds 1..=N and report each metric's
+        /// mean and 95 % confidence interval over them (Student t, N − 1
+        /// degrees of freedom) in the table, the JSON (`seeds`) and the
+        /// plot's error bars. One seed (the default) gives no interval.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one())]
+        seeds: usize,
         /// Simulations run in parallel (default: one per core); the output
         /// is identical whatever the number.
         #[arg(long, value_name = "N")]
@@ -348,12 +355,27 @@ pub struct ReadArgs {
     /// Time unit for formats that do not fix one.
     #[arg(long, value_name = "UNIT", ignore_case = true)]
     pub time_unit: Option<TimeUnit>,
-    /// Only this device of a multi-device trace.
-    #[arg(long, value_name = "ID")]
+    /// Only this device of a multi-device trace: its id, or `MAJ,MIN` for
+    /// a trace naming devices as blkparse does (`179,0`); `simctl trace
+    /// inspect` lists them.
+    #[arg(long, value_name = "ID|MAJ,MIN", value_parser = parse_device_id)]
     pub device_id: Option<u32>,
     /// Every device of a multi-device trace (not with `--device-id`).
     #[arg(long, conflicts_with = "device_id")]
     pub all_devices: bool,
+}
+
+/// A device id: a number, or `MAJ,MIN` (a `dev_t`, `major << 20 | minor`,
+/// as blkparse, block ftrace and blktrace captures name devices).
+fn parse_device_id(s: &str) -> Result<u32, String> {
+    if s.contains(',') {
+        return mmcsim::workload::trace::common::parse_dev(s.trim().as_bytes()).ok_or_else(|| {
+            format!("`{s}`: expected MAJ,MIN with a major below 4096 and a minor below 2^20 (e.g. 179,0)")
+        });
+    }
+    s.trim().parse::<u32>().map_err(|_| {
+        format!("`{s}`: expected a device id (an unsigned 32-bit number) or MAJ,MIN (e.g. 179,0)")
+    })
 }
 
 impl ReadArgs {

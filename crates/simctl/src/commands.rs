@@ -25,13 +25,14 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             schedulers,
             plot,
             jobs,
+            seeds,
             sim,
             replay,
         } => compare(
             &workload,
             &schedulers,
             plot.as_deref(),
-            jobs,
+            (jobs, seeds),
             (&sim, &replay),
             registry,
             out,
@@ -138,16 +139,22 @@ fn compare(
     workload: &Path,
     schedulers: &str,
     plot: Option<&Path>,
-    jobs: Option<usize>,
+    (jobs, seeds): (Option<usize>, usize),
     (sim, replay): (&SimArgs, &crate::cli::TraceArgs),
     registry: &Registry,
     out: &mut Stdout,
 ) -> Result<ExitCode> {
     let workload = crate::catalogue::workload(workload)?;
+    let workload = mmcsim::workload::trace::blktrace_bin::resolve_path(&workload);
     let sets = compare_sets(&workload, replay, sim)?;
     let outputs = open_comparison_outputs(&workload, sim, plot)?;
     let entries = crate::compare::parse_entries(schedulers, registry)?;
-    let c = crate::compare::run(&workload, &entries, &sets, registry, jobs)
+    if seeds > 1 && sim.seed.is_some() {
+        return Err(crate::output::unusable(
+            "--seed and --seeds: --seeds N runs every scheduler at seeds 1..=N; give one of them",
+        ));
+    }
+    let c = crate::compare::run(&workload, &entries, &sets, registry, (jobs, seeds))
         .map_err(|e| blamed(e, &sets, &sim.set, |s| workload_scenario(&workload, s)))?;
     write_comparison(&c, outputs, out)?;
     if !sim.quiet && !to_stdout(sim, None) {
@@ -167,6 +174,10 @@ fn replay_trace(
 ) -> Result<ExitCode> {
     let stdin = crate::input::stdin_trace(trace)?;
     let trace = stdin.as_ref().map_or(trace, |t| t.path());
+    // A blktrace capture may be named by its prefix (`mmcblk0` for
+    // `mmcblk0.blktrace.*`).
+    let resolved = mmcsim::workload::trace::blktrace_bin::resolve_path(trace);
+    let trace = resolved.as_path();
     crate::input::check_trace(trace)?;
     let mut sets = replay.sets();
     sets.extend(overrides(&run.sim, run.scheduler.as_deref())?);

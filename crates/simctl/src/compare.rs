@@ -90,8 +90,103 @@ pub struct Comparison {
     pub schema: &'static str,
     /// The workload, as given.
     pub workload: String,
-    /// One report per entry, in the order given.
+    /// One report per entry, in the order given (with `--seeds`, the run
+    /// at seed 1).
     pub reports: Vec<Outcome>,
+    /// With `--seeds N` (N > 1): every entry's metrics over seeds 1..=N,
+    /// mean and 95 % interval; absent with one seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<SeedSummary>,
+}
+
+/// The metrics a comparison gives intervals for: (report key, unit), the
+/// ones its table and bars show.
+pub const INTERVAL_METRICS: [(&str, &str); 5] = [
+    ("throughput.iops", "IOPS"),
+    ("latency_us.mean", "µs"),
+    ("latency_us.p99", "µs"),
+    ("latency_us.p999", "µs"),
+    ("fairness.jain", ""),
+];
+
+/// Every entry's metrics over the seeds of `compare --seeds N`.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedSummary {
+    /// Seeds run per entry: 1..=`count`.
+    pub count: usize,
+    /// How the intervals were made.
+    pub interval: &'static str,
+    /// Per entry, in the order given.
+    pub entries: Vec<EntrySeeds>,
+}
+
+/// One entry's metrics over the seeds.
+#[derive(Clone, Debug, Serialize)]
+pub struct EntrySeeds {
+    /// The entry's label.
+    pub label: String,
+    /// Per metric of [`INTERVAL_METRICS`].
+    pub metrics: Vec<MetricSeeds>,
+}
+
+/// One metric over the seeds: mean, 95 % interval and the per-seed values.
+#[derive(Clone, Debug, Serialize)]
+pub struct MetricSeeds {
+    /// Report key, e.g. `throughput.iops`.
+    pub metric: String,
+    /// Unit.
+    pub unit: String,
+    /// Mean over the seeds.
+    pub mean: f64,
+    /// Lower end of the 95 % interval (mean − t·s/√n).
+    pub ci95_low: f64,
+    /// Upper end of the 95 % interval (mean + t·s/√n).
+    pub ci95_high: f64,
+    /// Per seed, seed 1 first.
+    pub values: Vec<f64>,
+}
+
+impl SeedSummary {
+    /// The summary of `runs` (per entry, its reports at seeds 1..=n).
+    fn of(labels: &[String], runs: &[Vec<Report>]) -> Result<SeedSummary> {
+        let entries = labels
+            .iter()
+            .zip(runs)
+            .map(|(label, reports)| {
+                let values = reports
+                    .iter()
+                    .map(serde_json::to_value)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let metrics = INTERVAL_METRICS
+                    .iter()
+                    .map(|(key, unit)| {
+                        let v: Vec<f64> = values
+                            .iter()
+                            .map(|r| crate::plot::inputs::number(r, key, label))
+                            .collect::<Result<_>>()?;
+                        let i = crate::reproduce::verdict::Interval::of(&v);
+                        Ok(MetricSeeds {
+                            metric: key.to_string(),
+                            unit: unit.to_string(),
+                            mean: i.mean,
+                            ci95_low: i.lo,
+                            ci95_high: i.hi,
+                            values: v,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(EntrySeeds {
+                    label: label.clone(),
+                    metrics,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(SeedSummary {
+            count: runs.first().map_or(0, Vec::len),
+            interval: "95 % confidence interval of the mean over the seeds, Student t with n − 1 degrees of freedom",
+            entries,
+        })
+    }
 }
 
 /// True when `workload` is a scenario (`.toml`) or an fio job file rather
@@ -109,17 +204,21 @@ pub fn is_scenario(workload: &Path) -> bool {
 }
 
 /// Runs `workload` (a scenario `.toml`, an fio job file or a trace) under
-/// every entry.
+/// every entry, at `seeds` seeds (1..=seeds; with one, the scenario's own
+/// seed).
 pub fn run(
     workload: &Path,
     entries: &[Entry],
     sets: &[(String, String)],
     registry: &Registry,
-    jobs: Option<usize>,
+    (jobs, seeds): (Option<usize>, usize),
 ) -> Result<Comparison> {
     let is_scenario = is_scenario(workload);
-    let scenario_for = |e: &Entry| -> Result<Scenario> {
+    let scenario_for = |(e, seed): (&Entry, Option<usize>)| -> Result<Scenario> {
         let mut s = sets.to_vec();
+        if let Some(seed) = seed {
+            s.push(("seed".into(), seed.to_string()));
+        }
         s.push(("scheduler.name".into(), e.scheduler.clone()));
         for (k, v) in &e.tunables {
             s.push((format!("iosched.{k}"), v.clone()));
@@ -131,13 +230,18 @@ pub fn run(
         };
         Ok(sc)
     };
-    // Validate every entry before spending time on any run.
-    let scenarios = entries
+    // Validate every entry before spending time on any run: entry-major,
+    // seed 1 first.
+    let runs: Vec<(&Entry, Option<usize>)> = entries
         .iter()
-        .map(|e| scenario_for(e).with_context(|| format!("scheduler entry `{}`", e.label)))
+        .flat_map(|e| (1..=seeds).map(move |s| (e, (seeds > 1).then_some(s))))
+        .collect();
+    let scenarios = runs
+        .iter()
+        .map(|&r| scenario_for(r).with_context(|| format!("scheduler entry `{}`", r.0.label)))
         .collect::<Result<Vec<_>>>()?;
 
-    let bar = progress_bar(entries.len() as u64);
+    let bar = progress_bar(runs.len() as u64);
     let work = |(e, sc): (&Entry, Scenario)| -> Result<Outcome> {
         let report = Simulation::with_registry(sc, registry)
             .and_then(|s| s.run(RunOptions::default()))
@@ -148,14 +252,26 @@ pub fn run(
             report,
         })
     };
-    let pairs: Vec<(&Entry, Scenario)> = entries.iter().zip(scenarios).collect();
+    let pairs: Vec<(&Entry, Scenario)> = runs.iter().map(|r| r.0).zip(scenarios).collect();
     let results = parallel(pairs, jobs, work)?;
     bar.finish_and_clear();
-    let reports = results.into_iter().collect::<Result<Vec<_>>>()?;
+    let all = results.into_iter().collect::<Result<Vec<_>>>()?;
+    let per_entry: Vec<Vec<Report>> = all
+        .chunks(seeds)
+        .map(|c| c.iter().map(|o| o.report.clone()).collect())
+        .collect();
+    let reports: Vec<Outcome> = all.into_iter().step_by(seeds).collect();
+    let labels: Vec<String> = reports.iter().map(|o| o.label.clone()).collect();
+    let seeds = if seeds > 1 {
+        Some(SeedSummary::of(&labels, &per_entry)?)
+    } else {
+        None
+    };
     Ok(Comparison {
         schema: "mmcsim-compare/1",
         workload: workload.display().to_string(),
         reports,
+        seeds,
     })
 }
 
@@ -191,17 +307,12 @@ pub(crate) fn parallel<T: Send, R: Send>(
     })
 }
 
-/// The bar charts of a comparison: one panel per metric, one bar per
-/// entry.
+/// The figure of a comparison: one bar panel per metric, one bar per entry
+/// (with `--seeds`, at the mean with its 95 % error bar), and the entries'
+/// latency CDFs; drawn as `simctl plot` draws a saved comparison.
 pub fn figure(c: &Comparison) -> Result<crate::plot::Figure> {
-    let values = c
-        .reports
-        .iter()
-        .map(|o| Ok((o.label.clone(), serde_json::to_value(&o.report)?)))
-        .collect::<Result<Vec<_>>>()?;
-    let entries: Vec<(String, &serde_json::Value)> =
-        values.iter().map(|(l, v)| (l.clone(), v)).collect();
-    crate::plot::inputs::scheduler_bars(&format!("mmcsim: {}", c.workload), &entries)
+    let json = serde_json::to_value(c)?;
+    crate::plot::inputs::comparison_figure(&format!("mmcsim: {}", c.workload), &json)
 }
 
 /// The side-by-side table.
@@ -253,7 +364,56 @@ pub fn table(c: &Comparison) -> String {
             w.write.latency_us.p99
         );
     }
+    intervals_table(&mut s, c);
     s
+}
+
+/// The table's lines on seeds: each entry's mean and 95 % interval per
+/// metric, or that one seed gives none.
+fn intervals_table(s: &mut String, c: &Comparison) {
+    use std::fmt::Write;
+    let Some(seeds) = &c.seeds else {
+        let _ = writeln!(
+            s,
+            "one seed: no interval (--seeds N runs each scheduler at seeds 1..=N and gives 95 % intervals)"
+        );
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "over seeds 1..={}: mean [95 % interval], Student t with {} degrees of freedom (the table above is seed 1)",
+        seeds.count,
+        seeds.count.saturating_sub(1)
+    );
+    let lw = seeds
+        .entries
+        .iter()
+        .map(|e| e.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    let _ = write!(s, "{:<lw$}", "scheduler");
+    for (key, unit) in INTERVAL_METRICS {
+        let head = if unit.is_empty() {
+            key.to_string()
+        } else {
+            format!("{key} ({unit})")
+        };
+        let _ = write!(s, " | {head:>30}");
+    }
+    let _ = writeln!(s);
+    for e in &seeds.entries {
+        let _ = write!(s, "{:<lw$}", e.label);
+        for m in &e.metrics {
+            let prec = if m.unit.is_empty() { 4 } else { 1 };
+            let cell = format!(
+                "{:.prec$} [{:.prec$}, {:.prec$}]",
+                m.mean, m.ci95_low, m.ci95_high
+            );
+            let _ = write!(s, " | {cell:>30}");
+        }
+        let _ = writeln!(s);
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 //! `device.waf`); an array element is named by its index
 //! (`threads.0.iops`). Values are written exactly as in the JSON report.
 //! Strings (scheduler tunables among them), booleans and nulls are not
-//! metrics and are left out. The unit comes from the key (`_us` → `us`,
+//! metrics and are left out, and so is `latency_histogram` (the
+//! distribution's buckets, not a metric). The unit comes from the key (`_us` → `us`,
 //! `mb_per_s` → `MB/s`, `iops` → `1/s`, ...), empty for counts and ratios
 //! without one.
 
@@ -65,6 +66,9 @@ fn walk(v: &Value, path: &mut Vec<String>, out: &mut Vec<Metric>) {
         }),
         Value::Object(m) => {
             for (k, x) in m {
+                if path.is_empty() && k == "latency_histogram" {
+                    continue; // a distribution (buckets), not a metric
+                }
                 path.push(k.clone());
                 walk(x, path, out);
                 path.pop();

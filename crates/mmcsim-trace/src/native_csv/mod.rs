@@ -90,7 +90,7 @@ impl TraceFormat for NativeCsv {
     fn open(&self, source: &Source, unit: TimeUnit) -> Result<Box<dyn TraceReader>> {
         let _ = unit; // the header names the unit
         Ok(Box::new(NativeCsvReader::from_reader(
-            source.open()?,
+            source.open_text()?,
             source.path(),
         )?))
     }

@@ -175,6 +175,55 @@ impl LatencyHistogram {
     }
 }
 
+/// The whole distribution of a latency histogram, for a CDF drawn from
+/// every recorded value rather than from a few percentiles (the report's
+/// `latency_histogram`): the buckets hdrhistogram recorded, each as its
+/// highest equivalent value in ns and its count, ascending.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct LatencyDistribution {
+    /// Unit of the bucket values: always `ns`.
+    pub unit: &'static str,
+    /// Significant decimal digits of the histogram (3: a bucket spans at
+    /// most 0.1 % of its value).
+    pub significant_digits: u8,
+    /// `[value_ns, count]` per recorded bucket, ascending (one JSON line).
+    #[schemars(with = "Vec<(u64, u64)>")]
+    pub buckets: Buckets,
+}
+
+/// Recorded buckets `(highest equivalent value in ns, count)`, written as
+/// one JSON line `[[v,c],...]` (a pretty-printed report keeps its other
+/// keys one per line; thousands of pairs would not be readable there).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Buckets(pub Vec<(u64, u64)>);
+
+impl Serialize for Buckets {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use std::fmt::Write;
+        let mut text = String::with_capacity(2 + self.0.len() * 16);
+        text.push('[');
+        for (i, (v, c)) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            let _ = write!(text, "{sep}[{v},{c}]");
+        }
+        text.push(']');
+        serde_json::value::RawValue::from_string(text)
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
+    }
+}
+
+impl LatencyHistogram {
+    /// The whole distribution ([`LatencyDistribution`]).
+    pub fn distribution(&self) -> LatencyDistribution {
+        LatencyDistribution {
+            unit: "ns",
+            significant_digits: SIGFIG,
+            buckets: Buckets(self.buckets()),
+        }
+    }
+}
+
 /// The quantiles of [`LatencySummary`], ascending: p50, p90, p99, p99.9.
 const SUMMARY_QUANTILES: [f64; 4] = [0.50, 0.90, 0.99, 0.999];
 

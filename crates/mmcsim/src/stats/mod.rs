@@ -14,4 +14,4 @@ pub mod thread_io;
 
 pub use device_times::DeviceTimes;
 pub use fairness::jain;
-pub use histogram::{LatencyHistogram, LatencySummary};
+pub use histogram::{LatencyDistribution, LatencyHistogram, LatencySummary};

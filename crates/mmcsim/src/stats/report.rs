@@ -4,7 +4,7 @@
 //! second). Latency is measured per workload call (a read()/write()/fsync()
 //! of a synthetic thread, or a trace record) from issue to completion.
 
-use super::histogram::{LatencyHistogram, LatencySummary};
+use super::histogram::{LatencyDistribution, LatencyHistogram, LatencySummary};
 use super::thread_io::{DiskIo, ThreadIo};
 use crate::types::{Ns, NS_PER_S};
 use serde::Serialize;
@@ -815,6 +815,7 @@ impl Collector {
             calls: FailedCalls::of(&self.failed),
             breakdown_us: self.breakdown(),
             device_response_us: self.device_response(),
+            latency_histogram: self.all_latencies().distribution(),
         }
     }
 }
@@ -845,6 +846,9 @@ pub struct WorkloadSummary {
     pub breakdown_us: Breakdown,
     /// Device response time per device request, µs.
     pub device_response_us: DeviceResponse,
+    /// The latency distribution of every call (the histogram behind
+    /// `latency_us`), for CDFs drawn from all recorded values.
+    pub latency_histogram: LatencyDistribution,
 }
 
 /// Device response time as blktrace measures it (D→C): from the driver

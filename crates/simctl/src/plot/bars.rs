@@ -110,7 +110,7 @@ impl BarPanel {
                 (label * CHAR_PX + 16).max(56 * g.len() as u32)
             })
             .sum();
-        (need + 160).max(640)
+        (need + 160).max(640) + super::legend::width(&self.legend(), u32::MAX)
     }
 
     /// Every finite y the panel draws: bars, error bars, targets, band.
@@ -139,11 +139,9 @@ impl BarPanel {
         }
         if self.from_zero {
             let (lo, hi) = (lo.min(0.0), hi.max(0.0));
-            // Headroom above the bars for their values and the legend.
-            let legend = self.band.is_some()
-                || !self.series.is_empty()
-                || self.targets.iter().any(Option::is_some);
-            let room = if legend { 0.4 } else { 0.18 };
+            // Headroom above the bars for their values (the legend is
+            // beside the chart).
+            let room = 0.18;
             let bottom = if lo < 0.0 { lo - (hi - lo) * 0.08 } else { 0.0 };
             return (bottom, (hi + (hi - lo) * room).max(f64::MIN_POSITIVE));
         }
@@ -162,10 +160,32 @@ impl BarPanel {
         }
     }
 
+    /// The legend's entries (band, published range, series), drawn beside
+    /// the chart; none for a plain bar chart.
+    pub(super) fn legend(&self) -> Vec<(String, RGBAColor)> {
+        let mut entries = Vec::new();
+        if let Some(b) = &self.band {
+            entries.push((b.label.clone(), RGBColor(150, 150, 150).mix(0.5)));
+        }
+        if self.targets.iter().any(Option::is_some) {
+            entries.push(("published range".into(), RGBColor(120, 120, 120).mix(0.4)));
+        }
+        for (i, name) in self.series.iter().enumerate() {
+            entries.push((name.clone(), Palette99::pick(i).to_rgba()));
+        }
+        entries
+    }
+
     pub(super) fn draw<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let entries = self.legend();
+        let (area, legend) = super::legend::split(area, &entries);
+        if let Some(l) = &legend {
+            super::legend::draw(l, &entries)?;
+        }
+        let area = &area;
         let n = self.bars.len() as u32;
         let (lo, hi) = self.range();
         let y_desc = if self.from_zero || lo <= 0.0 {
@@ -210,12 +230,6 @@ impl BarPanel {
         }))?;
         self.draw_errors(&mut chart)?;
         self.draw_values(&mut chart, (lo, hi))?;
-        self.draw_series_legend(&mut chart)?;
-        let targets = self.targets.iter().any(Option::is_some);
-        if self.band.is_some() || !self.series.is_empty() || targets {
-            // Above the bars: the range leaves headroom for it.
-            super::draw_legend(&mut chart)?;
-        }
         Ok(())
     }
 }
@@ -347,24 +361,6 @@ impl BarPanel {
                 EmptyElement::at((SegmentValue::CenterOf(i as u32), y))
                     + Text::new(value_text(*v), (0, dy), style.clone()),
             ))?;
-        }
-        Ok(())
-    }
-
-    /// Legend entries of the series (drawn as empty series so the legend
-    /// lists them).
-    fn draw_series_legend<DB: DrawingBackend>(
-        &self,
-        chart: &mut SegChart<'_, DB>,
-    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        for (i, name) in self.series.iter().enumerate() {
-            let colour = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(std::iter::empty::<Rectangle<(SegmentValue<u32>, f64)>>())?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 14, y + 5)], colour.filled())
-                });
         }
         Ok(())
     }

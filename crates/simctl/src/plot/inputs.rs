@@ -105,7 +105,8 @@ pub fn figure(kind: Kind, inputs: &[Input]) -> Result<Figure> {
     }
 }
 
-/// The report percentiles a CDF is drawn through.
+/// The report percentiles a CDF falls back on (a report written before
+/// reports carried `latency_histogram`).
 const PERCENTILES: [(&str, f64); 5] = [
     ("p50", 0.5),
     ("p90", 0.9),
@@ -114,15 +115,45 @@ const PERCENTILES: [(&str, f64); 5] = [
     ("max", 1.0),
 ];
 
+/// The legend label of a report: its scheduler and run (`deadline ·
+/// rand16-128m`), not the file it was read from.
+pub fn report_label(r: &Value, fallback: &str) -> String {
+    let scheduler = r.pointer("/scheduler/name").and_then(Value::as_str);
+    let run = r.pointer("/run/name").and_then(Value::as_str);
+    match (scheduler, run) {
+        (Some(s), Some(n)) => format!("{s} · {n}"),
+        (Some(s), None) => s.to_string(),
+        (None, Some(n)) => n.to_string(),
+        (None, None) => fallback.to_string(),
+    }
+}
+
+/// `labels` made unique: a label that several inputs share gets its input
+/// file's name in parentheses.
+fn unique(labels: Vec<(String, String)>) -> Vec<String> {
+    labels
+        .iter()
+        .map(|(l, file)| {
+            if labels.iter().filter(|(m, _)| m == l).count() > 1 {
+                format!("{l} ({file})")
+            } else {
+                l.clone()
+            }
+        })
+        .collect()
+}
+
 fn cdf(inputs: &[Input]) -> Result<Figure> {
-    let mut calls = Vec::new();
+    let mut calls: Vec<(String, String, &Value)> = Vec::new();
     let mut blocks = Vec::new();
     for i in inputs {
         match i {
-            Input::Report { name, json } => calls.push(percentile_series(name, json)?),
+            Input::Report { name, json } => {
+                calls.push((report_label(json, name), name.clone(), json));
+            }
             Input::Comparison { name, json } => {
                 for (label, r) in comparison_entries(name, json)? {
-                    calls.push(percentile_series(&label, r)?);
+                    calls.push((label, name.clone(), r));
                 }
             }
             Input::Log { name, rows } => {
@@ -140,39 +171,92 @@ fn cdf(inputs: &[Input]) -> Result<Figure> {
             }
         }
     }
+    let labels = unique(
+        calls
+            .iter()
+            .map(|(l, f, _)| (l.clone(), f.clone()))
+            .collect(),
+    );
+    let mut series = Vec::new();
+    let mut from_percentiles = false;
+    for ((_, file, r), label) in calls.iter().zip(labels) {
+        match histogram_cdf(r) {
+            Some(points) => series.push(Series {
+                name: label,
+                points,
+                mark: Mark::Line,
+            }),
+            None => {
+                from_percentiles = true;
+                series.push(percentile_series(&label, r, file)?);
+            }
+        }
+    }
     let panel = |title: &str, x: &str, series: Vec<Series>| XyPanel {
         title: title.into(),
         x_label: x.into(),
         y_label: "fraction of requests ≤ latency".into(),
         log_x: true,
+        x_time_us: true,
         y_range: Some((0.0, 1.02)),
         series,
     };
     let mut panels = Vec::new();
-    if !calls.is_empty() {
-        panels.push(Panel::Xy(panel(
-            "Call latency (report percentiles p50, p90, p99, p99.9, max)",
-            "call latency (µs, log scale)",
-            calls,
-        )));
+    if !series.is_empty() {
+        let title = if from_percentiles {
+            "Call latency CDF (a report without latency_histogram: its percentiles only)"
+        } else {
+            "Call latency CDF (every recorded value, HDR histogram within 0.1 %)"
+        };
+        panels.push(Panel::Xy(panel(title, "call latency (log scale)", series)));
     }
     if !blocks.is_empty() {
         panels.push(Panel::Xy(panel(
             "Block request latency, arrival to completion (request log)",
-            "request latency (µs, log scale)",
+            "request latency (log scale)",
             blocks,
         )));
     }
     Figure::new("Latency CDF", panels)
 }
 
-fn percentile_series(name: &str, r: &Value) -> Result<Series> {
+/// The CDF of a report's `latency_histogram` as a step line through every
+/// recorded bucket, `(latency µs, fraction ≤ it)`; `None` when the report
+/// has no histogram (or an empty one).
+pub fn histogram_cdf(r: &Value) -> Option<Vec<(f64, f64)>> {
+    let buckets = r.pointer("/latency_histogram/buckets")?.as_array()?;
+    let pairs: Vec<(f64, f64)> = buckets
+        .iter()
+        .filter_map(|b| Some((b.get(0)?.as_f64()?, b.get(1)?.as_f64()?)))
+        .collect();
+    step_cdf(&pairs)
+}
+
+/// A step CDF through `(value ns, count)` buckets, ascending: at each
+/// bucket's value the fraction rises from the one before to its own.
+pub fn step_cdf(buckets: &[(f64, f64)]) -> Option<Vec<(f64, f64)>> {
+    let total: f64 = buckets.iter().map(|b| b.1).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let mut points = Vec::with_capacity(buckets.len() * 2);
+    let mut running = 0.0;
+    for &(v, c) in buckets {
+        let x = v / 1000.0;
+        points.push((x, running / total));
+        running += c;
+        points.push((x, running / total));
+    }
+    Some(points)
+}
+
+fn percentile_series(label: &str, r: &Value, file: &str) -> Result<Series> {
     let points = PERCENTILES
         .iter()
-        .map(|(k, q)| Ok((number(r, &format!("latency_us.{k}"), name)?, *q)))
+        .map(|(k, q)| Ok((number(r, &format!("latency_us.{k}"), file)?, *q)))
         .collect::<Result<Vec<_>>>()?;
     Ok(Series {
-        name: name.into(),
+        name: format!("{label} (percentiles only)"),
         points,
         mark: Mark::LinePoints,
     })
@@ -210,20 +294,76 @@ const SCHEDULER_METRICS: [(&str, &str, &str, bool); 4] = [
     ),
 ];
 
-/// One panel per metric, one bar per labelled report (what `compare
-/// --plot` draws).
-pub fn scheduler_bars(title: &str, entries: &[(String, &Value)]) -> Result<Figure> {
+/// A comparison's `seeds` summary of entry `i` and `metric`: `(mean, low,
+/// high)` of its 95 % interval.
+fn seed_interval(json: &Value, i: usize, metric: &str) -> Option<(f64, f64, f64)> {
+    let metrics = json
+        .pointer(&format!("/seeds/entries/{i}/metrics"))?
+        .as_array()?;
+    let m = metrics
+        .iter()
+        .find(|m| m.get("metric").and_then(Value::as_str) == Some(metric))?;
+    let f = |k: &str| m.get(k).and_then(Value::as_f64);
+    Some((f("mean")?, f("ci95_low")?, f("ci95_high")?))
+}
+
+/// The figure of a comparison document (`compare --json`, or what
+/// `compare --plot` draws): one bar panel per metric, one bar per entry —
+/// at the mean over the seeds with its 95 % error bar when the comparison
+/// ran several — and the entries' latency CDFs (seed 1's runs).
+pub fn comparison_figure(title: &str, json: &Value) -> Result<Figure> {
+    let entries = comparison_entries(title, json)?;
+    let seeds = json.pointer("/seeds/count").and_then(Value::as_u64);
     let mut panels = Vec::new();
     for (t, unit, key, from_zero) in SCHEDULER_METRICS {
-        let bars = entries
-            .iter()
-            .map(|(l, r)| Ok((l.clone(), number(r, key, l)?)))
-            .collect::<Result<Vec<_>>>()?;
-        panels.push(Panel::Bars(BarPanel {
-            from_zero,
-            ..BarPanel::amounts(t, unit, bars)
-        }));
+        let mut bars = Vec::new();
+        let mut errors = Vec::new();
+        for (i, (l, r)) in entries.iter().enumerate() {
+            match seed_interval(json, i, key) {
+                Some((mean, lo, hi)) => {
+                    bars.push((l.clone(), mean));
+                    errors.push(Some((lo, hi)));
+                }
+                None => {
+                    bars.push((l.clone(), number(r, key, l)?));
+                    errors.push(None);
+                }
+            }
+        }
+        let t = match seeds {
+            Some(n) => format!("{t} (mean of {n} seeds, 95 % interval)"),
+            None => format!("{t} (one seed: no interval)"),
+        };
+        panels.push(Panel::Bars(
+            BarPanel {
+                from_zero,
+                ..BarPanel::amounts(&t, unit, bars)
+            }
+            .with_errors(errors),
+        ));
     }
+    let series: Vec<Series> = entries
+        .iter()
+        .filter_map(|(l, r)| {
+            Some(Series {
+                name: l.clone(),
+                points: histogram_cdf(r)?,
+                mark: Mark::Line,
+            })
+        })
+        .collect();
+    panels.push(Panel::Xy(XyPanel {
+        title: match seeds {
+            Some(_) => "Call latency CDF, seed 1 (every recorded value)".into(),
+            None => "Call latency CDF (every recorded value)".into(),
+        },
+        x_label: "call latency (log scale)".into(),
+        y_label: "fraction of requests ≤ latency".into(),
+        log_x: true,
+        x_time_us: true,
+        y_range: Some((0.0, 1.02)),
+        series,
+    }));
     Figure::new(title, panels)
 }
 
@@ -237,7 +377,7 @@ fn bars(inputs: &[Input]) -> Result<Figure> {
                 if inputs.len() > 1 {
                     bail!("{name}: a comparison is drawn alone (give it as the only input)");
                 }
-                return scheduler_bars(&format!("mmcsim: {name}"), &comparison_entries(name, json)?);
+                return comparison_figure(&format!("mmcsim: {name}"), json);
             }
             Input::Log { name, .. } => bail!(
                 "{name}: --kind bars draws reports or comparisons (JSON from --json), not a request log"
@@ -318,6 +458,7 @@ fn timeline_panels(name: &str, rows: &[Row]) -> Vec<Panel> {
             x_label: "simulated time since the first request (s)".into(),
             y_label: y.into(),
             log_x: false,
+            x_time_us: false,
             y_range: None,
             series: vec![Series {
                 name: String::new(),
@@ -359,6 +500,7 @@ pub fn address_scatter(name: &str, rows: &[Row]) -> XyPanel {
         x_label: "start address − previous request's (MiB)".into(),
         y_label: "device time, start to completion (µs)".into(),
         log_x: false,
+        x_time_us: false,
         y_range: None,
         series: vec![
             series("positive (ascending)", |d| d > 0),

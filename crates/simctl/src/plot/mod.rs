@@ -10,6 +10,7 @@
 
 mod bars;
 pub mod inputs;
+mod legend;
 pub mod reqlog;
 mod xy;
 
@@ -66,7 +67,7 @@ impl Panel {
     fn width(&self) -> u32 {
         match self {
             Panel::Bars(b) => b.width(),
-            Panel::Xy(_) => 760,
+            Panel::Xy(x) => 760 + legend::width(&x.legend(), u32::MAX),
         }
     }
 }
@@ -189,24 +190,6 @@ impl Figure {
         }
         Ok(())
     }
-}
-
-/// Draws a chart's series legend the way every plot does: upper left,
-/// 13 px sans-serif labels in a black-bordered, translucent white box.
-fn draw_legend<'a, DB, CT>(
-    chart: &mut ChartContext<'a, DB, CT>,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
-where
-    DB: DrawingBackend + 'a,
-    CT: plotters::coord::CoordTranslate,
-{
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
 }
 
 /// An axis label: whole numbers from 1000 up, otherwise at most three

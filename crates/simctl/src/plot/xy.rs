@@ -1,6 +1,7 @@
 //! X/Y panels: lines (CDFs, time lines) and points (scatter plots), on a
-//! linear or logarithmic x axis, with a legend when there are several
-//! series.
+//! linear or logarithmic x axis, with a legend beside the chart (outside
+//! the data) when the series have names. A logarithmic time axis is
+//! labelled at its decades in µs, ms and s.
 
 use super::tick;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -40,6 +41,9 @@ pub struct XyPanel {
     pub y_label: String,
     /// Logarithmic x axis (every x must then be positive).
     pub log_x: bool,
+    /// The x values are times in µs: a logarithmic axis is labelled at its
+    /// decades with their unit (`10 µs`, `1 ms`, `1 s`).
+    pub x_time_us: bool,
     /// Fixed y range; `None` fits the data (from zero when every y ≥ 0).
     pub y_range: Option<(f64, f64)>,
     /// The series, in legend order.
@@ -88,10 +92,15 @@ impl XyPanel {
         (if lo == 0.0 { 0.0 } else { lo - pad }, hi + pad)
     }
 
-    /// Tick positions of a log x axis over `(lo, hi)`: the data's own x
-    /// values when there are few (request sizes), else 1-2-5 steps of each
-    /// decade, so every tick is labelled and readable.
+    /// Tick positions of a log x axis over `(lo, hi)`: for a time axis,
+    /// its decades (with 2 and 5 between them when it spans less than two
+    /// decades); otherwise the data's own x values when there are few
+    /// (request sizes), else 1-2-5 steps of each decade, so every tick is
+    /// labelled and readable.
     fn log_ticks(&self, (lo, hi): (f64, f64)) -> Vec<f64> {
+        if self.x_time_us {
+            return time_ticks(lo, hi);
+        }
         let mut xs: Vec<f64> = self.points().map(|(x, _)| x).collect();
         xs.sort_by(f64::total_cmp);
         xs.dedup();
@@ -112,10 +121,29 @@ impl XyPanel {
         keys
     }
 
+    /// The legend's entries: each named series with its colour (none when
+    /// no series is named).
+    pub(super) fn legend(&self) -> Vec<(String, RGBAColor)> {
+        if self.series.iter().all(|s| s.name.is_empty()) {
+            return Vec::new();
+        }
+        self.series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), Palette99::pick(i).to_rgba()))
+            .collect()
+    }
+
     pub(super) fn draw<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let entries = self.legend();
+        let (area, legend) = super::legend::split(area, &entries);
+        if let Some(l) = &legend {
+            super::legend::draw(l, &entries)?;
+        }
+        let area = &area;
         let (x0, x1) = self.x_range();
         let (y0, y1) = self.y_range();
         if self.log_x {
@@ -148,7 +176,13 @@ impl XyPanel {
             .x_labels(if self.log_x { 40 } else { 10 })
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
-            .x_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&|v| {
+                if self.x_time_us {
+                    time_tick(*v)
+                } else {
+                    tick(*v)
+                }
+            })
             .y_label_formatter(&|v| tick(*v))
             .label_style(("sans-serif", 13))
             .axis_desc_style(("sans-serif", 14))
@@ -181,13 +215,66 @@ impl XyPanel {
                     )))?
                 }
             };
-            legend.label(s.name.as_str()).legend(move |(x, y)| {
-                Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled())
-            });
-        }
-        if self.series.len() > 1 || self.series.iter().any(|s| !s.name.is_empty()) {
-            super::draw_legend(&mut chart)?;
+            legend.label(s.name.as_str());
         }
         Ok(())
+    }
+}
+
+/// Decade ticks of a log time axis over `(lo, hi)` µs, with 2 and 5
+/// between them when the axis spans less than two decades.
+fn time_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let steps: &[f64] = if hi / lo < 100.0 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let mut keys = Vec::new();
+    let mut decade = 10f64.powi(lo.log10().floor() as i32);
+    while decade <= hi {
+        for m in steps {
+            let k = decade * m;
+            if (lo..=hi).contains(&k) {
+                keys.push(k);
+            }
+        }
+        decade *= 10.0;
+    }
+    keys
+}
+
+/// A time in µs as an axis label with its unit: `500 ns`, `20 µs`,
+/// `1 ms`, `2 s`.
+pub(super) fn time_tick(us: f64) -> String {
+    let (v, unit) = if us >= 1e6 {
+        (us / 1e6, "s")
+    } else if us >= 1e3 {
+        (us / 1e3, "ms")
+    } else if us >= 1.0 {
+        (us, "µs")
+    } else {
+        (us * 1e3, "ns")
+    };
+    format!("{} {unit}", tick(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_axis_is_labelled_at_decades_with_units() {
+        let t: Vec<String> = time_ticks(3.0, 250_000.0)
+            .into_iter()
+            .map(time_tick)
+            .collect();
+        assert_eq!(t, ["10 µs", "100 µs", "1 ms", "10 ms", "100 ms"]);
+        let t: Vec<String> = time_ticks(150.0, 2_500.0)
+            .into_iter()
+            .map(time_tick)
+            .collect();
+        assert_eq!(t, ["200 µs", "500 µs", "1 ms", "2 ms"]);
+        assert_eq!(time_tick(0.5), "500 ns");
+        assert_eq!(time_tick(2e6), "2 s");
     }
 }

@@ -22,7 +22,7 @@ mod plan;
 mod profile;
 mod runner;
 mod sensitivity;
-mod verdict;
+pub(crate) mod verdict;
 
 use crate::cli::ReproduceArgs;
 use crate::output::Stdout;

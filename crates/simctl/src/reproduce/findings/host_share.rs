@@ -223,6 +223,7 @@ impl Finding for HostShare {
                 x_label: "request size (KiB, log scale)".into(),
                 y_label: "share of mean latency".into(),
                 log_x: true,
+                x_time_us: false,
                 y_range: Some((0.0, 1.0)),
                 series,
             }),
