@@ -53,16 +53,30 @@ fn a_latency_cdf_from_report_percentiles_and_from_a_request_log() {
     let out = tmp.join("cdf.svg");
     plot(&[json, log], "cdf", &out);
     let s = svg(&out);
-    // Two panels: call latency from the report's percentiles, block
-    // request latency from the log; a log axis in µs.
+    // Two panels: call latency from the report's whole latency histogram,
+    // block request latency from the log; a log time axis labelled with
+    // units.
     assert!(
-        s.contains("Call latency (report percentiles"),
+        s.contains("Call latency CDF (every recorded value"),
         "report panel"
     );
     assert!(s.contains("Block request latency"), "log panel");
-    assert!(s.contains("µs, log scale"));
-    // Five percentile points (p50 … max) drawn as dots.
-    assert!(s.matches("<circle").count() >= 5);
+    assert!(s.contains("(log scale)"));
+    assert!(s.contains(" µs") || s.contains(" ms"));
+    // A step line, not percentile dots.
+    assert_eq!(s.matches("<circle").count(), 0);
+    // A report written before reports carried the histogram falls back on
+    // its five percentiles (p50 … max, drawn as dots) and says so.
+    let mut old: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    old.as_object_mut().unwrap().remove("latency_histogram");
+    let old_json = tmp.join("old.json");
+    std::fs::write(&old_json, old.to_string()).unwrap();
+    let old_svg = tmp.join("old.svg");
+    plot(&[&old_json], "cdf", &old_svg);
+    let o = svg(&old_svg);
+    assert!(o.contains("its percentiles only"), "fallback panel");
+    assert!(o.matches("<circle").count() >= 5);
     let png = tmp.join("cdf.png");
     plot(&[json], "cdf", &png);
     assert_eq!(&std::fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
