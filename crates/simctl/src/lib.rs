@@ -14,6 +14,7 @@ mod check;
 mod cli;
 mod commands;
 mod compare;
+mod crash;
 mod csv_out;
 mod fio_out;
 #[doc(hidden)]
