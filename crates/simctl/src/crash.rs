@@ -3,9 +3,9 @@
 use crate::cli::SimArgs;
 use crate::output::Stdout;
 use anyhow::Result;
+use mmcsim::sched::Registry;
 use mmcsim::sim::crash::{crash_campaign, CutPlan};
 use mmcsim::sim::PowerCut;
-use mmcsim::sched::Registry;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -30,7 +30,7 @@ pub fn parse_time(flag: &str, text: &str) -> Result<u64> {
         .ok_or_else(bad)?;
     let v: f64 = num.trim().parse().map_err(|_| bad())?;
     let ns = v * scale;
-    if !(ns.is_finite() && ns >= 0.0 && ns < 1.8e19) {
+    if !(ns.is_finite() && (0.0..1.8e19).contains(&ns)) {
         return Err(bad());
     }
     Ok(ns.round() as u64)

@@ -5,9 +5,9 @@
 //! their sources are documented in the profile files, not here; this module
 //! only says what each field means and which range is accepted.
 
-pub use super::power_loss::PowerLossConfig;
 use super::cache::Direction;
 use super::ftl::{self, MappingScheme, VictimPolicy};
+pub use super::power_loss::PowerLossConfig;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

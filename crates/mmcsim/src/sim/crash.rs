@@ -33,10 +33,7 @@ impl Simulation {
                 "--check-integrity does not combine with a power cut (both follow the FTL's translation journal); run them separately",
             ));
         }
-        self.block
-            .driver_mut()
-            .device_mut()
-            .start_power_tracking();
+        self.block.driver_mut().device_mut().start_power_tracking();
         self.host.record_durability();
         self.start(opts)?;
         let at = self.run_events(Some(cut))?.unwrap_or(self.end);
@@ -57,9 +54,8 @@ impl Simulation {
             .power_cut(at, &acks)
             .expect("power tracking started above");
         if let Some(log) = self.log.take() {
-            log.finish().map_err(|e| {
-                crate::error::Error::Workload(format!("request log: {e}"))
-            })?;
+            log.finish()
+                .map_err(|e| crate::error::Error::Workload(format!("request log: {e}")))?;
         }
         let mut report = super::report::build(&self);
         report.crash = Some(CrashReport::from_cuts(vec![state.outcome]));
@@ -228,10 +224,11 @@ pub fn crash_campaign(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<CrashCampaign> {
     let device = super::PreparedDevice::new(sc)?;
-    let full = Simulation::with_prepared_device(sc.clone(), registry, &device)?.run(RunOptions {
-        allow_empty: true,
-        ..RunOptions::default()
-    })?;
+    let full =
+        Simulation::with_prepared_device(sc.clone(), registry, &device)?.run(RunOptions {
+            allow_empty: true,
+            ..RunOptions::default()
+        })?;
     let instants = cut_instants(plan, full.cost.last_done_ns);
     let total = instants.len() as u64;
     let mut cuts = Vec::with_capacity(instants.len());

@@ -1,7 +1,6 @@
 //! Assembling the report of a finished run.
 
 use super::Simulation;
-use crate::types::Ns;
 use crate::block::{BlockStats, QueueParams};
 use crate::device::{DeviceConfig, DeviceStats, PreconditionSummary};
 use crate::driver::DriverConfig;
@@ -10,6 +9,7 @@ use crate::host::page_cache::PageCacheStats;
 use crate::platform::CpuStats;
 use crate::sched::TunableInfo;
 use crate::stats::report::{WorkloadSummary, SCHEMA};
+use crate::types::Ns;
 use serde::Serialize;
 use std::fmt::Write;
 

@@ -11,6 +11,9 @@ use super::tracker::{Logged, Tracker, WriteRec, ERASED, PADDING};
 use crate::types::{us_to_ns, Ns, SECTORS_PER_PAGE};
 use serde::Serialize;
 
+/// `(lpn, version)` records (per slot, or a list).
+type Records = Vec<(u32, u32)>;
+
 /// Slot marker: torn by an interrupted program.
 const TORN: u32 = u32::MAX - 2;
 /// Slot marker: a lower page corrupted by its interrupted upper page.
@@ -154,7 +157,12 @@ pub(super) fn cut(tr: &Tracker, cfg: &DeviceConfig, t: Ns, acks: &[DurableAck]) 
     let dies = n.channels * n.dies_per_channel;
     let xfer = (4096.0 * 1000.0 / n.channel_mt_per_s).round() as Ns;
     out.recovery_ms = recovery::mount_ms(&rebuilt, us_to_ns(n.t_r_us), xfer, dies);
-    let mut writes: Vec<WriteRec> = tr.writes.iter().filter(|w| w.arrived <= t).copied().collect();
+    let mut writes: Vec<WriteRec> = tr
+        .writes
+        .iter()
+        .filter(|w| w.arrived <= t)
+        .copied()
+        .collect();
     let mut readback = read_back(&rebuilt.l2p, &phys);
     // What survives besides the array: the SLC log's durable commits, a
     // protected (or power-protected) cache's content.
@@ -200,7 +208,7 @@ fn replay(
     cfg: &DeviceConfig,
     te: Ns,
     out: &mut CutOutcome,
-) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
+) -> (Records, Records) {
     let pl = &cfg.power_loss;
     let g = tr.geo;
     let n = g.stripe_slots();
@@ -372,12 +380,7 @@ fn acked_versions(
     t: Ns,
     acks: &[DurableAck],
 ) -> Vec<(u32, u32)> {
-    let flushed = tr
-        .flushes
-        .iter()
-        .filter(|f| f.1 <= t)
-        .map(|f| f.0)
-        .max();
+    let flushed = tr.flushes.iter().filter(|f| f.1 <= t).map(|f| f.0).max();
     let mut acked: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
     let mut put = |lpn: u32, v: u32| {
         let e = acked.entry(lpn).or_insert(0);
