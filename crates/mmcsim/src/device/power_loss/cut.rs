@@ -203,12 +203,7 @@ pub(super) fn cut(tr: &Tracker, cfg: &DeviceConfig, t: Ns, acks: &[DurableAck]) 
 
 /// The array as it is at `te` ns (the end of the hold-up): per slot its
 /// content or a damage marker; and the SLC-log records made durable.
-fn replay(
-    tr: &Tracker,
-    cfg: &DeviceConfig,
-    te: Ns,
-    out: &mut CutOutcome,
-) -> (Records, Records) {
+fn replay(tr: &Tracker, cfg: &DeviceConfig, te: Ns, out: &mut CutOutcome) -> (Records, Records) {
     let pl = &cfg.power_loss;
     let g = tr.geo;
     let n = g.stripe_slots();

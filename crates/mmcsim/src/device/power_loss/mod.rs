@@ -4,7 +4,7 @@
 //!
 //! Contract:
 //! * [`Emmc::start_power_tracking`] (before the measured run) starts the
-//!   [`tracker`]: from then on every NAND program, erase and SLC-log
+//!   tracker (module `tracker`): from then on every NAND program, erase and SLC-log
 //!   program is recorded with the window of its array operation and the
 //!   `(lpn, version)` of each slot, every host write with when it arrived
 //!   and when its command completed, and every FLUSH_CACHE.
@@ -14,7 +14,7 @@
 //!   interrupted (a torn page, an MLC upper-page program also corrupting
 //!   its paired lower page, an erase leaving its block unreadable); later
 //!   ones never ran; a volatile cache's content is gone. The FTL then
-//!   rebuilds its mapping as its class does (module [`recovery`]: the last
+//!   rebuilds its mapping as its class does (module `recovery`: the last
 //!   persisted map plus a scan of the pages programmed since), and every
 //!   logical page is classified against the integrity oracle: newest,
 //!   older, torn, paired-page victim or another page's data (a flying
