@@ -44,6 +44,31 @@ pub enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Cut the power while a workload runs (a scenario .toml, an fio job
+    /// file or a trace): the workload runs once uncut, then once per cut
+    /// from the start to the cut's instant; the card loses what its
+    /// `[power_loss]` profile says, its FTL recovers, and the report counts
+    /// acknowledged writes lost, torn pages, paired-page victims, flying
+    /// writes and the recovery time. Same seed, same report.
+    Crash {
+        /// Scenario file (.toml), fio job file (.fio) or trace file.
+        workload: PathBuf,
+        /// Cuts at instants drawn uniformly over the uncut run (seeded by
+        /// --seed, else the scenario's seed).
+        #[arg(long, value_name = "N", default_value_t = 10, value_parser = at_least_one_u64())]
+        cuts: u64,
+        /// One cut at this simulated instant instead, with a unit: ns, us,
+        /// ms or s (e.g. 250ms, 1.5s); a time after the run's end cuts an
+        /// idle card.
+        #[arg(long, value_name = "TIME", conflicts_with_all = ["at_event", "cuts"])]
+        at: Option<String>,
+        /// One cut right after the K-th simulation event instead (0 =
+        /// before the first).
+        #[arg(long = "at-event", value_name = "K", conflicts_with = "cuts")]
+        at_event: Option<u64>,
+        #[command(flatten)]
+        sim: SimArgs,
+    },
     /// Run one workload (a scenario .toml, an fio job file or a trace)
     /// under several schedulers and show them side by side.
     Compare {
@@ -271,6 +296,11 @@ pub enum SchemaDoc {
 /// A parser of counts that must be at least 1 (`--shards 0` is a usage
 /// error, not silently one).
 fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..)
+}
+
+/// A count of at least 1, as u64.
+fn at_least_one_u64() -> clap::builder::RangedU64ValueParser<u64> {
     clap::builder::RangedU64ValueParser::new().range(1..)
 }
 
@@ -523,6 +553,12 @@ pub struct RunArgs {
     /// the call and its errno.
     #[arg(long)]
     pub strict: bool,
+    /// Cut the power at this simulated instant (with a unit: ns, us, ms
+    /// or s, e.g. 250ms): the run stops there, the card loses what its
+    /// `[power_loss]` profile says and recovers, and the report gains a
+    /// `crash` section (see `simctl crash`).
+    #[arg(long, value_name = "TIME")]
+    pub power_cut: Option<String>,
     /// What goes to standard output: `normal` (the summary table), `json`
     /// (fio's JSON output: jobs[].read/write with iops, bw, clat_ns
     /// percentiles ..., for scripts that parse fio) or `json+` (with the

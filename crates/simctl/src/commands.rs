@@ -20,6 +20,16 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             let scenario = crate::catalogue::workload(&scenario)?;
             run_workload(&scenario, &run, registry, out)
         }
+        Command::Crash {
+            workload,
+            cuts,
+            at,
+            at_event,
+            sim,
+        } => {
+            let plan = crate::crash::plan(cuts, at.as_deref(), at_event, &sim)?;
+            crate::crash::crash(&workload, plan, &sim, registry, out)
+        }
         Command::Compare {
             workload,
             schedulers,
@@ -254,7 +264,7 @@ fn compare_sets(
 
 /// The scenario of `workload` (a scenario, an fio job file or a trace)
 /// with `sets`, as `compare` loads it.
-fn workload_scenario(workload: &Path, sets: &[(String, String)]) -> Result<Scenario> {
+pub(crate) fn workload_scenario(workload: &Path, sets: &[(String, String)]) -> Result<Scenario> {
     if crate::compare::is_scenario(workload) {
         load_workload(workload, sets)
     } else {
@@ -519,6 +529,11 @@ fn simulate(
     out: &mut Stdout,
 ) -> Result<ExitCode> {
     refuse_overwriting_inputs(&sc, a, scenario)?;
+    let power_cut = a
+        .power_cut
+        .as_deref()
+        .map(|t| crate::crash::parse_time("--power-cut", t))
+        .transpose()?;
     let specs = fio.as_ref().map(|_| sc.jobs.clone());
     // A trace read from standard input is named `-` in the report, not by
     // its temporary file.
@@ -559,12 +574,16 @@ fn simulate(
         }
         None => (None, None),
     };
-    let mut report = sim.run(RunOptions {
+    let opts = RunOptions {
         log,
         allow_empty: a.allow_empty,
         check_integrity: a.check_integrity,
         strict: a.strict,
-    })?;
+    };
+    let mut report = match power_cut {
+        Some(t) => sim.run_to_cut(opts, mmcsim::sim::PowerCut::At(t))?,
+        None => sim.run(opts)?,
+    };
     if stdin_trace {
         report.run.trace = Some("-".into());
         if let Some(t) = &mut report.trace {
@@ -585,6 +604,9 @@ fn simulate(
         write!(out, "{}", crate::fio_out::json(&report, jobs, specs, plus))?;
     } else if !a.sim.quiet && !to_stdout(&a.sim, a.log.as_deref()) {
         write!(out, "{}", report.to_table())?;
+        if let Some(c) = &report.crash {
+            write!(out, "{}", c.to_table())?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

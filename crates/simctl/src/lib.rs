@@ -15,6 +15,7 @@ mod check;
 mod cli;
 mod commands;
 mod compare;
+mod crash;
 mod csv_out;
 mod fio_out;
 #[doc(hidden)]

@@ -5,8 +5,9 @@
 //! their sources are documented in the profile files, not here; this module
 //! only says what each field means and which range is accepted.
 
-pub use super::cache::Direction;
+use super::cache::Direction;
 use super::ftl::{self, MappingScheme, VictimPolicy};
+pub use super::power_loss::PowerLossConfig;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -46,6 +47,10 @@ pub struct DeviceConfig {
     /// default, and the section is absent from reports when all are off.
     #[serde(default, skip_serializing_if = "FeaturesConfig::is_off")]
     pub features: FeaturesConfig,
+    /// What the card does when power fails (`[power_loss]`; `simctl
+    /// crash`); absent from reports when every key has its default.
+    #[serde(default, skip_serializing_if = "PowerLossConfig::is_default")]
+    pub power_loss: PowerLossConfig,
 }
 
 /// Optional eMMC features the driver may use (all off by default).
@@ -1023,6 +1028,7 @@ impl DeviceConfig {
     /// Checks ranges and geometry; errors name the file, section and key.
     pub fn validate(&self, src: &str) -> Result<()> {
         let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        self.power_loss.validate(src)?;
         let b = &self.bus;
         if !(b.clock_mhz > 0.0 && b.clock_mhz <= 400.0) {
             return err(

@@ -34,7 +34,7 @@ use super::host_interface::{
 };
 use super::nand::{Geometry, NandOp};
 use super::Emmc;
-use crate::types::{Ns, Op, SECTORS_PER_PAGE};
+use crate::types::{us_to_ns, Ns, Op, SECTORS_PER_PAGE};
 
 /// Counters kept by the firmware (the caches and the FTL keep their own).
 #[derive(Clone, Copy, Debug, Default)]
@@ -408,12 +408,14 @@ impl Emmc {
     }
 
     /// Whether `cmd` completes only once programmed: FUA (reliable write)
-    /// on a volatile cache, any write with the cache turned off
+    /// on a volatile cache (unless `[power_loss] fua_honoured = false`),
+    /// any write with the cache turned off
     /// (CACHE_CTRL = 0), or any write on firmware that acknowledges writes
     /// once programmed (`[write_buffer] write_ack = "program"`).
     pub(super) fn must_commit(&self, cmd: &DeviceCommand) -> bool {
         let wb = &self.cfg.write_buffer;
-        (cmd.fua && wb.volatile) || !wb.enabled || wb.write_ack == WriteAck::Program
+        let fua = cmd.fua && self.cfg.power_loss.fua_honoured;
+        (fua && wb.volatile) || !wb.enabled || wb.write_ack == WriteAck::Program
     }
 
     /// Moves a write's data over the bus into the write buffer from `t`
@@ -444,6 +446,9 @@ impl Emmc {
         let bus_t = self.hi.xfer(bus_t, self.lpn_data_ns(lpn, cmd));
         let v = self.oracle.write(lpn);
         self.c.host_slots_written += 1;
+        if let Some(p) = self.power.as_deref_mut() {
+            p.note_write(lpn, v, bus_t, cmd.fua);
+        }
         if self.wbuf.push(lpn, v) {
             self.program_pending(bus_t);
         }
@@ -496,6 +501,15 @@ impl Emmc {
                 let n = self.wbuf.unlogged();
                 if n > 0 {
                     end = log.log(&mut self.tl, t, n);
+                    if let Some(p) = self.power.as_deref_mut() {
+                        let pending = self.wbuf.pending();
+                        let t_slc = us_to_ns(
+                            self.cfg
+                                .write_buffer
+                                .slc_program_us(self.cfg.nand.t_prog_lower_us),
+                        );
+                        p.note_slc_log(&pending[pending.len() - n..], end, t_slc);
+                    }
                     self.wbuf.mark_logged();
                 }
             }
@@ -554,15 +568,28 @@ impl Emmc {
     /// order, dies in parallel: background programs, GC, erases); returns
     /// when the last ends, ns.
     fn apply_parallel(&mut self, t: Ns) -> Ns {
+        self.power_batch();
         let mut end = t;
         let ppb = self.geo.pages_per_block;
         for op in &self.ops {
-            end = end.max(self.tl.apply(t, op));
+            let e = self.tl.apply(t, op);
+            if let Some(p) = self.power.as_deref_mut() {
+                p.note(op, e, self.ftl.as_ref());
+            }
+            end = end.max(e);
             if let NandOp::Erase { blk, .. } = *op {
                 self.rbuf.invalidate_range(blk * ppb, ppb);
             }
         }
         end
+    }
+
+    /// Before timing `self.ops`: the power-loss record takes the
+    /// translation changes of the FTL call that issued them.
+    fn power_batch(&mut self) {
+        if let Some(p) = self.power.as_deref_mut() {
+            p.begin_batch(self.ftl.as_mut());
+        }
     }
 
     /// The slot of `lpn` for a host read from `t` (the mapping scheme's own
@@ -579,9 +606,13 @@ impl Emmc {
     /// Times `self.ops` one after another from `t` (each waits for the one
     /// before: translation work a command depends on); returns the end, ns.
     pub(super) fn apply_serial(&mut self, mut t: Ns) -> Ns {
+        self.power_batch();
         let ppb = self.geo.pages_per_block;
         for op in &self.ops {
             t = self.tl.apply(t, op);
+            if let Some(p) = self.power.as_deref_mut() {
+                p.note(op, t, self.ftl.as_ref());
+            }
             if let NandOp::Erase { blk, .. } = *op {
                 self.rbuf.invalidate_range(blk * ppb, ppb);
             }
@@ -597,20 +628,28 @@ impl Emmc {
         let t = self.hi.command_phase(t0, seq) + self.fw_ns;
         // A power-protected buffer, or a cache the host left off
         // (CACHE_CTRL): nothing volatile to make durable.
+        // Firmware that does not honour FLUSH_CACHE acknowledges it at
+        // once (`[power_loss] flush_honoured = false`).
         let wb = &self.cfg.write_buffer;
-        let done = if wb.volatile && wb.enabled {
+        let honoured = self.cfg.power_loss.flush_honoured;
+        let mut checkpoint = false;
+        let done = if wb.volatile && wb.enabled && honoured {
             let data = self.make_durable(t);
             match self.cfg.map_cache.on_flush {
                 FlushMetadata::Keep => data,
                 FlushMetadata::ProgramDirty => {
                     let (pages, end) = self.map.persist_dirty(&mut self.tl, data);
                     self.c.flush_metadata_pages += u64::from(pages);
+                    checkpoint = true;
                     end
                 }
             }
         } else {
             t
         };
+        if let Some(p) = self.power.as_deref_mut() {
+            p.note_flush(t0, done, checkpoint);
+        }
         self.flush_latency.record(done - t0);
         done
     }
@@ -642,11 +681,15 @@ impl Emmc {
     /// reclaim operation — the time the stripe page's program waits for GC.
     fn apply_with_gc_pause(&mut self, t: Ns, p: Placement) -> Ns {
         let start = t.max(self.tl.die_free_at(p.die));
+        self.power_batch();
         let mut gc_end = start;
         let mut end = t;
         let ppb = self.geo.pages_per_block;
         for (i, op) in self.ops.iter().enumerate() {
             let e = self.tl.apply(t, op);
+            if let Some(pw) = self.power.as_deref_mut() {
+                pw.note(op, e, self.ftl.as_ref());
+            }
             if i < p.reclaim_ops {
                 gc_end = gc_end.max(e);
             }

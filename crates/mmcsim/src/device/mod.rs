@@ -53,6 +53,7 @@ pub mod host_interface;
 mod integrity_check;
 pub mod nand;
 mod oracle;
+pub mod power_loss;
 mod precondition;
 mod slc_log;
 pub mod state;
@@ -136,6 +137,8 @@ pub struct Emmc {
     idle_gc_after: Option<Ns>,
     /// When the card last became idle (its last command's end), ns.
     idle_since: Option<Ns>,
+    /// The power-loss record, when running (module [`power_loss`]).
+    power: Option<Box<power_loss::tracker::Tracker>>,
 }
 
 impl Emmc {
@@ -216,6 +219,7 @@ impl Emmc {
             gc_pause: crate::stats::LatencyHistogram::new(),
             idle_gc_after: cfg.gc.idle_gc_after_ms.map(|ms| us_to_ns(ms * 1000.0)),
             idle_since: None,
+            power: None,
             ftl,
             cfg: cfg.clone(),
         })
@@ -258,6 +262,9 @@ impl Emmc {
         self.tl.forget_before(t0);
         let end = self.run_command(t0, cmd, &seq);
         self.check_after_command(start, cmd);
+        if let Some(p) = self.power.as_deref_mut() {
+            p.end_command(end);
+        }
         let end = if seq.queued() {
             self.hi.end_queued();
             end
@@ -406,6 +413,9 @@ impl Emmc {
         };
         for c in cmds {
             self.check_after_command(start, c);
+        }
+        if let Some(p) = self.power.as_deref_mut() {
+            p.end_command(end);
         }
         let end = end + self.hi.status_polls_ns(&seq);
         self.hi.end_legacy(end);

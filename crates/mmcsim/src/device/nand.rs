@@ -132,6 +132,13 @@ impl Geometry {
     pub fn is_upper_page(page: u32) -> bool {
         page % 2 == 1
     }
+    /// The lower (LSB) page sharing a word line with upper (MSB) page
+    /// `page`, `None` for a lower page: page `2w + 1` pairs with `2w`
+    /// (the pairing in the module doc). An interrupted MSB program
+    /// disturbs the cells its LSB page already holds.
+    pub fn paired_lower_page(page: u32) -> Option<u32> {
+        Geometry::is_upper_page(page).then(|| page - 1)
+    }
 }
 
 /// Violation of a NAND rule: a simulator bug, never a user error.
@@ -229,6 +236,12 @@ pub enum NandOp {
         bytes: u32,
         /// Upper (slow) MLC page.
         upper: bool,
+        /// Block id of the stripe's first plane (the other planes' blocks
+        /// follow at `blocks_per_plane` apart): where the data lands, for
+        /// the power-loss model (module `power_loss`).
+        blk: u32,
+        /// Page offset in the block.
+        page: u32,
     },
     /// Erase one block.
     Erase {
@@ -545,7 +558,9 @@ impl NandTimelines {
     pub fn apply(&mut self, t: Ns, op: &NandOp) -> Ns {
         match *op {
             NandOp::Read { die, bytes, upper } => self.read_page(t, die, bytes, upper).1,
-            NandOp::Program { die, bytes, upper } => self.program(t, die, bytes, upper),
+            NandOp::Program {
+                die, bytes, upper, ..
+            } => self.program(t, die, bytes, upper),
             NandOp::Erase {
                 multi_plane: true, ..
             } => t,

@@ -110,6 +110,9 @@ impl Emmc {
         self.open = None;
         let end = self.commit(o.bus_t, self.must_commit(&o.cmd));
         self.check_after_command(o.issued, &o.cmd);
+        if let Some(p) = self.power.as_deref_mut() {
+            p.end_command(end);
+        }
         let end = end + self.hi.status_polls_ns(&o.seq);
         self.hi.end_legacy(end);
         WriteStep::Done(end)
@@ -142,6 +145,10 @@ impl Emmc {
         }
         let end = now + self.hi.commands_ns(STOP_COMMANDS);
         self.hi.end_legacy(end);
+        if let Some(p) = self.power.as_deref_mut() {
+            // Stopped: the card acknowledged none of it.
+            p.end_command(Ns::MAX);
+        }
         Some((end, accepted))
     }
 }

@@ -50,6 +50,10 @@ pub struct Call {
     /// The request whose completion last ended a wait of this call (a
     /// FUSE daemon's lower I/O, handed on to the call it serves).
     pub last_io: Option<DeviceTimes>,
+    /// Sector ranges `(sector, sectors)` of the write bios it waited for,
+    /// kept only while the host records durability (module
+    /// `durability`).
+    pub wrote: Vec<(u64, u64)>,
 }
 
 impl Call {
@@ -66,6 +70,7 @@ impl Call {
             then_flush: false,
             aio: false,
             last_io: None,
+            wrote: Vec::new(),
         }
     }
 

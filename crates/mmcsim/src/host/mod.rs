@@ -31,6 +31,7 @@ pub mod blockdev;
 pub mod call;
 pub mod cost;
 mod diag;
+pub mod durability;
 pub mod errno;
 pub mod files;
 mod flusher;
@@ -50,6 +51,7 @@ pub mod vfs;
 pub mod writeback;
 
 pub use call::Call;
+pub use durability::DurableReturn;
 pub use errno::Errno;
 pub use files::{File, FileSpec, Files};
 pub use flusher::FLUSHER_PID;

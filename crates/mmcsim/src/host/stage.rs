@@ -146,6 +146,8 @@ pub struct Host {
     /// Thread index of the flusher's bios (right after the tasks; the
     /// request log shows it).
     pub(super) flusher_thread: u32,
+    /// Durability acknowledgements, while recorded (module `durability`).
+    pub(super) durable: Option<Vec<super::DurableReturn>>,
     plan: ReadPlan,
     /// Scratch runs of mapped pages.
     pub(super) runs: Vec<PageRun>,
@@ -197,6 +199,7 @@ impl Host {
             flusher_waiting: false,
             wb_files: Vec::new(),
             flusher_thread: 0,
+            durable: None,
             plan: ReadPlan::default(),
             runs: Vec::with_capacity(8),
             max_bio_sectors,
@@ -1074,6 +1077,9 @@ impl Host {
     ) {
         let id = match bio.submitter {
             Submitter::Call(c) => {
+                if bio.op == Op::Write {
+                    self.note_call_write(c, bio.sector, u64::from(bio.sectors));
+                }
                 if self.calls[c].bio_done(times, now) {
                     self.call_io_done(now, c, b);
                 }
@@ -1104,11 +1110,17 @@ impl Host {
         match io.notify {
             Notify::None => {}
             Notify::Call(c) => {
+                if bio.op == Op::Write {
+                    self.note_call_write(c, bio.sector, u64::from(bio.sectors));
+                }
                 if self.calls[c].bio_done(times, now) {
                     self.call_io_done(now, c, b);
                 }
             }
             Notify::Split(c) => {
+                if bio.op == Op::Write {
+                    self.note_call_write(c, bio.sector, u64::from(bio.sectors));
+                }
                 if let Some(call) = self.calls.get_mut(c) {
                     call.waited(times, now);
                 }
@@ -1260,7 +1272,10 @@ impl Host {
                 let name = Errno::from_code(-r).map_or("EIO", Errno::name);
                 call.fail(name, b.collector);
             }
-            _ => call.finish(now, b.collector),
+            _ => {
+                self.note_return(now, t, &call);
+                call.finish(now, b.collector)
+            }
         }
         Some(t)
     }

@@ -21,6 +21,7 @@
 //! the same report, byte for byte.
 
 mod build;
+pub mod crash;
 mod event;
 mod identity;
 mod mount;
@@ -30,6 +31,7 @@ mod report;
 pub use crate::stats::request_log::{LogRow, RequestLog, HEADER as LOG_HEADER};
 pub use crate::workload::replay::{PreconditionTrace, TraceInfo};
 pub use build::PreparedDevice;
+pub use crash::{CrashReport, PowerCut};
 pub use event::Event;
 pub use identity::{fnv1a64, RunIdentity};
 pub use report::{HostReport, Report, RunCost};
@@ -142,6 +144,14 @@ impl Simulation {
 
     /// Runs the workload to completion and returns the report.
     pub fn run(mut self, opts: RunOptions) -> Result<Report> {
+        let allow_empty = opts.allow_empty;
+        self.start(opts)?;
+        self.run_events(None)?;
+        self.finish(allow_empty)
+    }
+
+    /// Checks the options and starts every stage (before the first event).
+    fn start(&mut self, opts: RunOptions) -> Result<()> {
         if !opts.allow_empty {
             if let Some(j) = self.sc.jobs.iter().find(|j| j.requests == Some(0)) {
                 return Err(Error::config(format!(
@@ -164,9 +174,27 @@ impl Simulation {
         if let Some(r) = self.replay.as_mut() {
             r.start(&mut self.q, &mut self.collector)?;
         }
+        Ok(())
+    }
+
+    /// Pops and handles events until none is left or, with `cut`, until
+    /// power fails; returns the instant of the cut, ns (with `cut`: its
+    /// instant even when the events ran out first).
+    fn run_events(&mut self, cut: Option<crash::PowerCut>) -> Result<Option<Ns>> {
         // Since when only periodic timers have run while calls wait.
         let mut idle_since: Option<Ns> = None;
-        while let Some((now, ev)) = self.q.pop() {
+        if cut == Some(crash::PowerCut::AfterEvent(0)) {
+            return Ok(Some(0));
+        }
+        loop {
+            if let (Some(crash::PowerCut::At(t)), Some(next)) = (cut, self.q.peek_time()) {
+                if next >= t {
+                    return Ok(Some(t));
+                }
+            }
+            let Some((now, ev)) = self.q.pop() else {
+                break;
+            };
             self.end = now;
             self.events += 1;
             let timer = ev.is_periodic_timer();
@@ -189,6 +217,9 @@ impl Simulation {
                     crate::engine::MAX_SIM_TEXT
                 )));
             }
+            if cut == Some(crash::PowerCut::AfterEvent(self.events)) {
+                return Ok(Some(now));
+            }
         }
         if let Some(t) = self.q.overflow() {
             return Err(Error::Workload(format!(
@@ -196,13 +227,22 @@ impl Simulation {
                 crate::engine::MAX_SIM_TEXT
             )));
         }
+        Ok(match cut {
+            Some(crash::PowerCut::At(t)) => Some(t),
+            Some(crash::PowerCut::AfterEvent(_)) => Some(self.end),
+            None => None,
+        })
+    }
+
+    /// After the last event: nothing may still wait; the report.
+    fn finish(mut self, allow_empty: bool) -> Result<Report> {
         self.check_drained()?;
         self.integrity = self
             .block
             .driver_mut()
             .device_mut()
             .finish_integrity_check(self.end)?;
-        if !opts.allow_empty && self.collector.count() == 0 {
+        if !allow_empty && self.collector.count() == 0 {
             return Err(self.empty_run());
         }
         if let Some(log) = self.log.take() {

@@ -9,6 +9,7 @@ use crate::host::page_cache::PageCacheStats;
 use crate::platform::CpuStats;
 use crate::sched::TunableInfo;
 use crate::stats::report::{WorkloadSummary, SCHEMA};
+use crate::types::Ns;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -63,6 +64,10 @@ pub struct RunCost {
     /// Trace-feed operations: records placed (issued or held), held
     /// records issued, and waiting processes visited on admissions.
     pub feed_ops: u64,
+    /// Simulated time of the last event handled, ns.
+    pub end_ns: Ns,
+    /// When the last call or request completed, ns.
+    pub last_done_ns: Ns,
 }
 
 /// The full report of a run (schema `mmcsim-report/2`).
@@ -122,6 +127,10 @@ pub struct Report {
     /// otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub integrity: Option<crate::device::IntegrityStats>,
+    /// The power cut and recovery (only for a run cut short with
+    /// [`super::Simulation::run_to_cut`]; absent from the JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash: Option<super::CrashReport>,
     /// What the run cost the simulator (not in the JSON).
     #[serde(skip)]
     pub cost: RunCost,
@@ -192,11 +201,14 @@ pub(super) fn build(sim: &Simulation) -> Report {
         sqlite: crate::workload::programs::sqlite_report(sim.jobs.programs(), &sc.sqlite),
         androbench: crate::workload::programs::androbench_report(sim.jobs.programs()),
         integrity: sim.integrity,
+        crash: None,
         thread_io: sim.collector.thread_io(),
         disk_io: sim.collector.disk_io(),
         cost: RunCost {
             events: sim.events,
             feed_ops: sim.replay.as_ref().map_or(0, |r| r.feed_ops()),
+            end_ns: sim.end,
+            last_done_ns: sim.collector.last_done(),
         },
     }
 }

@@ -413,6 +413,11 @@ impl Default for Collector {
 }
 
 impl Collector {
+    /// When the last recorded call or request completed, ns (0 = none).
+    pub fn last_done(&self) -> Ns {
+        self.last_done
+    }
+
     /// An empty collector.
     pub fn new() -> Collector {
         Collector {

@@ -535,6 +535,8 @@ impl BlockManager {
             die,
             bytes: g.stripe_slots() * 4096,
             upper: Geometry::is_upper_page(page),
+            blk: self.stripe_block(sb, 0),
+            page,
         });
         stats.programmed_slots += g.stripe_slots() as u64;
         stats.nand_programs += 1;

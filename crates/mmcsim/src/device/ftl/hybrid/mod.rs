@@ -363,6 +363,8 @@ impl HybridMapping {
             die,
             bytes: g.stripe_slots() * 4096,
             upper: Geometry::is_upper_page(page),
+            blk: g.block_id(die, 0, unit),
+            page,
         });
         self.stats.programmed_slots += g.stripe_slots() as u64;
         self.stats.nand_programs += 1;

@@ -1,0 +1,131 @@
+//! `simctl crash`: power cuts over a workload, and `--power-cut` parsing.
+
+use crate::cli::SimArgs;
+use crate::output::Stdout;
+use anyhow::Result;
+use mmcsim::sched::Registry;
+use mmcsim::sim::crash::{crash_campaign, CutPlan};
+use mmcsim::sim::PowerCut;
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Parses a simulated instant with its unit (`250ms`, `1.5s`, `800us`,
+/// `1000ns`; `0` alone is accepted) into ns; `flag` names the option in
+/// the error.
+pub fn parse_time(flag: &str, text: &str) -> Result<u64> {
+    let t = text.trim();
+    let bad = || {
+        crate::output::unusable(format!(
+            "{flag} {text}: expected a non-negative time with a unit (ns, us, ms or s), e.g. 250ms or 1.5s"
+        ))
+    };
+    if t == "0" {
+        return Ok(0);
+    }
+    let (num, scale) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .iter()
+        .find_map(|(u, f)| t.strip_suffix(u).map(|n| (n, *f)))
+        .ok_or_else(bad)?;
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    let ns = v * scale;
+    if !(ns.is_finite() && (0.0..1.8e19).contains(&ns)) {
+        return Err(bad());
+    }
+    Ok(ns.round() as u64)
+}
+
+/// The cut plan of the command line: one cut (`--at`, `--at-event`) or
+/// `cuts` seeded ones.
+pub fn plan(cuts: u64, at: Option<&str>, at_event: Option<u64>, sim: &SimArgs) -> Result<CutPlan> {
+    if sim.csv.is_some() {
+        return Err(crate::output::unusable(
+            "--csv: simctl crash writes its report as JSON (--json) and a text summary; it has no CSV table",
+        ));
+    }
+    Ok(match (at, at_event) {
+        (Some(t), _) => CutPlan::One(PowerCut::At(parse_time("--at", t)?)),
+        (None, Some(k)) => CutPlan::One(PowerCut::AfterEvent(k)),
+        (None, None) => CutPlan::Seeded { cuts, seed: 0 },
+    })
+}
+
+/// The JSON of `simctl crash`.
+#[derive(Serialize)]
+struct CrashJson<'a> {
+    schema: &'static str,
+    workload: String,
+    seed: u64,
+    device: &'a str,
+    /// The uncut run's speed.
+    speed: Speed,
+    crash: &'a mmcsim::sim::CrashReport,
+}
+
+/// The uncut run's speed.
+#[derive(Serialize)]
+struct Speed {
+    iops: f64,
+    mb_per_s: f64,
+    mean_latency_us: f64,
+    simulated_s: f64,
+}
+
+/// `simctl crash`.
+pub fn crash(
+    workload: &Path,
+    plan: CutPlan,
+    sim: &SimArgs,
+    registry: &Registry,
+    out: &mut Stdout,
+) -> Result<ExitCode> {
+    let workload = crate::catalogue::workload(workload)?;
+    let sets = crate::commands::overrides(sim, None)?;
+    let sc = crate::commands::workload_scenario(&workload, &sets)?;
+    let [json] = crate::output::open_all(&[("--json", sim.json.as_deref())])?
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one output"));
+    let plan = match plan {
+        CutPlan::Seeded { cuts, .. } => CutPlan::Seeded {
+            cuts,
+            seed: sc.seed,
+        },
+        p => p,
+    };
+    let quiet = sim.quiet || sim.json.as_deref() == Some(Path::new("-"));
+    let c = crash_campaign(&sc, registry, plan, |done, total| {
+        if !quiet && total > 1 && (done % 10 == 0 || done == total) {
+            eprint!("\rcuts {done}/{total}");
+            if done == total {
+                eprintln!();
+            }
+        }
+    })?;
+    let w = &c.full.workload;
+    let j = CrashJson {
+        schema: "mmcsim-crash/1",
+        workload: workload.display().to_string(),
+        seed: sc.seed,
+        device: &c.full.device_profile.name,
+        speed: Speed {
+            iops: w.throughput.iops,
+            mb_per_s: w.throughput.mb_per_s,
+            mean_latency_us: w.latency_us.mean,
+            simulated_s: w.simulated_time_s,
+        },
+        crash: &c.crash,
+    };
+    if let Some(o) = json {
+        o.write((serde_json::to_string_pretty(&j)? + "\n").as_bytes(), out)?;
+    }
+    if !quiet {
+        writeln!(
+            out,
+            "mmcsim crash | {} | device {} | seed {} | uncut: {:.1} IOPS, {:.2} MB/s, mean {:.1} µs",
+            j.workload, j.device, j.seed, j.speed.iops, j.speed.mb_per_s, j.speed.mean_latency_us
+        )?;
+        write!(out, "{}", c.crash.to_table())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
