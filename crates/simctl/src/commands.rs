@@ -55,26 +55,20 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             slurm,
             shards,
             sbatch_opt,
-        } => {
-            let sbatch_opts = sbatch_opt
-                .iter()
-                .map(|o| crate::sweep::slurm::parse_opt(o).map_err(crate::output::as_unusable))
-                .collect::<Result<Vec<_>>>()?;
-            let shard = shard
-                .as_deref()
-                .map(crate::sweep::shard::Shard::parse)
-                .transpose()?;
-            let args = crate::sweep::SweepArgs {
+        } => sweep(
+            crate::sweep::SweepArgs {
                 grid,
                 out,
                 jobs,
-                shard,
+                shard: None,
                 slurm,
                 shards,
-                sbatch_opts,
-            };
-            crate::sweep::sweep(&args, registry)
-        }
+                sbatch_opts: Vec::new(),
+            },
+            shard.as_deref(),
+            &sbatch_opt,
+            registry,
+        ),
         Command::Calibrate {
             profile,
             targets,
@@ -93,9 +87,20 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
                 host_out,
                 jobs,
             };
-            write!(out, "{}", crate::calibrate::calibrate(&args, registry)?)?;
-            Ok(ExitCode::SUCCESS)
+            calibrate(&args, registry, out)
         }
+        Command::Reproduce(mut a) => {
+            a.configs = crate::catalogue::configs_dir(&a.configs)?;
+            crate::reproduce::reproduce(&a, registry, out)
+        }
+        tool => dispatch_tool(tool, registry, out),
+    }
+}
+
+/// Runs one of the commands that run no simulation (merging, checking,
+/// plotting, traces, listings, generated documents).
+fn dispatch_tool(command: Command, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
+    match command {
         Command::Merge { dirs, out } => merge(&dirs, &out),
         Command::Check {
             report,
@@ -110,37 +115,74 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
             (allow_mismatch, fail_on_improvement),
             out,
         ),
-        Command::Reproduce(mut a) => {
-            a.configs = crate::catalogue::configs_dir(&a.configs)?;
-            crate::reproduce::reproduce(&a, registry, out)
-        }
         Command::Plot { inputs, kind, out } => plot(&inputs, kind, &out),
         Command::Trace(t) => trace(t, out),
         Command::Schedulers { hz, json } => schedulers(registry, hz, json, out),
         Command::Phones { json } => crate::catalogue::phones(json, out),
         Command::Scenarios { json } => crate::catalogue::scenarios(json, out),
         Command::Completions { shell } => {
-            crate::generate::completions(shell, out)?;
-            Ok(ExitCode::SUCCESS)
+            crate::generate::completions(shell, out).map(|()| ExitCode::SUCCESS)
         }
-        Command::Schema { doc, markdown } => {
-            let crate::cli::SchemaDoc::Report = doc;
-            let schema = crate::schema::report_schema();
-            if markdown {
-                write!(out, "{}", crate::schema::markdown(&schema))?;
-            } else {
-                writeln!(out, "{}", serde_json::to_string_pretty(&schema)?)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Man { dir } => {
-            match dir {
-                Some(d) => crate::generate::man_pages(&d)?,
-                None => crate::generate::man(out)?,
-            }
-            Ok(ExitCode::SUCCESS)
+        Command::Schema { doc, markdown } => schema(doc, markdown, out),
+        Command::Man { dir } => man(dir.as_deref(), out),
+        Command::Replay { .. }
+        | Command::Run { .. }
+        | Command::Crash { .. }
+        | Command::Compare { .. }
+        | Command::Sweep { .. }
+        | Command::Calibrate { .. }
+        | Command::Reproduce(_) => {
+            anyhow::bail!("internal: a simulation command reached the tool dispatcher")
         }
     }
+}
+
+/// `simctl calibrate`: fits and prints the fit table.
+fn calibrate(
+    args: &crate::calibrate::CalibrateArgs,
+    registry: &Registry,
+    out: &mut Stdout,
+) -> Result<ExitCode> {
+    write!(out, "{}", crate::calibrate::calibrate(args, registry)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `simctl man`: one page per subcommand into `dir`, or the main page to
+/// standard output.
+fn man(dir: Option<&Path>, out: &mut Stdout) -> Result<ExitCode> {
+    match dir {
+        Some(d) => crate::generate::man_pages(d)?,
+        None => crate::generate::man(out)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `simctl sweep`: `args` with its shard (`I/N`) and `#SBATCH` options
+/// parsed from the command line.
+fn sweep(
+    mut args: crate::sweep::SweepArgs,
+    shard: Option<&str>,
+    sbatch_opt: &[String],
+    registry: &Registry,
+) -> Result<ExitCode> {
+    args.sbatch_opts = sbatch_opt
+        .iter()
+        .map(|o| crate::sweep::slurm::parse_opt(o).map_err(crate::output::as_unusable))
+        .collect::<Result<Vec<_>>>()?;
+    args.shard = shard.map(crate::sweep::shard::Shard::parse).transpose()?;
+    crate::sweep::sweep(&args, registry)
+}
+
+/// `simctl schema`: the report's JSON Schema, or its Markdown rendering.
+fn schema(doc: crate::cli::SchemaDoc, markdown: bool, out: &mut Stdout) -> Result<ExitCode> {
+    let crate::cli::SchemaDoc::Report = doc;
+    let schema = crate::schema::report_schema();
+    if markdown {
+        write!(out, "{}", crate::schema::markdown(&schema))?;
+    } else {
+        writeln!(out, "{}", serde_json::to_string_pretty(&schema)?)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `simctl compare`: `workload` (a scenario or fio job by file or name, or
