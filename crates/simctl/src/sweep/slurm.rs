@@ -159,6 +159,152 @@ pub fn shard_dir(out: &Path, i: usize, n: usize) -> PathBuf {
     out.join("shards").join(format!("{i}-of-{n}"))
 }
 
+/// What every script of one `sweep --slurm` names: the grid, the output
+/// folder, the shard count, the CPUs per task and the absolute paths the
+/// batch jobs run with.
+struct Job<'a> {
+    grid: &'a Path,
+    out: &'a Path,
+    shards: usize,
+    cpus: usize,
+    opts: &'a [SbatchOpt],
+    cells: usize,
+    /// The directory `sbatch` is run from (the scripts `cd` there).
+    cwd: PathBuf,
+    /// The running `simctl` binary.
+    exe: PathBuf,
+    /// `OUT/slurm/logs`, absolute.
+    logs: PathBuf,
+}
+
+impl Job<'_> {
+    fn abs(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.cwd.join(p)
+        }
+    }
+
+    /// The `#SBATCH` lines the user added, except `cpus-per-task` (the
+    /// script requests what it uses).
+    fn extra(&self, text: &mut String) {
+        for o in self.opts.iter().filter(|o| o.key != "cpus-per-task") {
+            let _ = writeln!(text, "#SBATCH --{}={}", o.key, o.value);
+        }
+    }
+
+    /// The shard directories, quoted for the shell.
+    fn shard_dirs(&self) -> String {
+        let dirs: Vec<String> = (1..=self.shards)
+            .map(|i| q(&shard_dir(self.out, i, self.shards)))
+            .collect();
+        dirs.join(" ")
+    }
+
+    /// `sweep.sbatch`: the job array, one shard per task.
+    fn sweep_sbatch(&self) -> String {
+        let (shards, cpus, cells) = (self.shards, self.cpus, self.cells);
+        let mut s = String::new();
+        let _ = writeln!(s, "#!/bin/bash");
+        let _ = writeln!(
+            s,
+            "# mmcsim sweep of {}: {cells} cells in {shards} shards, one per array task.",
+            self.grid.display()
+        );
+        let _ = writeln!(
+            s,
+            "# Written by `simctl sweep --slurm`; submit with slurm/submit.sh."
+        );
+        let _ = writeln!(s, "#SBATCH --job-name=mmcsim-sweep");
+        let _ = writeln!(s, "#SBATCH --array=0-{}", shards - 1);
+        let _ = writeln!(
+            s,
+            "#SBATCH --output={}",
+            self.logs.join("sweep-%A_%a.out").display()
+        );
+        let _ = writeln!(s, "#SBATCH --cpus-per-task={cpus}");
+        self.extra(&mut s);
+        let _ = writeln!(s, "set -euo pipefail");
+        let _ = writeln!(s, "cd {}", q(&self.cwd));
+        let _ = writeln!(s, "shard=$((SLURM_ARRAY_TASK_ID + 1))");
+        let _ = writeln!(
+            s,
+            "exec {} sweep {} --out {}/\"${{shard}}-of-{shards}\" --shard \"${{shard}}/{shards}\" --jobs \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"",
+            q(&self.exe),
+            q(self.grid),
+            q(&self.out.join("shards")),
+        );
+        s
+    }
+
+    /// `merge.sbatch`: merges the shards once the array is done.
+    fn merge_sbatch(&self) -> String {
+        let mut m = String::new();
+        let _ = writeln!(m, "#!/bin/bash");
+        let _ = writeln!(
+            m,
+            "# Merges the {} shards of the mmcsim sweep of {} into {}.",
+            self.shards,
+            self.grid.display(),
+            self.out.display()
+        );
+        let _ = writeln!(m, "#SBATCH --job-name=mmcsim-merge");
+        let _ = writeln!(
+            m,
+            "#SBATCH --output={}",
+            self.logs.join("merge-%j.out").display()
+        );
+        let _ = writeln!(m, "#SBATCH --cpus-per-task=1");
+        self.extra(&mut m);
+        let _ = writeln!(m, "set -euo pipefail");
+        let _ = writeln!(m, "cd {}", q(&self.cwd));
+        let _ = writeln!(
+            m,
+            "exec {} merge {} --out {}",
+            q(&self.exe),
+            self.shard_dirs(),
+            q(self.out)
+        );
+        m
+    }
+
+    /// What to tell the user once the scripts are written.
+    fn instructions(&self, sweep: &Path, merge: &Path, submit: &Path) -> String {
+        let mut t = String::new();
+        let _ = writeln!(
+            t,
+            "wrote {} ({} cells as a job array of {} shards) and {}",
+            sweep.display(),
+            self.cells,
+            self.shards,
+            merge.display()
+        );
+        let _ = writeln!(
+            t,
+            "submit the array, then the merge once every shard succeeded:"
+        );
+        let _ = writeln!(t, "  jobid=$(sbatch --parsable {})", q(sweep));
+        let _ = writeln!(
+            t,
+            "  sbatch --dependency=afterok:${{jobid%%;*}} {}",
+            q(merge)
+        );
+        let _ = writeln!(
+            t,
+            "(or run {}, which does both); or merge by hand when the array is done:",
+            q(submit)
+        );
+        let _ = writeln!(
+            t,
+            "  simctl merge {} --out {}",
+            self.shard_dirs(),
+            q(self.out)
+        );
+        t
+    }
+}
+
 /// Writes the scripts for `grid` → `out` in `shards` array tasks, each
 /// requesting and using `cpus` CPUs, with the extra `#SBATCH` options
 /// `opts` (`cpus-per-task` among them is replaced by `cpus`), and returns
@@ -176,118 +322,31 @@ pub fn write(
     let slurm = out.join("slurm");
     let logs = slurm.join("logs");
     crate::output::create_dir("--out", &logs)?;
-    let abs = |p: &Path| {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            cwd.join(p)
-        }
+    let mut job = Job {
+        grid,
+        out,
+        shards,
+        cpus,
+        opts,
+        cells,
+        cwd,
+        exe,
+        logs: PathBuf::new(),
     };
+    job.logs = job.abs(&logs);
 
-    let mut s = String::new();
-    let _ = writeln!(s, "#!/bin/bash");
-    let _ = writeln!(
-        s,
-        "# mmcsim sweep of {}: {cells} cells in {shards} shards, one per array task.",
-        grid.display()
-    );
-    let _ = writeln!(
-        s,
-        "# Written by `simctl sweep --slurm`; submit with slurm/submit.sh."
-    );
-    let _ = writeln!(s, "#SBATCH --job-name=mmcsim-sweep");
-    let _ = writeln!(s, "#SBATCH --array=0-{}", shards - 1);
-    let _ = writeln!(
-        s,
-        "#SBATCH --output={}",
-        abs(&logs).join("sweep-%A_%a.out").display()
-    );
-    let _ = writeln!(s, "#SBATCH --cpus-per-task={cpus}");
-    let extra = |text: &mut String| {
-        for o in opts.iter().filter(|o| o.key != "cpus-per-task") {
-            let _ = writeln!(text, "#SBATCH --{}={}", o.key, o.value);
-        }
-    };
-    extra(&mut s);
-    let _ = writeln!(s, "set -euo pipefail");
-    let _ = writeln!(s, "cd {}", q(&cwd));
-    let _ = writeln!(s, "shard=$((SLURM_ARRAY_TASK_ID + 1))");
-    let _ = writeln!(
-        s,
-        "exec {} sweep {} --out {}/\"${{shard}}-of-{shards}\" --shard \"${{shard}}/{shards}\" --jobs \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"",
-        q(&exe),
-        q(grid),
-        q(&out.join("shards")),
-    );
     let sweep_script = slurm.join("sweep.sbatch");
-    write_script(&sweep_script, &s)?;
-
-    let mut m = String::new();
-    let _ = writeln!(m, "#!/bin/bash");
-    let _ = writeln!(
-        m,
-        "# Merges the {shards} shards of the mmcsim sweep of {} into {}.",
-        grid.display(),
-        out.display()
-    );
-    let _ = writeln!(m, "#SBATCH --job-name=mmcsim-merge");
-    let _ = writeln!(
-        m,
-        "#SBATCH --output={}",
-        abs(&logs).join("merge-%j.out").display()
-    );
-    let _ = writeln!(m, "#SBATCH --cpus-per-task=1");
-    extra(&mut m);
-    let _ = writeln!(m, "set -euo pipefail");
-    let _ = writeln!(m, "cd {}", q(&cwd));
-    let dirs: Vec<String> = (1..=shards)
-        .map(|i| q(&shard_dir(out, i, shards)))
-        .collect();
-    let _ = writeln!(
-        m,
-        "exec {} merge {} --out {}",
-        q(&exe),
-        dirs.join(" "),
-        q(out)
-    );
+    write_script(&sweep_script, &job.sweep_sbatch())?;
     let merge_script = slurm.join("merge.sbatch");
-    write_script(&merge_script, &m)?;
-
-    let (sweep_abs, merge_abs) = (abs(&sweep_script), abs(&merge_script));
+    write_script(&merge_script, &job.merge_sbatch())?;
     let submit = format!(
         "#!/bin/sh\n# Submits the sweep's job array, then the merge once every task succeeded.\nset -e\njobid=$(sbatch --parsable {})\njobid=${{jobid%%;*}}\necho \"sweep: job array $jobid\"\nsbatch --dependency=afterok:\"$jobid\" {}\n",
-        q(&sweep_abs),
-        q(&merge_abs)
+        q(&job.abs(&sweep_script)),
+        q(&job.abs(&merge_script))
     );
     let submit_script = slurm.join("submit.sh");
     write_script(&submit_script, &submit)?;
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "wrote {} ({cells} cells as a job array of {shards} shards) and {}",
-        sweep_script.display(),
-        merge_script.display()
-    );
-    let _ = writeln!(
-        t,
-        "submit the array, then the merge once every shard succeeded:"
-    );
-    let _ = writeln!(t, "  jobid=$(sbatch --parsable {})", q(&sweep_script));
-    let _ = writeln!(
-        t,
-        "  sbatch --dependency=afterok:${{jobid%%;*}} {}",
-        q(&merge_script)
-    );
-    let _ = writeln!(
-        t,
-        "(or run {}, which does both); or merge by hand when the array is done:",
-        q(&submit_script)
-    );
-    let dirs: Vec<String> = (1..=shards)
-        .map(|i| q(&shard_dir(out, i, shards)))
-        .collect();
-    let _ = writeln!(t, "  simctl merge {} --out {}", dirs.join(" "), q(out));
-    Ok(t)
+    Ok(job.instructions(&sweep_script, &merge_script, &submit_script))
 }
 
 #[cfg(test)]
