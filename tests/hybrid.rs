@@ -23,10 +23,15 @@ const PHONES: [&str; 5] = [
 fn excerpt(test: &str, phone: &str, tmp: &std::path::Path) -> Option<Value> {
     let trace = shared_trace(test, EXCERPT)?;
     let t = trace.to_str().unwrap().to_string();
-    Some(report(
-        &["replay", &t, "--phone", phone, "--fit", "compact"],
-        tmp,
-    ))
+    // The log came from a 32 GB Nexus 5 (it addresses 23.6 GiB): the
+    // nexus5 profile models that part and replays it as written; the other
+    // phones' parts are 16 GB or smaller, so their replays pack the touched
+    // 1 MiB regions (`--fit compact`, reported in `trace.fit`).
+    let mut args = vec!["replay", t.as_str(), "--phone", phone];
+    if phone != "nexus5" {
+        args.extend(["--fit", "compact"]);
+    }
+    Some(report(&args, tmp))
 }
 
 fn waf_and_bound(r: &Value) -> (f64, f64) {
