@@ -23,10 +23,15 @@ const PHONES: [&str; 5] = [
 fn excerpt(test: &str, phone: &str, tmp: &std::path::Path) -> Option<Value> {
     let trace = shared_trace(test, EXCERPT)?;
     let t = trace.to_str().unwrap().to_string();
-    Some(report(
-        &["replay", &t, "--phone", phone, "--fit", "compact"],
-        tmp,
-    ))
+    // The log came from a 32 GB Nexus 5 (it addresses 23.6 GiB): the
+    // nexus5 profile models that part and replays it as written; the other
+    // phones' parts are 16 GB or smaller, so their replays pack the touched
+    // 1 MiB regions (`--fit compact`, reported in `trace.fit`).
+    let mut args = vec!["replay", t.as_str(), "--phone", phone];
+    if phone != "nexus5" {
+        args.extend(["--fit", "compact"]);
+    }
+    Some(report(&args, tmp))
 }
 
 fn waf_and_bound(r: &Value) -> (f64, f64) {
@@ -122,6 +127,10 @@ fn allowed(phone: &str, workload: &str, warning: &str) -> bool {
         && (phone == "nexus-s" || (hybrid && workload.contains("androbench-4.1")))
 }
 
+/// Issue 31's check, one CI case: every bundled phone over every bundled
+/// scenario, each at its full length (no `--set` shortening: the whole
+/// matrix takes about 100 s in a debug build on 2 cores), asserting
+/// `device.gc.pause_us.max <= device.gc.bound_us` and `over_bound == 0`.
 #[test]
 fn no_gc_pause_of_a_bundled_phone_passes_its_bound_in_any_bundled_scenario() {
     for phone in PHONES {
@@ -136,6 +145,8 @@ fn no_gc_pause_of_a_bundled_phone_passes_its_bound_in_any_bundled_scenario() {
     }
 }
 
+/// The same check on the excerpt (the Nexus 5 as written; the others
+/// packed with `--fit compact`).
 #[test]
 fn no_gc_pause_of_a_bundled_phone_passes_its_bound_on_the_excerpt() {
     for phone in PHONES {

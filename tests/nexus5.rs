@@ -11,14 +11,8 @@ const EXCERPT: &str = "nexus5-biotracer-excerpt.txt";
 fn excerpt_report(test: &str, tmp: &std::path::Path, extra: &[&str]) -> Option<serde_json::Value> {
     let trace = shared_trace(test, EXCERPT)?;
     let t = trace.to_str().unwrap().to_string();
-    let mut args = vec![
-        "replay",
-        t.as_str(),
-        "--phone",
-        "nexus5",
-        "--fit",
-        "compact",
-    ];
+    // As written: the profile models the 32 GB part the log came from.
+    let mut args = vec!["replay", t.as_str(), "--phone", "nexus5"];
     args.extend_from_slice(extra);
     Some(report(&args, tmp))
 }
@@ -115,4 +109,31 @@ fn acknowledging_writes_once_programmed_lengthens_small_write_service() {
         p50(&p),
         p50(&t)
     );
+}
+
+/// The log addresses sector 49,592,391 (23.6 GiB): the 32 GB part the
+/// profile models holds it without any remapping; the 16 GB part (2 dies)
+/// refuses it with a located error instead of wrapping it.
+#[test]
+fn the_excerpt_replays_as_written_on_the_32_gb_part() {
+    let test = "nexus5 capacity";
+    let tmp = scratch("nexus5-capacity");
+    let Some(r) = excerpt_report(test, &tmp, &[]) else {
+        return;
+    };
+    assert_eq!(r["trace"]["remapped"].as_u64(), Some(0), "{}", r["trace"]);
+    assert!(r["trace"]["highest_sector"].as_u64().unwrap() > 49_592_391);
+    let Some(trace) = shared_trace(test, EXCERPT) else {
+        return;
+    };
+    let e = simctl_err(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--phone",
+        "nexus5",
+        "--set",
+        "device.nand.dies_per_channel=2",
+    ]);
+    assert!(e.contains("nexus5-biotracer-excerpt.txt:2"), "{e}");
+    assert!(e.contains("sector 49592391") && e.contains("--fit"), "{e}");
 }

@@ -16,7 +16,7 @@ const EXCERPT: &str = "nexus5-biotracer-excerpt.txt";
 fn excerpt(test: &str, tmp: &std::path::Path, set: &[&str]) -> Option<Value> {
     let trace = shared_trace(test, EXCERPT)?;
     let t = trace.to_str().unwrap().to_string();
-    let mut args = vec!["replay", &t, "--phone", "nexus5", "--fit", "compact"];
+    let mut args = vec!["replay", &t, "--phone", "nexus5"];
     for s in set {
         args.extend(["--set", s]);
     }

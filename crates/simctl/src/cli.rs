@@ -231,6 +231,12 @@ pub enum Command {
         /// Output file; `.png` or `.svg` picks the format.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// With `--kind cdf` on a replay report with `trace.validation`:
+        /// draw only this direction and size class's recorded and
+        /// simulated CDFs, e.g. `write/4KiB` (classes `4KiB`, `8-16KiB`,
+        /// `17-64KiB`, `>64KiB`).
+        #[arg(long, value_name = "DIR/CLASS")]
+        class: Option<crate::plot::inputs::ClassFilter>,
     },
     /// Trace tools: list formats, inspect a trace, convert it to CSV.
     #[command(subcommand)]

@@ -115,7 +115,12 @@ fn dispatch_tool(command: Command, registry: &Registry, out: &mut Stdout) -> Res
             (allow_mismatch, fail_on_improvement),
             out,
         ),
-        Command::Plot { inputs, kind, out } => plot(&inputs, kind, &out),
+        Command::Plot {
+            inputs,
+            kind,
+            out,
+            class,
+        } => plot(&inputs, kind, &out, class.as_ref()),
         Command::Trace(t) => trace(t, out),
         Command::Schedulers { hz, json } => schedulers(registry, hz, json, out),
         Command::Phones { json } => crate::catalogue::phones(json, out),
@@ -659,13 +664,21 @@ fn plot(
     inputs: &[std::path::PathBuf],
     kind: crate::plot::inputs::Kind,
     out: &Path,
+    class: Option<&crate::plot::inputs::ClassFilter>,
 ) -> Result<ExitCode> {
     let [dest] = open_outputs([("--out", Some(out))])?;
     let inputs = inputs
         .iter()
         .map(|p| crate::plot::inputs::load(p).map_err(crate::output::as_unusable))
         .collect::<Result<Vec<_>>>()?;
-    let figure = crate::plot::inputs::figure(kind, &inputs)?;
+    // A class asked for that a report lacks is unusable input (exit 2).
+    let figure = crate::plot::inputs::figure(kind, &inputs, class).map_err(|e| {
+        if class.is_some() {
+            crate::output::as_unusable(e)
+        } else {
+            e
+        }
+    })?;
     for o in &figure.omitted {
         eprintln!("note: {o}");
     }

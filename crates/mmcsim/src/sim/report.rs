@@ -297,6 +297,32 @@ impl Report {
                 each.join(" | ")
             );
         }
+        if let Some(v) = &t.validation {
+            for (what, rows) in [
+                ("device service", &v.device_service),
+                ("total latency", &v.total_latency),
+            ] {
+                let each: Vec<String> = rows
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{} {} {:.2}{}",
+                            &r.direction[..1].to_uppercase(),
+                            r.size_class,
+                            r.ks_d,
+                            if r.differs_05 { "*" } else { "" }
+                        )
+                    })
+                    .collect();
+                if !each.is_empty() {
+                    let _ = writeln!(
+                        s,
+                        "{what} KS D recorded vs simulated (* differs at 5 %): {}",
+                        each.join(" | ")
+                    );
+                }
+            }
+        }
     }
 
     /// Throughput and latency percentiles (all, reads, writes) and the

@@ -28,6 +28,7 @@ pub mod service_compare;
 pub mod spec;
 pub mod sqlite;
 pub mod synthetic;
+pub mod validation;
 
 /// The trace readers, format detection and the record type: the
 /// [`mmcsim_trace`] crate, which depends on nothing of the simulator.

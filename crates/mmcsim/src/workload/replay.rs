@@ -23,8 +23,9 @@ use crate::stats::histogram::{LatencyHistogram, LatencySummary};
 use crate::stats::report::{CallKind, Collector};
 use crate::stats::DeviceTimes;
 use crate::types::{IoPrio, Ns, Op, SECTOR_BYTES};
-use crate::workload::service_compare::{ServiceComparison, ServiceRow};
+use crate::workload::service_compare::{Recorded, ServiceComparison, ServiceRow};
 use crate::workload::trace::{OpenOptions, TraceReader, TraceRecord};
+use crate::workload::validation::Validation;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -198,6 +199,12 @@ pub struct TraceInfo {
     /// hardware (BIOTracer); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_vs_simulated: Option<Vec<ServiceRow>>,
+    /// Recorded against simulated device service and total latency, whole
+    /// distributions with the Kolmogorov–Smirnov distance, per direction
+    /// and size class, where the trace records completions; absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Validation>,
     /// The preconditioning trace, if any.
     pub precondition: Option<PreconditionTrace>,
     /// How far timed replay fell behind the trace; absent when every
@@ -333,6 +340,7 @@ impl TraceFeed {
             unaligned: 0,
             recorded_latency_us: None,
             recorded_vs_simulated: None,
+            validation: None,
             precondition: None,
             backlog: Backlog::default(),
         };
@@ -590,9 +598,10 @@ pub struct Replay {
     after_flush: Vec<Option<Bio>>,
     bios: Vec<Bio>,
     max_bio_sectors: u32,
-    /// By call id: the record's operation, length and recorded device
-    /// service (ns), when the trace records one.
-    recorded_service: Vec<Option<(Op, u32, Ns)>>,
+    /// By call id: what the trace recorded of the record (operation,
+    /// length, device service and total latency), when it records a
+    /// completion.
+    recorded_service: Vec<Option<Recorded>>,
     service: ServiceComparison,
 }
 
@@ -636,6 +645,7 @@ impl Replay {
     pub fn info(&self) -> TraceInfo {
         let mut i = self.feed.info();
         i.recorded_vs_simulated = self.service.rows();
+        i.validation = self.service.validation();
         i
     }
 
@@ -676,13 +686,16 @@ impl Replay {
             self.submit_split(now, id, write, b);
             return Ok(());
         }
-        if let Some((op, sectors, rec)) = self
+        if let Some(rec) = self
             .recorded_service
             .get_mut(id as usize)
             .and_then(Option::take)
         {
-            let sim = times.done.saturating_sub(times.start);
-            self.service.record(op, sectors, rec, sim);
+            // Device service: the (last) command issued on the bus → the
+            // device done; total: the record's submission → now.
+            let service = times.done.saturating_sub(times.start);
+            let total = now.saturating_sub(self.calls[id].issue);
+            self.service.record(rec, service, total);
         }
         let c = self.calls.remove(id);
         let thread = c.thread;
@@ -954,11 +967,16 @@ impl Replay {
             0
         };
         let id = self.calls.insert(Call::new(start, thread, kind, bytes));
-        if let (Some(s), Some(d)) = (r.device_start_ns, r.done_ns) {
+        if let Some(d) = r.done_ns {
             if self.recorded_service.len() <= id as usize {
                 self.recorded_service.resize(id as usize + 1, None);
             }
-            self.recorded_service[id as usize] = Some((r.op, r.sectors, d.saturating_sub(s)));
+            self.recorded_service[id as usize] = Some(Recorded {
+                op: r.op,
+                sectors: r.sectors,
+                service: r.device_start_ns.map(|s| d.saturating_sub(s)),
+                total: d.saturating_sub(r.time_ns),
+            });
         }
         let is_write = r.op == Op::Write && r.sectors > 0;
         let template = Bio {

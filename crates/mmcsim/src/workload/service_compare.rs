@@ -4,10 +4,11 @@
 //! median service the trace recorded beside the one the simulated device
 //! gave the same record (its command issued on the bus → the device done;
 //! `driver::DeviceTimes` `start` → `done`). The JSON section is
-//! `trace.recorded_vs_simulated`.
+//! `trace.recorded_vs_simulated`; the whole distributions, and total
+//! latency, are `trace.validation` (module [`super::validation`]).
 
-use crate::stats::histogram::LatencyHistogram;
 use crate::types::{Ns, Op, SECTOR_BYTES};
+use crate::workload::validation::{Pairs, Validation};
 use serde::Serialize;
 
 /// The request-size classes of the comparison, by bytes: up to 4 KiB,
@@ -42,36 +43,53 @@ pub struct ServiceRow {
     pub simulated_over_recorded: f64,
 }
 
-/// Recorded and simulated service histograms by direction and class.
+/// Recorded and simulated device service and total latency by direction
+/// and class, paired record by record.
 #[derive(Clone, Debug, Default)]
 pub struct ServiceComparison {
-    /// `[read, write][class]` → (recorded, simulated).
-    hist: [[(LatencyHistogram, LatencyHistogram); 4]; 2],
+    service: Pairs,
+    total: Pairs,
+}
+
+/// What the trace recorded of one record, kept by the replay stage from
+/// its submission to its completion (by call id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    /// The record's operation.
+    pub op: Op,
+    /// Its length, sectors.
+    pub sectors: u32,
+    /// Recorded device service (hardware submit → finish), ns, if the
+    /// trace records a hardware-submit time.
+    pub service: Option<Ns>,
+    /// Recorded total latency (generate → finish), ns.
+    pub total: Ns,
 }
 
 impl ServiceComparison {
-    /// Notes a completed record: `op`, `sectors` long, whose recorded
-    /// device service was `recorded` ns and simulated one `simulated` ns.
-    /// Discards and flushes are not compared.
-    pub fn record(&mut self, op: Op, sectors: u32, recorded: Ns, simulated: Ns) {
-        let dir = match op {
+    /// Notes a completed record `rec` whose simulated device service was
+    /// `service` ns and total latency `total` ns. Discards and flushes are
+    /// not compared.
+    pub fn record(&mut self, rec: Recorded, service: Ns, total: Ns) {
+        let dir = match rec.op {
             Op::Read => 0,
             Op::Write => 1,
             Op::Discard | Op::Flush => return,
         };
-        let c = size_class(u64::from(sectors) * SECTOR_BYTES);
-        let (r, s) = &mut self.hist[dir][c];
-        r.record(recorded);
-        s.record(simulated);
+        let c = size_class(u64::from(rec.sectors) * SECTOR_BYTES);
+        if let Some(s) = rec.service {
+            self.service.record(dir, c, s, service);
+        }
+        self.total.record(dir, c, rec.total, total);
     }
 
-    /// The rows with at least one record, reads first, classes in order;
-    /// `None` when nothing was compared.
+    /// The device-service medians side by side, reads first, classes in
+    /// order; `None` when no device service was compared.
     pub fn rows(&self) -> Option<Vec<ServiceRow>> {
         let mut rows = Vec::new();
         for (dir, name) in ["read", "write"].into_iter().enumerate() {
             for (c, class) in SIZE_CLASSES.into_iter().enumerate() {
-                let (r, s) = &self.hist[dir][c];
+                let (r, s) = self.service.get(dir, c);
                 if r.count() == 0 {
                     continue;
                 }
@@ -87,6 +105,16 @@ impl ServiceComparison {
             }
         }
         (!rows.is_empty()).then_some(rows)
+    }
+
+    /// The report's `trace.validation`; `None` when no record carried a
+    /// recorded completion.
+    pub fn validation(&self) -> Option<Validation> {
+        let total = self.total.rows();
+        (!total.is_empty()).then(|| Validation {
+            device_service: self.service.rows(),
+            total_latency: total,
+        })
     }
 }
 
@@ -109,15 +137,25 @@ mod tests {
     fn rows_pair_the_medians_of_each_direction_and_class() {
         let mut c = ServiceComparison::default();
         assert!(c.rows().is_none());
-        c.record(Op::Write, 8, 700_000, 80_000);
-        c.record(Op::Write, 8, 702_000, 90_000);
-        c.record(Op::Read, 32, 400_000, 420_000);
-        c.record(Op::Flush, 0, 1, 1);
+        let rec = |op, sectors, service, total| Recorded {
+            op,
+            sectors,
+            service: Some(service),
+            total,
+        };
+        c.record(rec(Op::Write, 8, 700_000, 800_000), 80_000, 90_000);
+        c.record(rec(Op::Write, 8, 702_000, 800_000), 90_000, 95_000);
+        c.record(rec(Op::Read, 32, 400_000, 500_000), 420_000, 430_000);
+        c.record(rec(Op::Flush, 0, 1, 1), 1, 1);
         let rows = c.rows().unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].direction, rows[0].size_class), ("read", "8-16KiB"));
         assert_eq!((rows[1].direction, rows[1].requests), ("write", 2));
         assert!((rows[1].recorded_p50_us - 700.0).abs() < 1.0);
         assert!((rows[1].simulated_p50_us - 80.0).abs() < 0.1);
+        let v = c.validation().unwrap();
+        assert_eq!(v.device_service.len(), 2);
+        assert_eq!(v.total_latency[1].recorded.count, 2);
+        assert_eq!(v.total_latency[1].simulated.count, 2);
     }
 }

@@ -3,6 +3,7 @@
 //! and request logs (`run --log`).
 
 use super::reqlog::{self, Row};
+pub use super::validation::ClassFilter;
 use super::{BarPanel, Figure, Mark, Panel, Series, XyPanel};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
@@ -13,7 +14,10 @@ use std::path::Path;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Kind {
     /// Latency CDFs on a log axis: call latency from each report's
-    /// percentiles, block request latency (exact) from each request log.
+    /// percentiles, block request latency (exact) from each request log,
+    /// and for a replay report with `trace.validation` the recorded and
+    /// simulated device service and total latency per direction and size
+    /// class.
     Cdf,
     /// Bars: per-thread IOPS and mean latency of each report; per-scheduler
     /// metrics of a comparison.
@@ -90,13 +94,17 @@ pub fn number(v: &Value, path: &str, source: &str) -> Result<f64> {
         .with_context(|| format!("{source}: no number at `{path}`"))
 }
 
-/// The figure of `kind` for `inputs`.
-pub fn figure(kind: Kind, inputs: &[Input]) -> Result<Figure> {
+/// The figure of `kind` for `inputs`, the recorded-against-simulated CDF
+/// overlay restricted to `class` when one is given (`--class`).
+pub fn figure(kind: Kind, inputs: &[Input], class: Option<&ClassFilter>) -> Result<Figure> {
     if inputs.is_empty() {
         bail!("no input file given");
     }
+    if class.is_some() && kind != Kind::Cdf {
+        bail!("--class selects a panel of the recorded-vs-simulated CDFs: it needs --kind cdf");
+    }
     match kind {
-        Kind::Cdf => cdf(inputs),
+        Kind::Cdf => cdf(inputs, class),
         Kind::Bars => bars(inputs),
         Kind::Timeline => per_log(inputs, "timeline", timeline_panels),
         Kind::ScatterAddr => per_log(inputs, "scatter-addr", |name, rows| {
@@ -143,7 +151,7 @@ fn unique(labels: Vec<(String, String)>) -> Vec<String> {
         .collect()
 }
 
-fn cdf(inputs: &[Input]) -> Result<Figure> {
+fn cdf(inputs: &[Input], class: Option<&ClassFilter>) -> Result<Figure> {
     let mut calls: Vec<(String, String, &Value)> = Vec::new();
     let mut blocks = Vec::new();
     for i in inputs {
@@ -178,8 +186,11 @@ fn cdf(inputs: &[Input]) -> Result<Figure> {
             .collect(),
     );
     let mut series = Vec::new();
+    let mut overlays = Vec::new();
     let mut from_percentiles = false;
     for ((_, file, r), label) in calls.iter().zip(labels) {
+        let named = (calls.len() > 1).then_some(label.as_str());
+        overlays.extend(super::validation::panels(named, file, r, class)?);
         match histogram_cdf(r) {
             Some(points) => series.push(Series {
                 name: label,
@@ -202,6 +213,10 @@ fn cdf(inputs: &[Input]) -> Result<Figure> {
         series,
     };
     let mut panels = Vec::new();
+    if class.is_some() {
+        // One chosen class: its overlays alone.
+        return Figure::new("Recorded against simulated", overlays);
+    }
     if !series.is_empty() {
         let title = if from_percentiles {
             "Call latency CDF (a report without latency_histogram: its percentiles only)"
@@ -217,6 +232,7 @@ fn cdf(inputs: &[Input]) -> Result<Figure> {
             blocks,
         )));
     }
+    panels.extend(overlays);
     Figure::new("Latency CDF", panels)
 }
 

@@ -12,6 +12,7 @@ mod bars;
 pub mod inputs;
 mod legend;
 pub mod reqlog;
+mod validation;
 mod xy;
 
 pub use bars::{Band, BarPanel};
