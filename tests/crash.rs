@@ -55,6 +55,36 @@ fn barriers_on_an_honest_cache_lose_no_acknowledged_write() {
         assert_eq!(v["crash"]["sqlite"][k], 0);
     }
     assert_eq!(n(&v, "fs_inconsistencies"), 0);
+    // ext4 replayed committed transactions at mount and lost none.
+    assert!(v["crash"]["fs"]["transactions_replayed"].as_u64().unwrap() > 0);
+    assert_eq!(v["crash"]["fs"]["committed_transactions_lost"], 0);
+}
+
+#[test]
+fn every_ext4_data_mode_recovers_consistently_with_barriers() {
+    for mode in ["ordered", "writeback", "journal"] {
+        let set = format!("fs.data={mode}");
+        let v = crash(&[
+            "--cuts",
+            "12",
+            "--set",
+            "device.power_loss.paired_pages=none",
+            "--set",
+            &set,
+        ]);
+        assert_eq!(n(&v, "fs_inconsistencies"), 0, "{mode}: {}", v["crash"]);
+        assert_eq!(v["crash"]["fs"]["committed_transactions_lost"], 0, "{mode}");
+    }
+    // Journal off: nothing to replay.
+    let v = crash(&[
+        "--cuts",
+        "4",
+        "--set",
+        "device.power_loss.paired_pages=none",
+        "--set",
+        "fs.journal=off",
+    ]);
+    assert_eq!(v["crash"]["fs"]["transactions_replayed"], 0);
 }
 
 #[test]

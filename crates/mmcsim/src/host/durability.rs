@@ -6,6 +6,9 @@
 //! of the write bios the call itself waited for; the simulation compares
 //! them with what the card still holds after a cut.
 //!
+//! With recording on, the file system also records what its own
+//! recovery needs ([`super::fs::FileSystem::record_recovery`]).
+//!
 //! Covered: the data bios of the call (its writeback, an O_SYNC write's
 //! data, a direct write). Not covered: pages the flusher had already
 //! written before the call (the call does not wait for them again), and
@@ -32,6 +35,23 @@ impl Host {
     /// Starts recording durability acknowledgements (off by default).
     pub fn record_durability(&mut self) {
         self.durable = Some(Vec::new());
+        if let Some(fs) = self.mount.fs_mut() {
+            fs.record_recovery();
+        }
+    }
+
+    /// The file system's mount-time recovery and check after a power cut
+    /// at `at` ns over the card's recovered content (zero without a
+    /// file system).
+    pub fn fs_recovery(
+        &self,
+        media: &dyn super::fs::recovery::MediaAfterCut,
+        at: Ns,
+    ) -> super::fs::recovery::FsRecovery {
+        self.mount
+            .fs()
+            .map(|fs| fs.recover(media, at))
+            .unwrap_or_default()
     }
 
     /// The durability acknowledgements recorded so far, in return order.

@@ -8,8 +8,9 @@
 //! itself do not run (power fails first).
 
 use super::{Report, RunOptions, Simulation};
-use crate::device::power_loss::{CutOutcome, DurableAck};
+use crate::device::power_loss::{CutOutcome, CutState, DurableAck, Readback};
 use crate::error::Result;
+use crate::host::fs::recovery::{FsRecovery, MediaAfterCut, PageState};
 use crate::types::Ns;
 use serde::Serialize;
 
@@ -53,14 +54,42 @@ impl Simulation {
             .device()
             .power_cut(at, &acks)
             .expect("power tracking started above");
+        let fs = self.host.fs_recovery(&Media(&state), at);
         if let Some(log) = self.log.take() {
             log.finish()
                 .map_err(|e| crate::error::Error::Workload(format!("request log: {e}")))?;
         }
         let mut report = super::report::build(&self);
-        report.crash = Some(CrashReport::from_cuts(vec![state.outcome]));
+        report.crash = Some(CrashReport::from_cuts(vec![CutReport {
+            device: state.outcome,
+            fs,
+        }]));
         Ok(report)
     }
+}
+
+/// The card's recovered content as the host's recovery reads it.
+struct Media<'a>(&'a CutState);
+
+impl MediaAfterCut for Media<'_> {
+    fn page(&self, lpn: u32, submitted: Ns) -> PageState {
+        let before = self.0.version_arrived_by(lpn, submitted);
+        match self.0.readback(lpn) {
+            Readback::Version(v) if v > before => PageState::Since,
+            Readback::Version(_) => PageState::Before,
+            _ => PageState::Unreadable,
+        }
+    }
+}
+
+/// One cut: the card's numbers and the file system's recovery.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct CutReport {
+    /// The card after the cut and the FTL's recovery.
+    #[serde(flatten)]
+    pub device: CutOutcome,
+    /// The file system's replay and check at mount.
+    pub fs: FsRecovery,
 }
 
 /// A mean and a 99th percentile.
@@ -109,21 +138,30 @@ pub struct CrashReport {
     pub msb_program_cuts: u64,
     /// Acknowledged pages lost to paired pages, summed.
     pub acked_lost_to_paired_pages: u64,
-    /// File-system inconsistencies found after recovery, summed (not
-    /// modelled yet: always 0; see the README's power-loss section).
+    /// File-system inconsistencies found after recovery, summed over the
+    /// cuts: the sum of `fs`'s bad replayed log blocks, partial
+    /// transactions, torn metadata blocks and stale data blocks.
     pub fs_inconsistencies: u64,
+    /// The file system's recovery, summed over the cuts (ext4 with a
+    /// journal; zero otherwise).
+    pub fs: FsRecovery,
     /// SQLite after recovery (not modelled yet: always 0).
     pub sqlite: SqliteCrash,
     /// The FTL's mount time after each cut, ms.
     pub recovery_ms: MeanP99,
     /// Each cut, in the order made.
-    pub per_cut: Vec<CutOutcome>,
+    pub per_cut: Vec<CutReport>,
 }
 
 impl CrashReport {
     /// The report of `cuts`.
-    pub fn from_cuts(cuts: Vec<CutOutcome>) -> CrashReport {
-        let sum = |f: fn(&CutOutcome) -> u64| cuts.iter().map(f).sum::<u64>();
+    pub fn from_cuts(per_cut: Vec<CutReport>) -> CrashReport {
+        let cuts: Vec<&CutOutcome> = per_cut.iter().map(|c| &c.device).collect();
+        let sum = |f: fn(&CutOutcome) -> u64| cuts.iter().map(|c| f(c)).sum::<u64>();
+        let mut fs = FsRecovery::default();
+        for c in &per_cut {
+            fs.add(&c.fs);
+        }
         let mut ms: Vec<f64> = cuts.iter().map(|c| c.recovery_ms).collect();
         ms.sort_by(f64::total_cmp);
         let recovery_ms = if ms.is_empty() {
@@ -145,17 +183,18 @@ impl CrashReport {
             older_pages: sum(|c| c.older_pages),
             msb_program_cuts: sum(|c| u64::from(c.msb_program_cut)),
             acked_lost_to_paired_pages: sum(|c| c.acked_lost_to_paired_pages),
-            fs_inconsistencies: 0,
+            fs_inconsistencies: fs.inconsistencies(),
+            fs,
             sqlite: SqliteCrash::default(),
             recovery_ms,
-            per_cut: cuts,
+            per_cut,
         }
     }
 
     /// A text summary.
     pub fn to_table(&self) -> String {
         format!(
-            "crash: {} cuts | acknowledged writes lost {} (on {} cuts; {} to paired pages) | torn pages {} | paired-page victims {} | flying writes {} | older pages {} | MSB-program cuts {} | fs inconsistencies {} | sqlite committed lost {} / uncommitted visible {} / corrupt pages {} | recovery ms mean {:.1} p99 {:.1}\n",
+            "crash: {} cuts | acknowledged writes lost {} (on {} cuts; {} to paired pages) | torn pages {} | paired-page victims {} | flying writes {} | older pages {} | MSB-program cuts {} | fs inconsistencies {} ({} transactions replayed, {} committed lost) | sqlite committed lost {} / uncommitted visible {} / corrupt pages {} | recovery ms mean {:.1} p99 {:.1}\n",
             self.cuts,
             self.acked_writes_lost,
             self.cuts_losing_acked_writes,
@@ -166,6 +205,8 @@ impl CrashReport {
             self.older_pages,
             self.msb_program_cuts,
             self.fs_inconsistencies,
+            self.fs.transactions_replayed,
+            self.fs.committed_transactions_lost,
             self.sqlite.committed_lost,
             self.sqlite.uncommitted_visible,
             self.sqlite.corrupt_pages,
@@ -231,7 +272,7 @@ pub fn crash_campaign(
         })?;
     let instants = cut_instants(plan, full.cost.last_done_ns);
     let total = instants.len() as u64;
-    let mut cuts = Vec::with_capacity(instants.len());
+    let mut cuts: Vec<CutReport> = Vec::with_capacity(instants.len());
     for (i, cut) in instants.into_iter().enumerate() {
         let sim = Simulation::with_prepared_device(sc.clone(), registry, &device)?;
         let r = sim.run_to_cut(

@@ -30,6 +30,7 @@ pub mod ext4;
 pub mod fuse;
 pub mod jbd2;
 mod kernel;
+pub mod recovery;
 pub mod vfat;
 
 use serde::Serialize;
@@ -458,6 +459,19 @@ pub trait FileSystem {
 
     /// The report's `fs` section.
     fn report(&self) -> FsReport;
+
+    // ---- power loss (`simctl crash`) ----------------------------------
+
+    /// Starts recording what mount-time recovery after a power cut needs
+    /// (off by default; a file system without recovery ignores it).
+    fn record_recovery(&mut self) {}
+
+    /// Mount after a power cut at `at` ns: the file system's recovery and
+    /// consistency check over the card's recovered content `media`.
+    fn recover(&self, media: &dyn recovery::MediaAfterCut, at: Ns) -> recovery::FsRecovery {
+        let _ = (media, at);
+        recovery::FsRecovery::default()
+    }
 
     /// Its internal state in words (threads, journal), for the report of
     /// a stalled run; empty when there is nothing to say.

@@ -262,6 +262,8 @@ impl Ext4 {
                 }
             }
         }
+        let data: Vec<(u64, u32)> = bios.iter().map(|b| (b.sector, b.sectors)).collect();
+        self.note_ordered(self.kj.plan.tid, &data, now);
         self.jbd2_queue(now, bios, 0, k);
         self.kj.ordered = ordered;
         self.kj.stage = Stage::Ordered;
@@ -310,6 +312,7 @@ impl Ext4 {
             .filter(|&&(_, what)| what != LogBlock::Commit || is_async)
             .map(|&(blk, _)| self.sector_of(blk))
             .collect();
+        self.note_log(self.kj.plan.tid, &sectors, is_async, now);
         let template = self.jbd2_bio(Op::Write, 0, 0, false);
         let bios: Vec<Bio> = sectors
             .into_iter()
@@ -394,6 +397,7 @@ impl Ext4 {
             sectors: SECTORS_PER_PAGE as u32,
             ..self.jbd2_bio(Op::Write, 0, 0, fua)
         };
+        self.note_commit_block(self.kj.plan.tid, bio.sector, now);
         self.kj.stage = Stage::CommitBlock;
         self.jbd2_queue(now, vec![bio], 1, k);
     }
@@ -405,6 +409,14 @@ impl Ext4 {
         let t = j.finish_commit();
         let committed = j.committed_tid();
         let bdev = self.bdev();
+        let homes: Vec<u64> = t
+            .bufs
+            .iter()
+            .map(|b| match *b {
+                Buf::Meta(blk) | Buf::Data { blk, .. } => blk,
+            })
+            .collect();
+        self.note_committed(t.tid, &homes, now);
         for buf in &t.bufs {
             match *buf {
                 Buf::Meta(blk) => k.cache().mark_dirty(bdev, blk, 1, now),

@@ -16,6 +16,7 @@ pub mod dir;
 pub mod inode;
 mod kjournald;
 pub mod layout;
+mod recovery;
 pub mod report;
 mod vfs;
 
@@ -73,6 +74,9 @@ pub struct Ext4 {
     /// The journal thread's state (commit and checkpoint in progress,
     /// the tasks waiting for a commit).
     kj: kjournald::Kjournald,
+    /// The journal's record for recovery after a power cut (`None`: not
+    /// recording).
+    recovery: Option<recovery::Jbd2Record>,
 }
 
 /// 4 KiB blocks per MiB.
@@ -137,6 +141,7 @@ impl Ext4 {
             fstrim_blocks: 0,
             da_reserved: 0,
             kj: Default::default(),
+            recovery: None,
         };
         fs.note_mapping(bdev, 0);
         // Root directory (inode 2) and lost+found (inode 11, 4 blocks as

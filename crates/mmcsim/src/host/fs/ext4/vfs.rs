@@ -56,6 +56,18 @@ impl FileSystem for Ext4 {
         FsReport::Ext4(Ext4::report(self))
     }
 
+    fn record_recovery(&mut self) {
+        self.start_recovery_record();
+    }
+
+    fn recover(
+        &self,
+        media: &dyn crate::host::fs::recovery::MediaAfterCut,
+        at: Ns,
+    ) -> crate::host::fs::recovery::FsRecovery {
+        self.recover_after_cut(media, at)
+    }
+
     fn threads(&self) -> u32 {
         self.journal().is_some() as u32
     }
