@@ -530,7 +530,6 @@ const LONG_FN_PENDING: &[(&str, &str)] = &[
     ("mmcsim/src/device/ftl/hybrid/mod.rs", "load_state"),
     ("mmcsim/src/device/ftl/hybrid/mod.rs", "check"),
     ("mmcsim/src/device/ftl/integrity.rs", "check"),
-    ("mmcsim/src/device/stats.rs", "collect"),
     ("mmcsim/src/host/fs/fuse/sdcard.rs", "sdcard_step"),
     ("mmcsim/src/sched/cfq/mod.rs", "tunables"),
     ("mmcsim/src/sim/build.rs", "build_on"),
