@@ -292,6 +292,34 @@ fn gc_pauses(d: &Emmc, waf: f64) -> (GcPauseStats, Vec<String>) {
     (gc, warnings)
 }
 
+/// Wear spread over the erase blocks: min, mean, max and population
+/// standard deviation of the per-block erase counts.
+fn erase_count_stats(ec: &[u32]) -> EraseCountStats {
+    let n = ec.len().max(1) as f64;
+    let mean = ec.iter().map(|&e| e as f64).sum::<f64>() / n;
+    let var = ec.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / n;
+    EraseCountStats {
+        min: ec.iter().copied().min().unwrap_or(0),
+        mean,
+        max: ec.iter().copied().max().unwrap_or(0),
+        stddev: var.sqrt(),
+    }
+}
+
+/// CMD6 FLUSH_CACHE commands: count, metadata pages and latency (us).
+fn flush_stats(d: &Emmc) -> FlushStats {
+    let l = d.flush_latency.summary();
+    FlushStats {
+        count: d.c.flush_commands,
+        metadata_pages: d.c.flush_metadata_pages,
+        latency_us: FlushLatency {
+            mean: l.mean,
+            p50: l.p50,
+            p99: l.p99,
+        },
+    }
+}
+
 pub(super) fn collect(d: &Emmc) -> DeviceStats {
     let f = d.ftl.stats();
     let waf = ratio(
@@ -300,24 +328,15 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
     );
     let (gc, warnings) = gc_pauses(d, waf);
     let (rb_hits, rb_misses, prefetched) = d.rbuf.counters();
-    let ec = d.ftl.erase_counts();
-    let n = ec.len().max(1) as f64;
-    let mean = ec.iter().map(|&e| e as f64).sum::<f64>() / n;
     // The DFTL's cached mapping table stands in for the map-page cache.
     let (map_hits, map_misses) = (d.map.hits() + f.cmt_hits, d.map.misses() + f.cmt_misses);
-    let var = ec.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / n;
     DeviceStats {
         waf,
         gc_runs: f.gc_runs,
         gc_pages_moved: f.gc_slots_moved,
         read_buffer_hit_rate: ratio(rb_hits, rb_hits + rb_misses),
         map_cache_hit_rate: ratio(map_hits, map_hits + map_misses),
-        erase_count: EraseCountStats {
-            min: ec.iter().copied().min().unwrap_or(0),
-            mean,
-            max: ec.iter().copied().max().unwrap_or(0),
-            stddev: var.sqrt(),
-        },
+        erase_count: erase_count_stats(&d.ftl.erase_counts()),
         host_slots_written: d.c.host_slots_written,
         host_slots_read: d.c.host_slots_read,
         nand_slots_programmed: f.programmed_slots,
@@ -364,18 +383,7 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
             .sets_fua_path()
             .then_some(d.c.reliable_writes),
         flush_commands: d.cfg.features.sets_fua_path().then_some(d.c.flush_commands),
-        flush: {
-            let l = d.flush_latency.summary();
-            FlushStats {
-                count: d.c.flush_commands,
-                metadata_pages: d.c.flush_metadata_pages,
-                latency_us: FlushLatency {
-                    mean: l.mean,
-                    p50: l.p50,
-                    p99: l.p99,
-                },
-            }
-        },
+        flush: flush_stats(d),
         bkops_runs: d.cfg.gc.background.then_some(d.c.bkops_runs),
         bkops_gc_runs: d.cfg.gc.background.then_some(d.c.bkops_gc_runs),
         erase_commands: erase_reported(d).then_some(EraseCommandStats {
