@@ -652,7 +652,7 @@ fn function_spans(text: &str) -> Vec<(String, usize, usize)> {
             }
             // A declaration without a body (trait method) or a test item
             // without braces (`#[cfg(test)] use …;`).
-            b';' if open.last().map_or(true, |o| o.2 < depth + 1) => {
+            b';' if open.last().is_none_or(|o| o.2 < depth + 1) => {
                 pending_fn = None;
                 cfg_test = false;
             }

@@ -336,7 +336,7 @@ pub(super) fn collect(d: &Emmc) -> DeviceStats {
         gc_pages_moved: f.gc_slots_moved,
         read_buffer_hit_rate: ratio(rb_hits, rb_hits + rb_misses),
         map_cache_hit_rate: ratio(map_hits, map_hits + map_misses),
-        erase_count: erase_count_stats(&d.ftl.erase_counts()),
+        erase_count: erase_count_stats(d.ftl.erase_counts()),
         host_slots_written: d.c.host_slots_written,
         host_slots_read: d.c.host_slots_read,
         nand_slots_programmed: f.programmed_slots,
