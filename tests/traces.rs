@@ -282,6 +282,60 @@ fn device_id_and_all_devices_together_are_refused() {
     );
 }
 
+fn json_of(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&simctl_ok(args)).unwrap()
+}
+
+/// A scenario names a trace's device as blkparse prints it (`"179,0"`), as
+/// `--device-id 179,0` does; a malformed one is refused at its line.
+#[test]
+fn a_scenario_names_the_device_as_maj_min() {
+    let dir = scratch("trace-device-id-maj-min");
+    let scenario = |id: &str| {
+        let sc = dir.join("dev.toml");
+        std::fs::write(
+            &sc,
+            format!(
+                "name = \"dev\"\n[trace]\npath = \"{}\"\ndevice_id = {id}\n",
+                root().join("traces/blkparse.txt").display()
+            ),
+        )
+        .unwrap();
+        sc
+    };
+    let by_toml = json_of(&[
+        "run",
+        scenario("\"179,0\"").to_str().unwrap(),
+        "-q",
+        "--json",
+        "-",
+    ]);
+    let by_flag = json_of(&[
+        "replay",
+        "traces/blkparse.txt",
+        "--device-id",
+        "179,0",
+        "-q",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(by_toml["requests"], by_flag["requests"]);
+    assert!(by_toml["requests"]["count"].as_u64().unwrap() > 0);
+    // the same device as a number (179 << 20)
+    let by_number = json_of(&[
+        "run",
+        scenario("187695104").to_str().unwrap(),
+        "-q",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(by_number["requests"], by_flag["requests"]);
+    let err = simctl_err(&["run", scenario("\"179;0\"").to_str().unwrap()]);
+    assert!(err.contains("dev.toml") && err.contains("MAJ,MIN"), "{err}");
+    let err = simctl_err(&["run", scenario("\"4096,0\"").to_str().unwrap()]);
+    assert!(err.contains("major below 4096"), "{err}");
+}
+
 /// `trace.format` and `trace.time_unit` are typed scenario settings: an
 /// alias is read, an unknown name is refused listing the valid ones.
 #[test]

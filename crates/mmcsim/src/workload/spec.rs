@@ -609,8 +609,12 @@ pub struct TraceSpec {
     /// `100ns`, `ps`).
     #[serde(default)]
     pub time_unit: Option<TimeUnit>,
-    /// Replay only this device id of a multi-device trace.
-    #[serde(default)]
+    /// Replay only this device of a multi-device trace: its id as a
+    /// number, or as the string `"MAJ,MIN"` (`"179,0"`, as blkparse, block
+    /// ftrace and blktrace name devices; stored as the kernel's `dev_t`,
+    /// `major << 20 | minor`).
+    #[serde(default, deserialize_with = "device_id_from_toml")]
+    #[schemars(with = "Option<DeviceIdInput>")]
     pub device_id: Option<u32>,
     /// Replay every device of a multi-device trace onto the one modelled
     /// device.
@@ -633,4 +637,34 @@ pub struct TraceSpec {
 
 fn unit_speed() -> f64 {
     1.0
+}
+
+/// How a scenario may name a trace's device: a number, or `"MAJ,MIN"`.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // the schema's shape; values go through `device_id_from_toml`
+enum DeviceIdInput {
+    /// A device id as a number (a `dev_t` or a trace's own id).
+    Number(u32),
+    /// `"MAJ,MIN"`: major below 4096, minor below 2^20.
+    MajMin(String),
+}
+
+/// Reads `trace.device_id` as a number or `"MAJ,MIN"`, refusing anything
+/// else with what was expected.
+fn device_id_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    use serde::de::Error;
+    match DeviceIdInput::deserialize(d) {
+        Ok(DeviceIdInput::Number(n)) => Ok(Some(n)),
+        Ok(DeviceIdInput::MajMin(s)) => crate::workload::trace::common::parse_dev(s.trim().as_bytes())
+            .map(Some)
+            .ok_or_else(|| {
+                D::Error::custom(format!(
+                    "`{s}`: expected MAJ,MIN with a major below 4096 and a minor below 2^20 (e.g. \"179,0\")"
+                ))
+            }),
+        Err(_) => Err(D::Error::custom(
+            "expected a device id: an unsigned 32-bit number or \"MAJ,MIN\" (e.g. \"179,0\")",
+        )),
+    }
 }
