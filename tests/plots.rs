@@ -206,12 +206,29 @@ fn compare_with_seeds_gives_intervals_and_error_bars() {
     assert!(table.contains(&cell), "{cell} in\n{table}");
     // One error bar per scheduler and bar panel (4 panels × 3 entries).
     assert_eq!(error_bars(&svg), 12);
+    // The CDF pools every seed's calls: 1,000 reads per run, four runs,
+    // and seed 1's report alone holds a quarter of them.
+    let count = |buckets: &Value| -> u64 {
+        buckets
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[1].as_u64().unwrap())
+            .sum()
+    };
+    for (i, e) in entries.iter().enumerate() {
+        let pooled = count(&e["latency_histogram"]["buckets"]);
+        let seed1 = count(&v["reports"][i]["report"]["latency_histogram"]["buckets"]);
+        assert_eq!(pooled, 4 * seed1, "{}", e["label"]);
+        assert_eq!(seed1, 1000, "{}", e["label"]);
+    }
     let t = texts(&svg);
     assert!(
         t.iter()
             .any(|x| x.contains("mean of 4 seeds, 95 % interval")),
         "{t:?}"
     );
+    assert!(t.iter().any(|x| x.contains("4 seeds pooled")), "{t:?}");
     for name in ["noop", "deadline", "cfq"] {
         assert!(t.iter().any(|x| x == name), "{name}: {t:?}");
     }

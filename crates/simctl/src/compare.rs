@@ -10,6 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mmcsim::config::Scenario;
 use mmcsim::sched::Registry;
 use mmcsim::sim::{Report, RunOptions, Simulation};
+use mmcsim::stats::histogram::Buckets;
+use mmcsim::stats::LatencyDistribution;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -127,6 +129,11 @@ pub struct EntrySeeds {
     pub label: String,
     /// Per metric of [`INTERVAL_METRICS`].
     pub metrics: Vec<MetricSeeds>,
+    /// Call latency over every seed's run pooled into one distribution
+    /// (each bucket's counts summed over the seeds; the runs share
+    /// hdrhistogram's bucket boundaries, so the sum is exact): the CDF the
+    /// figure draws.
+    pub latency_histogram: LatencyDistribution,
 }
 
 /// One metric over the seeds: mean, 95 % interval and the per-seed values.
@@ -178,6 +185,7 @@ impl SeedSummary {
                 Ok(EntrySeeds {
                     label: label.clone(),
                     metrics,
+                    latency_histogram: pooled_latency(reports),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -186,6 +194,23 @@ impl SeedSummary {
             interval: "95 % confidence interval of the mean over the seeds, Student t with n − 1 degrees of freedom",
             entries,
         })
+    }
+}
+
+/// The call-latency distributions of `reports` pooled: per bucket value,
+/// the counts summed.
+fn pooled_latency(reports: &[Report]) -> LatencyDistribution {
+    let mut pooled = std::collections::BTreeMap::<u64, u64>::new();
+    for r in reports {
+        for &(v, c) in &r.workload.latency_histogram.buckets.0 {
+            *pooled.entry(v).or_insert(0) += c;
+        }
+    }
+    let first = reports.first().map(|r| &r.workload.latency_histogram);
+    LatencyDistribution {
+        unit: first.map_or("ns", |h| h.unit),
+        significant_digits: first.map_or(0, |h| h.significant_digits),
+        buckets: Buckets(pooled.into_iter().collect()),
     }
 }
 

@@ -326,7 +326,8 @@ fn seed_interval(json: &Value, i: usize, metric: &str) -> Option<(f64, f64, f64)
 /// The figure of a comparison document (`compare --json`, or what
 /// `compare --plot` draws): one bar panel per metric, one bar per entry —
 /// at the mean over the seeds with its 95 % error bar when the comparison
-/// ran several — and the entries' latency CDFs (seed 1's runs).
+/// ran several — and the entries' latency CDFs (every seed's requests
+/// pooled when it ran several).
 pub fn comparison_figure(title: &str, json: &Value) -> Result<Figure> {
     let entries = comparison_entries(title, json)?;
     let seeds = json.pointer("/seeds/count").and_then(Value::as_u64);
@@ -358,18 +359,37 @@ pub fn comparison_figure(title: &str, json: &Value) -> Result<Figure> {
             .with_errors(errors),
         ));
     }
+    // With several seeds, each entry's CDF pools every seed's requests
+    // (`seeds.entries[i].latency_histogram`); a comparison written before
+    // that key existed falls back on seed 1's run, and says so.
+    let pooled = |i: usize| {
+        json.pointer(&format!("/seeds/entries/{i}"))
+            .and_then(histogram_cdf)
+    };
+    let mut all_pooled = seeds.is_some();
     let series: Vec<Series> = entries
         .iter()
-        .filter_map(|(l, r)| {
+        .enumerate()
+        .filter_map(|(i, (l, r))| {
+            let points = match pooled(i) {
+                Some(p) => p,
+                None => {
+                    all_pooled = false;
+                    histogram_cdf(r)?
+                }
+            };
             Some(Series {
                 name: l.clone(),
-                points: histogram_cdf(r)?,
+                points,
                 mark: Mark::Line,
             })
         })
         .collect();
     panels.push(Panel::Xy(XyPanel {
         title: match seeds {
+            Some(n) if all_pooled => {
+                format!("Call latency CDF, {n} seeds pooled (every recorded value)")
+            }
             Some(_) => "Call latency CDF, seed 1 (every recorded value)".into(),
             None => "Call latency CDF (every recorded value)".into(),
         },
