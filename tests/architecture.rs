@@ -526,17 +526,9 @@ const LONG_FN_ALLOWED: &[(&str, &str)] = &[];
 /// test fails if one is gone (so it must leave this list) or a new one
 /// appears.
 const LONG_FN_PENDING: &[(&str, &str)] = &[
-    ("mmcsim/src/config/scenario.rs", "validate"),
     ("mmcsim/src/device/ftl/hybrid/mod.rs", "load_state"),
     ("mmcsim/src/device/ftl/hybrid/mod.rs", "check"),
     ("mmcsim/src/device/ftl/integrity.rs", "check"),
-    ("mmcsim/src/host/fs/fuse/sdcard.rs", "sdcard_step"),
-    ("mmcsim/src/sched/cfq/mod.rs", "tunables"),
-    ("mmcsim/src/sim/build.rs", "build_on"),
-    ("mmcsim/src/workload/androbench/plan.rs", "calls"),
-    ("mmcsim/src/workload/fio_job/job.rs", "set"),
-    ("mmcsim/src/workload/fio_job/parse.rs", "parse"),
-    ("mmcsim/src/workload/fio_job/translate.rs", "translate"),
     // Owned by the `ensemble` work (reproduce/); debt, never allowlisted.
     ("simctl/src/reproduce/findings/host_share.rs", "measure"),
 ];

@@ -3,7 +3,7 @@
 use crate::block::QueueParams;
 use crate::device::{DeviceConfig, Precondition};
 use crate::driver::DriverConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SettingError};
 pub use crate::host::cost::HostConfig;
 pub use crate::host::fs::FsConfig;
 use crate::host::writeback::WritebackParams;
@@ -95,57 +95,14 @@ pub struct Scenario {
     pub base_dir: PathBuf,
 }
 
-/// The slowest trace replay time scale (`trace.speed`).
-pub const MIN_SPEED: f64 = 1e-6;
-/// The fastest trace replay time scale (`trace.speed`).
-pub const MAX_SPEED: f64 = 1e6;
 /// The most threads all jobs of a scenario may have together.
 pub const MAX_THREADS: u64 = 4096;
-/// The most offsets the shuffled jobs' threads may permute, per job (4
-/// bytes each).
-pub const MAX_SHUFFLED_SLOTS: u64 = 1 << 25;
 /// The most files a scenario may lay out.
 pub const MAX_FILES: usize = 4096;
 /// The most SQL statements (rows filled plus transactions) all SQLite
 /// jobs of a scenario may run together: each job keeps its statement plan
 /// and its row keys in memory (about 40 bytes a statement).
 pub const MAX_SQLITE_STATEMENTS: u64 = 1 << 22;
-
-/// A job's times from input: finite, ≥ 0 and within the simulated clock
-/// (its duration counted from `start_ms`).
-fn job_times(j: &JobSpec) -> std::result::Result<(), String> {
-    use crate::workload::spec::checked_time_ns;
-    let owner = format!("in job `{}`", j.name);
-    checked_time_ns(&owner, "think_time_us", j.think_time_us, 1e3)?;
-    checked_time_ns(&owner, "start_ms", j.start_ms, 1e6)?;
-    let d = j.duration_ms.unwrap_or(0.0);
-    checked_time_ns(&owner, "duration_ms", d, 1e6)?;
-    if (j.start_ms + d) * 1e6 > crate::engine::MAX_SIM_NS as f64 {
-        return Err(format!(
-            "{owner}: duration_ms = {} exceeds the simulated clock's limit of {} (counted from start_ms)",
-            crate::workload::spec::show_time(d),
-            crate::engine::MAX_SIM_TEXT
-        ));
-    }
-    Ok(())
-}
-
-/// A random job's `align_bytes` or a strided job's `stride_bytes` longer
-/// than its region would send every request to the region's start.
-fn step_fits_region(j: &JobSpec, region: u64) -> std::result::Result<(), String> {
-    let step = match j.pattern {
-        Pattern::Random => j.align_bytes.map(|a| ("align_bytes", a)),
-        Pattern::Strided => j.stride_bytes.map(|s| ("stride_bytes", s)),
-        Pattern::Sequential => None,
-    };
-    match step {
-        Some((field, v)) if v > region => Err(format!(
-            "job `{}`: {field} = {v} is larger than the job's region ({region} bytes): every request would go to one offset; use a smaller {field} or a bigger region",
-            j.name
-        )),
-        _ => Ok(()),
-    }
-}
 
 /// A seed: a TOML integer ≥ 0, or (for seeds of 2^63 and more, which TOML
 /// integers cannot hold) its decimal text.
@@ -201,6 +158,18 @@ impl Default for SchedulerSpec {
 }
 
 impl SchedulerSpec {
+    /// Checks the tick rate: `hz` is 1..=10000 ticks per second.
+    pub fn validate(&self) -> std::result::Result<(), SettingError> {
+        if self.hz == 0 || self.hz > 10_000 {
+            return Err(SettingError::Invalid {
+                key: "scheduler.hz".into(),
+                value: self.hz.to_string(),
+                expected: "1..=10000 ticks per second",
+            });
+        }
+        Ok(())
+    }
+
     /// Tunables as sysfs text, in name order.
     pub fn tunable_text(&self) -> Vec<(String, String)> {
         self.tunables
@@ -362,28 +331,12 @@ impl Scenario {
         Ok(cfg)
     }
 
+    /// Checks the scenario: each stage's own settings, then the rules
+    /// between its parts (a workload, the file system, files, threads,
+    /// jobs). `source` names the scenario in errors.
     fn validate(&self, source: &str) -> Result<()> {
         let bad = |m: String| Err(Error::config(format!("{source}: {m}")));
-        self.host
-            .validate()
-            .map_err(|e| Error::setting(source, e))?;
-        if self.scheduler.hz == 0 || self.scheduler.hz > 10_000 {
-            return bad(format!(
-                "scheduler.hz = {}: expected 1..=10000 ticks per second",
-                self.scheduler.hz
-            ));
-        }
-        if !(1..=2).contains(&self.driver.driver_slots) {
-            return bad(format!(
-                "driver.driver_slots = {}: expected 1 (no pipelining) or 2 (one executing + one prepared)",
-                self.driver.driver_slots
-            ));
-        }
-        self.queue
-            .validate()
-            .map_err(|e| Error::setting(source, e))?;
-        self.writeback.validate()?;
-        self.precondition.validate(source)?;
+        self.validate_stages(source)?;
         if self.jobs.is_empty()
             && self.scripts.is_empty()
             && self.trace.is_none()
@@ -396,34 +349,10 @@ impl Scenario {
             );
         }
         self.validate_sqlite(source)?;
-        if let Some(fs) = &self.fs {
-            fs.validate().map_err(|e| e.to_string()).or_else(bad)?;
-            let min = crate::host::fs::min_blocks(fs).div_ceil(256);
-            if let Some(s) = fs.partition_size_mib.filter(|&s| s < min) {
-                return bad(format!(
-                    "fs.partition_size_mib = {s}: expected at least {min} MiB, the smallest ext4 with these options (one block group's superblock, group descriptors, bitmaps and inode table, the journal, the root directory and lost+found)"
-                ));
-            }
-            if let Some(f) = self.files.iter().find(|f| f.offset_mib.is_some()) {
-                return bad(format!(
-                    "file `{}`: offset_mib places raw extents; with [fs] the allocator places files (remove offset_mib)",
-                    f.name
-                ));
-            }
-        }
+        self.validate_fs().or_else(bad)?;
         self.validate_scripts().or_else(bad)?;
         if let Some(t) = &self.trace {
-            if !(t.speed.is_finite() && (MIN_SPEED..=MAX_SPEED).contains(&t.speed)) {
-                return bad(format!(
-                    "trace.speed = {}: expected a time scale from {MIN_SPEED} to {MAX_SPEED}",
-                    t.speed
-                ));
-            }
-            if let (Some(id), true) = (t.device_id, t.all_devices) {
-                return bad(format!(
-                    "trace.device_id = {id} and trace.all_devices = true: one device or all of them, not both"
-                ));
-            }
+            t.validate().or_else(bad)?;
         }
         if self.files.len() > MAX_FILES {
             return bad(format!(
@@ -432,112 +361,83 @@ impl Scenario {
             ));
         }
         self.validate_threads().or_else(bad)?;
+        self.validate_files().or_else(bad)?;
+        self.jobs
+            .iter()
+            .try_for_each(|j| self.validate_job(j))
+            .or_else(bad)
+    }
+
+    /// Each stage's own settings, checked by its owner: host, scheduler,
+    /// driver, queue, writeback, preconditioning.
+    fn validate_stages(&self, source: &str) -> Result<()> {
+        let setting = |e| Error::setting(source, e);
+        self.host.validate().map_err(setting)?;
+        self.scheduler.validate().map_err(setting)?;
+        self.driver.validate_slots().map_err(setting)?;
+        self.queue.validate().map_err(setting)?;
+        self.writeback.validate()?;
+        self.precondition.validate(source)
+    }
+
+    /// `[fs]`: its own settings, a partition that holds the smallest
+    /// ext4, and no raw extents beside it.
+    fn validate_fs(&self) -> std::result::Result<(), String> {
+        let Some(fs) = &self.fs else {
+            return Ok(());
+        };
+        fs.validate().map_err(|e| e.to_string())?;
+        let min = crate::host::fs::min_blocks(fs).div_ceil(256);
+        if let Some(s) = fs.partition_size_mib.filter(|&s| s < min) {
+            return Err(format!(
+                "fs.partition_size_mib = {s}: expected at least {min} MiB, the smallest ext4 with these options (one block group's superblock, group descriptors, bitmaps and inode table, the journal, the root directory and lost+found)"
+            ));
+        }
+        if let Some(f) = self.files.iter().find(|f| f.offset_mib.is_some()) {
+            return Err(format!(
+                "file `{}`: offset_mib places raw extents; with [fs] the allocator places files (remove offset_mib)",
+                f.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// Files: a raw extent is at least 1 MiB; names are unique.
+    fn validate_files(&self) -> std::result::Result<(), String> {
         let mut names = std::collections::BTreeSet::new();
         for f in &self.files {
             if f.size_mib == 0 && self.fs.is_none() {
-                return bad(format!("file `{}`: size_mib must be at least 1", f.name));
+                return Err(format!("file `{}`: size_mib must be at least 1", f.name));
             }
             if !names.insert(f.name.as_str()) {
-                return bad(format!("file `{}` is defined twice", f.name));
+                return Err(format!("file `{}` is defined twice", f.name));
             }
-        }
-        for j in &self.jobs {
-            let Some(f) = self.files.iter().find(|f| f.name == j.file) else {
-                let known: Vec<&str> = self.files.iter().map(|f| f.name.as_str()).collect();
-                return bad(format!(
-                    "job `{}`: unknown file `{}` (files: {})",
-                    j.name,
-                    j.file,
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ));
-            };
-            let file_bytes = f.size_mib << 20;
-            if j.request_bytes == 0 {
-                return bad(format!(
-                    "job `{}`: request_bytes must be at least 1",
-                    j.name
-                ));
-            }
-            if j.threads == 0 {
-                return bad(format!("job `{}`: threads must be at least 1", j.name));
-            }
-            let region = j
-                .region_bytes
-                .unwrap_or(file_bytes.saturating_sub(j.region_offset_bytes));
-            if j.region_offset_bytes + region > file_bytes || region < j.request_bytes {
-                return bad(format!(
-                    "job `{}`: region [{}, +{}) bytes does not fit file `{}` ({} bytes) or is smaller than one request",
-                    j.name, j.region_offset_bytes, region, f.name, file_bytes
-                ));
-            }
-            if j.pattern == Pattern::Strided && j.stride_bytes.unwrap_or(0) == 0 {
-                return bad(format!(
-                    "job `{}`: pattern = \"strided\" needs stride_bytes",
-                    j.name
-                ));
-            }
-            if j.pattern != Pattern::Random && j.order == Order::Shuffled {
-                // Each thread keeps a permutation of its region's slots.
-                let step = match j.pattern {
-                    Pattern::Strided => j.stride_bytes.unwrap_or(j.request_bytes),
-                    _ => j.request_bytes,
-                };
-                let slots = match j.pattern {
-                    Pattern::Strided => (region - j.request_bytes) / step + 1,
-                    _ => region / step,
-                };
-                let total = slots.saturating_mul(u64::from(j.threads));
-                if total > MAX_SHUFFLED_SLOTS {
-                    return bad(format!(
-                        "job `{}`: order = \"shuffled\" over {slots} slots × {} threads = {total} offsets: at most {MAX_SHUFFLED_SLOTS} are supported (each thread keeps a permutation); use a smaller region or bigger requests/stride",
-                        j.name, j.threads
-                    ));
-                }
-            }
-            if j.pattern == Pattern::Random && j.requests.is_none() && j.duration_ms.is_none() {
-                return bad(format!(
-                    "job `{}`: a random job needs `requests` or `duration_ms`",
-                    j.name
-                ));
-            }
-            if let Some(a) = j.align_bytes {
-                if a == 0 {
-                    return bad(format!("job `{}`: align_bytes must be at least 1", j.name));
-                }
-            }
-            step_fits_region(j, region).or_else(bad)?;
-            crate::workload::spec::check_more_files(j, region, |name| {
-                self.files
-                    .iter()
-                    .find(|f| f.name == name)
-                    .map(|f| f.size_mib << 20)
-            })
-            .or_else(bad)?;
-            if j.direct && (j.request_bytes % 512 != 0 || j.region_offset_bytes % 512 != 0) {
-                return bad(format!(
-                    "job `{}`: O_DIRECT needs request_bytes and offsets in whole 512-byte sectors",
-                    j.name
-                ));
-            }
-            if !(-20..=19).contains(&j.nice) {
-                return bad(format!(
-                    "job `{}`: nice = {} is outside -20..=19",
-                    j.name, j.nice
-                ));
-            }
-            if j.ioprio_level.is_some_and(|l| l > 7) {
-                return bad(format!("job `{}`: ioprio_level must be 0..=7", j.name));
-            }
-            if !(j.think_time_us.is_finite() && j.think_time_us >= 0.0) {
-                return bad(format!("job `{}`: think_time_us must be ≥ 0", j.name));
-            }
-            job_times(j).or_else(bad)?;
         }
         Ok(())
+    }
+
+    /// A job: its file exists, and the job's own rules hold against it.
+    fn validate_job(&self, j: &JobSpec) -> std::result::Result<(), String> {
+        let file_bytes = |name: &str| {
+            self.files
+                .iter()
+                .find(|f| f.name == name)
+                .map(|f| f.size_mib << 20)
+        };
+        let Some(bytes) = file_bytes(&j.file) else {
+            let known: Vec<&str> = self.files.iter().map(|f| f.name.as_str()).collect();
+            return Err(format!(
+                "job `{}`: unknown file `{}` (files: {})",
+                j.name,
+                j.file,
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        };
+        j.check_against_file(&j.file, bytes, file_bytes)
     }
 }
 

@@ -117,6 +117,19 @@ impl DriverConfig {
         self.bkops_idle_ms.unwrap_or(Self::DEFAULT_BKOPS_IDLE_MS)
     }
 
+    /// Checks `driver_slots`: 1 (no pipelining) or 2 (one executing + one
+    /// prepared).
+    pub fn validate_slots(&self) -> Result<(), crate::error::SettingError> {
+        if !(1..=2).contains(&self.driver_slots) {
+            return Err(crate::error::SettingError::Invalid {
+                key: "driver.driver_slots".into(),
+                value: self.driver_slots.to_string(),
+                expected: "1 (no pipelining) or 2 (one executing + one prepared)",
+            });
+        }
+        Ok(())
+    }
+
     /// Resolves the driver against the device's command queue depth
     /// (`None` = the card has no command queue): `Ok(None)` = legacy,
     /// `Ok(Some(tags))` = CMDQ with `tags` tags. Errors say what to change.

@@ -113,110 +113,15 @@ pub(super) fn build_on(
             ));
         }
     }
-    let profile = sc.device_config()?;
-    // The CPU every software layer runs on; the CMDQ driver ends requests
-    // on the interrupt core.
-    let cmdq = sc
-        .driver
-        .resolve(profile.cmdq.as_ref().map(|q| q.depth))
-        .map_err(|e| Error::config(e.to_string()))?
-        .is_some();
-    let cpu = SharedCpu::new(Cpu::new(&sc.host, &sc.scheduler.name, cmdq));
+    let (mut driver, cpu, prepared) = build_driver(&sc, prepared)?;
     let platform = Platform::new(cpu.clone());
-    // The device: a copy (or the state) of the prepared one, else a new one,
-    // preconditioned below once the files are laid out. Built once: the
-    // copy does not overwrite a fresh device (half the page faults of a
-    // sweep cell's start-up).
-    let (device, prepared) = match prepared {
-        Some(Cow::Borrowed(p)) => (p.device.clone(), Some(p.summary.clone())),
-        Some(Cow::Owned(p)) => (p.device, Some(p.summary)),
-        None => (Emmc::new(&profile)?, None),
-    };
-    let mut driver = Driver::with_device(&sc.driver, &profile, device, cpu.clone())?;
     let capacity = driver.device().capacity_sectors();
-
-    let params = SchedParams {
-        hz: sc.scheduler.hz,
-        nonrot: !sc.queue.rotational,
-    };
-    let mut elevator = registry
-        .create(&sc.scheduler.name, &params)
-        .map_err(|e| Error::config(e.to_string()))?;
-    for (name, value) in sc.scheduler.tunable_text() {
-        elevator
-            .set_tunable(&name, &value)
-            .map_err(|e| Error::config(format!("iosched.{name}: {e}")))?;
-    }
-    driver.set_scheduler_marks_urgent(elevator.is_urgent().is_some());
+    let layer = build_block_layer(&sc, registry, &mut driver)?;
     let max_bio_sectors = sc.queue.max_sectors_kb * 2;
-    let layer = BlockLayer::new(sc.queue.clone(), elevator, params);
-
-    // Files: contiguous extents checked against the capacity, or a file
-    // system holding them.
     let mut cache = PageCache::new(sc.host.page_cache_mib * (1 << 20) / PAGE_BYTES);
     let device = driver.device_mut();
-    let (mount, precondition) = match &sc.fs {
-        None => {
-            let specs: Vec<FileSpec> = sc
-                .files
-                .iter()
-                .map(|f| FileSpec {
-                    name: f.name.clone(),
-                    size_mib: f.size_mib,
-                    offset_mib: f.offset_mib,
-                })
-                .collect();
-            let files = Files::layout(&specs, capacity, &mut cache)?;
-            // Unmeasured set-up: precondition, then write the files' data.
-            let precondition = precondition_or_clone(device, prepared, &sc);
-            for (f, spec) in files.all().iter().zip(&sc.files) {
-                if spec.prewrite {
-                    device.write_untimed(f.first_sector, f.pages * SECTORS_PER_PAGE);
-                }
-            }
-            (Mount::Raw(files), precondition)
-        }
-        Some(fs) => {
-            let mut mounted = mount::mkfs_and_populate(&sc, fs, capacity, &mut cache)?;
-            let precondition = precondition_or_clone(device, prepared, &sc);
-            let prewritten: Vec<u32> = sc
-                .files
-                .iter()
-                .filter(|f| f.prewrite)
-                .filter_map(|f| mounted.lookup(&mount::path_components(&f.name)).ok())
-                .collect();
-            for (sector, sectors) in mounted.written_extents(&|ino| prewritten.contains(&ino)) {
-                device.write_untimed(sector, sectors);
-            }
-            if fs.fstrim {
-                for (sector, sectors) in mounted.fstrim() {
-                    device.trim_untimed(sector, sectors);
-                }
-            }
-            (Mount::Fs(mounted), precondition)
-        }
-    };
-    let precondition_trace = match sc
-        .trace
-        .as_ref()
-        .and_then(|t| t.precondition.as_ref().map(|p| (t, p)))
-    {
-        Some((t, p)) => {
-            let mut apply = |op, sector, sectors| match op {
-                Op::Write => device.write_untimed(sector, sectors),
-                Op::Discard => device.trim_untimed(sector, sectors),
-                Op::Read | Op::Flush => {}
-            };
-            Some(replay::precondition(
-                capacity,
-                &mut apply,
-                &sc.resolve(p),
-                p,
-                t,
-            )?)
-        }
-        None => None,
-    };
+    let (mount, precondition) = lay_out_files(&sc, device, capacity, &mut cache, prepared)?;
+    let precondition_trace = precondition_with_trace(&sc, device, capacity)?;
     device.reset_stats();
     let block = BlockStage::new(layer, driver);
 
@@ -260,6 +165,132 @@ pub(super) fn build_on(
         events: 0,
         sc,
     })
+}
+
+/// The CPU every software layer runs on and the driver with its device:
+/// a copy (or the state) of the prepared one, else a new one,
+/// preconditioned later once the files are laid out. Built once: the copy
+/// does not overwrite a fresh device (half the page faults of a sweep
+/// cell's start-up). Also returns what the prepared device's
+/// preconditioning did.
+fn build_driver(
+    sc: &Scenario,
+    prepared: Option<Cow<'_, PreparedDevice>>,
+) -> Result<(Driver, SharedCpu, Option<PreconditionSummary>)> {
+    let profile = sc.device_config()?;
+    // The CMDQ driver ends requests on the interrupt core.
+    let cmdq = sc
+        .driver
+        .resolve(profile.cmdq.as_ref().map(|q| q.depth))
+        .map_err(|e| Error::config(e.to_string()))?
+        .is_some();
+    let cpu = SharedCpu::new(Cpu::new(&sc.host, &sc.scheduler.name, cmdq));
+    let (device, prepared) = match prepared {
+        Some(Cow::Borrowed(p)) => (p.device.clone(), Some(p.summary.clone())),
+        Some(Cow::Owned(p)) => (p.device, Some(p.summary)),
+        None => (Emmc::new(&profile)?, None),
+    };
+    let driver = Driver::with_device(&sc.driver, &profile, device, cpu.clone())?;
+    Ok((driver, cpu, prepared))
+}
+
+/// The block layer with the scenario's scheduler (from `registry`) and
+/// its tunables; tells `driver` whether the scheduler marks urgent reads.
+fn build_block_layer(
+    sc: &Scenario,
+    registry: &Registry,
+    driver: &mut Driver,
+) -> Result<BlockLayer> {
+    let params = SchedParams {
+        hz: sc.scheduler.hz,
+        nonrot: !sc.queue.rotational,
+    };
+    let mut elevator = registry
+        .create(&sc.scheduler.name, &params)
+        .map_err(|e| Error::config(e.to_string()))?;
+    for (name, value) in sc.scheduler.tunable_text() {
+        elevator
+            .set_tunable(&name, &value)
+            .map_err(|e| Error::config(format!("iosched.{name}: {e}")))?;
+    }
+    driver.set_scheduler_marks_urgent(elevator.is_urgent().is_some());
+    Ok(BlockLayer::new(sc.queue.clone(), elevator, params))
+}
+
+/// Files: contiguous extents checked against the capacity, or a file
+/// system holding them. Unmeasured set-up: the device is preconditioned
+/// (unless `prepared`), then the files' data written.
+fn lay_out_files(
+    sc: &Scenario,
+    device: &mut Emmc,
+    capacity: u64,
+    cache: &mut PageCache,
+    prepared: Option<PreconditionSummary>,
+) -> Result<(Mount, PreconditionSummary)> {
+    let Some(fs) = &sc.fs else {
+        let specs: Vec<FileSpec> = sc
+            .files
+            .iter()
+            .map(|f| FileSpec {
+                name: f.name.clone(),
+                size_mib: f.size_mib,
+                offset_mib: f.offset_mib,
+            })
+            .collect();
+        let files = Files::layout(&specs, capacity, cache)?;
+        let precondition = precondition_or_clone(device, prepared, sc);
+        for (f, spec) in files.all().iter().zip(&sc.files) {
+            if spec.prewrite {
+                device.write_untimed(f.first_sector, f.pages * SECTORS_PER_PAGE);
+            }
+        }
+        return Ok((Mount::Raw(files), precondition));
+    };
+    let mut mounted = mount::mkfs_and_populate(sc, fs, capacity, cache)?;
+    let precondition = precondition_or_clone(device, prepared, sc);
+    let prewritten: Vec<u32> = sc
+        .files
+        .iter()
+        .filter(|f| f.prewrite)
+        .filter_map(|f| mounted.lookup(&mount::path_components(&f.name)).ok())
+        .collect();
+    for (sector, sectors) in mounted.written_extents(&|ino| prewritten.contains(&ino)) {
+        device.write_untimed(sector, sectors);
+    }
+    if fs.fstrim {
+        for (sector, sectors) in mounted.fstrim() {
+            device.trim_untimed(sector, sectors);
+        }
+    }
+    Ok((Mount::Fs(mounted), precondition))
+}
+
+/// Applies the `[trace] precondition` trace's writes and discards to
+/// `device` (unmeasured), when there is one.
+fn precondition_with_trace(
+    sc: &Scenario,
+    device: &mut Emmc,
+    capacity: u64,
+) -> Result<Option<replay::PreconditionTrace>> {
+    let Some((t, p)) = sc
+        .trace
+        .as_ref()
+        .and_then(|t| t.precondition.as_ref().map(|p| (t, p)))
+    else {
+        return Ok(None);
+    };
+    let mut apply = |op, sector, sectors| match op {
+        Op::Write => device.write_untimed(sector, sectors),
+        Op::Discard => device.trim_untimed(sector, sectors),
+        Op::Read | Op::Flush => {}
+    };
+    Ok(Some(replay::precondition(
+        capacity,
+        &mut apply,
+        &sc.resolve(p),
+        p,
+        t,
+    )?))
 }
 
 /// Preconditions `device` as `sc` says, unless it is a prepared device's

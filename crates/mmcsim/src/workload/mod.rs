@@ -17,6 +17,7 @@ pub mod block_sizes;
 pub mod distribution;
 pub mod fio_job;
 pub mod job_io;
+pub mod job_rules;
 pub mod jobs;
 pub mod program;
 pub mod programs;

@@ -635,6 +635,30 @@ pub struct TraceSpec {
     pub precondition: Option<PathBuf>,
 }
 
+/// The slowest trace replay time scale (`trace.speed`).
+pub const MIN_SPEED: f64 = 1e-6;
+/// The fastest trace replay time scale (`trace.speed`).
+pub const MAX_SPEED: f64 = 1e6;
+
+impl TraceSpec {
+    /// Checks the replay settings: a time scale in
+    /// [`MIN_SPEED`]..=[`MAX_SPEED`], and one device or all of them.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.speed.is_finite() && (MIN_SPEED..=MAX_SPEED).contains(&self.speed)) {
+            return Err(format!(
+                "trace.speed = {}: expected a time scale from {MIN_SPEED} to {MAX_SPEED}",
+                self.speed
+            ));
+        }
+        if let (Some(id), true) = (self.device_id, self.all_devices) {
+            return Err(format!(
+                "trace.device_id = {id} and trace.all_devices = true: one device or all of them, not both"
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn unit_speed() -> f64 {
     1.0
 }

@@ -43,6 +43,140 @@
 //! `nonrot_slice_idle_zero` (the oneplus variant).
 
 mod queue;
+
+impl Cfq {
+    /// A tunable kept in jiffies, shown in ms.
+    fn ms_info(&self, name: &'static str, v: u64, dv: u64, help: &'static str) -> TunableInfo {
+        TunableInfo {
+            name,
+            value: self.fmt_ms(v),
+            default: self.fmt_ms(dv),
+            unit: "ms",
+            help,
+        }
+    }
+
+    /// The tunables of dispatch and the FIFOs, in sysfs order.
+    fn dispatch_tunables(&self) -> Vec<TunableInfo> {
+        let d = CfqTunables::defaults(self.params.hz);
+        let t = &self.tun;
+        let ms = |name, v, dv, help| self.ms_info(name, v, dv, help);
+        vec![
+            num(
+                "quantum",
+                t.quantum as u64,
+                d.quantum as u64,
+                "requests",
+                "dispatch depth; a queue is throttled at quantum/2 in flight",
+            ),
+            ms(
+                "fifo_expire_sync",
+                t.fifo_expire[1],
+                d.fifo_expire[1],
+                "sync request age before it is served out of order (HZ/8)",
+            ),
+            ms(
+                "fifo_expire_async",
+                t.fifo_expire[0],
+                d.fifo_expire[0],
+                "async request age before it is served out of order (HZ/4)",
+            ),
+            num(
+                "back_seek_max",
+                t.back_seek_max,
+                d.back_seek_max,
+                "KiB",
+                "longest backward seek the elevator accepts",
+            ),
+            num(
+                "back_seek_penalty",
+                t.back_seek_penalty,
+                d.back_seek_penalty,
+                "factor",
+                "cost multiplier of a backward seek",
+            ),
+        ]
+    }
+
+    /// The tunables of slices, idling and latency, in sysfs order.
+    fn slice_tunables(&self) -> Vec<TunableInfo> {
+        let d = CfqTunables::defaults(self.params.hz);
+        let t = &self.tun;
+        let ms = |name, v, dv, help| self.ms_info(name, v, dv, help);
+        vec![
+            ms(
+                "slice_sync",
+                t.slice[1],
+                d.slice[1],
+                "base time slice of a sync queue (HZ/10)",
+            ),
+            ms(
+                "slice_async",
+                t.slice[0],
+                d.slice[0],
+                "base time slice of an async queue (HZ/25)",
+            ),
+            num(
+                "slice_async_rq",
+                t.slice_async_rq as u64,
+                d.slice_async_rq as u64,
+                "requests",
+                "async dispatches per slice: 2*slice_async_rq*(8-level)",
+            ),
+            ms(
+                "slice_idle",
+                t.slice_idle,
+                self.default_slice_idle(),
+                "idle wait for a sync queue's next request (HZ/125, at least 1 jiffy)",
+            ),
+            ms(
+                "group_idle",
+                t.group_idle,
+                d.group_idle,
+                "idle wait for the group's next request (HZ/125, at least 1 jiffy)",
+            ),
+            num(
+                "low_latency",
+                t.low_latency as u64,
+                d.low_latency as u64,
+                "bool",
+                "scale slices down so all queues fit target_latency",
+            ),
+            ms(
+                "target_latency",
+                t.target_latency,
+                d.target_latency,
+                "latency target for low_latency slice scaling (3*HZ/10)",
+            ),
+            TunableInfo {
+                name: "hw_tag",
+                value: t.hw_tag.to_string(),
+                default: d.hw_tag.to_string(),
+                unit: "-1|0|1",
+                help: "simulator: -1 detect queuing like the kernel; 0/1 force it (on non-rotational queues 0 allows idling, 1 forbids it; rotational queues idle either way)",
+            },
+            num(
+                "nonrot_slice_idle_zero",
+                t.nonrot_slice_idle_zero as u64,
+                d.nonrot_slice_idle_zero as u64,
+                "bool",
+                "simulator: 1 = oneplus tree (slice_idle 0 on non-rotational queues), 0 = samsung_jf (keeps HZ/125)",
+            ),
+        ]
+    }
+}
+
+/// A tunable shown as a number in `unit`.
+fn num(name: &'static str, v: u64, dv: u64, unit: &'static str, help: &'static str) -> TunableInfo {
+    TunableInfo {
+        name,
+        value: v.to_string(),
+        default: dv.to_string(),
+        unit,
+        help,
+    }
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -1468,115 +1602,9 @@ impl Elevator for Cfq {
     }
 
     fn tunables(&self) -> Vec<TunableInfo> {
-        let d = CfqTunables::defaults(self.params.hz);
-        let t = &self.tun;
-        let ms = |name, v: u64, dv: u64, help| TunableInfo {
-            name,
-            value: self.fmt_ms(v),
-            default: self.fmt_ms(dv),
-            unit: "ms",
-            help,
-        };
-        let num = |name, v: u64, dv: u64, unit, help| TunableInfo {
-            name,
-            value: v.to_string(),
-            default: dv.to_string(),
-            unit,
-            help,
-        };
-        vec![
-            num(
-                "quantum",
-                t.quantum as u64,
-                d.quantum as u64,
-                "requests",
-                "dispatch depth; a queue is throttled at quantum/2 in flight",
-            ),
-            ms(
-                "fifo_expire_sync",
-                t.fifo_expire[1],
-                d.fifo_expire[1],
-                "sync request age before it is served out of order (HZ/8)",
-            ),
-            ms(
-                "fifo_expire_async",
-                t.fifo_expire[0],
-                d.fifo_expire[0],
-                "async request age before it is served out of order (HZ/4)",
-            ),
-            num(
-                "back_seek_max",
-                t.back_seek_max,
-                d.back_seek_max,
-                "KiB",
-                "longest backward seek the elevator accepts",
-            ),
-            num(
-                "back_seek_penalty",
-                t.back_seek_penalty,
-                d.back_seek_penalty,
-                "factor",
-                "cost multiplier of a backward seek",
-            ),
-            ms(
-                "slice_sync",
-                t.slice[1],
-                d.slice[1],
-                "base time slice of a sync queue (HZ/10)",
-            ),
-            ms(
-                "slice_async",
-                t.slice[0],
-                d.slice[0],
-                "base time slice of an async queue (HZ/25)",
-            ),
-            num(
-                "slice_async_rq",
-                t.slice_async_rq as u64,
-                d.slice_async_rq as u64,
-                "requests",
-                "async dispatches per slice: 2*slice_async_rq*(8-level)",
-            ),
-            ms(
-                "slice_idle",
-                t.slice_idle,
-                self.default_slice_idle(),
-                "idle wait for a sync queue's next request (HZ/125, at least 1 jiffy)",
-            ),
-            ms(
-                "group_idle",
-                t.group_idle,
-                d.group_idle,
-                "idle wait for the group's next request (HZ/125, at least 1 jiffy)",
-            ),
-            num(
-                "low_latency",
-                t.low_latency as u64,
-                d.low_latency as u64,
-                "bool",
-                "scale slices down so all queues fit target_latency",
-            ),
-            ms(
-                "target_latency",
-                t.target_latency,
-                d.target_latency,
-                "latency target for low_latency slice scaling (3*HZ/10)",
-            ),
-            TunableInfo {
-                name: "hw_tag",
-                value: t.hw_tag.to_string(),
-                default: d.hw_tag.to_string(),
-                unit: "-1|0|1",
-                help: "simulator: -1 detect queuing like the kernel; 0/1 force it (on non-rotational queues 0 allows idling, 1 forbids it; rotational queues idle either way)",
-            },
-            num(
-                "nonrot_slice_idle_zero",
-                t.nonrot_slice_idle_zero as u64,
-                d.nonrot_slice_idle_zero as u64,
-                "bool",
-                "simulator: 1 = oneplus tree (slice_idle 0 on non-rotational queues), 0 = samsung_jf (keeps HZ/125)",
-            ),
-        ]
+        let mut v = self.dispatch_tunables();
+        v.extend(self.slice_tunables());
+        v
     }
 
     fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {

@@ -182,139 +182,177 @@ fn shuffled(slots: u64, rng: &mut SimRng) -> Vec<u64> {
     v
 }
 
+const MIB: u64 = 1 << 20;
+
 /// The calls thread `t` makes in a file test `kind`.
 pub fn calls(s: &Settings, kind: Kind, t: u32, rng: &mut SimRng) -> Vec<Scripted> {
-    const MIB: u64 = 1 << 20;
-    let file = s.file_mib * MIB;
-    let seq = s.seq_buffer_kib * 1024;
-    let rnd = s.rand_buffer_kib * 1024;
-    let fd = CURRENT_FD;
     let v4 = s.version == Version::V4_1;
-    let mut v = Vec::new();
     match (kind, v4) {
-        (Kind::Setup, _) => {
-            let mut dir = String::new();
-            for c in APP_DIR.split('/').filter(|c| !c.is_empty()) {
-                dir.push('/');
-                dir.push_str(c);
-                v.push(untimed(Syscall::Mkdir { path: dir.clone() }));
-            }
-            for sub in ["files", "databases"] {
-                v.push(untimed(Syscall::Mkdir {
-                    path: format!("{APP_DIR}/{sub}"),
-                }));
-            }
-        }
-        // 3.4: the read file written O_SYNC in 1 MB records, fsync after
-        // each.
-        (Kind::Prepare, false) => {
-            v.push(open(v3_file("read.dat"), create(true)));
-            for _ in 0..s.file_mib {
-                v.push(untimed(Syscall::Write { fd, bytes: MIB }));
-                v.push(untimed(Syscall::Fsync { fd }));
-            }
-            v.push(close());
-        }
-        // 4.1: each thread's file written with buffered 1 MB writes,
-        // then fsync.
-        (Kind::Prepare, true) => {
-            for i in 0..s.threads {
-                v.push(open(v4_file(i), create(false)));
-                for _ in 0..s.file_mib {
-                    v.push(untimed(Syscall::Write { fd, bytes: MIB }));
-                }
-                v.push(untimed(Syscall::Fsync { fd }));
-                v.push(close());
-            }
-        }
-        (Kind::SeqRead, false) => {
-            v.push(open(v3_file("read.dat"), direct(false)));
-            for _ in 0..file / seq {
-                v.push(op(Syscall::Read { fd, bytes: seq }, seq));
-            }
-            v.push(close());
-        }
-        (Kind::SeqRead, true) | (Kind::SeqWrite, true) => {
-            let write = kind == Kind::SeqWrite;
-            for i in 0..s.threads {
-                v.push(open(v4_file(i), direct(write)));
-                for _ in 0..file / seq {
-                    let call = if write {
-                        Syscall::Write { fd, bytes: seq }
-                    } else {
-                        Syscall::Read { fd, bytes: seq }
-                    };
-                    v.push(op(call, seq));
-                }
-                v.push(close());
-            }
-        }
-        // 3.4: a new O_SYNC file, one sync() first, then write + fsync.
-        (Kind::SeqWrite, false) => {
-            v.push(open(v3_file("seq_write.dat"), create(true)));
-            v.push(untimed(Syscall::Sync));
-            for _ in 0..s.write_file_mib * MIB / seq {
-                v.push(op(Syscall::Write { fd, bytes: seq }, seq));
-                v.push(timed(Syscall::Fsync { fd }));
-            }
-            v.push(close());
-        }
-        // 3.4: lseek + read of every slot, shuffled, O_DIRECT.
+        (Kind::Setup, _) => setup_calls(),
+        (Kind::Prepare, false) => prepare_v3(s),
+        (Kind::Prepare, true) => prepare_v4(s),
+        (Kind::SeqRead, false) => seq_read_v3(s),
+        (Kind::SeqRead, true) | (Kind::SeqWrite, true) => seq_v4(s, kind == Kind::SeqWrite),
+        (Kind::SeqWrite, false) => seq_write_v3(s),
         (Kind::RandRead, false) | (Kind::RandWrite, false) => {
-            let write = kind == Kind::RandWrite;
-            let (path, flags, size) = if write {
-                (
-                    v3_file("rand_write.dat"),
-                    create(true),
-                    s.write_file_mib * MIB,
-                )
-            } else {
-                (v3_file("read.dat"), direct(false), file)
-            };
-            v.push(open(path, flags));
-            for slot in shuffled(size / rnd, rng) {
-                v.push(timed(Syscall::Lseek {
-                    fd,
-                    offset: (slot * rnd) as i64,
-                    whence: Whence::Set,
-                }));
-                let call = if write {
-                    Syscall::Write { fd, bytes: rnd }
-                } else {
-                    Syscall::Read { fd, bytes: rnd }
-                };
-                v.push(op(call, rnd));
-            }
-            v.push(close());
+            rand_v3(s, kind == Kind::RandWrite, rng)
         }
-        // 4.1: each thread, its own file, distinct random slots,
-        // O_DIRECT (+ O_DSYNC for writes).
         (Kind::RandRead, true) | (Kind::RandWrite, true) => {
-            let write = kind == Kind::RandWrite;
-            v.push(open(v4_file(t), direct(write)));
-            for slot in shuffled(file / rnd, rng)
-                .into_iter()
-                .take(s.rand_ops as usize)
-            {
-                let offset = slot * rnd;
-                let call = if write {
-                    Syscall::Pwrite {
-                        fd,
-                        offset,
-                        bytes: rnd,
-                    }
-                } else {
-                    Syscall::Pread {
-                        fd,
-                        offset,
-                        bytes: rnd,
-                    }
-                };
-                v.push(op(call, rnd));
-            }
-            v.push(close());
+            rand_v4(s, kind == Kind::RandWrite, t, rng)
         }
-        (Kind::Insert | Kind::Update | Kind::Delete, _) => {}
+        (Kind::Insert | Kind::Update | Kind::Delete, _) => Vec::new(),
     }
+}
+
+/// The app's directories, created untimed.
+fn setup_calls() -> Vec<Scripted> {
+    let mut v = Vec::new();
+    let mut dir = String::new();
+    for c in APP_DIR.split('/').filter(|c| !c.is_empty()) {
+        dir.push('/');
+        dir.push_str(c);
+        v.push(untimed(Syscall::Mkdir { path: dir.clone() }));
+    }
+    for sub in ["files", "databases"] {
+        v.push(untimed(Syscall::Mkdir {
+            path: format!("{APP_DIR}/{sub}"),
+        }));
+    }
+    v
+}
+
+/// 3.4: the read file written O_SYNC in 1 MB records, fsync after each.
+fn prepare_v3(s: &Settings) -> Vec<Scripted> {
+    let fd = CURRENT_FD;
+    let mut v = vec![open(v3_file("read.dat"), create(true))];
+    for _ in 0..s.file_mib {
+        v.push(untimed(Syscall::Write { fd, bytes: MIB }));
+        v.push(untimed(Syscall::Fsync { fd }));
+    }
+    v.push(close());
+    v
+}
+
+/// 4.1: each thread's file written with buffered 1 MB writes, then fsync.
+fn prepare_v4(s: &Settings) -> Vec<Scripted> {
+    let fd = CURRENT_FD;
+    let mut v = Vec::new();
+    for i in 0..s.threads {
+        v.push(open(v4_file(i), create(false)));
+        for _ in 0..s.file_mib {
+            v.push(untimed(Syscall::Write { fd, bytes: MIB }));
+        }
+        v.push(untimed(Syscall::Fsync { fd }));
+        v.push(close());
+    }
+    v
+}
+
+/// 3.4: the read file read sequentially, O_DIRECT.
+fn seq_read_v3(s: &Settings) -> Vec<Scripted> {
+    let fd = CURRENT_FD;
+    let seq = s.seq_buffer_kib * 1024;
+    let mut v = vec![open(v3_file("read.dat"), direct(false))];
+    for _ in 0..s.file_mib * MIB / seq {
+        v.push(op(Syscall::Read { fd, bytes: seq }, seq));
+    }
+    v.push(close());
+    v
+}
+
+/// 4.1: every thread's file read or written sequentially, O_DIRECT.
+fn seq_v4(s: &Settings, write: bool) -> Vec<Scripted> {
+    let fd = CURRENT_FD;
+    let seq = s.seq_buffer_kib * 1024;
+    let mut v = Vec::new();
+    for i in 0..s.threads {
+        v.push(open(v4_file(i), direct(write)));
+        for _ in 0..s.file_mib * MIB / seq {
+            let call = if write {
+                Syscall::Write { fd, bytes: seq }
+            } else {
+                Syscall::Read { fd, bytes: seq }
+            };
+            v.push(op(call, seq));
+        }
+        v.push(close());
+    }
+    v
+}
+
+/// 3.4: a new O_SYNC file, one sync() first, then write + fsync.
+fn seq_write_v3(s: &Settings) -> Vec<Scripted> {
+    let fd = CURRENT_FD;
+    let seq = s.seq_buffer_kib * 1024;
+    let mut v = vec![
+        open(v3_file("seq_write.dat"), create(true)),
+        untimed(Syscall::Sync),
+    ];
+    for _ in 0..s.write_file_mib * MIB / seq {
+        v.push(op(Syscall::Write { fd, bytes: seq }, seq));
+        v.push(timed(Syscall::Fsync { fd }));
+    }
+    v.push(close());
+    v
+}
+
+/// 3.4: lseek + read (or write) of every slot, shuffled, O_DIRECT.
+fn rand_v3(s: &Settings, write: bool, rng: &mut SimRng) -> Vec<Scripted> {
+    let fd = CURRENT_FD;
+    let rnd = s.rand_buffer_kib * 1024;
+    let (path, flags, size) = if write {
+        (
+            v3_file("rand_write.dat"),
+            create(true),
+            s.write_file_mib * MIB,
+        )
+    } else {
+        (v3_file("read.dat"), direct(false), s.file_mib * MIB)
+    };
+    let mut v = vec![open(path, flags)];
+    for slot in shuffled(size / rnd, rng) {
+        v.push(timed(Syscall::Lseek {
+            fd,
+            offset: (slot * rnd) as i64,
+            whence: Whence::Set,
+        }));
+        let call = if write {
+            Syscall::Write { fd, bytes: rnd }
+        } else {
+            Syscall::Read { fd, bytes: rnd }
+        };
+        v.push(op(call, rnd));
+    }
+    v.push(close());
+    v
+}
+
+/// 4.1: thread `t`'s own file, distinct random slots, O_DIRECT (+ O_DSYNC
+/// for writes).
+fn rand_v4(s: &Settings, write: bool, t: u32, rng: &mut SimRng) -> Vec<Scripted> {
+    let fd = CURRENT_FD;
+    let rnd = s.rand_buffer_kib * 1024;
+    let mut v = vec![open(v4_file(t), direct(write))];
+    for slot in shuffled(s.file_mib * MIB / rnd, rng)
+        .into_iter()
+        .take(s.rand_ops as usize)
+    {
+        let offset = slot * rnd;
+        let call = if write {
+            Syscall::Pwrite {
+                fd,
+                offset,
+                bytes: rnd,
+            }
+        } else {
+            Syscall::Pread {
+                fd,
+                offset,
+                bytes: rnd,
+            }
+        };
+        v.push(op(call, rnd));
+    }
+    v.push(close());
     v
 }

@@ -192,29 +192,46 @@ impl Options {
         if !super::keys::check_key(key)? {
             return self.check_no_effect(key, opt.value.as_deref());
         }
-        if matches!(
-            key,
-            "time_based" | "direct" | "buffered" | "norandommap" | "randrepeat"
-        ) {
-            let v = flag()?;
-            match key {
-                "time_based" => self.time_based = v,
-                "direct" => self.direct = v,
-                "buffered" => self.direct = !v,
-                "norandommap" => self.norandommap = v,
-                _ if !v => {
-                    return Err("a time-seeded random stream is not modelled: mmcsim runs are deterministic; keep randrepeat=1 and set randseed (or simctl --seed)".into())
-                }
-                _ => {}
-            }
+        if self.set_switch(key, flag)? {
             return Ok(());
         }
         let Some(v) = opt.value.as_deref() else {
             return Err("expected key=value".into());
         };
-        if self.set_more(key, v, opt.line)? {
+        let line = opt.line;
+        if self.set_more(key, v, line)?
+            || self.set_io(key, v, line)?
+            || self.set_thread(key, v, line)?
+        {
             return Ok(());
         }
+        Err(format!("key '{key}' is not modelled by mmcsim"))
+    }
+
+    /// Applies a switch of the job (`time_based`, `direct`, `buffered`,
+    /// `norandommap`, `randrepeat`); false for any other key.
+    fn set_switch(
+        &mut self,
+        key: &str,
+        flag: impl Fn() -> std::result::Result<bool, String>,
+    ) -> std::result::Result<bool, String> {
+        match key {
+            "time_based" => self.time_based = flag()?,
+            "direct" => self.direct = flag()?,
+            "buffered" => self.direct = !flag()?,
+            "norandommap" => self.norandommap = flag()?,
+            "randrepeat" if !flag()? => {
+                return Err("a time-seeded random stream is not modelled: mmcsim runs are deterministic; keep randrepeat=1 and set randseed (or simctl --seed)".into())
+            }
+            "randrepeat" => {}
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Applies an option of the I/O itself (name, `rw`, sizes, engine,
+    /// depth, syncing, mix); false for any other key.
+    fn set_io(&mut self, key: &str, v: &str, line: usize) -> std::result::Result<bool, String> {
         match key {
             "name" => {
                 if v.is_empty() {
@@ -222,64 +239,10 @@ impl Options {
                 }
                 self.name = v.to_string();
             }
-            "rw" | "readwrite" => {
-                let (kind, skip) = match v.split_once(':') {
-                    Some((k, n)) => (k, Some(n)),
-                    None => (v, None),
-                };
-                self.rw = match kind {
-                    "read" => Rw::Read,
-                    "write" => Rw::Write,
-                    "randread" => Rw::RandRead,
-                    "randwrite" => Rw::RandWrite,
-                    "rw" | "readwrite" => Rw::Mixed,
-                    "randrw" => Rw::RandMixed,
-                    "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                        return Err("trim (discard) jobs are not modelled by mmcsim".into())
-                    }
-                    _ => {
-                        return Err(
-                            "expected read, write, randread, randwrite, rw, readwrite or randrw (optionally :N)".into(),
-                        )
-                    }
-                };
-                self.skip = match skip {
-                    None => 0,
-                    Some(_) if self.rw.random() => return Err(
-                        "the ':N' suffix of random I/O (a new random offset every N I/Os) is not modelled; it is supported on sequential I/O (skip N bytes after each I/O)".into(),
-                    ),
-                    Some(n) => size(n).map_err(|e| format!("after ':': {e}"))?,
-                };
-                self.rw_line = opt.line;
-            }
-            "bs" | "blocksize" => {
-                if v.contains(['-', ':']) {
-                    return Err(
-                        "a block size range is not modelled; give one size, read,write sizes, or bssplit with the sizes and their shares"
-                            .into(),
-                    );
-                }
-                let mut parts = v.split(',');
-                let r = parts.next().unwrap_or("");
-                let w = parts.next();
-                if parts.next().is_some_and(|t| !t.trim().is_empty()) {
-                    return Err("a trim block size is not modelled (no trim jobs)".into());
-                }
-                let read = if r.trim().is_empty() {
-                    DEFAULT_BS
-                } else {
-                    positive(size(r)?)?
-                };
-                let write = match w {
-                    None => read,
-                    Some(w) if w.trim().is_empty() => DEFAULT_BS,
-                    Some(w) => positive(size(w)?)?,
-                };
-                self.bs = (read, write);
-                self.bs_line = opt.line;
-            }
-            "size" => self.size = Some((positive(size(v)?)?, opt.line)),
-            "filesize" => self.filesize = Some((positive(size(v)?)?, opt.line)),
+            "rw" | "readwrite" => self.set_rw(v, line)?,
+            "bs" | "blocksize" => self.set_bs(v, line)?,
+            "size" => self.size = Some((positive(size(v)?)?, line)),
+            "filesize" => self.filesize = Some((positive(size(v)?)?, line)),
             "offset" => self.offset = size(v)?,
             "numjobs" => self.numjobs = count(v, 1, MAX_NUMJOBS)? as u32,
             "iodepth" => {
@@ -315,9 +278,80 @@ impl Options {
             "fdatasync" => self.fdatasync = count(v, 0, u64::from(u32::MAX))? as u32,
             "rwmixread" => self.rwmixread = Some(count(v, 0, 100)? as u32),
             "rwmixwrite" => self.rwmixread = Some(100 - count(v, 0, 100)? as u32),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `rw=KIND[:N]`: the access pattern and the sequential skip.
+    fn set_rw(&mut self, v: &str, line: usize) -> std::result::Result<(), String> {
+        let (kind, skip) = match v.split_once(':') {
+            Some((k, n)) => (k, Some(n)),
+            None => (v, None),
+        };
+        self.rw = match kind {
+            "read" => Rw::Read,
+            "write" => Rw::Write,
+            "randread" => Rw::RandRead,
+            "randwrite" => Rw::RandWrite,
+            "rw" | "readwrite" => Rw::Mixed,
+            "randrw" => Rw::RandMixed,
+            "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+                return Err("trim (discard) jobs are not modelled by mmcsim".into())
+            }
+            _ => {
+                return Err(
+                    "expected read, write, randread, randwrite, rw, readwrite or randrw (optionally :N)".into(),
+                )
+            }
+        };
+        self.skip = match skip {
+            None => 0,
+            Some(_) if self.rw.random() => return Err(
+                "the ':N' suffix of random I/O (a new random offset every N I/Os) is not modelled; it is supported on sequential I/O (skip N bytes after each I/O)".into(),
+            ),
+            Some(n) => size(n).map_err(|e| format!("after ':': {e}"))?,
+        };
+        self.rw_line = line;
+        Ok(())
+    }
+
+    /// `bs=READ[,WRITE]`: the block sizes.
+    fn set_bs(&mut self, v: &str, line: usize) -> std::result::Result<(), String> {
+        if v.contains(['-', ':']) {
+            return Err(
+                "a block size range is not modelled; give one size, read,write sizes, or bssplit with the sizes and their shares"
+                    .into(),
+            );
+        }
+        let mut parts = v.split(',');
+        let r = parts.next().unwrap_or("");
+        let w = parts.next();
+        if parts.next().is_some_and(|t| !t.trim().is_empty()) {
+            return Err("a trim block size is not modelled (no trim jobs)".into());
+        }
+        let read = if r.trim().is_empty() {
+            DEFAULT_BS
+        } else {
+            positive(size(r)?)?
+        };
+        let write = match w {
+            None => read,
+            Some(w) if w.trim().is_empty() => DEFAULT_BS,
+            Some(w) => positive(size(w)?)?,
+        };
+        self.bs = (read, write);
+        self.bs_line = line;
+        Ok(())
+    }
+
+    /// Applies an option of the job's threads (times, files, seed,
+    /// priority); false for any other key.
+    fn set_thread(&mut self, key: &str, v: &str, line: usize) -> std::result::Result<bool, String> {
+        match key {
             "runtime" => {
                 self.runtime_ms = Some(time_us(v, 1e6)? / 1e3);
-                self.runtime_line = opt.line;
+                self.runtime_line = line;
             }
             "ramp_time" => self.ramp_ms = time_us(v, 1e6)? / 1e3,
             "thinktime" => self.thinktime_us = time_us(v, 1.0)?,
@@ -325,7 +359,7 @@ impl Options {
                 if v.split(':').any(str::is_empty) {
                     return Err("expected a file name (several separated by ':')".into());
                 }
-                self.filename = Some((v.to_string(), opt.line));
+                self.filename = Some((v.to_string(), line));
             }
             "directory" => {
                 if v.contains(':') {
@@ -334,7 +368,7 @@ impl Options {
                 self.directory = Some(v.trim_end_matches('/').to_string());
             }
             "randseed" => {
-                self.randseed = Some((int(v).ok_or("expected an unsigned integer seed")?, opt.line))
+                self.randseed = Some((int(v).ok_or("expected an unsigned integer seed")?, line))
             }
             "nice" => {
                 self.nice = v
@@ -353,9 +387,9 @@ impl Options {
                     _ => return Err("expected 0 (none), 1 (RT), 2 (BE) or 3 (IDLE)".into()),
                 }
             }
-            other => return Err(format!("key '{other}' is not modelled by mmcsim")),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Applies a flag option of the pattern or reporting (`end_fsync`,

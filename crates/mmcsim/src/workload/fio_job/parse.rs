@@ -24,7 +24,19 @@ pub(super) struct Section {
 /// Parses the job file `text` (`source` names it in errors: `source:LINE:
 /// ...`) into files and jobs; the scenario name is `name`.
 pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
-    let err = |line: usize, msg: String| Error::config(format!("{source}:{line}: {msg}"));
+    let sections = sections(text, source)?;
+    jobs(&sections, source, name)
+}
+
+/// A located error of the job file `source`.
+fn located(source: &str, line: usize, msg: String) -> Error {
+    Error::config(format!("{source}:{line}: {msg}"))
+}
+
+/// The job sections of `text`, each with the `[global]` options above it
+/// and its own, in file order.
+fn sections(text: &str, source: &str) -> Result<Vec<Section>> {
+    let err = |line: usize, msg: String| located(source, line, msg);
     let mut global: Vec<Opt> = Vec::new();
     let mut in_global = false;
     let mut sections: Vec<Section> = Vec::new();
@@ -88,6 +100,13 @@ pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
             "{source}: no job section: an fio job file needs at least one [jobname] section besides [global]"
         )));
     }
+    Ok(sections)
+}
+
+/// The files and jobs of `sections` in order: one run seed, reporting
+/// groups, and each job's start after a stonewall.
+fn jobs(sections: &[Section], source: &str, name: &str) -> Result<FioWorkload> {
+    let err = |line: usize, msg: String| located(source, line, msg);
     let mut w = FioWorkload {
         name: name.to_string(),
         seed: None,
@@ -100,7 +119,7 @@ pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
     // End of the latest time-based job so far (for stonewall), ms; None
     // once a job's end is known only at run time.
     let mut known_end: Option<f64> = Some(0.0);
-    for s in &sections {
+    for s in sections {
         let o = Options::read(s, source)?;
         if let Some((seed, line)) = o.randseed {
             match w.seed {

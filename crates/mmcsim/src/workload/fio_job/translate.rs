@@ -35,18 +35,7 @@ impl Options {
         };
         let m = &self.more;
         let op = self.rw.op();
-        let sizes = [
-            BlockSizes::new(self.bs.0, m.bssplit[0].as_deref().unwrap_or(&[])),
-            BlockSizes::new(self.bs.1, m.bssplit[1].as_deref().unwrap_or(&[])),
-        ];
-        let used: Vec<&BlockSizes> = match op {
-            JobOp::Read => vec![&sizes[0]],
-            JobOp::Write => vec![&sizes[1]],
-            JobOp::Readwrite => vec![&sizes[0], &sizes[1]],
-        };
-        let min_bs = used.iter().map(|s| s.min()).min().unwrap_or(self.bs.0);
-        let fixed =
-            used.iter().all(|s| s.is_fixed()) && used.iter().all(|s| s.min() == used[0].min());
+        let (sizes, min_bs, fixed) = self.call_sizes(op);
         let nfiles = self.file_count().map_err(|(l, e)| at(l, e))?;
         let (total, per_file) = self.sizes(nfiles).map_err(|(l, e)| at(l, e))?;
         let io_bytes = m.io_size.map_or(total, |(n, _)| n);
@@ -67,7 +56,12 @@ impl Options {
                 "key 'create_on_open': a job that reads a file fio has not laid out reads past its end (short reads are not modelled); use it with write jobs".into(),
             ));
         }
-        let (requests, bytes_per_pass) = match (self.time_based, fixed) {
+        let (pattern, order, stride) = self.pattern(min_bs);
+        // What every clone shares: the pattern, its length and call sizes.
+        let mut template = self.base_spec(op, pattern, order, start_ms);
+        template.region_bytes = Some(per_file);
+        template.stride_bytes = stride;
+        (template.requests, template.bytes_per_pass) = match (self.time_based, fixed) {
             (true, _) => (m.number_ios, None),
             (false, true) => {
                 let n = io_bytes / min_bs;
@@ -75,23 +69,17 @@ impl Options {
             }
             (false, false) => (m.number_ios, Some(io_bytes)),
         };
-        let random = self.rw.random();
-        let (pattern, order, stride) = match (random, self.skip) {
-            (true, _)
-                if self.norandommap || m.distribution.is_skewed() || m.blockalign.is_some() =>
-            {
-                (Pattern::Random, Order::Ascending, None)
-            }
-            (true, _) => (Pattern::Sequential, Order::Shuffled, None),
-            (false, 0) => (Pattern::Sequential, Order::Ascending, None),
-            (false, n) => (Pattern::Strided, Order::Ascending, Some(min_bs + n)),
-        };
-        let file_bytes = |offset: u64| match self.filesize {
-            Some((f, _)) => f,
-            None => offset + per_file,
-        };
+        self.set_sizes(&mut template, &sizes, fixed, min_bs);
+        if self.rw.random() {
+            template.distribution = m.distribution.clone();
+            template.random_percent = m.random_percent.filter(|&p| p < 100);
+            template.align_bytes = m.blockalign.map(|(a, _)| a);
+        }
         for c in self.clones(nfiles) {
-            let fb = file_bytes(c.offset);
+            let fb = match self.filesize {
+                Some((f, _)) => f,
+                None => c.offset + per_file,
+            };
             if c.offset + per_file > fb {
                 let line = self.size.map_or(0, |(_, l)| l);
                 return Err(at(
@@ -102,49 +90,87 @@ impl Options {
                     ),
                 ));
             }
-            for file in &c.files {
-                let size_mib = fb.div_ceil(1 << 20);
-                match w.files.iter_mut().find(|f| &f.name == file) {
-                    Some(f) => {
-                        f.size_mib = f.size_mib.max(size_mib);
-                        f.prewrite &= m.create_on_open.is_none();
-                    }
-                    None => w.files.push(FioFile {
-                        name: file.clone(),
-                        size_mib,
-                        prewrite: m.create_on_open.is_none(),
-                    }),
-                }
-            }
-            let mut job = self.base_spec(op, pattern, order, start_ms);
+            self.add_files(w, &c.files, fb);
+            let mut job = template.clone();
             job.file = c.files[0].clone();
             job.more_files = c.files[1..].to_vec();
             job.threads = c.threads;
             job.region_offset_bytes = c.offset;
-            job.region_bytes = Some(per_file);
-            job.stride_bytes = stride;
-            job.requests = requests;
-            job.bytes_per_pass = bytes_per_pass;
-            self.set_sizes(&mut job, &sizes, fixed, min_bs);
-            if random {
-                job.distribution = m.distribution.clone();
-                job.random_percent = m.random_percent.filter(|&p| p < 100);
-                job.align_bytes = m.blockalign.map(|(a, _)| a);
-            }
             job.check_io()
                 .map_err(|e| Error::config(format!("{source}:{}: {e}", s.line)))?;
             w.jobs.push(job);
-            w.report.push(FioReportJob {
-                jobname: self.name.clone(),
-                groupid: group,
-                group_reporting: m.group_reporting,
-                percentiles: m
-                    .percentiles
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_PERCENTILES.to_vec()),
-            });
+            w.report.push(self.report_job(group));
         }
         Ok(())
+    }
+
+    /// The read and write call sizes, the smallest call either direction
+    /// `op` uses makes, and whether every call of `op` has that one size.
+    fn call_sizes(&self, op: JobOp) -> ([BlockSizes; 2], u64, bool) {
+        let m = &self.more;
+        let sizes = [
+            BlockSizes::new(self.bs.0, m.bssplit[0].as_deref().unwrap_or(&[])),
+            BlockSizes::new(self.bs.1, m.bssplit[1].as_deref().unwrap_or(&[])),
+        ];
+        let used: Vec<&BlockSizes> = match op {
+            JobOp::Read => vec![&sizes[0]],
+            JobOp::Write => vec![&sizes[1]],
+            JobOp::Readwrite => vec![&sizes[0], &sizes[1]],
+        };
+        let min_bs = used.iter().map(|s| s.min()).min().unwrap_or(self.bs.0);
+        let fixed =
+            used.iter().all(|s| s.is_fixed()) && used.iter().all(|s| s.min() == used[0].min());
+        (sizes, min_bs, fixed)
+    }
+
+    /// The offsets' pattern, order and stride: fio's random map is a
+    /// shuffled sequence; `rw=write:N` skips N bytes after each call.
+    fn pattern(&self, min_bs: u64) -> (Pattern, Order, Option<u64>) {
+        let m = &self.more;
+        match (self.rw.random(), self.skip) {
+            (true, _)
+                if self.norandommap || m.distribution.is_skewed() || m.blockalign.is_some() =>
+            {
+                (Pattern::Random, Order::Ascending, None)
+            }
+            (true, _) => (Pattern::Sequential, Order::Shuffled, None),
+            (false, 0) => (Pattern::Sequential, Order::Ascending, None),
+            (false, n) => (Pattern::Strided, Order::Ascending, Some(min_bs + n)),
+        }
+    }
+
+    /// Adds `files` of `bytes` bytes to `w` (a file named twice takes the
+    /// larger size; laid out before the run unless `create_on_open`).
+    fn add_files(&self, w: &mut FioWorkload, files: &[String], bytes: u64) {
+        let prewrite = self.more.create_on_open.is_none();
+        let size_mib = bytes.div_ceil(1 << 20);
+        for file in files {
+            match w.files.iter_mut().find(|f| &f.name == file) {
+                Some(f) => {
+                    f.size_mib = f.size_mib.max(size_mib);
+                    f.prewrite &= prewrite;
+                }
+                None => w.files.push(FioFile {
+                    name: file.clone(),
+                    size_mib,
+                    prewrite,
+                }),
+            }
+        }
+    }
+
+    /// How one clone of this job is reported, in reporting group `group`.
+    fn report_job(&self, group: u32) -> FioReportJob {
+        let m = &self.more;
+        FioReportJob {
+            jobname: self.name.clone(),
+            groupid: group,
+            group_reporting: m.group_reporting,
+            percentiles: m
+                .percentiles
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PERCENTILES.to_vec()),
+        }
     }
 
     /// Files per clone: the names of `filename` (':'-separated), else

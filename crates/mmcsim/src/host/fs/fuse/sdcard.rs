@@ -66,14 +66,21 @@ fn sequence(calls: Vec<Syscall>, rets: &[i64]) -> DaemonStep {
     }
 }
 
+/// Continues a handler that first resolves `child` with
+/// `find_file_within`, then makes `calls`.
+fn find_then(child: &[String], rets: &[i64], calls: Vec<Syscall>) -> DaemonStep {
+    let mut step = None;
+    match after_find(child, rets, &mut step) {
+        None => step.expect("a call"),
+        Some(r) => sequence(calls, r),
+    }
+}
+
 impl Fuse {
     /// What a daemon thread serving `req` does after lower calls that
     /// returned `rets`.
     pub(super) fn sdcard_step(&self, req: &Upcall, rets: &[i64]) -> DaemonStep {
         let fd = HANDLE_FD;
-        let node = || self.dcache.path(req.ino).map(abs);
-        let no_node = DaemonStep::Reply(-Errno::NoEnt.code());
-        let mut step = None;
         match req.op {
             UpcallOp::Read {
                 first_page, pages, ..
@@ -103,33 +110,23 @@ impl Fuse {
             },
             UpcallOp::Flush => DaemonStep::Reply(0),
             UpcallOp::Create { .. } => DaemonStep::Reply(-Errno::NoSys.code()),
-            UpcallOp::Getattr => match node() {
-                Some(path) => sequence(vec![Syscall::Stat { path }], rets),
-                None => no_node,
-            },
-            UpcallOp::Setattr { size } => match node() {
-                Some(path) => sequence(
-                    vec![
-                        Syscall::Truncate {
-                            path: path.clone(),
-                            len: size,
-                        },
-                        Syscall::Stat { path },
-                    ],
-                    rets,
-                ),
-                None => no_node,
-            },
-            UpcallOp::Open { flags } => match node() {
-                Some(path) => sequence(vec![Syscall::Open { path, flags }], rets),
-                None => no_node,
-            },
+            UpcallOp::Getattr => self.on_node(req, rets, |path| vec![Syscall::Stat { path }]),
+            UpcallOp::Setattr { size } => self.on_node(req, rets, |path| {
+                vec![
+                    Syscall::Truncate {
+                        path: path.clone(),
+                        len: size,
+                    },
+                    Syscall::Stat { path },
+                ]
+            }),
+            UpcallOp::Open { flags } => {
+                self.on_node(req, rets, |path| vec![Syscall::Open { path, flags }])
+            }
             UpcallOp::Lookup { name } => {
                 let child = self.walk_name(req.sender, name);
-                match after_find(&child, rets, &mut step) {
-                    None => step.expect("a call"),
-                    Some(r) => sequence(vec![Syscall::Stat { path: abs(&child) }], r),
-                }
+                let stat = Syscall::Stat { path: abs(&child) };
+                find_then(&child, rets, vec![stat])
             }
             UpcallOp::Mknod { name } | UpcallOp::Mkdir { name } => {
                 let child = self.walk_name(req.sender, name);
@@ -138,10 +135,7 @@ impl Fuse {
                     UpcallOp::Mknod { .. } => Syscall::Mknod { path: path.clone() },
                     _ => Syscall::Mkdir { path: path.clone() },
                 };
-                match after_find(&child, rets, &mut step) {
-                    None => step.expect("a call"),
-                    Some(r) => sequence(vec![make, Syscall::Stat { path }], r),
-                }
+                find_then(&child, rets, vec![make, Syscall::Stat { path }])
             }
             UpcallOp::Unlink { name, rmdir } => {
                 let child = self.walk_name(req.sender, name);
@@ -151,28 +145,38 @@ impl Fuse {
                 } else {
                     Syscall::Unlink { path }
                 };
-                match after_find(&child, rets, &mut step) {
-                    None => step.expect("a call"),
-                    Some(r) => sequence(vec![remove], r),
-                }
+                find_then(&child, rets, vec![remove])
             }
-            UpcallOp::Rename => {
-                let (from, to) = self.walk_rename(req.sender);
-                let rename = Syscall::Rename {
-                    from: abs(&from),
-                    to: abs(&to),
-                };
-                // "mv foo FOO" in one directory skips the search.
-                let same = abs(&from).eq_ignore_ascii_case(&abs(&to));
-                if same {
-                    return sequence(vec![rename], rets);
-                }
-                match after_find(&to, rets, &mut step) {
-                    None => step.expect("a call"),
-                    Some(r) => sequence(vec![rename], r),
-                }
-            }
+            UpcallOp::Rename => self.rename_step(req, rets),
         }
+    }
+
+    /// A handler on the request's own node: `calls` on its lower path, or
+    /// ENOENT when the daemon has no such node.
+    fn on_node(
+        &self,
+        req: &Upcall,
+        rets: &[i64],
+        calls: impl FnOnce(String) -> Vec<Syscall>,
+    ) -> DaemonStep {
+        match self.dcache.path(req.ino).map(abs) {
+            Some(path) => sequence(calls(path), rets),
+            None => DaemonStep::Reply(-Errno::NoEnt.code()),
+        }
+    }
+
+    /// RENAME: resolve the target, then `rename`; "mv foo FOO" in one
+    /// directory skips the search.
+    fn rename_step(&self, req: &Upcall, rets: &[i64]) -> DaemonStep {
+        let (from, to) = self.walk_rename(req.sender);
+        let rename = Syscall::Rename {
+            from: abs(&from),
+            to: abs(&to),
+        };
+        if abs(&from).eq_ignore_ascii_case(&abs(&to)) {
+            return sequence(vec![rename], rets);
+        }
+        find_then(&to, rets, vec![rename])
     }
 }
 
