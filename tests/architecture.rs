@@ -724,3 +724,147 @@ fn the_function_length_check_catches_a_long_function() {
     assert_eq!(spans[1].2, MAX_FN_LINES + 3);
     assert!(spans[1].2 > MAX_FN_LINES && spans[0].2 == 1);
 }
+
+/// The library crates, whose errors are typed (issue 26 item 5).
+const LIBRARY_CRATES: &[&str] = &["mmcsim", "mmcsim-trace", "mmcsim-types", "mmcsim-elevator"];
+
+/// `Result<_, String>` left in the library crates' sources: a ratchet that
+/// may only fall. Each is a function whose error is bare text with no file,
+/// line or field; a typed error (see `mmcsim::error`) replaces it.
+const RESULT_STRING_MAX: usize = 76;
+
+/// How many `Result<…, String>` types `text` names, in code outside
+/// `#[cfg(test)]` items (whitespace and line breaks inside the type are
+/// ignored).
+fn result_string_count(text: &str) -> usize {
+    let code = strip_test_items(text);
+    let flat: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    let b = flat.as_bytes();
+    let mut n = 0;
+    let mut from = 0;
+    while let Some(k) = flat[from..].find("Result<") {
+        let start = from + k + "Result<".len();
+        // The matching `>`, then the last top-level argument before it.
+        let (mut depth, mut i) = (1usize, start);
+        while i < b.len() && depth > 0 {
+            match b[i] {
+                b'<' | b'(' | b'[' => depth += 1,
+                b'>' | b')' | b']' => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+        }
+        if depth == 0 && last_type_argument(flat[start..i - 1].trim_end_matches(',')) == "String" {
+            n += 1;
+        }
+        from = start;
+    }
+    n
+}
+
+/// The last top-level, comma-separated argument of `args`.
+fn last_type_argument(args: &str) -> &str {
+    let mut depth = 0usize;
+    let mut last = 0;
+    for (i, c) in args.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => last = i + 1,
+            _ => {}
+        }
+    }
+    &args[last..]
+}
+
+/// `text` with every `#[cfg(test)]` item (a braced block or a `;` item)
+/// removed.
+fn strip_test_items(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(k) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..k]);
+        let after = &rest[k..];
+        let brace = after.find('{');
+        let semi = after.find(';');
+        let end = match (brace, semi) {
+            (Some(b), Some(s)) if s < b => s + 1,
+            (Some(b), _) => {
+                let mut depth = 0usize;
+                let mut end = after.len();
+                for (i, c) in after[b..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = b + i + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                end
+            }
+            (None, Some(s)) => s + 1,
+            (None, None) => after.len(),
+        };
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `(file under crates/, count)` of every library source naming
+/// `Result<_, String>`.
+fn result_string_files() -> Vec<(String, usize)> {
+    let crates = root().join("crates");
+    let mut out = Vec::new();
+    for c in LIBRARY_CRATES {
+        let mut files = Vec::new();
+        rust_files(&crates.join(c).join("src"), &mut files);
+        files.sort();
+        for f in files {
+            if is_test_fixture(&f) {
+                continue;
+            }
+            let n = result_string_count(&std::fs::read_to_string(&f).unwrap());
+            if n > 0 {
+                let rel = f
+                    .strip_prefix(&crates)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((rel, n));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn result_string_errors_only_fall() {
+    let files = result_string_files();
+    let total: usize = files.iter().map(|f| f.1).sum();
+    let list: Vec<String> = files.iter().map(|(f, n)| format!("{f}: {n}")).collect();
+    assert!(
+        total <= RESULT_STRING_MAX,
+        "{total} `Result<_, String>` in the library crates, more than the ratchet's {RESULT_STRING_MAX}: return a typed error (mmcsim::error) naming the file, line and field instead\n{}",
+        list.join("\n")
+    );
+    assert!(
+        total == RESULT_STRING_MAX,
+        "{total} `Result<_, String>` left, fewer than the ratchet's {RESULT_STRING_MAX}: lower RESULT_STRING_MAX to {total}"
+    );
+}
+
+#[test]
+fn the_result_string_count_sees_multi_line_types_and_skips_tests() {
+    let text = "fn a() -> Result<u32, String> { todo!() }\n\
+                fn b() -> std::result::Result<\n    Vec<(u32, u8)>,\n    String,\n> { todo!() }\n\
+                fn c() -> Result<u32, Error> { todo!() }\n\
+                fn d() -> Result<String, Error> { todo!() }\n\
+                #[cfg(test)]\nmod tests { fn e() -> Result<(), String> { Ok(()) } }\n";
+    assert_eq!(result_string_count(text), 2);
+}

@@ -69,9 +69,63 @@ pub enum Error {
     /// field.
     #[error(transparent)]
     Trace(#[from] mmcsim_trace::Error),
-    /// The workload asks for something the modelled system cannot do.
+    /// The workload asks for something the modelled system cannot do
+    /// (kept for the crash run's request log until it moves to
+    /// [`Error::RequestLog`]).
     #[error("{0}")]
     Workload(String),
+    /// A call failed and the run stops at its first failed call
+    /// (`on_error = "stop"` or `--strict`).
+    #[error(
+        "{caller} failed with {errno} (errno {code}) at {at_s:.6} s simulated; {why} ends the run at the first failed call"
+    )]
+    CallFailed {
+        /// The call: its script and index with the call's text, or the
+        /// thread.
+        caller: String,
+        /// The errno's name, e.g. `ENOSPC`.
+        errno: &'static str,
+        /// The errno's number.
+        code: i64,
+        /// When it failed, simulated s.
+        at_s: f64,
+        /// The setting that stops the run (`--strict` or
+        /// `on_error = "stop"`).
+        why: &'static str,
+    },
+    /// An event was scheduled beyond the simulated clock's limit.
+    #[error("{}", clock_overflow(*.now, *.at))]
+    ClockOverflow {
+        /// When it was scheduled, ns (`None`: found after the last event).
+        now: Option<u64>,
+        /// The time it was scheduled at, ns.
+        at: u64,
+    },
+    /// The run completed no request, and an empty result was not allowed.
+    #[error(
+        "the run completed no request: {why}; an empty result is an error unless allowed (simctl: --allow-empty, and the report then says \"empty\": true)"
+    )]
+    EmptyRun {
+        /// Why: the calls that failed, or that nothing was issued.
+        why: String,
+    },
+    /// A trace replayed with `fit = "compact"` touches more than the
+    /// device holds even when compacted.
+    #[error("{}: the trace touches {touched_mib} MiB, more than the device's {capacity_mib} MiB even when compacted", .path.display())]
+    TraceTooLarge {
+        /// The trace file.
+        path: PathBuf,
+        /// The 1 MiB regions the trace touches.
+        touched_mib: u64,
+        /// The device's capacity, MiB.
+        capacity_mib: u64,
+    },
+    /// Writing the request log failed.
+    #[error("request log: {source}")]
+    RequestLog {
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// The simulation cannot finish: calls wait for something nothing will
     /// deliver (a simulator bug; the message says what waits).
     #[error("{0}")]
@@ -79,6 +133,19 @@ pub enum Error {
     /// The device model broke one of its invariants (a simulator bug).
     #[error("device: {0}")]
     Device(#[from] crate::device::DeviceError),
+}
+
+/// The text of [`Error::ClockOverflow`].
+fn clock_overflow(now: Option<u64>, at: u64) -> String {
+    let limit = crate::engine::MAX_SIM_TEXT;
+    match now {
+        Some(now) => format!(
+            "time overflows the simulated clock: at {now} ns an event was scheduled at {at} ns, beyond the limit of {limit} (check think times, start times, durations and trace times)"
+        ),
+        None => format!(
+            "time overflows the simulated clock: an event was scheduled at {at} ns, beyond the limit of {limit}"
+        ),
+    }
 }
 
 impl Error {

@@ -201,7 +201,7 @@ impl Simulation {
             self.handle(now, ev)?;
             idle_since = self.watch_stall(now, timer, idle_since)?;
             if let Some(f) = self.jobs.take_failure() {
-                return Err(Error::Workload(f));
+                return Err(f);
             }
             if let Some(v) = self
                 .block
@@ -212,20 +212,17 @@ impl Simulation {
                 return Err(crate::device::DeviceError::from(v).into());
             }
             if let Some(t) = self.q.overflow() {
-                return Err(Error::Workload(format!(
-                    "time overflows the simulated clock: at {now} ns an event was scheduled at {t} ns, beyond the limit of {} (check think times, start times, durations and trace times)",
-                    crate::engine::MAX_SIM_TEXT
-                )));
+                return Err(Error::ClockOverflow {
+                    now: Some(now),
+                    at: t,
+                });
             }
             if cut == Some(crash::PowerCut::AfterEvent(self.events)) {
                 return Ok(Some(now));
             }
         }
         if let Some(t) = self.q.overflow() {
-            return Err(Error::Workload(format!(
-                "time overflows the simulated clock: an event was scheduled at {t} ns, beyond the limit of {}",
-                crate::engine::MAX_SIM_TEXT
-            )));
+            return Err(Error::ClockOverflow { now: None, at: t });
         }
         Ok(match cut {
             Some(crash::PowerCut::At(t)) => Some(t),
@@ -247,7 +244,7 @@ impl Simulation {
         }
         if let Some(log) = self.log.take() {
             log.finish()
-                .map_err(|e| Error::Workload(format!("request log: {e}")))?;
+                .map_err(|source| Error::RequestLog { source })?;
         }
         Ok(report::build(&self))
     }
@@ -346,9 +343,7 @@ impl Simulation {
                 None => "the jobs issued no request".to_string(),
             },
         };
-        Error::Workload(format!(
-            "the run completed no request: {why}; an empty result is an error unless allowed (simctl: --allow-empty, and the report then says \"empty\": true)"
-        ))
+        Error::EmptyRun { why }
     }
 
     /// The stall watchdog, after an event at `now` (`timer`: a periodic

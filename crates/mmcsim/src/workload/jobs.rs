@@ -106,7 +106,7 @@ pub struct Jobs {
     strict: bool,
     /// A failed call that ends the run (`--strict`, `on_error = "stop"`):
     /// the error's message.
-    failure: Option<String>,
+    failure: Option<crate::error::Error>,
     /// The CPU, told of each crossing from the app into native code.
     cpu: SharedCpu,
 }
@@ -215,7 +215,7 @@ impl Jobs {
 
     /// The failed call that ends the run, when one did: a message naming
     /// the thread (a script's name, call index and text) and the errno.
-    pub fn take_failure(&mut self) -> Option<String> {
+    pub fn take_failure(&mut self) -> Option<crate::error::Error> {
         self.failure.take()
     }
 
@@ -225,7 +225,7 @@ impl Jobs {
         if self.failure.is_some() {
             return;
         }
-        let errno = Errno::from_code(-ret).map_or("EIO", Errno::name);
+        let errno: &'static str = Errno::from_code(-ret).map_or("EIO", Errno::name);
         let at = now as f64 / 1e9;
         let script = self
             .threads
@@ -247,10 +247,13 @@ impl Jobs {
             } else {
                 "on_error = \"stop\""
             };
-            self.failure = Some(format!(
-                "{who} failed with {errno} (errno {}) at {at:.6} s simulated; {why} ends the run at the first failed call",
-                -ret
-            ));
+            self.failure = Some(crate::error::Error::CallFailed {
+                caller: who,
+                errno,
+                code: -ret,
+                at_s: at,
+                why,
+            });
         }
     }
 

@@ -313,12 +313,11 @@ impl TraceFeed {
         let regions = if spec.fit == FitMode::Compact {
             let r = scan_regions(path, spec)?;
             if r.count() * REGION_SECTORS > capacity {
-                return Err(Error::Workload(format!(
-                    "{}: the trace touches {} MiB, more than the device's {} MiB even when compacted",
-                    path.display(),
-                    r.count(),
-                    capacity / 2048
-                )));
+                return Err(Error::TraceTooLarge {
+                    path: path.to_path_buf(),
+                    touched_mib: r.count(),
+                    capacity_mib: capacity / 2048,
+                });
             }
             r
         } else {
