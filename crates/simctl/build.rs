@@ -1,8 +1,8 @@
-//! Embeds the bundled configuration tree (`configs/`: phones, device and
+//! Embeds the bundled configuration tree (the repository's `configs/`: phones, device and
 //! host profiles, scenarios, fio jobs, sweeps, calibration files and
 //! baselines) in the `simctl` binary, so an installed `simctl` finds
 //! `--phone motog-2013` or `run androbench-3.4` from any directory
-//! (`crates/simctl/src/bundled.rs`).
+//! (`src/bundled.rs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,9 +23,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn main() {
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let configs = root.join("configs");
-    println!("cargo:rerun-if-changed=configs");
+    // The package sits at crates/simctl/; the configuration tree is the
+    // repository's top-level configs/.
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let configs = manifest.join("../../configs");
+    println!("cargo:rerun-if-changed=../../configs");
     let mut files = Vec::new();
     walk(&configs, &mut files);
     let mut src = String::from(

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes a native CSV trace for the README's speed figures:
-python3 benches/gen-trace.py N INTERVAL_US OUT — N records, one every
+python3 crates/simctl/benches/gen-trace.py N INTERVAL_US OUT — N records, one every
 INTERVAL_US (integer), 70 % reads / 30 % writes of 4 KiB at random
 4 KiB-aligned sectors of the first 4 GiB, one process (pid 100), seed 42.
 Write OUT to /tmp, not into the repository (10 M records are 280 MB)."""

@@ -28,7 +28,8 @@ const REQUESTS: u64 = 200_000;
 /// random 4 KiB-aligned sectors of the first 4 GiB, one every
 /// `interval_us`, one process.
 fn trace(interval_us: u64) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
+    let dir =
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("target/bench-data");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("rand-rw-200k-{interval_us}us.csv"));
     let mut rng = component_rng(42, "bench-trace");

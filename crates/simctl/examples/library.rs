@@ -8,7 +8,8 @@ use mmcsim::sim::{RunOptions, Simulation};
 use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/scenarios/rand16-128m.toml");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("configs/scenarios/rand16-128m.toml");
     for scheduler in ["noop", "deadline"] {
         let sets = vec![
             ("scheduler.name".to_string(), scheduler.to_string()),

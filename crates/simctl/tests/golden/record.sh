@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs every line of tests/golden/manifest.txt with the release simctl and
-# writes (or, with --check, compares) tests/golden/reports/NAME.json.
+# Runs every line of crates/simctl/tests/golden/manifest.txt (from the
+# repository root) with the release simctl and
+# writes (or, with --check, compares) crates/simctl/tests/golden/reports/NAME.json.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../../.."
+g=crates/simctl/tests/golden
 bin=target/release/simctl
 mode=${1:-record}
-mkdir -p tests/golden/reports
+mkdir -p $g/reports
 fail=0
 while read -r name args; do
     case "$name" in ''|'#'*) continue ;; esac
@@ -15,10 +17,10 @@ while read -r name args; do
         echo "FAILED $name: $(head -c 400 "$out.err")"; fail=1; rm -f "$out" "$out.err"; continue
     fi
     if [ "$mode" = --check ]; then
-        if cmp -s "$out" "tests/golden/reports/$name.json"; then echo "same    $name"; else echo "DIFFERS $name"; fail=1; fi
+        if cmp -s "$out" "$g/reports/$name.json"; then echo "same    $name"; else echo "DIFFERS $name"; fail=1; fi
     else
-        mv "$out" "tests/golden/reports/$name.json"; echo "recorded $name"
+        mv "$out" "$g/reports/$name.json"; echo "recorded $name"
     fi
     rm -f "$out" "$out.err"
-done < tests/golden/manifest.txt
+done < $g/manifest.txt
 exit $fail

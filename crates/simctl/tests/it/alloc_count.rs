@@ -3,31 +3,45 @@
 //! (plus a small constant), counted by a global allocator that wraps
 //! [`System`].
 //!
-//! The file holds a single test, so nothing else allocates in the process
-//! while it counts.
+//! The counter is per thread: the simulation runs on the test's thread, and
+//! the other tests of this binary allocate on theirs without touching it.
 
 use mmcsim::config::Scenario;
 use mmcsim::sim::{RunOptions, Simulation};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
-/// [`System`], counting every allocation and reallocation.
+/// [`System`], counting every allocation and reallocation of the calling
+/// thread.
 struct Counting;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// Allocations and reallocations made by this thread.
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts one allocation on the calling thread (not during thread teardown,
+/// when the thread-local is gone).
+fn count() {
+    let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
+}
+
+/// Allocations so far on the calling thread.
+fn allocs() -> u64 {
+    ALLOCS.with(Cell::get)
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         unsafe { System.realloc(ptr, layout, new_size) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -48,7 +62,7 @@ name = "alloc-count"
 seed = 7
 
 [device]
-profile = "../configs/devices/generic-emmc.toml"
+profile = "../../../configs/devices/generic-emmc.toml"
 
 [scheduler]
 name = "deadline"
@@ -72,16 +86,16 @@ threads = 4
 requests = {requests}
 "#
     );
-    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let base = crate::common::data("");
     Scenario::from_toml(&text, "alloc-count", base, &[]).expect("scenario parses")
 }
 
 /// Allocations made while running (not building) the simulation.
 fn run_allocs(requests: u64, op: &str, direct: bool) -> u64 {
     let sim = Simulation::new(scenario(requests, op, direct)).expect("builds");
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     let report = sim.run(RunOptions::default()).expect("runs");
-    let after = ALLOCS.load(Ordering::Relaxed);
+    let after = allocs();
     assert_eq!(report.workload.requests.count, 4 * requests);
     after - before
 }

@@ -20,8 +20,7 @@
 //! other layers and are not checked. The crate's error type (`error.rs`)
 //! may name each stage's own error type to wrap it (it holds no logic).
 
-mod common;
-use common::root;
+use crate::common::root;
 use std::path::{Path, PathBuf};
 
 /// Layers of the library, bottom first: a module may import its own layer

@@ -1,8 +1,7 @@
 //! End-to-end: the blk-mq path (eMMC 5.1 CMDQ driver) and the mq
 //! schedulers, through the real `simctl` binary.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const SCEN: &str = "configs/scenarios/rand16-128m.toml";
 const CMDQ: &str = "device.profile=../devices/generic-emmc51-cmdq.toml";

@@ -6,8 +6,7 @@
 //! `replay` until a device is chosen; binary data given to a text reader
 //! names the right format.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
 /// `BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION`.

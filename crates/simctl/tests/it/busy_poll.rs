@@ -5,8 +5,7 @@
 //! are polled and reads are not, a card busy programming is polled until
 //! it is ready, and the command-queue driver never polls.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// 200 synchronous direct 4 KiB random writes (or reads) on the generic
 /// eMMC profile with the legacy driver.

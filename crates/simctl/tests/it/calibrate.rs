@@ -4,11 +4,10 @@
 //! reproducible, and bad targets, parameters and bounds give located
 //! errors.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
-const SCENARIO: &str = "tests/calibrate/small-rand-read.toml";
+const SCENARIO: &str = "crates/simctl/tests/calibrate/small-rand-read.toml";
 
 /// The IOPS of the small scenario with `t_r_us` on the generic profile.
 fn iops_with_t_r(t_r_us: f64, tmp: &Path) -> f64 {

@@ -1,7 +1,6 @@
 //! `simctl check`: regressions against a baseline fail CI.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn check(args: &[&str]) -> (i32, String, String) {
     let mut a = vec!["check"];

@@ -1,8 +1,7 @@
 //! End-to-end tests of the `simctl` binary: the README's commands, the
 //! report schema, the request log, determinism and bad input.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn replay_of_the_bundled_sample_reports_every_documented_metric() {

@@ -1,8 +1,7 @@
 //! `simctl compare`: schedulers side by side, the seed papers' Fig. 3 and
 //! Fig. 7 ordering, charts, and parallel runs identical to serial ones.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn iops(c: &serde_json::Value, label: &str) -> f64 {
     c["reports"]
@@ -19,7 +18,7 @@ fn iops(c: &serde_json::Value, label: &str) -> f64 {
 /// (8 map pages = 32 MiB, smaller than the region), deadline's ascending
 /// batches keep more map-cache hits than noop's and cfq's order. (The
 /// generic profile's 36 entries hold the whole region, and the three are
-/// then level: see tests/seed_findings.rs.)
+/// then level: see crates/simctl/tests/it/seed_findings.rs.)
 #[test]
 fn with_16_readers_and_a_small_map_cache_deadline_beats_cfq_and_noop_and_jain_is_reported() {
     let tmp = scratch("compare_rand16");

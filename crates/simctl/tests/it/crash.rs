@@ -5,11 +5,10 @@
 //! the report is deterministic, edge cuts are handled, bad options are
 //! located errors.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
-const W: &str = "tests/crash/fsync-heavy.toml";
+const W: &str = "crates/simctl/tests/crash/fsync-heavy.toml";
 /// A 1 GiB-raw card keeps each cut's replay small in debug builds.
 const SMALL: &str = "device.nand.blocks_per_plane=128";
 

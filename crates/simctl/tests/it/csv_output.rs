@@ -1,8 +1,7 @@
 //! `--csv FILE` on run, replay and compare: one tidy row per (run,
 //! scheduler, metric) with the JSON report's values, written atomically.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 

@@ -2,10 +2,9 @@
 //! binary — over-provisioning too small for garbage collection, mapping
 //! schemes, GC victim policies and static wear leveling.
 
-mod common;
-use common::*;
+use crate::common::*;
 
-const WRITES: &str = "tests/golden/scenarios/writes-mix.toml";
+const WRITES: &str = "crates/simctl/tests/golden/scenarios/writes-mix.toml";
 const READS: &str = "configs/scenarios/rand16-128m.toml";
 /// The generic profile with 64-page blocks: GC needs more spare space,
 /// since a victim must have a whole stripe page (4 of 256 slots) invalid.

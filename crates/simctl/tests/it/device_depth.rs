@@ -2,8 +2,7 @@
 //! 2010–2014 era — the hybrid (FAST log-block) mapping's random-write
 //! collapse on a full device, with its merges in the report.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
 /// One direct-I/O writer on a 256 MiB file of a device preconditioned to

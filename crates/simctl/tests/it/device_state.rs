@@ -4,8 +4,7 @@
 //! geometry, profile or seed, or a truncated or corrupted file, is refused
 //! with an error naming the file.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 /// Runs simctl with `args` plus `--json OUT --quiet`; returns the report
@@ -90,7 +89,7 @@ fn loading_a_saved_state_gives_the_report_of_preconditioning_in_place() {
         "scenario-cmdq",
         &[
             "run",
-            "tests/golden/scenarios/writes-mix.toml",
+            "crates/simctl/tests/golden/scenarios/writes-mix.toml",
             "--set",
             "device.profile=../../../configs/devices/generic-emmc51-cmdq.toml",
             "--scheduler",

@@ -17,9 +17,9 @@
 //!
 //! Synopses (`simctl run SCENARIO [--json FILE]`) are ` ```text `.
 
-mod common;
+use crate::common;
+use crate::common::{root, shared_traces, skip_or_fail};
 use clap::Parser;
-use common::{root, shared_traces, skip_or_fail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -261,7 +261,7 @@ fn simctl_args(cmd: &str) -> Option<Vec<String>> {
 /// A scratch folder that sees the repository's inputs.
 fn workdir() -> PathBuf {
     let d = common::scratch("docs-examples");
-    for name in ["configs", "traces", "tests"] {
+    for name in ["configs", "traces", "crates"] {
         let link = d.join(name);
         if !link.exists() {
             std::os::unix::fs::symlink(root().join(name), &link).unwrap();
@@ -387,7 +387,7 @@ fn the_report_keys_chapter_is_what_the_binary_generates() {
     let committed = std::fs::read_to_string(&page).unwrap_or_default();
     assert!(
         committed == now,
-        "{} differs from `simctl schema --markdown`: regenerate it with MMCSIM_BLESS=1 cargo test --test docs",
+        "{} differs from `simctl schema --markdown`: regenerate it with MMCSIM_BLESS=1 cargo test -p simctl --test it docs",
         page.display()
     );
     let out = common::simctl_ok(&["schema", "--markdown"]);
@@ -400,7 +400,7 @@ fn every_key_of_every_golden_report_is_in_the_schema() {
     assert!(keys.len() > 300, "{} keys", keys.len());
     let mut missing = std::collections::BTreeSet::new();
     let mut reports = 0;
-    for e in std::fs::read_dir(root().join("tests/golden/reports")).unwrap() {
+    for e in std::fs::read_dir(root().join("crates/simctl/tests/golden/reports")).unwrap() {
         let p = e.unwrap().path();
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();

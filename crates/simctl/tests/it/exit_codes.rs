@@ -1,8 +1,7 @@
 //! Exit codes, the same for every command: 0 success, 1 a run or check
 //! failed, 2 unusable input or usage.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Runs simctl from the repository root: (exit code, stderr).
 fn code(args: &[&str]) -> (i32, String) {

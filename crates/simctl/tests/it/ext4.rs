@@ -3,8 +3,7 @@
 //! android-workloads.md §4.2), asserted on the request log's sectors, ops
 //! and order, and on the report's `fs` section.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 

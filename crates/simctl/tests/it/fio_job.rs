@@ -3,8 +3,7 @@
 //! files, and asynchronous submission (libaio/io_uring) keeping `iodepth`
 //! direct I/Os in flight.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

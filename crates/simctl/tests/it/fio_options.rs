@@ -5,8 +5,7 @@
 //! mmcsim refuses, and the output's keys as fio parsing scripts read
 //! them.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 

@@ -3,8 +3,7 @@
 //! kernel splits reads at `max_read` and writes at `max_write`, and bad
 //! `[fs]` settings give located errors.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -240,10 +239,11 @@ fn opcodes(r: &Value) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// `tests/fuse/create-unlink.toml` with only its first `calls` calls (and
+/// `crates/simctl/tests/fuse/create-unlink.toml` with only its first `calls` calls (and
 /// the file system `fs_type`).
 fn create_unlink(calls: usize, fs_type: &str) -> String {
-    let text = std::fs::read_to_string(root().join("tests/fuse/create-unlink.toml")).unwrap();
+    let text = std::fs::read_to_string(root().join("crates/simctl/tests/fuse/create-unlink.toml"))
+        .unwrap();
     let (head, rest) = text.split_once("calls = [\n").unwrap();
     let (list, tail) = rest.split_once("]\n").unwrap();
     let kept: Vec<&str> = list.lines().take(calls).collect();

@@ -1,17 +1,17 @@
 //! Golden reports: every bundled scenario and trace, and every scheduler on
 //! `rand16-128m`, give byte-identical JSON to the committed reports in
-//! `tests/golden/reports/`. A restructuring must not move a single byte; an
+//! `crates/simctl/tests/golden/reports/`. A restructuring must not move a single byte; an
 //! intended model change regenerates them deliberately with
-//! `MMCSIM_BLESS=1 cargo test --test golden` and says why in the commit.
+//! `MMCSIM_BLESS=1 cargo test -p simctl --test it golden` and says why in the commit.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// `(name, arguments)` of every line of the manifest.
 fn manifest() -> Vec<(String, Vec<String>)> {
-    let text = std::fs::read_to_string(root().join("tests/golden/manifest.txt")).unwrap();
+    let text =
+        std::fs::read_to_string(root().join("crates/simctl/tests/golden/manifest.txt")).unwrap();
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -70,7 +70,8 @@ fn every_golden_report_is_byte_identical() {
                     continue;
                 }
                 let got = std::fs::read(&out).unwrap();
-                let want_path = root().join(format!("tests/golden/reports/{name}.json"));
+                let want_path =
+                    root().join(format!("crates/simctl/tests/golden/reports/{name}.json"));
                 if bless {
                     std::fs::write(&want_path, &got).unwrap();
                     continue;

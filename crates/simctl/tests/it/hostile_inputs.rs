@@ -3,7 +3,6 @@
 //! exit, never a silent empty or wrong answer, a hang or a panic.
 #![cfg(unix)]
 
-mod common;
 #[path = "hostile/configs.rs"]
 mod configs;
 #[path = "hostile/outputs.rs"]
@@ -11,7 +10,7 @@ mod outputs;
 #[path = "hostile/scripts.rs"]
 mod scripts;
 
-use common::{report, root, scratch, simctl, simctl_err, simctl_ok};
+use crate::common::{report, root, scratch, simctl, simctl_err, simctl_ok};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

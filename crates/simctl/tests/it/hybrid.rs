@@ -5,8 +5,7 @@
 //! bounds their profiles state. Tests that need ../shared skip with the
 //! reason, as the other ../shared tests do.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const EXCERPT: &str = "nexus5-biotracer-excerpt.txt";

@@ -2,9 +2,7 @@
 //! and a public trace pass the per-command FTL integrity check, and the
 //! report is the same as without it plus the `integrity` section.
 
-mod common;
-
-use common::{report, scratch, shared_trace, simctl_ok};
+use crate::common::{report, scratch, shared_trace, simctl_ok};
 use serde_json::Value;
 
 /// Runs `args` with and without `--check-integrity`; asserts the reports

@@ -3,8 +3,7 @@
 //! simulated device-service medians side by side, foreground GC pauses
 //! within the profile's stated bound, and the same report twice.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const EXCERPT: &str = "nexus5-biotracer-excerpt.txt";
 

@@ -2,8 +2,7 @@
 //! comparisons, request logs), PNG or SVG by extension, and clear errors
 //! instead of empty or misleading figures.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
 /// A 16-reader run's report and request log, once per test binary.

@@ -4,8 +4,7 @@
 //! --seeds N` with 95 % intervals in the table, the JSON and as error bars
 //! (one seed: none, and the output says so).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// The texts of an SVG's `<text>` elements.

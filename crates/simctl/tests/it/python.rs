@@ -4,15 +4,13 @@
 //! pytest, nbclient). On a clone without it the test says SKIPPED and
 //! why; under CI (`MMCSIM_CI`) a missing environment is a failure.
 
-mod common;
-
-use common::skip_or_fail;
+use crate::common::skip_or_fail;
 use std::path::Path;
 use std::process::Command;
 
 #[test]
 fn the_python_package_passes_its_tests() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let python = root.join(".venv/bin/python");
     if !python.exists() {
         skip_or_fail(

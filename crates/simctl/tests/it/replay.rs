@@ -1,8 +1,7 @@
 //! Trace replay: rebasing, capacity fitting, closed loop, preconditioning
 //! from a trace.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::PathBuf;
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {

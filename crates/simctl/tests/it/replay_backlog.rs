@@ -163,7 +163,7 @@ fn a_trace_the_device_keeps_up_with_holds_nothing() {
 #[test]
 fn the_report_says_how_far_the_replay_fell_behind() {
     let exe = env!("CARGO_BIN_EXE_simctl");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let dir = std::env::temp_dir().join(format!("mmcsim-backlog-report-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let heavy = trace("report-heavy", 6_000, 2, 1);

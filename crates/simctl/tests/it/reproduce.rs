@@ -10,8 +10,7 @@
 //! is optimised even there), two seeds each: a few minutes of CPU for the
 //! whole file.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

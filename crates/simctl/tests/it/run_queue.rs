@@ -5,8 +5,7 @@
 //! platform layer is paid once per SQLite statement, and bad idle tables
 //! are located errors.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const CPU_BOUND: &str = "configs/scenarios/cpu-bound-writes.toml";

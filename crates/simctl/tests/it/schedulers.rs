@@ -1,8 +1,7 @@
 //! Every scheduler runs every bundled workload to completion, and
 //! deadline keeps its promise to reads.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn every_scheduler_completes_every_bundled_workload_without_losing_a_request() {

@@ -5,16 +5,14 @@
 //! an unsharded run.
 //!
 //! It starts daemons and may install packages, so it runs only when
-//! `.ci/run` allows it by setting `MMCSIM_CI` (see `tests/common/shared.rs`);
+//! `.ci/run` allows it by setting `MMCSIM_CI` (see `crates/simctl/tests/it/common/shared.rs`);
 //! then it needs Linux, root and Debian's `slurm-wlm` and `munge`
 //! (installed with `apt-get` when missing; `.ci/run` installs them), and
 //! fails if it cannot have them. Without `MMCSIM_CI` it says SKIPPED and
 //! why on stderr, and passes without running. Every wait is bounded; the
 //! daemons and their files are removed at the end, whatever happens.
 
-mod common;
-
-use common::{in_ci, say_skipped, scratch, simctl_ok, skip_or_fail, CI_ENV};
+use crate::common::{in_ci, say_skipped, scratch, simctl_ok, skip_or_fail, CI_ENV};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
@@ -23,7 +21,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The grid the sweep tests share (32 small cells).
-const GRID: &str = "tests/sweep-grid/grid.toml";
+const GRID: &str = "crates/simctl/tests/sweep-grid/grid.toml";
 /// Array tasks.
 const SHARDS: usize = 4;
 
@@ -273,7 +271,7 @@ impl Cluster {
             .unwrap_or_else(|_| "localhost".into());
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let text = format!(
-            "# One-node test cluster of tests/slurm.rs.
+            "# One-node test cluster of crates/simctl/tests/it/slurm.rs.
 ClusterName=mmcsimtest
 SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={ctld_port}

@@ -3,8 +3,7 @@
 //! (reference android-workloads.md §4), `[[sqlite_jobs]]`, and located
 //! errors for bad `[sqlite]` settings.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// A Moto G-class phone's /data (reference §4.1) with one SQLite job.

@@ -2,15 +2,13 @@
 //! byte-identical whatever the workers or sharding, resume, failures,
 //! located grid errors, Slurm scripts.
 
-mod common;
-
-use common::{root, scratch, simctl, simctl_err, simctl_ok, simctl_ok_in};
+use crate::common::{root, scratch, simctl, simctl_err, simctl_ok, simctl_ok_in};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The tests' grid: 4 schedulers × 2 device profiles × 2 small workloads
 /// × 2 seeds (relative to the repository root, where simctl runs).
-const GRID: &str = "tests/sweep-grid/grid.toml";
+const GRID: &str = "crates/simctl/tests/sweep-grid/grid.toml";
 
 /// Every file under `dir`, relative path → bytes.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -214,7 +212,9 @@ fn sweep_is_identical_across_workers_shards_and_resume() {
         dir.join("other.toml"),
         format!(
             "schedulers = [\"noop\"]\nworkloads = [\"{}\"]\n",
-            root().join("tests/sweep-grid/short.csv").display()
+            root()
+                .join("crates/simctl/tests/sweep-grid/short.csv")
+                .display()
         ),
     )
     .unwrap();
@@ -270,7 +270,7 @@ sets = [["driver.mode=cmdq", "precondition.fill_fraction=0.1", "precondition.ste
 
 /// The phone grid: motog-2013 by name and nexus-s by file, each under its
 /// own scheduler, × 2 workloads × 2 seeds.
-const PHONE_GRID: &str = "tests/sweep-grid/phones.toml";
+const PHONE_GRID: &str = "crates/simctl/tests/sweep-grid/phones.toml";
 
 /// The preconditioning overrides of the tests' grids.
 const HALF_FULL: [&str; 4] = [
@@ -305,7 +305,7 @@ fn rows(csv: &[u8]) -> Vec<BTreeMap<String, String>> {
 fn single_run(dir: &Path, cmd: &str, workload: &str, args: &[&str]) -> Vec<u8> {
     let json = dir.join(format!("single-{}.json", args.join("_").replace('/', "_")));
     let j = json.display().to_string();
-    let w = format!("tests/sweep-grid/{workload}");
+    let w = format!("crates/simctl/tests/sweep-grid/{workload}");
     let mut a = vec![cmd, w.as_str(), "--json", &j, "--quiet"];
     a.extend_from_slice(args);
     a.extend_from_slice(&HALF_FULL);
@@ -393,7 +393,7 @@ fn phone_cells_run_as_run_phone_does_and_name_the_phone_in_results() {
         &grid,
         format!(
             "schedulers = [\"deadline\", \"bfq\"]\nworkloads = [\"{}\"]\nphones = [\"{}\"]\ndevices = [\"{}\"]\nseeds = [3]\nsets = [[\"precondition.fill_fraction=0.5\", \"precondition.max_overwrite_factor=0.3\"]]\n",
-            root().join("tests/sweep-grid/small.toml").display(),
+            root().join("crates/simctl/tests/sweep-grid/small.toml").display(),
             root().join("configs/phones/motog-2013.toml").display(),
             root().join("configs/devices/generic-emmc.toml").display(),
         ),
@@ -542,7 +542,7 @@ fn slurm_writes_a_job_array_and_a_dependent_merge() {
 #[test]
 fn sbatch_options_from_the_grid_and_the_command_line_reach_both_scripts() {
     let dir = scratch("sweep-sbatch-opts");
-    let base = root().join("tests/sweep-grid");
+    let base = root().join("crates/simctl/tests/sweep-grid");
     let grid_text = std::fs::read_to_string(base.join("grid.toml"))
         .unwrap()
         .replace("small.toml", &base.join("small.toml").display().to_string())

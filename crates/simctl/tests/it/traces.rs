@@ -2,8 +2,7 @@
 //! convert, replay of every bundled sample and of the public traces in
 //! ../shared/traces (when present), recorded latency, per-process stats.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn trace_formats_lists_every_reader_with_an_example() {

@@ -4,8 +4,7 @@
 //! and its CDF overlay from `simctl plot --kind cdf`. Tests that need
 //! ../shared skip with the reason, as the other ../shared tests do.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 

@@ -5,8 +5,7 @@
 //! no journal and no cache flush — asserted on the request log and the
 //! report's `fs` section.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 
@@ -33,11 +32,11 @@ fn read_log(path: &Path) -> Vec<Row> {
         .collect()
 }
 
-/// Runs scenario `file` (under tests/vfat) with `extra` arguments: the
+/// Runs scenario `file` (under crates/simctl/tests/vfat) with `extra` arguments: the
 /// report and the request log.
 fn run(name: &str, file: &str, extra: &[&str]) -> (Value, Vec<Row>) {
     let tmp = scratch(name);
-    let sc = root().join("tests/vfat").join(file);
+    let sc = root().join("crates/simctl/tests/vfat").join(file);
     let log = tmp.join("log.csv");
     let mut args = vec!["run", sc.to_str().unwrap(), "--log", log.to_str().unwrap()];
     args.extend_from_slice(extra);
@@ -102,7 +101,7 @@ fn fsync_writes_the_data_cluster_then_the_dirent_and_both_fats_in_place() {
 #[test]
 fn a_vfat_run_is_deterministic() {
     let tmp = scratch("vfat-determinism");
-    let sc = root().join("tests/vfat/append-fsync.toml");
+    let sc = root().join("crates/simctl/tests/vfat/append-fsync.toml");
     let a = simctl_ok(&["run", sc.to_str().unwrap(), "--json", "-"]);
     let b = simctl_ok(&["run", sc.to_str().unwrap(), "--json", "-"]);
     assert_eq!(a, b);
@@ -136,7 +135,8 @@ fn the_flush_option_writes_at_close_and_without_dirsync_create_writes_nothing() 
 fn bad_vfat_options_are_located_errors() {
     let tmp = scratch("vfat-bad-option");
     let sc = tmp.join("bad.toml");
-    let text = std::fs::read_to_string(root().join("tests/vfat/append-fsync.toml")).unwrap();
+    let text =
+        std::fs::read_to_string(root().join("crates/simctl/tests/vfat/append-fsync.toml")).unwrap();
     std::fs::write(
         &sc,
         text.replace("type = \"vfat\"", "type = \"vfat\"\ncluster_kib = 3"),

@@ -7,8 +7,7 @@
 //! in every size class the excerpt has. Tests that need ../shared skip
 //! with the reason, as the other ../shared tests do.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const EXCERPT: &str = "nexus5-biotracer-excerpt.txt";

@@ -1,8 +1,7 @@
 //! Writes through the whole path: buffered writes and the writeback
 //! flusher, fsync and O_SYNC flushes, direct writes, read-modify-write.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const SCENARIO: &str = r#"
 name = "writes"

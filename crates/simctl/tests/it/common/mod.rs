@@ -7,9 +7,19 @@ use std::process::{Command, Output};
 mod shared;
 pub use shared::*;
 
-/// The repository root (where configs/ and traces/ live).
+/// The repository root (where configs/ and traces/ live): two levels above
+/// this package (crates/simctl).
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// This package's test data directory (`crates/simctl/tests`: golden/,
+/// crash/, ext4/, sweep-grid/, ...), as a path from the repository root.
+pub const DATA: &str = "crates/simctl/tests";
+
+/// `DATA/rel` under the repository root.
+pub fn data(rel: &str) -> PathBuf {
+    root().join(DATA).join(rel)
 }
 
 /// `../shared/traces/NAME` beside this repository, or `None` after saying
@@ -117,4 +127,34 @@ pub fn direction_split(log: &std::path::Path) -> (u64, f64, u64, f64) {
         ndown,
         down as f64 / ndown.max(1) as f64,
     )
+}
+
+/// Compares `text`, the measured numbers of a finding the model does not
+/// show as published (with the check's verdict), byte for byte with the
+/// committed `crates/simctl/tests/golden/verdicts/NAME.txt`; with
+/// `MMCSIM_BLESS` set, writes it instead (an intended model change, said
+/// in its own commit like the golden reports).
+pub fn assert_verdict(name: &str, text: &str) {
+    let path = data("golden/verdicts").join(format!("{name}.txt"));
+    if std::env::var_os("MMCSIM_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        want == text,
+        "verdict {name} differs from {}:\n--- committed\n{want}--- measured\n{text}\
+         (MMCSIM_BLESS=1 cargo test -p simctl --test it {name} rewrites it after an intended model change)",
+        path.display()
+    );
+}
+
+/// `shown` or `not shown`: the verdict line of a finding's check.
+pub fn shown(holds: bool) -> &'static str {
+    if holds {
+        "shown"
+    } else {
+        "not shown"
+    }
 }
