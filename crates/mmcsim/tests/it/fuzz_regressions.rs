@@ -16,7 +16,7 @@ fn regression(path: &str) -> PathBuf {
 /// (`fuzz/regressions/state_file/scenario.toml`, shared with it) for
 /// `mapping`.
 fn state_scenario(mapping: &str) -> Scenario {
-    let text = include_str!("../../../fuzz/regressions/state_file/scenario.toml")
+    let text = include_str!("../../../../fuzz/regressions/state_file/scenario.toml")
         .replace("MAPPING", mapping);
     Scenario::from_toml(&text, "fuzz.toml", PathBuf::new(), &[]).expect("scenario")
 }

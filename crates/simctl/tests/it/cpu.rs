@@ -2,8 +2,8 @@
 //! split adds up for every kind of call, the host profiles load, and the
 //! Galaxy S II-style sync-write app shows the governor and IPI mechanisms.
 
-mod common;
-use common::{report, scratch};
+use crate::common;
+use crate::common::{assert_verdict, report, scratch, shown};
 use serde_json::Value;
 
 const PARTS: [&str; 6] = [
@@ -57,7 +57,13 @@ fn the_split_adds_up_for_every_kind_of_call() {
     assert_split_adds_up(&r, "buffered read with read-ahead");
     // Buffered writes, fsync, O_DIRECT + O_SYNC, partial-page writes and
     // sequential reads in one run.
-    let r = report(&["run", "tests/golden/scenarios/writes-mix.toml"], &tmp);
+    let r = report(
+        &[
+            "run",
+            "crates/simctl/tests/golden/scenarios/writes-mix.toml",
+        ],
+        &tmp,
+    );
     assert!(r["requests"]["fsyncs"].as_u64().unwrap() > 0);
     assert_split_adds_up(&r, "writes-mix (fsync, O_DIRECT, buffered)");
     // O_SYNC buffered writes + flush on a profile with a platform layer.
@@ -148,18 +154,19 @@ fn host_share_falls_as_the_write_grows_from_16_kib() {
 }
 
 /// The Galaxy S II study's bands (issue 9), on the scenario's 2011-class
-/// eMMC 4.41 (the Galaxy S II profile). The model follows the cited costs
-/// and kernel defaults: host software is 83 / 68 / 27 % at 4 / 16 / 64 KiB
-/// (falling, as published, but 68 % is not ≥ 80 %), one hog cuts latency
-/// by 16 % (inside 10-25 %) and raises the device response time (D→C) by
-/// 34 %, not 3-10 %: at 1200 MHz the next write reaches the card before its
-/// one-stripe-page power-protected buffer has drained the previous
-/// program, so every write waits for it (`device.write_buffer_stalls` 999
-/// → 1999 of 2000), a larger effect than the 1 µs + 5 µs IPI. Run with
-/// `--ignored` to see the numbers.
+/// eMMC 4.41 (the Galaxy S II profile): host software ≥ 80 % of a 16 KiB
+/// write's latency and falling with size, one hog cutting latency by
+/// 10-25 % and raising the device response time (D→C) by 3-10 %. The
+/// model follows the cited costs and kernel defaults; when written it gave
+/// host software 83 / 68 / 27 % at 4 / 16 / 64 KiB (falling, as
+/// published, but 68 % is not ≥ 80 %), latency -16 % (inside the band)
+/// and D→C +34 %, not 3-10 %: at 1200 MHz the next write reaches the card
+/// before its one-stripe-page power-protected buffer has drained the
+/// previous program, so every write waits for it
+/// (`device.write_buffer_stalls` 999 → 1999 of 2000), a larger effect than
+/// the 1 µs + 5 µs IPI. The numbers as they stand are a committed verdict.
 #[test]
-#[ignore = "the honest model misses the published bands; see the doc comment"]
-fn galaxy_s2_bands() {
+fn galaxy_s2_bands_as_measured() {
     let shares: Vec<f64> = [4096, 16384, 65536]
         .iter()
         .map(|&b| f(&sync_app(b, 0), &["breakdown_us", "not_device_share"]))
@@ -169,11 +176,31 @@ fn galaxy_s2_bands() {
     let d2c = |r: &Value| f(r, &["device_response_us", "mean"]);
     let lat_change = lat(&hog) / lat(&idle) - 1.0;
     let d2c_change = d2c(&hog) / d2c(&idle) - 1.0;
-    println!("host share 4/16/64 KiB {shares:?}; latency {lat_change:+.3}; D2C {d2c_change:+.3}");
-    assert!(shares[1] >= 0.80);
-    assert!(shares[0] > shares[1] && shares[1] > shares[2]);
-    assert!((-0.25..=-0.10).contains(&lat_change));
-    assert!((0.03..=0.10).contains(&d2c_change));
+    let bands = [
+        shares[1] >= 0.80,
+        shares[0] > shares[1] && shares[1] > shares[2],
+        (-0.25..=-0.10).contains(&lat_change),
+        (0.03..=0.10).contains(&d2c_change),
+    ];
+    assert_verdict(
+        "cpu-galaxy-s2-bands",
+        &format!(
+            "finding: host software >= 80 % of a 16 KiB O_SYNC write and falling with size; one CPU hog cuts latency 10-25 % and raises D->C 3-10 %\n\
+             measured: host share {:.1} / {:.1} / {:.1} % at 4 / 16 / 64 KiB; with a hog: latency {:+.1} %, D->C {:+.1} %\n\
+             bands: share >= 80 % {}, falling {}, latency {}, D->C {}\n\
+             verdict: {}\n",
+            shares[0] * 100.0,
+            shares[1] * 100.0,
+            shares[2] * 100.0,
+            lat_change * 100.0,
+            d2c_change * 100.0,
+            shown(bands[0]),
+            shown(bands[1]),
+            shown(bands[2]),
+            shown(bands[3]),
+            shown(bands.iter().all(|&b| b))
+        ),
+    );
 }
 
 #[test]
