@@ -70,9 +70,27 @@ pub fn report(args: &[&str], tmp: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid JSON")
 }
 
-/// A fresh scratch directory under the target dir, unique per test name.
+/// A fresh scratch directory under the target dir, `name` the first time
+/// this process asks for it and `name-N` after: every test of the one
+/// test binary runs in the same process, in parallel, so two tests (or
+/// two calls of one helper) naming the same folder must not wipe each
+/// other's files.
 pub fn scratch(name: &str) -> PathBuf {
-    let d = root().join("target").join("test-scratch").join(name);
+    static USED: std::sync::Mutex<Vec<(String, usize)>> = std::sync::Mutex::new(Vec::new());
+    let unique = {
+        let mut used = USED.lock().unwrap_or_else(|e| e.into_inner());
+        match used.iter_mut().find(|(n, _)| n == name) {
+            Some((_, k)) => {
+                *k += 1;
+                format!("{name}-{k}")
+            }
+            None => {
+                used.push((name.to_string(), 1));
+                name.to_string()
+            }
+        }
+    };
+    let d = root().join("target").join("test-scratch").join(unique);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
