@@ -91,7 +91,7 @@ fn loading_a_saved_state_gives_the_report_of_preconditioning_in_place() {
             "run",
             "crates/simctl/tests/golden/scenarios/writes-mix.toml",
             "--set",
-            "device.profile=../../../configs/devices/generic-emmc51-cmdq.toml",
+            "device.profile=../../../../../configs/devices/generic-emmc51-cmdq.toml",
             "--scheduler",
             "mq-deadline",
         ],
