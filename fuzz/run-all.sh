@@ -24,7 +24,7 @@
 # more), -rss_limit_mb=2048 and a -timeout per execution (10 s, 30 s for
 # whole simulations). Before a target runs, its seed corpus is rebuilt in
 # fuzz/seeds/TARGET/ from the repository's own samples (traces/,
-# configs/, tests/golden/, tests/sweep-grid/, tests/calibrate/, ...) and
+# configs/, crates/simctl/tests/golden/, .../sweep-grid/, .../calibrate/, ...) and
 # given to libFuzzer after fuzz/corpus/TARGET/, where the corpus grows.
 # Neither is committed. The structure-aware targets (simulate, scenario_fs,
 # state_file) decode libFuzzer's bytes with `arbitrary`; state_file also
@@ -143,8 +143,8 @@ seed() {
     biotracer) put traces/biotracer.txt traces/bad/biotracer-*.txt ;;
     detect) put traces/*.* traces/bad/* ;;
     scenario_toml)
-        put configs/scenarios/*.toml configs/calibration/micro/*.toml tests/golden/scenarios/*.toml \
-            tests/ext4/*.toml tests/calibrate/*.toml tests/sweep-grid/small.toml
+        put configs/scenarios/*.toml configs/calibration/micro/*.toml crates/simctl/tests/golden/scenarios/*.toml \
+            crates/simctl/tests/ext4/*.toml crates/simctl/tests/calibrate/*.toml crates/simctl/tests/sweep-grid/small.toml
         ;;
     profile_toml)
         # The first byte chooses: even = a device profile, odd = a host profile.
@@ -156,12 +156,12 @@ seed() {
         done
         ;;
     fio_job) put configs/fio/*.fio ;;
-    grid) put tests/sweep-grid/grid.toml tests/sweep-grid/phones.toml configs/sweeps/*.toml ;;
+    grid) put crates/simctl/tests/sweep-grid/grid.toml crates/simctl/tests/sweep-grid/phones.toml configs/sweeps/*.toml ;;
     calibration_targets)
         # Targets files, and one followed by a NUL and a report its
         # metrics are looked up in.
         put configs/calibration/*-androbench34.toml configs/calibration/*-heldout.toml configs/calibration/*-micro.toml
-        local r="$root/tests/golden/reports/scn-rand-read-4k.json"
+        local r="$root/crates/simctl/tests/golden/reports/scn-rand-read-4k.json"
         [ -f "$r" ] && {
             printf '[[targets]]\nscenario = "scenario.toml"\nmetric = "throughput.iops"\nvalue = 1000.0\n\0'
             cat "$r"
@@ -170,7 +170,7 @@ seed() {
     check_baseline)
         # REPORT NUL BASELINE [NUL TOLERANCES]: a report against itself,
         # against another scheduler's, and a comparison.
-        local g="$root/tests/golden/reports" b="$root/configs/baselines/rand16-128m-deadline.json"
+        local g="$root/crates/simctl/tests/golden/reports" b="$root/configs/baselines/rand16-128m-deadline.json"
         pair() { [ -f "$1" ] && [ -f "$2" ] && { cat "$1"; printf '\0'; cat "$2"; [ -n "${4-}" ] && printf '\0%s' "$4"; } >"$d/$3"; }
         pair "$b" "$b" same
         pair "$g/scn-rand16-128m.json" "$b" golden-vs-baseline

@@ -2,7 +2,7 @@
 //! Feeds arbitrary text through the sweep grid parser (`simctl sweep
 //! GRID`: axes, scheduler entries, workloads, phones, devices, seeds, set
 //! variants, the cartesian product), as if the grid were a file in
-//! `tests/sweep-grid/` so its relative paths can name the repository's
+//! `crates/simctl/tests/sweep-grid/` so its relative paths can name the repository's
 //! own workloads, devices and phones; no input may panic. Nothing runs.
 
 use libfuzzer_sys::fuzz_target;
@@ -15,7 +15,7 @@ fn grid_path() -> &'static PathBuf {
     PATH.get_or_init(|| {
         PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../tests/sweep-grid/fuzz-grid.toml"
+            "/../crates/simctl/tests/sweep-grid/fuzz-grid.toml"
         ))
     })
 }

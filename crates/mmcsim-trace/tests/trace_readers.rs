@@ -17,7 +17,7 @@ fn sample(name: &str) -> PathBuf {
         .join(name)
 }
 
-#[path = "../../../tests/common/shared.rs"]
+#[path = "../../simctl/tests/it/common/shared.rs"]
 mod shared_policy;
 
 /// `../shared/traces/NAME` beside the repository, or `None` after saying

@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn the_bundle_holds_every_phone_and_scenario_of_the_tree() {
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join(CONFIGS);
+        let repo = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(CONFIGS);
         for (sub, ext) in [
             ("phones", "toml"),
             ("scenarios", "toml"),

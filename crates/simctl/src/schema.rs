@@ -141,7 +141,7 @@ pub fn markdown(schema: &Value) -> String {
          Every key of the report (`run`/`replay --json`, schema \
          `mmcsim-report/2`), generated from the report's types by `simctl \
          schema --markdown` (the same types `simctl schema` prints as a JSON \
-         Schema); `tests/docs.rs` keeps this page equal to what the binary \
+         Schema); `crates/simctl/tests/it/docs.rs` keeps this page equal to what the binary \
          generates. `[]` stands for an array's items, `*` for a map's keys. \
          Keys whose value is absent from a run (an optional section) are \
          listed all the same.\n\n\

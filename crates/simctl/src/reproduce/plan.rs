@@ -406,7 +406,8 @@ mod tests {
             seeds: 2,
             out: "unused".into(),
             jobs: Some(1),
-            configs: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs"),
+            configs: std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+                .join("configs"),
         }
     }
 

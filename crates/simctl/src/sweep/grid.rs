@@ -473,7 +473,7 @@ mod tests {
     use super::*;
 
     fn grid(text: &str) -> Result<Grid> {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
         Grid::parse(text, &root.join("grid.toml"), &mmcsim::sched::builtin())
     }
 

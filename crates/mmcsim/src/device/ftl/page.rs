@@ -359,7 +359,7 @@ mod tests {
     /// Incremental GC: the same overwrites keep every LPN's newest data
     /// (checked after every pass, with victims part-way collected), fall
     /// back to whole victims rarely; settling leaves no victim in progress
-    /// (the pause bound is checked end to end in `tests/nexus5.rs`).
+    /// (the pause bound is checked end to end in `crates/simctl/tests/it/nexus5.rs`).
     #[test]
     fn incremental_gc_keeps_integrity_and_bounds_each_step() {
         let mut f = tiny(VictimPolicy::Greedy, false);

@@ -346,7 +346,7 @@ mod tests {
             assert_eq!(m.mean.len(), t.schedulers.len(), "{}", m.key);
             assert_eq!(m.stdev.len(), t.schedulers.len(), "{}", m.key);
         }
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
             .join("configs/calibration/motog-2013-androbench34.toml");
         let file: toml::Value = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let targets = file["targets"].as_array().unwrap();
