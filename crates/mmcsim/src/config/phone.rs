@@ -30,6 +30,12 @@ pub struct Phone {
     pub name: String,
     /// What the phone is (SoC, eMMC, kernel).
     pub description: String,
+    /// The targets the phone's values were fitted to (`[fit] targets`:
+    /// `TABLE:METRIC` of a published measurement table, or `finding-N`),
+    /// in file order; empty when nothing was fitted. Checked here for
+    /// form only; `simctl` checks that each names a known table, metric or
+    /// finding.
+    pub fit_targets: Vec<String>,
     /// The phone file.
     pub source: PathBuf,
     /// Device profile (absolute path).
@@ -60,6 +66,8 @@ struct PhoneFile {
     name: String,
     #[serde(default)]
     description: String,
+    #[serde(default)]
+    fit: Option<Fit>,
     device: PathBuf,
     host: PathBuf,
     android_version: String,
@@ -69,6 +77,37 @@ struct PhoneFile {
     scheduler: PhoneScheduler,
     #[serde(default)]
     host_settings: toml::Table,
+}
+
+/// `[fit]`: what a profile's values were fitted to.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fit {
+    /// `TABLE:METRIC` or `finding-N`, one per target fitted.
+    targets: Vec<String>,
+}
+
+/// Checks the form of `[fit] targets` in `src` (a phone, device or host
+/// profile): a non-empty list of distinct, non-empty names.
+pub fn check_fit_targets(src: &str, targets: &[String]) -> Result<()> {
+    if targets.is_empty() {
+        return Err(Error::config(format!(
+            "{src}: [fit] targets is empty: name what was fitted (\"TABLE:METRIC\" or \"finding-N\"), or leave [fit] out"
+        )));
+    }
+    for (i, t) in targets.iter().enumerate() {
+        if t.trim().is_empty() {
+            return Err(Error::config(format!(
+                "{src}: [fit] targets[{i}] is empty: expected \"TABLE:METRIC\" or \"finding-N\""
+            )));
+        }
+        if targets[..i].contains(t) {
+            return Err(Error::config(format!(
+                "{src}: [fit] targets[{i}] = {t:?} is given twice"
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -129,11 +168,19 @@ impl Phone {
                 "{src}: kernel is empty: name the kernel the phone ran when measured, e.g. \"Linux 3.4 (stock)\""
             )));
         }
+        let fit_targets = match f.fit {
+            Some(fit) => {
+                check_fit_targets(&src, &fit.targets)?;
+                fit.targets
+            }
+            None => Vec::new(),
+        };
         let mut host_sets = Vec::new();
         flatten("host", &f.host_settings, &mut host_sets);
         Ok(Phone {
             name: f.name,
             description: f.description,
+            fit_targets,
             source: path.to_path_buf(),
             device,
             host,
