@@ -141,7 +141,8 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
     }
     let outputs = outputs(args, &params)?;
     let opened = open_outputs(args, &profile, &outputs)?;
-    let targets = targets::load(&args.targets, &registry.names())?;
+    let targets =
+        targets::load(&args.targets, &registry.names()).map_err(crate::output::as_unusable)?;
     let mut problem = Problem::new(&targets.targets, &params, profile.sets.clone(), registry);
     problem.phone = profile.phone.clone();
     problem.configs = crate::catalogue::configs_dir(Path::new("configs"))?;

@@ -6,7 +6,9 @@
 use super::finding::{Check, Side};
 use super::profile::Profile;
 use super::{findings, plan, runner};
+use crate::output::unusable;
 use anyhow::{bail, Context, Result};
+use mmcsim::platform::governor::GovernorKind;
 use mmcsim::sched::Registry;
 use rayon::prelude::*;
 use std::path::Path;
@@ -41,30 +43,43 @@ pub fn run_finding(
         bail!("unknown finding `finding-{number}`");
     };
     let (profile, mut after) = match on {
-        On::Phone(p) => (Profile::load(p).map_err(anyhow::Error::msg)?, Vec::new()),
+        On::Phone(p) => (Profile::load(p).map_err(unusable)?, Vec::new()),
         On::Device(s) => {
             if let Err(why) = f.on_generic() {
-                bail!("finding-{number} needs a phone profile: {why}");
+                return Err(unusable(format!(
+                    "finding-{number} needs a phone profile: {why}"
+                )));
             }
             (Profile::generic(), s.to_vec())
         }
     };
     if let Some(only) = f.only_on() {
         if !only.contains(&profile.name.as_str()) {
-            bail!(
+            return Err(unusable(format!(
                 "finding-{number} is about {} only; the profile calibrated is `{}`",
                 only.join(", "),
                 profile.name
-            );
+            )));
         }
     }
+    let profiles = [profile];
+    let specs = f.runs(registry);
     if f.pinned_verdict().is_some() {
-        after.push((plan::PIN.0.to_string(), plan::PIN.1.to_string()));
+        if let Some(first) = specs.first() {
+            let host = runner::scenario(&0, first, &profiles, configs, &after)?.host;
+            let moves = host.freq_table_mhz.len() > 1
+                && !matches!(
+                    host.governor,
+                    GovernorKind::Userspace | GovernorKind::Performance | GovernorKind::Powersave
+                );
+            // As `reproduce` judges it: pinned where the clock can move.
+            if moves {
+                after.push((plan::PIN.0.to_string(), plan::PIN.1.to_string()));
+            }
+        }
     }
     after.extend(sets.iter().cloned());
-    let profiles = [profile];
-    let outputs = f
-        .runs(registry)
+    let outputs = specs
         .par_iter()
         .map(|spec| {
             let sc = runner::scenario(&0, spec, &profiles, configs, &after)?;
