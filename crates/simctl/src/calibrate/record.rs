@@ -164,6 +164,16 @@ fn write_fit(doc: &mut DocumentMut, fit: &Fit) {
     doc.insert("fit", Item::Table(t));
 }
 
+/// The `[fit] targets` written, as the printed fit says it.
+fn fit_line(fit: &Fit) -> String {
+    let names = fit_targets(fit.targets);
+    if names.is_empty() {
+        "[fit] targets: none written (no target with weight > 0 names a measurement table metric or a finding)".to_string()
+    } else {
+        format!("[fit] targets: {}", names.join(", "))
+    }
+}
+
 /// The fit as a text table, naming the profile files written.
 pub fn table(fit: &Fit, files: &[(ProfileKind, &Path)]) -> String {
     use std::fmt::Write;
@@ -193,17 +203,7 @@ pub fn table(fit: &Fit, files: &[(ProfileKind, &Path)]) -> String {
             )
         }
     );
-    let names = fit_targets(fit.targets);
-    let _ = writeln!(
-        s,
-        "[fit] targets: {}",
-        if names.is_empty() {
-            "none written (no target with weight > 0 names a measurement table metric or a finding)"
-                .to_string()
-        } else {
-            names.join(", ")
-        }
-    );
+    let _ = writeln!(s, "{}", fit_line(fit));
     let kw = fit
         .params
         .iter()
