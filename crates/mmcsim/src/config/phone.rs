@@ -282,6 +282,39 @@ fn known_phones(dir: &Path) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// `[fit] targets` is read as written; an empty or repeated list is a
+    /// located error; a phone without `[fit]` was fitted to nothing.
+    #[test]
+    fn fit_targets_are_read_and_checked_for_form() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let moto = Phone::find("motog-2013", &root).unwrap();
+        assert!(
+            moto.fit_targets.is_empty(),
+            "the bundled Moto G is not fitted"
+        );
+        let dir = std::env::temp_dir().join(format!("mmcsim-phone-fit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = std::fs::read_to_string(&moto.source)
+            .unwrap()
+            .replace(
+                "../devices/",
+                &format!("{}/configs/devices/", root.display()),
+            )
+            .replace("../hosts/", &format!("{}/configs/hosts/", root.display()));
+        let with = |fit: &str| {
+            let f = dir.join("fit.toml");
+            std::fs::write(&f, format!("{text}\n[fit]\n{fit}\n")).unwrap();
+            Phone::load(&f)
+        };
+        let p = with("targets = [\"t:a\", \"finding-3\"]").unwrap();
+        assert_eq!(p.fit_targets, ["t:a", "finding-3"]);
+        let e = with("targets = []").unwrap_err().to_string();
+        assert!(e.contains("fit.toml: [fit] targets is empty"), "{e}");
+        let e = with("targets = [\"x\", \"x\"]").unwrap_err().to_string();
+        assert!(e.contains("[fit] targets[1] = \"x\" is given twice"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn the_nexus_s_benchmarked_on_vfat_and_a_bad_benchmark_fs_is_located() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
