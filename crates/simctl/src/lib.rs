@@ -18,10 +18,12 @@ mod compare;
 mod crash;
 mod csv_out;
 mod fio_out;
+mod fit;
 #[doc(hidden)]
 pub mod fuzzing;
 mod generate;
 mod input;
+mod measurements;
 mod output;
 mod plot;
 mod reproduce;

@@ -15,7 +15,7 @@ mod phone;
 mod scenario;
 
 pub use overrides::{apply_set, parse_set};
-pub use phone::{Phone, PHONES_DIR};
+pub use phone::{check_fit_targets, Phone, PHONES_DIR};
 pub use scenario::{
     FileSpec, FitMode, FsConfig, HostConfig, JobOp, JobSpec, Order, Pattern, ReplayMode, Scenario,
     SchedPolicy, SchedulerSpec, ScriptSpec, TraceSpec,

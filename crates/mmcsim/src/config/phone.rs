@@ -30,6 +30,12 @@ pub struct Phone {
     pub name: String,
     /// What the phone is (SoC, eMMC, kernel).
     pub description: String,
+    /// The targets the phone's values were fitted to (`[fit] targets`:
+    /// `TABLE:METRIC` of a published measurement table, or `finding-N`),
+    /// in file order; empty when nothing was fitted. Checked here for
+    /// form only; `simctl` checks that each names a known table, metric or
+    /// finding.
+    pub fit_targets: Vec<String>,
     /// The phone file.
     pub source: PathBuf,
     /// Device profile (absolute path).
@@ -60,6 +66,8 @@ struct PhoneFile {
     name: String,
     #[serde(default)]
     description: String,
+    #[serde(default)]
+    fit: Option<Fit>,
     device: PathBuf,
     host: PathBuf,
     android_version: String,
@@ -69,6 +77,37 @@ struct PhoneFile {
     scheduler: PhoneScheduler,
     #[serde(default)]
     host_settings: toml::Table,
+}
+
+/// `[fit]`: what a profile's values were fitted to.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fit {
+    /// `TABLE:METRIC` or `finding-N`, one per target fitted.
+    targets: Vec<String>,
+}
+
+/// Checks the form of `[fit] targets` in `src` (a phone, device or host
+/// profile): a non-empty list of distinct, non-empty names.
+pub fn check_fit_targets(src: &str, targets: &[String]) -> Result<()> {
+    if targets.is_empty() {
+        return Err(Error::config(format!(
+            "{src}: [fit] targets is empty: name what was fitted (\"TABLE:METRIC\" or \"finding-N\"), or leave [fit] out"
+        )));
+    }
+    for (i, t) in targets.iter().enumerate() {
+        if t.trim().is_empty() {
+            return Err(Error::config(format!(
+                "{src}: [fit] targets[{i}] is empty: expected \"TABLE:METRIC\" or \"finding-N\""
+            )));
+        }
+        if targets[..i].contains(t) {
+            return Err(Error::config(format!(
+                "{src}: [fit] targets[{i}] = {t:?} is given twice"
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -129,11 +168,19 @@ impl Phone {
                 "{src}: kernel is empty: name the kernel the phone ran when measured, e.g. \"Linux 3.4 (stock)\""
             )));
         }
+        let fit_targets = match f.fit {
+            Some(fit) => {
+                check_fit_targets(&src, &fit.targets)?;
+                fit.targets
+            }
+            None => Vec::new(),
+        };
         let mut host_sets = Vec::new();
         flatten("host", &f.host_settings, &mut host_sets);
         Ok(Phone {
             name: f.name,
             description: f.description,
+            fit_targets,
             source: path.to_path_buf(),
             device,
             host,
@@ -234,6 +281,39 @@ fn known_phones(dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `[fit] targets` is read as written; an empty or repeated list is a
+    /// located error; a phone without `[fit]` was fitted to nothing.
+    #[test]
+    fn fit_targets_are_read_and_checked_for_form() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let moto = Phone::find("motog-2013", &root).unwrap();
+        assert!(
+            moto.fit_targets.is_empty(),
+            "the bundled Moto G is not fitted"
+        );
+        let dir = std::env::temp_dir().join(format!("mmcsim-phone-fit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = std::fs::read_to_string(&moto.source)
+            .unwrap()
+            .replace(
+                "../devices/",
+                &format!("{}/configs/devices/", root.display()),
+            )
+            .replace("../hosts/", &format!("{}/configs/hosts/", root.display()));
+        let with = |fit: &str| {
+            let f = dir.join("fit.toml");
+            std::fs::write(&f, format!("{text}\n[fit]\n{fit}\n")).unwrap();
+            Phone::load(&f)
+        };
+        let p = with("targets = [\"t:a\", \"finding-3\"]").unwrap();
+        assert_eq!(p.fit_targets, ["t:a", "finding-3"]);
+        let e = with("targets = []").unwrap_err().to_string();
+        assert!(e.contains("fit.toml: [fit] targets is empty"), "{e}");
+        let e = with("targets = [\"x\", \"x\"]").unwrap_err().to_string();
+        assert!(e.contains("[fit] targets[1] = \"x\" is given twice"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn the_nexus_s_benchmarked_on_vfat_and_a_bad_benchmark_fs_is_located() {

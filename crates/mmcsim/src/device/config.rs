@@ -39,6 +39,12 @@ pub struct DeviceConfig {
     /// Calibration knobs that are not mechanisms; reported as such.
     #[serde(default)]
     pub calibration: CalibrationConfig,
+    /// What the profile's values were fitted to (`[fit] targets`, written
+    /// by `simctl calibrate --out`): kept with the profile, never read by
+    /// the simulation; `simctl reproduce` labels a phone's verdicts from it.
+    #[serde(default, skip_serializing)]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub fit: Option<toml::Value>,
     /// eMMC 5.1 command queueing; absent = the card has no command queue
     /// (legacy one-command-at-a-time operation only).
     #[serde(default, skip_serializing_if = "Option::is_none")]

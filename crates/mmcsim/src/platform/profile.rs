@@ -372,6 +372,9 @@ pub fn apply_host_profile(root: &mut toml::Value, base_dir: &Path) -> Result<()>
     // not host settings.
     base.remove("name");
     base.remove("description");
+    // `[fit] targets` (what `simctl calibrate` fitted the values to) is
+    // read by `simctl reproduce`, not by the host model.
+    base.remove("fit");
     if let Some(cal) = base.remove("calibration") {
         let only_record = cal
             .as_table()

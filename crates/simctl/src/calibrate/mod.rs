@@ -64,6 +64,8 @@ struct Profile {
     host: Option<(PathBuf, String)>,
     /// Overrides selecting the profile for every run.
     sets: Vec<(String, String)>,
+    /// The phone file, when the profile is a phone.
+    phone: Option<PathBuf>,
 }
 
 fn load_profile(path: &Path) -> Result<Profile> {
@@ -85,6 +87,7 @@ fn load_profile(path: &Path) -> Result<Profile> {
             text,
             host: Some((phone.host.clone(), host_text)),
             sets: phone.sets(),
+            phone: Some(path.to_path_buf()),
         });
     }
     mmcsim::device::DeviceConfig::from_toml_str(&text, &src)?;
@@ -94,6 +97,7 @@ fn load_profile(path: &Path) -> Result<Profile> {
         text,
         host: None,
         sets: vec![("device.profile".into(), abs.display().to_string())],
+        phone: None,
     })
 }
 
@@ -137,8 +141,11 @@ pub fn calibrate(args: &CalibrateArgs, registry: &Registry) -> Result<String> {
     }
     let outputs = outputs(args, &params)?;
     let opened = open_outputs(args, &profile, &outputs)?;
-    let targets = targets::load(&args.targets, &registry.names())?;
-    let problem = Problem::new(&targets.targets, &params, profile.sets.clone(), registry);
+    let targets =
+        targets::load(&args.targets, &registry.names()).map_err(crate::output::as_unusable)?;
+    let mut problem = Problem::new(&targets.targets, &params, profile.sets.clone(), registry);
+    problem.phone = profile.phone.clone();
+    problem.configs = crate::catalogue::configs_dir(Path::new("configs"))?;
     let search = || fit(&problem, args.max_iters);
     let (best, iters, converged) = match args.jobs {
         Some(n) => rayon::ThreadPoolBuilder::new()

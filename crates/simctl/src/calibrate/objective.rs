@@ -8,7 +8,8 @@
 //! never runs the same point twice.
 
 use super::params::Param;
-use super::targets::{metric, Target};
+use super::targets::{metric, Goal, Target};
+use crate::reproduce::single;
 use anyhow::{anyhow, Context, Result};
 use mmcsim::config::Scenario;
 use mmcsim::sched::Registry;
@@ -52,6 +53,10 @@ pub struct Problem<'a> {
     pub base_sets: Vec<(String, String)>,
     /// Schedulers.
     pub registry: &'a Registry,
+    /// The phone file calibrated, if a phone (finding targets run on it).
+    pub phone: Option<std::path::PathBuf>,
+    /// The tree's `configs` folder (finding targets run its scenarios).
+    pub configs: std::path::PathBuf,
     cache: Mutex<BTreeMap<Vec<u64>, Arc<Evaluation>>>,
 }
 
@@ -68,6 +73,8 @@ impl<'a> Problem<'a> {
             params,
             base_sets,
             registry,
+            phone: None,
+            configs: std::path::PathBuf::from("configs"),
             cache: Mutex::new(BTreeMap::new()),
         }
     }
@@ -100,6 +107,7 @@ impl<'a> Problem<'a> {
             .targets
             .iter()
             .enumerate()
+            .filter(|(_, t)| !matches!(t.goal, Goal::Finding(_)))
             .flat_map(|(i, t)| {
                 if t.schedulers.is_empty() {
                     vec![(i, None)]
@@ -127,11 +135,26 @@ impl<'a> Problem<'a> {
             .into_par_iter()
             .map(|(i, s)| self.simulate(i, s, &sets))
             .collect::<Result<Vec<serde_json::Value>>>()?;
-        let rows = runs
+        let mut rows = runs
             .iter()
             .zip(&sim_of)
             .map(|(&(i, s), &k)| self.row(i, s, &reports[k]))
             .collect::<Result<Vec<Row>>>()?;
+        let findings: Vec<(usize, u32)> = self
+            .targets
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match t.goal {
+                Goal::Finding(n) => Some((i, n)),
+                _ => None,
+            })
+            .collect();
+        let finding_rows = findings
+            .into_par_iter()
+            .map(|(i, n)| self.finding_row(i, n, &params_only(&sets, self.base_sets.len())))
+            .collect::<Result<Vec<Row>>>()?;
+        rows.extend(finding_rows);
+        rows.sort_by_key(|r| r.target);
         let mut objective = 0.0;
         for (i, t) in self.targets.iter().enumerate() {
             let mine: Vec<&Row> = rows.iter().filter(|r| r.target == i).collect();
@@ -187,18 +210,56 @@ impl<'a> Problem<'a> {
         serde_json::from_str(&report.to_json()).context("reading the run's report")
     }
 
+    /// Target `i`'s row: finding `n` run once on the profile with the
+    /// parameters `sets`, scored by the root mean square of its checks'
+    /// hinges ([`single::shortfall`]).
+    fn finding_row(&self, i: usize, n: u32, sets: &[(String, String)]) -> Result<Row> {
+        let on = match &self.phone {
+            Some(p) => single::On::Phone(p),
+            None => single::On::Device(&self.base_sets),
+        };
+        let checks = single::run_finding(n, on, sets, &self.configs, self.registry)
+            .with_context(|| self.at(i, None))?;
+        let mean_sq = checks
+            .iter()
+            .map(|c| single::shortfall(c).powi(2))
+            .sum::<f64>()
+            / checks.len().max(1) as f64;
+        Ok(Row {
+            target: i,
+            scheduler: None,
+            achieved: mean_sq.sqrt(),
+            relative_error: mean_sq.sqrt(),
+        })
+    }
+
     /// Target `i`'s row under `scheduler`, read from the run's `json`.
     fn row(&self, i: usize, scheduler: Option<&String>, json: &serde_json::Value) -> Result<Row> {
         let t = &self.targets[i];
         let achieved =
             metric(json, &t.metric).map_err(|m| anyhow!("{}: {m}", self.at(i, scheduler)))?;
+        let measured = t
+            .goal
+            .measured(scheduler.map(String::as_str))
+            .with_context(|| {
+                format!(
+                    "{}: no measured value for this scheduler",
+                    self.at(i, scheduler)
+                )
+            })?;
         Ok(Row {
             target: i,
             scheduler: scheduler.cloned(),
             achieved,
-            relative_error: t.measured.relative_error(achieved),
+            relative_error: measured.relative_error(achieved),
         })
     }
+}
+
+/// The fitted parameters' overrides: `sets` after the first `base`
+/// (the profile's own).
+fn params_only(sets: &[(String, String)], base: usize) -> Vec<(String, String)> {
+    sets[base.min(sets.len())..].to_vec()
 }
 
 /// The cost the search minimises, at search coordinates: the objective at

@@ -102,14 +102,18 @@ pub fn calibrated_profile(text: &str, fit: &Fit, kind: ProfileKind) -> Result<St
         if let Some(s) = &r.scheduler {
             t["scheduler"] = value(s.clone());
         }
-        match tg.measured {
-            Measured::Value(v) => t["measured"] = value(v),
-            Measured::Band(lo, hi) => {
+        match tg.goal.measured(r.scheduler.as_deref()) {
+            Some(Measured::Value(v)) => t["measured"] = value(v),
+            Some(Measured::Band(lo, hi)) => {
                 let mut a = Array::new();
                 a.push(lo);
                 a.push(hi);
                 t["measured_band"] = value(a);
             }
+            None => t["measured"] = value("the finding's claim holds (hinge 0)"),
+        }
+        if let Some(f) = &tg.fit_name {
+            t["fit_target"] = value(f.clone());
         }
         t["weight"] = value(tg.weight);
         if tg.weight == 0.0 {
@@ -121,7 +125,53 @@ pub fn calibrated_profile(text: &str, fit: &Fit, kind: ProfileKind) -> Result<St
     }
     rec.insert("targets", Item::ArrayOfTables(ts));
     cal.insert("record", Item::Table(rec));
+    write_fit(&mut doc, fit);
     Ok(doc.to_string())
+}
+
+/// The names of the measurements and findings the fit used (weight > 0),
+/// in target order without repeats: the output's `[fit] targets`.
+pub fn fit_targets(targets: &Targets) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for t in targets.targets.iter().filter(|t| t.weight > 0.0) {
+        if let Some(n) = &t.fit_name {
+            if !v.contains(n) {
+                v.push(n.clone());
+            }
+        }
+    }
+    v
+}
+
+/// Replaces the profile's `[fit]` with the fit's targets (none: no
+/// `[fit]`; a target without a measurement or finding name is recorded in
+/// `[calibration.record]` only).
+fn write_fit(doc: &mut DocumentMut, fit: &Fit) {
+    doc.remove("fit");
+    let names = fit_targets(fit.targets);
+    if names.is_empty() {
+        return;
+    }
+    let mut t = Table::new();
+    t.decor_mut().set_prefix(
+        "\n# Written by simctl calibrate: the measurements and findings these values\n# were fitted to. `simctl reproduce` labels a verdict on them `fitted`.\n",
+    );
+    let mut a = Array::new();
+    for n in names {
+        a.push(n);
+    }
+    t["targets"] = value(a);
+    doc.insert("fit", Item::Table(t));
+}
+
+/// The `[fit] targets` written, as the printed fit says it.
+fn fit_line(fit: &Fit) -> String {
+    let names = fit_targets(fit.targets);
+    if names.is_empty() {
+        "[fit] targets: none written (no target with weight > 0 names a measurement table metric or a finding)".to_string()
+    } else {
+        format!("[fit] targets: {}", names.join(", "))
+    }
 }
 
 /// The fit as a text table, naming the profile files written.
@@ -153,6 +203,7 @@ pub fn table(fit: &Fit, files: &[(ProfileKind, &Path)]) -> String {
             )
         }
     );
+    let _ = writeln!(s, "{}", fit_line(fit));
     let kw = fit
         .params
         .iter()
@@ -211,7 +262,9 @@ pub fn table(fit: &Fit, files: &[(ProfileKind, &Path)]) -> String {
             "{:<tw$} {:<mw$} {:>17} {:>12.4} {:>8.1}%{}",
             label(r),
             t.metric,
-            t.measured.text(),
+            t.goal
+                .measured(r.scheduler.as_deref())
+                .map_or_else(|| "claim holds".to_string(), Measured::text),
             r.achieved,
             r.relative_error * 100.0,
             if t.weight == 0.0 { "  (held out)" } else { "" }

@@ -10,8 +10,29 @@
 //! band = [53.0, 63.0]                      # or: value = 58.0
 //! weight = 1.0                             # optional, default 1; 0 = held out
 //! schedulers = ["noop", "cfq"]             # optional: run under each
+//! measures = "TABLE:METRIC"                # optional: the published metric
+//!                                          # the value or band is taken from
+//!
+//! [[targets]]                              # a published measurement table:
+//! scenario = "../scenarios/androbench-3.4.toml"
+//! measurement = "motog-2013-androbench34:seq_read_mb_s"
+//! # runs under each of the table's schedulers (or `schedulers`, a subset)
+//! # and compares each run with that scheduler's measured mean
+//!
+//! [[targets]]                              # a finding's claim:
+//! finding = "finding-3"                    # runs as `simctl reproduce 3`
 //! ```
+//!
+//! A finding target runs the finding's simulations on the profile (one
+//! seed: the scenarios' own; with the clock pinned when `reproduce` judges
+//! it pinned) and scores each of its checks with a hinge: 0 on the
+//! paper's side of the threshold, else the shortfall over the threshold
+//! (over 1 when the threshold is 0, e.g. a lead's sign), so the objective
+//! term is the mean squared shortfall. Targets with a weight > 0 that name
+//! a measurement (`measurement`, `measures`) or a finding are what the
+//! output profile's `[fit] targets` records.
 
+use crate::fit::FitTarget;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -46,19 +67,52 @@ impl Measured {
     }
 }
 
+/// What a target compares a run with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Goal {
+    /// A metric of the run report against a value or band.
+    Metric(Measured),
+    /// A metric of a published measurement table: each run under a
+    /// scheduler against that scheduler's measured mean.
+    Table(Vec<(String, f64)>),
+    /// A finding's claim (`finding-N`), scored by a hinge per check.
+    Finding(u32),
+}
+
+impl Goal {
+    /// What the run under `scheduler` should give, when it is a value or
+    /// band.
+    pub fn measured(&self, scheduler: Option<&str>) -> Option<Measured> {
+        match self {
+            Goal::Metric(m) => Some(*m),
+            Goal::Table(means) => means
+                .iter()
+                .find(|(s, _)| Some(s.as_str()) == scheduler)
+                .map(|&(_, v)| Measured::Value(v)),
+            Goal::Finding(_) => None,
+        }
+    }
+}
+
 /// One measurement to reproduce.
 #[derive(Clone, Debug)]
 pub struct Target {
-    /// Label (the `name`, or the scenario's file stem).
+    /// Label (the `name`, or the measurement or finding it names, or the
+    /// scenario's file stem).
     pub name: String,
-    /// Scenario file, resolved against the targets file's folder.
+    /// Scenario file, resolved against the targets file's folder (empty
+    /// for a finding, which runs its own scenarios).
     pub scenario: PathBuf,
-    /// The scenario path as written.
+    /// The scenario path as written (the finding's name for a finding).
     pub scenario_text: String,
-    /// Dotted JSON path of the metric in the run report.
+    /// Dotted JSON path of the metric in the run report (`finding-N` for a
+    /// finding).
     pub metric: String,
-    /// The measurement.
-    pub measured: Measured,
+    /// What the runs are compared with.
+    pub goal: Goal,
+    /// The measurement or finding fitted to, as `[fit] targets` names it
+    /// (`TABLE:METRIC` or `finding-N`), when the target names one.
+    pub fit_name: Option<String>,
     /// Weight in the objective; 0 = held out (run and recorded with its
     /// error, not fitted: a validation of the fit).
     pub weight: f64,
@@ -89,8 +143,16 @@ struct File {
 struct RawTarget {
     #[serde(default)]
     name: Option<String>,
-    scenario: String,
-    metric: String,
+    #[serde(default)]
+    scenario: Option<String>,
+    #[serde(default)]
+    metric: Option<String>,
+    #[serde(default)]
+    measurement: Option<String>,
+    #[serde(default)]
+    measures: Option<String>,
+    #[serde(default)]
+    finding: Option<String>,
     #[serde(default)]
     value: Option<f64>,
     #[serde(default)]
@@ -113,6 +175,7 @@ pub fn load(path: &Path, known_schedulers: &[&str]) -> Result<Targets> {
     }
     let dir = path.parent().unwrap_or(Path::new(""));
     let mut out = Vec::new();
+    let findings = crate::reproduce::finding_numbers();
     for (i, t) in f.targets.into_iter().enumerate() {
         let at = format!(
             "{src}: targets[{i}]{}",
@@ -121,32 +184,9 @@ pub fn load(path: &Path, known_schedulers: &[&str]) -> Result<Targets> {
                 .map(|n| format!(" ({n})"))
                 .unwrap_or_default()
         );
-        let measured = match (t.value, t.band.as_deref()) {
-            (Some(v), None) => {
-                if !(v.is_finite() && v > 0.0) {
-                    bail!("{at}: value = {v}: expected a measurement > 0");
-                }
-                Measured::Value(v)
-            }
-            (None, Some([lo, hi])) => {
-                if !(lo.is_finite() && hi.is_finite() && *lo > 0.0 && lo <= hi) {
-                    bail!("{at}: band = [{lo}, {hi}]: expected [low, high] with 0 < low <= high");
-                }
-                Measured::Band(*lo, *hi)
-            }
-            (None, Some(b)) => bail!("{at}: band has {} numbers: expected [low, high]", b.len()),
-            (Some(_), Some(_)) => bail!("{at}: give either value or band, not both"),
-            (None, None) => bail!("{at}: no measurement: add value = X or band = [LOW, HIGH]"),
-        };
         let weight = t.weight.unwrap_or(1.0);
         if !(weight.is_finite() && weight >= 0.0) {
             bail!("{at}: weight = {weight}: expected a number >= 0 (0 = held out: run and recorded, not fitted)");
-        }
-        if t.metric.trim().is_empty() || t.metric.split('.').any(str::is_empty) {
-            bail!(
-                "{at}: metric = {:?}: expected a dotted JSON path such as \"throughput.iops\"",
-                t.metric
-            );
         }
         for s in &t.schedulers {
             if !known_schedulers.contains(&s.as_str()) {
@@ -156,29 +196,13 @@ pub fn load(path: &Path, known_schedulers: &[&str]) -> Result<Targets> {
                 );
             }
         }
-        let scenario = dir.join(&t.scenario);
-        if !scenario.is_file() {
-            bail!(
-                "{at}: scenario = {:?}: no such file ({})",
-                t.scenario,
-                scenario.display()
-            );
-        }
-        let name = t.name.clone().unwrap_or_else(|| {
-            Path::new(&t.scenario)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| t.scenario.clone())
-        });
-        out.push(Target {
-            name,
-            scenario,
-            scenario_text: t.scenario,
-            metric: t.metric,
-            measured,
-            weight,
-            schedulers: t.schedulers,
-        });
+        let target = match (&t.finding, &t.measurement) {
+            (Some(_), Some(_)) => bail!("{at}: give finding or measurement, not both"),
+            (Some(name), None) => finding_target(&at, &t, name, &findings)?,
+            (None, Some(name)) => table_target(&at, &t, name, dir, &findings)?,
+            (None, None) => metric_target(&at, &t, dir, &findings)?,
+        };
+        out.push(Target { weight, ..target });
     }
     if !out.is_empty() && out.iter().all(|t| t.weight == 0.0) {
         bail!(
@@ -190,6 +214,161 @@ pub fn load(path: &Path, known_schedulers: &[&str]) -> Result<Targets> {
         note: f.note,
         targets: out,
     })
+}
+
+/// A target that is a finding's claim.
+fn finding_target(at: &str, t: &RawTarget, name: &str, findings: &[u32]) -> Result<Target> {
+    let extra = [
+        ("scenario", t.scenario.is_some()),
+        ("metric", t.metric.is_some()),
+        ("value", t.value.is_some()),
+        ("band", t.band.is_some()),
+        ("measures", t.measures.is_some()),
+        ("schedulers", !t.schedulers.is_empty()),
+    ];
+    if let Some((key, _)) = extra.iter().find(|(_, given)| *given) {
+        bail!("{at}: finding = {name:?} runs the finding's own scenarios and judges its claim: remove `{key}`");
+    }
+    let n = match FitTarget::parse(name, findings)
+        .map_err(|e| anyhow::anyhow!("{at}: finding = {name:?}: {e}"))?
+    {
+        FitTarget::Finding(n) => n,
+        FitTarget::Measurement { .. } => bail!("{at}: finding = {name:?}: expected \"finding-N\""),
+    };
+    Ok(Target {
+        name: t.name.clone().unwrap_or_else(|| name.to_string()),
+        scenario: PathBuf::new(),
+        scenario_text: name.to_string(),
+        metric: name.to_string(),
+        goal: Goal::Finding(n),
+        fit_name: Some(name.to_string()),
+        weight: 1.0,
+        schedulers: Vec::new(),
+    })
+}
+
+/// A target that is a metric of a published measurement table.
+fn table_target(
+    at: &str,
+    t: &RawTarget,
+    name: &str,
+    dir: &Path,
+    findings: &[u32],
+) -> Result<Target> {
+    for (key, given) in [
+        ("value", t.value.is_some()),
+        ("band", t.band.is_some()),
+        ("metric", t.metric.is_some()),
+        ("measures", t.measures.is_some()),
+    ] {
+        if given {
+            bail!("{at}: measurement = {name:?} takes the table's per-scheduler means and report key: remove `{key}`");
+        }
+    }
+    let (table, key) = match FitTarget::parse(name, findings)
+        .map_err(|e| anyhow::anyhow!("{at}: measurement = {name:?}: {e}"))?
+    {
+        FitTarget::Measurement { table, metric } => (table, metric),
+        FitTarget::Finding(_) => {
+            bail!("{at}: measurement = {name:?}: a finding goes in `finding = {name:?}`")
+        }
+    };
+    let table = crate::measurements::find(table).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+    let m = table
+        .metric(&key)
+        .map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+    let schedulers = if t.schedulers.is_empty() {
+        table.schedulers.clone()
+    } else {
+        t.schedulers.clone()
+    };
+    let mut means = Vec::new();
+    for s in &schedulers {
+        let Some(k) = table.schedulers.iter().position(|x| x == s) else {
+            bail!(
+                "{at}: scheduler `{s}` is not in measurement table `{}` (it has {})",
+                table.name,
+                table.schedulers.join(", ")
+            );
+        };
+        means.push((s.clone(), m.mean[k]));
+    }
+    let (scenario, scenario_text) = scenario_of(at, t, dir)?;
+    Ok(Target {
+        name: t.name.clone().unwrap_or_else(|| name.to_string()),
+        scenario,
+        scenario_text,
+        metric: format!("{}.{key}", table.report_section),
+        goal: Goal::Table(means),
+        fit_name: Some(table.target_name(&key)),
+        weight: 1.0,
+        schedulers,
+    })
+}
+
+/// A target that is a metric of the run report against a value or band.
+fn metric_target(at: &str, t: &RawTarget, dir: &Path, findings: &[u32]) -> Result<Target> {
+    let measured = match (t.value, t.band.as_deref()) {
+        (Some(v), None) => {
+            if !(v.is_finite() && v > 0.0) {
+                bail!("{at}: value = {v}: expected a measurement > 0");
+            }
+            Measured::Value(v)
+        }
+        (None, Some([lo, hi])) => {
+            if !(lo.is_finite() && hi.is_finite() && *lo > 0.0 && lo <= hi) {
+                bail!("{at}: band = [{lo}, {hi}]: expected [low, high] with 0 < low <= high");
+            }
+            Measured::Band(*lo, *hi)
+        }
+        (None, Some(b)) => bail!("{at}: band has {} numbers: expected [low, high]", b.len()),
+        (Some(_), Some(_)) => bail!("{at}: give either value or band, not both"),
+        (None, None) => bail!("{at}: no measurement: add value = X or band = [LOW, HIGH] (or measurement = \"TABLE:METRIC\", or finding = \"finding-N\")"),
+    };
+    let Some(metric) = t.metric.clone() else {
+        bail!("{at}: no metric: add metric = \"a.dotted.report.path\"");
+    };
+    if metric.trim().is_empty() || metric.split('.').any(str::is_empty) {
+        bail!("{at}: metric = {metric:?}: expected a dotted JSON path such as \"throughput.iops\"");
+    }
+    if let Some(m) = &t.measures {
+        match FitTarget::parse(m, findings).map_err(|e| anyhow::anyhow!("{at}: measures = {m:?}: {e}"))? {
+            FitTarget::Measurement { .. } => {}
+            FitTarget::Finding(_) => bail!("{at}: measures = {m:?}: expected \"TABLE:METRIC\" (a finding is its own target: finding = {m:?})"),
+        }
+    }
+    let (scenario, scenario_text) = scenario_of(at, t, dir)?;
+    let name = t.name.clone().unwrap_or_else(|| {
+        Path::new(&scenario_text)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| scenario_text.clone())
+    });
+    Ok(Target {
+        name,
+        scenario,
+        scenario_text,
+        metric,
+        goal: Goal::Metric(measured),
+        fit_name: t.measures.clone(),
+        weight: 1.0,
+        schedulers: t.schedulers.clone(),
+    })
+}
+
+/// The target's scenario, resolved against the targets file's folder.
+fn scenario_of(at: &str, t: &RawTarget, dir: &Path) -> Result<(PathBuf, String)> {
+    let Some(text) = t.scenario.clone() else {
+        bail!("{at}: no scenario: add scenario = \"FILE\" (relative to the targets file)");
+    };
+    let scenario = dir.join(&text);
+    if !scenario.is_file() {
+        bail!(
+            "{at}: scenario = {text:?}: no such file ({})",
+            scenario.display()
+        );
+    }
+    Ok((scenario, text))
 }
 
 /// The number at dotted `path` in a report (`a.b.0.c`: array indices are

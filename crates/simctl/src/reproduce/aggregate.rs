@@ -221,7 +221,7 @@ pub fn interval_text(i: &Interval) -> String {
 }
 
 /// The verdict lines of finding `n` on `profile`: one per label of its
-/// checks, judged at the first clock; a second clock (free, beside a
+/// checks (fitted first), judged at the first clock; a second clock (free, beside a
 /// pinned verdict) is reported under it.
 pub fn verdicts(n: u32, profile: &str, clocks: &[ClockResult]) -> Vec<Verdict> {
     let judged = &clocks[0];
@@ -232,6 +232,8 @@ pub fn verdicts(n: u32, profile: &str, clocks: &[ClockResult]) -> Vec<Verdict> {
             labels.push(c.label);
         }
     }
+    // Fitted first, then the predictions.
+    labels.sort();
     labels
         .into_iter()
         .map(|label| {

@@ -127,11 +127,13 @@ pub trait Finding: Sync {
     }
 }
 
-/// Whether a verdict rests on measurements the profile was fitted to.
+/// Whether a verdict rests on measurements the profile was fitted to, as
+/// the profile's `[fit] targets` record it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Label {
-    /// The profile was calibrated against these measurements
-    /// (`simctl calibrate`): agreement shows the fit, not a reproduction.
+    /// The profile was calibrated against this measurement or finding
+    /// (`simctl calibrate`, recorded in its `[fit] targets`): agreement
+    /// shows the fit, not a reproduction.
     Fitted,
     /// Nothing was fitted to them: a prediction.
     Predicted,
@@ -157,8 +159,12 @@ pub struct Check {
     pub side: Side,
     /// The quantity in this seed.
     pub value: f64,
-    /// Fitted or predicted.
+    /// Fitted or predicted: predicted as measured, then labelled from
+    /// the profile's `[fit] targets` ([`Check::labelled`]).
     pub label: Label,
+    /// The published measurement the check compares against, as a fit
+    /// target names it (`TABLE:METRIC`), when there is one.
+    pub measures: Option<String>,
 }
 
 impl Check {
@@ -169,7 +175,31 @@ impl Check {
             side,
             value,
             label: Label::Predicted,
+            measures: None,
         }
+    }
+
+    /// The same check comparing against the published measurement
+    /// `TABLE:METRIC`.
+    pub fn measuring(mut self, target: String) -> Check {
+        self.measures = Some(target);
+        self
+    }
+
+    /// The check of finding `number` labelled from `fit_targets` (a
+    /// profile's `[fit] targets`): fitted when they name the finding or the
+    /// measurement the check compares against, else predicted.
+    pub fn labelled(mut self, number: u32, fit_targets: &[String]) -> Check {
+        let finding = format!("finding-{number}");
+        let fitted = fit_targets
+            .iter()
+            .any(|t| *t == finding || Some(t) == self.measures.as_ref());
+        self.label = if fitted {
+            Label::Fitted
+        } else {
+            Label::Predicted
+        };
+        self
     }
 }
 

@@ -22,6 +22,7 @@ mod plan;
 mod profile;
 mod runner;
 mod sensitivity;
+pub(crate) mod single;
 pub(crate) mod verdict;
 
 use crate::cli::ReproduceArgs;
@@ -33,6 +34,7 @@ use mmcsim::sched::Registry;
 use plan::{ClockKind, Plan};
 use profile::Profile;
 use runner::RunOutput;
+pub use single::finding_numbers;
 use std::io::Write;
 use std::process::ExitCode;
 pub use verdict::Outcome;
@@ -103,6 +105,7 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
         sections: &sections,
         not_run: &plan.not_run,
     });
+    writeln!(out, "{}", prediction_summary(&sections))?;
     let index = a.out.join("index.html");
     crate::output::write_file(&index, html.as_bytes())?;
     writeln!(out, "report page: {}", index.display())?;
@@ -111,6 +114,25 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `N of M predictions reproduced`, then the fitted verdicts apart: only
+/// predictions count as reproduction.
+fn prediction_summary(sections: &[Section]) -> String {
+    let all: Vec<&Verdict> = sections.iter().flat_map(|s| &s.verdicts).collect();
+    let count = |label: finding::Label| {
+        let of: Vec<&&Verdict> = all.iter().filter(|v| v.label == label).collect();
+        let pass = of.iter().filter(|v| v.outcome == Outcome::Pass).count();
+        (pass, of.len())
+    };
+    let (p, m) = count(finding::Label::Predicted);
+    let (fp, fm) = count(finding::Label::Fitted);
+    let fitted = if fm == 0 {
+        "no fitted verdicts".to_string()
+    } else {
+        format!("{fp} of {fm} fitted verdicts pass (not counted: the profile was fitted to them)")
+    };
+    format!("{p} of {m} predictions reproduced; {fitted}")
 }
 
 /// Runs every distinct job of the plan, in parallel, collected in job
@@ -232,7 +254,7 @@ fn section(
             let mut measures = Vec::new();
             for (s, idx) in c.seeds.iter().enumerate() {
                 let rs: Vec<&RunOutput> = idx.iter().map(|&i| &outputs[i]).collect();
-                let m = f.measure(&rs).with_context(|| {
+                let mut m = f.measure(&rs).with_context(|| {
                     format!(
                         "finding-{n} on {}, seed {}, clock {}",
                         p.name,
@@ -240,6 +262,11 @@ fn section(
                         c.clock.key()
                     )
                 })?;
+                m.checks = m
+                    .checks
+                    .into_iter()
+                    .map(|c| c.labelled(n, &p.fit_targets))
+                    .collect();
                 runs.extend(rs.iter().map(|r| run_row(p, r, &plan.user_sets)));
                 measures.push(m);
             }

@@ -3,6 +3,7 @@
 //! published-vs-simulated table and the runs behind it.
 
 use super::aggregate::{interval_text, Verdict};
+use super::finding::Label;
 use super::profile::Profile;
 use super::verdict::num;
 use super::{NotRun, Outcome, Section};
@@ -43,26 +44,29 @@ section{border-top:2px solid #ccc;margin-top:2em}";
 pub fn render(p: &Page) -> String {
     let mut h = String::new();
     let all: Vec<&Verdict> = p.sections.iter().flat_map(|s| &s.verdicts).collect();
-    let passed = all.iter().filter(|v| v.outcome == Outcome::Pass).count();
+    let summary = super::prediction_summary(p.sections);
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>mmcsim: reproduced findings</title><style>{STYLE}</style></head><body>\n\
          <h1>mmcsim: reproduced findings</h1>\n\
-         <p>{passed} of {} verdicts pass. mmcsim {}; command: <code>{}</code></p>\n\
+         <p><b>{}</b>. mmcsim {}; command: <code>{}</code></p>\n{}\
          <p><b>How the verdicts are judged:</b> every comparison runs with seeds 1 to {seeds}; \
          each judged quantity is given as its mean over the seeds and a 95 % confidence interval \
          from Student's t distribution over the per-seed values (n − 1 = {df} degrees of freedom). \
          PASS: the whole interval lies on the paper's side of the claim's threshold; FAIL: it lies \
          entirely on the other side; UNRESOLVED: it straddles the threshold (the effect is inside \
          the seed noise){one}. A finding with several quantities takes the worst of them. \
-         <i>fitted</i>: the profile was calibrated against these measurements, so agreement shows \
-         the fit; <i>predicted</i>: nothing was fitted to them. Findings 1-5 also run with the CPU \
+         <i>fitted</i>: the phone's <code>[fit] targets</code> (in its file or its device or host \
+         profile, written by <code>simctl calibrate</code>) name the finding or the measurement the \
+         verdict compares against, so agreement shows the fit and is not counted as a reproduction; \
+         <i>predicted</i>: nothing was fitted to it. Findings 1-5 also run with the CPU \
          clock pinned (host.governor=performance) and are judged there; the result with the \
          profile's own governor is shown beside it as the governor's contribution.</p>\n",
-        all.len(),
+        esc(&summary),
         esc(&p.version),
         esc(&p.command),
+        fitted_list(&all),
         seeds = p.seeds,
         df = p.seeds.saturating_sub(1),
         one = if p.seeds < 2 {
@@ -80,6 +84,14 @@ pub fn render(p: &Page) -> String {
                 pr.benchmark_fs_name()
             ),
             None => "each scenario as written (generic eMMC profile, the scenario's host)".into(),
+        };
+        let what = if pr.fit_targets.is_empty() {
+            format!("{what}; fitted to nothing (no [fit] targets): every verdict a prediction")
+        } else {
+            format!(
+                "{what}; fitted to (its [fit] targets): {}",
+                pr.fit_targets.join(", ")
+            )
         };
         let _ = writeln!(h, "<li><b>{}</b>: {}</li>", esc(&pr.name), esc(&what));
     }
@@ -110,6 +122,21 @@ pub fn render(p: &Page) -> String {
         section(&mut h, s);
     }
     h.push_str("</body></html>\n");
+    h
+}
+
+/// The fitted verdicts, listed apart from the predictions (empty when
+/// there are none).
+fn fitted_list(all: &[&Verdict]) -> String {
+    let fitted: Vec<&&Verdict> = all.iter().filter(|v| v.label == Label::Fitted).collect();
+    if fitted.is_empty() {
+        return "<p>No verdict is fitted: no profile's <code>[fit] targets</code> name a finding or measurement judged here.</p>\n".into();
+    }
+    let mut h = String::from("<p>Fitted verdicts (the profile was calibrated to what they compare against; not counted as reproductions):</p>\n<ul>\n");
+    for v in fitted {
+        let _ = writeln!(h, "<li><code>{}</code></li>", esc(&v.line));
+    }
+    h.push_str("</ul>\n");
     h
 }
 

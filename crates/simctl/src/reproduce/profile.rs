@@ -26,6 +26,10 @@ pub struct Profile {
     /// `benchmark_fs`); the seed micro-benchmarks mount it. `None`: the
     /// scenarios' raw contiguous files.
     pub benchmark_fs: Option<FsType>,
+    /// What the phone was fitted to: its `[fit] targets` and those of its
+    /// device and host profiles (`TABLE:METRIC` or `finding-N`, checked);
+    /// empty for a phone nothing was fitted to and for `generic`.
+    pub fit_targets: Vec<String>,
 }
 
 impl Profile {
@@ -37,17 +41,21 @@ impl Profile {
             source: None,
             sets: Vec::new(),
             benchmark_fs: None,
+            fit_targets: Vec::new(),
         }
     }
 
-    /// Loads a phone file.
+    /// Loads a phone file and what it was fitted to.
     pub fn load(path: &Path) -> Result<Profile, String> {
         let phone = Phone::load(path).map_err(|e| format!("--phone {}: {e}", path.display()))?;
+        let fit_targets =
+            fit_targets(&phone).map_err(|e| format!("--phone {}: {e:#}", path.display()))?;
         Ok(Profile {
             name: phone.name.clone(),
             source: Some(path.to_path_buf()),
             sets: phone.sets(),
             benchmark_fs: phone.benchmark_fs,
+            fit_targets,
         })
     }
 
@@ -69,6 +77,37 @@ impl Profile {
     pub fn benchmark_fs_name(&self) -> &'static str {
         self.benchmark_fs.map_or("raw file", |fs| fs.name())
     }
+}
+
+/// The `[fit] targets` of a phone file, its device profile and its host
+/// profile, in that order without repeats, each checked against the
+/// measurement tables and findings.
+fn fit_targets(phone: &Phone) -> anyhow::Result<Vec<String>> {
+    let numbers: Vec<u32> = super::findings::all()
+        .iter()
+        .map(|f| f.about().number)
+        .collect();
+    let mut all: Vec<String> = Vec::new();
+    let files = [
+        (phone.source.clone(), phone.fit_targets.clone()),
+        (
+            phone.device.clone(),
+            crate::fit::targets_of_file(&phone.device)?,
+        ),
+        (
+            phone.host.clone(),
+            crate::fit::targets_of_file(&phone.host)?,
+        ),
+    ];
+    for (file, targets) in files {
+        crate::fit::check(&file.display().to_string(), &targets, &numbers)?;
+        for t in targets {
+            if !all.contains(&t) {
+                all.push(t);
+            }
+        }
+    }
+    Ok(all)
 }
 
 /// The profiles named by `--phone` (a file, a name in `phones_dir`, or

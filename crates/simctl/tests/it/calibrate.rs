@@ -415,3 +415,132 @@ fn the_fit_says_whether_the_search_converged_or_hit_max_iters() {
         "{table}"
     );
 }
+
+/// A published measurement table's metric as a target: each run under one
+/// of the table's schedulers is compared with that scheduler's measured
+/// mean, and the output profile records `[fit] targets` with the metric's
+/// name (`TABLE:METRIC`), as does a band target that says which published
+/// metric it is taken from (`measures`); a held-out target is not recorded.
+#[test]
+fn a_measurement_target_is_fitted_and_recorded_in_the_profiles_fit_targets() {
+    let tmp = scratch("calibrate_measurement");
+    let androbench = root().join("configs/scenarios/androbench-3.4.toml");
+    let t = targets(
+        &tmp,
+        &format!(
+            "[[targets]]\nscenario = {a:?}\nmeasurement = \"motog-2013-androbench34:rand_read_iops\"\nschedulers = [\"noop\", \"cfq\"]\n\
+             [[targets]]\nscenario = {a:?}\nmetric = \"androbench.seq_read_mb_s\"\nband = [53.0, 63.0]\nschedulers = [\"noop\"]\nmeasures = \"motog-2013-androbench34:seq_read_mb_s\"\n\
+             [[targets]]\nscenario = {a:?}\nmetric = \"androbench.seq_write_mb_s\"\nband = [12.0, 16.0]\nschedulers = [\"noop\"]\nmeasures = \"motog-2013-androbench34:seq_write_mb_s\"\nweight = 0\n",
+            a = androbench.display().to_string()
+        ),
+    );
+    let out = tmp.join("motog-fitted.toml");
+    let table = simctl_ok(&[
+        "calibrate",
+        "configs/phones/motog-2013.toml",
+        "--targets",
+        t.to_str().unwrap(),
+        "--param",
+        "device.nand.t_r_us=25:250",
+        "--max-iters",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        table.contains("[fit] targets: motog-2013-androbench34:rand_read_iops, motog-2013-androbench34:seq_read_mb_s\n"),
+        "{table}"
+    );
+    // The blog's noop and cfq means are the measured values.
+    assert!(
+        table.contains("1329.92") && table.contains("1322.95"),
+        "{table}"
+    );
+    let doc: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let fit: Vec<&str> = doc["fit"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fit,
+        [
+            "motog-2013-androbench34:rand_read_iops",
+            "motog-2013-androbench34:seq_read_mb_s"
+        ]
+    );
+    let rows = doc["calibration"]["record"]["targets"].as_array().unwrap();
+    assert_eq!(rows[0]["scheduler"].as_str(), Some("noop"));
+    assert_eq!(rows[0]["measured"].as_float(), Some(1329.92));
+    assert_eq!(rows[1]["measured"].as_float(), Some(1322.95));
+    // The calibrated device profile is usable as it is.
+    let set = format!("device.profile={}", out.display());
+    simctl_ok(&["run", SCENARIO, "--set", &set, "--json", "-"]);
+}
+
+/// A finding's claim as a target (hinge on each of its checks) is recorded
+/// as `finding-N`; unknown tables, metrics and findings, and a target that
+/// mixes kinds, are located errors with exit status 2.
+#[test]
+fn finding_targets_are_recorded_and_bad_measurement_or_finding_targets_exit_2() {
+    let tmp = scratch("calibrate_finding");
+    let t = targets(&tmp, "[[targets]]\nfinding = \"finding-1\"\n");
+    let out = tmp.join("fitted.toml");
+    let table = calibrate_iters(&t, &out, "1", &[]);
+    assert!(table.contains("[fit] targets: finding-1\n"), "{table}");
+    let doc: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["fit"]["targets"][0].as_str(), Some("finding-1"));
+    // Finding 1 holds on the generic profile: the hinge is 0.
+    let rows = doc["calibration"]["record"]["targets"].as_array().unwrap();
+    assert_eq!(rows[0]["achieved"].as_float(), Some(0.0), "{rows:?}");
+
+    let sc = scenario_abs();
+    let o = out.to_str().unwrap();
+    let cases = [
+        (
+            "[[targets]]\nfinding = \"finding-99\"\n".to_string(),
+            "targets[0]: finding = \"finding-99\": unknown finding `finding-99` (known: finding-1",
+        ),
+        (
+            format!("[[targets]]\nname = \"t\"\nscenario = {sc:?}\nmeasurement = \"galaxy-s2-blog:iops\"\n"),
+            "targets[0] (t): measurement = \"galaxy-s2-blog:iops\": unknown measurement table `galaxy-s2-blog` (known: motog-2013-androbench34",
+        ),
+        (
+            format!("[[targets]]\nscenario = {sc:?}\nmeasurement = \"motog-2013-androbench34:iops\"\n"),
+            "has no metric `iops` (metrics: seq_read_mb_s",
+        ),
+        (
+            format!("[[targets]]\nscenario = {sc:?}\nmeasurement = \"motog-2013-androbench34:rand_read_iops\"\nvalue = 3.0\n"),
+            "remove `value`",
+        ),
+        (
+            format!("[[targets]]\nscenario = {sc:?}\nmeasurement = \"motog-2013-androbench34:rand_read_iops\"\nschedulers = [\"mq-deadline\"]\n"),
+            "scheduler `mq-deadline` is not in measurement table `motog-2013-androbench34`",
+        ),
+        (
+            format!("[[targets]]\nscenario = {sc:?}\nmetric = \"throughput.iops\"\nvalue = 1.0\nmeasures = \"motog-2013-androbench34:nope\"\n"),
+            "measures = \"motog-2013-androbench34:nope\"",
+        ),
+        (
+            "[[targets]]\nfinding = \"finding-7\"\n".to_string(),
+            "finding-7 is about motog-2013 only",
+        ),
+    ];
+    for (body, expect) in cases {
+        let t = targets(&tmp, &body);
+        let o = simctl(&[
+            "calibrate",
+            "configs/devices/generic-emmc.toml",
+            "--targets",
+            t.to_str().unwrap(),
+            "--param",
+            "device.nand.t_r_us=20:200",
+            "--out",
+            o,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{body}: {err}");
+        assert!(err.contains(expect), "expected `{expect}` in: {err}");
+    }
+}

@@ -119,13 +119,13 @@ fn every_finding_writes_a_verdict_with_an_interval_a_figure_and_its_data_and_the
     let all = verdicts(&out);
     // One verdict per finding and profile (finding 6 has no generic row:
     // its scenario names the Galaxy S II's parts; finding 7 is about the
-    // Moto G and gives one fitted and one predicted verdict), each with
-    // its mean inside its interval.
+    // Moto G: one verdict, predicted, as the bundled Moto G was fitted to
+    // nothing), each with its mean inside its interval.
     for n in 1..=8u32 {
         for p in phones {
             let want = match (n, p) {
                 (6, "generic") => 0,
-                (7, "motog-2013") => 2,
+                (7, "motog-2013") => 1,
                 (7, _) => 0,
                 _ => 1,
             };
@@ -140,20 +140,17 @@ fn every_finding_writes_a_verdict_with_an_interval_a_figure_and_its_data_and_the
         assert!(l.lo <= l.mean && l.mean <= l.hi, "{l:?}");
         assert!(!l.claim.is_empty());
     }
-    let f7: Vec<&str> = all
-        .iter()
-        .filter(|l| l.finding == 7)
-        .map(|l| l.label.as_str())
-        .collect();
-    assert_eq!(
-        f7,
-        ["fitted", "predicted"],
-        "finding 7: file tests fitted, SQLite predicted"
+    // No bundled phone has [fit] targets: every verdict is a prediction,
+    // and the summary counts them all.
+    assert!(all.iter().all(|l| l.label == "predicted"), "{out}");
+    let passed = all.iter().filter(|l| l.outcome == "PASS").count();
+    assert!(
+        out.contains(&format!(
+            "{passed} of {} predictions reproduced; no fitted verdicts",
+            all.len()
+        )),
+        "{out}"
     );
-    assert!(all
-        .iter()
-        .filter(|l| l.finding != 7)
-        .all(|l| l.label == "predicted"));
     // Sequential reads beat random ones by far more than 3x on every
     // profile, with the clock pinned, in both seeds.
     for p in phones {
@@ -712,7 +709,7 @@ fn a_phone_file_is_applied_to_every_run_and_named_in_the_outputs() {
     std::fs::write(
         &phone,
         format!(
-            "name = \"cmdq-phone\"\ndescription = \"test phone\"\ndevice = \"{}\"\nhost = \"{}\"\nandroid_version = \"4.4\"\nkernel = \"Linux 3.4\"\n[scheduler]\nname = \"mq-deadline\"\n",
+            "name = \"cmdq-phone\"\ndescription = \"test phone\"\ndevice = \"{}\"\nhost = \"{}\"\nandroid_version = \"4.4\"\nkernel = \"Linux 3.4\"\n[scheduler]\nname = \"mq-deadline\"\n[fit]\ntargets = [\"finding-1\"]\n",
             root()
                 .join("configs/devices/generic-emmc51-cmdq.toml")
                 .display(),
@@ -737,8 +734,11 @@ fn a_phone_file_is_applied_to_every_run_and_named_in_the_outputs() {
         o.status.code() == Some(0) || o.status.code() == Some(1),
         "{out}"
     );
-    verdict(&out, 1, "cmdq-phone");
-    verdict(&out, 1, "generic");
+    // Its [fit] targets name finding 1: that verdict is the fit's, not a
+    // prediction; the generic profile's is a prediction.
+    assert_eq!(verdict(&out, 1, "cmdq-phone").label, "fitted", "{out}");
+    assert_eq!(verdict(&out, 1, "generic").label, "predicted", "{out}");
+    assert!(out.contains("of 1 predictions reproduced; "), "{out}");
     let csv = std::fs::read_to_string(out_dir.join("finding-1.csv")).unwrap();
     // Two patterns x two seeds x two clocks (its governor moves the clock).
     assert_eq!(
@@ -757,8 +757,20 @@ fn a_phone_file_is_applied_to_every_run_and_named_in_the_outputs() {
 /// three runs), two seeds and any extra `--set`; returns the output, the
 /// CSV rows (after the header) and the page.
 fn finding_7(name: &str, sets: &[&str]) -> (Output, Vec<Vec<String>>, String) {
+    finding_7_on(name, None, sets)
+}
+
+/// [`finding_7`] on the phone file `phone` (default: the bundled Moto G).
+fn finding_7_on(
+    name: &str,
+    phone: Option<&str>,
+    sets: &[&str],
+) -> (Output, Vec<Vec<String>>, String) {
     let dir = scratch(name);
     let mut args = vec!["7", "--seeds", "2", "--set", "androbench.repetitions=1"];
+    if let Some(p) = phone {
+        args.extend(["--phone", p]);
+    }
     for s in sets {
         args.extend(["--set", s]);
     }
@@ -811,29 +823,22 @@ fn simulated(rows: &[Vec<String>], scheduler: &str, metric: &str) -> f64 {
 fn finding_7_sets_the_blogs_measured_table_beside_the_simulated_values() {
     let (o, rows, html) = finding_7("reproduce_f7", &[]);
     let out = stdout(&o);
-    let fitted = verdicts(&out)
+    let labels = verdicts(&out)
         .into_iter()
         .filter(|l| l.finding == 7)
         .map(|l| (l.label, l.outcome))
         .collect::<Vec<_>>();
-    assert_eq!(fitted.len(), 2, "{out}");
-    assert_eq!(fitted[0].0, "fitted");
-    assert_eq!(fitted[1].0, "predicted");
-    let pass = fitted.iter().all(|(_, o)| o == "PASS");
+    // The bundled Moto G names no [fit] targets: one verdict, predicted.
+    assert_eq!(labels.len(), 1, "{out}");
+    assert_eq!(labels[0].0, "predicted");
+    let pass = labels[0].1 == "PASS";
     assert_eq!(o.status.code(), Some(if pass { 0 } else { 1 }), "{out}");
-    // The checks under each verdict: three per metric, four file metrics
-    // fitted and three SQLite ones predicted.
+    // The checks under it: three per metric, seven metrics.
     assert_eq!(
         out.lines()
-            .filter(|l| l.starts_with("  check ") && l.contains("/12 "))
+            .filter(|l| l.starts_with("  check ") && l.contains("/21 "))
             .count(),
-        12
-    );
-    assert_eq!(
-        out.lines()
-            .filter(|l| l.starts_with("  check ") && l.contains("/9 "))
-            .count(),
-        9
+        21
     );
     // Only the Moto G ran (it is the phone measured), under the nine
     // schedulers, seven metrics each, two seeds; every row carries the
@@ -882,6 +887,78 @@ fn finding_7_sets_the_blogs_measured_table_beside_the_simulated_values() {
     )
     .unwrap();
     assert!(svg.contains("measured (± 1 sd of 3 runs)") && svg.contains("1383"));
+}
+
+/// A Moto G whose `[fit] targets` name one metric of the blog's table:
+/// the three checks on that metric make a `fitted` verdict, the other 18 a
+/// `predicted` one, and only the latter counts in the summary.
+#[test]
+fn a_phones_fit_targets_label_the_verdicts_on_them_fitted_and_the_rest_predicted() {
+    let dir = scratch("reproduce_fit_phone");
+    let phone = dir.join("motog-fitted.toml");
+    let text = std::fs::read_to_string(root().join("configs/phones/motog-2013.toml"))
+        .unwrap()
+        .replace(
+            "\"../devices/",
+            &format!("\"{}/", root().join("configs/devices").display()),
+        )
+        .replace(
+            "\"../hosts/",
+            &format!("\"{}/", root().join("configs/hosts").display()),
+        );
+    std::fs::write(
+        &phone,
+        format!("{text}\n[fit]\ntargets = [\"motog-2013-androbench34:rand_read_iops\"]\n"),
+    )
+    .unwrap();
+    let (o, _, html) = finding_7_on("reproduce_fit_out", Some(phone.to_str().unwrap()), &[]);
+    let out = stdout(&o);
+    let v: Vec<Line> = verdicts(&out);
+    let labels: Vec<&str> = v.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(labels, ["fitted", "predicted"], "{out}");
+    assert!(v[0].claim.starts_with("random read: "), "{out}");
+    for (n, of) in [(3, "/3 "), (18, "/18 ")] {
+        assert_eq!(
+            out.lines()
+                .filter(|l| l.starts_with("  check ") && l.contains(of))
+                .count(),
+            n,
+            "{out}"
+        );
+    }
+    let predicted_pass = usize::from(v[1].outcome == "PASS");
+    let fitted_pass = usize::from(v[0].outcome == "PASS");
+    assert!(
+        out.contains(&format!(
+            "{predicted_pass} of 1 predictions reproduced; {fitted_pass} of 1 fitted verdicts pass (not counted"
+        )),
+        "{out}"
+    );
+    assert!(
+        html.contains("fitted to (its [fit] targets): motog-2013-androbench34:rand_read_iops"),
+        "the page names the fit"
+    );
+    assert!(html.contains("Fitted verdicts (the profile was calibrated"));
+    // A target the tree does not know is a located error (exit 2).
+    let bad = dir.join("motog-bad.toml");
+    std::fs::write(
+        &bad,
+        format!("{text}\n[fit]\ntargets = [\"motog-2013-androbench34:rand_read_ops\"]\n"),
+    )
+    .unwrap();
+    let o = reproduce(&[
+        "1",
+        "--phone",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("motog-bad.toml: [fit] targets[0]: measurement table `motog-2013-androbench34` has no metric `rand_read_ops`"),
+        "{err}"
+    );
 }
 
 #[test]

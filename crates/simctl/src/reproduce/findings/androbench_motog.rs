@@ -11,24 +11,23 @@
 //! lowest of the nine simulated values against the band's bottom, the
 //! highest against its top, the spread against the measured spread).
 //!
-//! The four file tests are the targets `simctl calibrate` fitted the Moto G
-//! to (`configs/calibration/motog-2013-*.toml`): their verdict is labelled
-//! `fitted`. SQLite insert, update and delete are predictions.
+//! Each check names the table metric it compares against
+//! (`motog-2013-androbench34:KEY`): its verdict is labelled `fitted` when
+//! the phone's `[fit] targets` name that metric (or `finding-7`), else
+//! `predicted`. The bundled Moto G was fitted to nothing (its profiles hold
+//! the reference's values; the fits of `configs/calibration/` are separate
+//! profiles), so every verdict there is a prediction.
 //!
 //! The suite runs as the app does (three runs averaged, the scenario's
 //! `androbench.repetitions`); `--set androbench.repetitions=1` shortens it.
 
 use super::{scheduler_of, ANDROBENCH};
 use crate::plot::{BarPanel, Panel};
-use crate::reproduce::finding::{
-    cell, About, Boundary, Check, Finding, Label, Measure, Quantity, Side,
-};
+use crate::reproduce::finding::{cell, About, Boundary, Check, Finding, Measure, Quantity, Side};
 use crate::reproduce::runner::{RunOutput, RunSpec};
 use crate::reproduce::verdict::num;
 use anyhow::{bail, Context, Result};
 use mmcsim::sched::Registry;
-use serde::Deserialize;
-use std::sync::OnceLock;
 
 /// The Moto G AndroBench 3.4 table under nine schedulers.
 pub struct AndrobenchMotoG;
@@ -36,33 +35,14 @@ pub struct AndrobenchMotoG;
 /// The phone measured (its name in `configs/phones/`).
 const PHONE: &str = "motog-2013";
 
-/// The measured table, as written in the tree.
-const MEASURED_TOML: &str =
-    include_str!("../../../../../configs/measurements/motog-2013-androbench34.toml");
+/// The measured table's name in `configs/measurements/`.
+const TABLE: &str = "motog-2013-androbench34";
 
-/// The measured table.
-#[derive(Debug, Deserialize)]
-struct Measured {
-    /// The source, in one line.
-    source: String,
-    /// The schedulers, in the table's order.
-    schedulers: Vec<String>,
-    /// One entry per metric, in the app's order.
-    metrics: Vec<MeasuredMetric>,
-}
+/// The measured table (`configs/measurements/`).
+type Measured = crate::measurements::Table;
 
 /// One metric of the measured table.
-#[derive(Debug, Deserialize)]
-struct MeasuredMetric {
-    /// Report key under `androbench`.
-    key: String,
-    /// Unit of the metric.
-    unit: String,
-    /// Mean of the runs, per scheduler (in `Measured::schedulers` order).
-    mean: Vec<f64>,
-    /// Standard deviation of the runs, per scheduler.
-    stdev: Vec<f64>,
-}
+type MeasuredMetric = crate::measurements::Metric;
 
 impl MeasuredMetric {
     /// The range `(low, high)` the nine measured means span.
@@ -89,25 +69,12 @@ impl MeasuredMetric {
             _ => "?",
         }
     }
-
-    /// Fitted (the file tests `calibrate` fitted) or predicted (SQLite).
-    fn label(&self) -> Label {
-        if self.key.starts_with("sqlite_") {
-            Label::Predicted
-        } else {
-            Label::Fitted
-        }
-    }
 }
 
-/// The measured table, parsed once (a unit test checks it parses and
-/// matches the calibration targets).
+/// The measured table (a unit test checks it matches the calibration
+/// targets).
 fn measured() -> &'static Measured {
-    static TABLE: OnceLock<Measured> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        toml::from_str(MEASURED_TOML)
-            .expect("configs/measurements/motog-2013-androbench34.toml parses (unit-tested)")
-    })
+    crate::measurements::find(TABLE).expect("a bundled measurement table (unit-tested)")
 }
 
 const ABOUT: About = About {
@@ -130,7 +97,7 @@ const ABOUT: About = About {
     ],
 };
 
-const NOTE: &str = "Each panel draws, per scheduler, the blog's measured mean with whiskers of ± one standard deviation of its 3 runs, beside the simulated mean over the seeds with its 95 % interval, in the metric's own unit; the grey band is the range of the nine measured means, against which every scheduler is judged. The file tests were the calibration targets of the Moto G profile (verdict labelled fitted); SQLite is a prediction. The suite runs as the app does (three runs averaged) unless --set androbench.repetitions=N says otherwise.";
+const NOTE: &str = "Each panel draws, per scheduler, the blog's measured mean with whiskers of ± one standard deviation of its 3 runs, beside the simulated mean over the seeds with its 95 % interval, in the metric's own unit; the grey band is the range of the nine measured means, against which every scheduler is judged. A metric is labelled fitted when the phone's [fit] targets name it (the bundled Moto G names none: every metric is a prediction). The suite runs as the app does (three runs averaged) unless --set androbench.repetitions=N says otherwise.";
 
 /// The median of `v` (the mean of the middle two for an even count).
 fn median(v: &[f64]) -> f64 {
@@ -183,11 +150,8 @@ fn simulated(m: &MeasuredMetric, runs: &[&RunOutput]) -> Result<Vec<f64>> {
 fn checks(m: &MeasuredMetric, sim: &[f64]) -> [Check; 3] {
     let (lo, hi) = m.band();
     let (smin, smax) = range(sim);
-    let check = |claim: String, side: Side, value: f64| Check {
-        claim,
-        side,
-        value,
-        label: m.label(),
+    let check = |claim: String, side: Side, value: f64| {
+        Check::predicted(claim, side, value).measuring(measured().target_name(&m.key))
     };
     [
         check(
@@ -292,18 +256,14 @@ impl Finding for AndrobenchMotoG {
             ));
             all.extend(checks(m, &sim));
             panels.push(Panel::Bars(
-                BarPanel::amounts(
-                    &format!("{} ({}, {})", m.name(), m.unit, m.label().name()),
-                    &m.unit,
-                    bars,
-                )
-                .with_errors(errors)
-                .with_series(&["measured (± 1 sd of 3 runs)", "simulated"])
-                .with_band(crate::plot::Band {
-                    low: lo,
-                    high: hi,
-                    label: format!("range of the nine measured means, {}", band_text(m)),
-                }),
+                BarPanel::amounts(&format!("{} ({})", m.name(), m.unit), &m.unit, bars)
+                    .with_errors(errors)
+                    .with_series(&["measured (± 1 sd of 3 runs)", "simulated"])
+                    .with_band(crate::plot::Band {
+                        low: lo,
+                        high: hi,
+                        label: format!("range of the nine measured means, {}", band_text(m)),
+                    }),
             ));
         }
         Ok(Measure {
