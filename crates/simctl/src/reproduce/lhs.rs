@@ -60,17 +60,16 @@ impl SplitMix64 {
 /// dimension appears in exactly one row. Deterministic per `seed`.
 pub(crate) fn latin_hypercube(points: usize, dims: usize, seed: u64) -> Vec<Vec<f64>> {
     let mut rng = SplitMix64::new(seed);
-    let mut rows = vec![vec![0.0; dims]; points];
-    for dim in 0..dims {
+    let mut rows = vec![Vec::with_capacity(dims); points];
+    for _ in 0..dims {
         let mut strata: Vec<usize> = (0..points).collect();
         // Fisher-Yates shuffle pairs strata with rows independently per dim.
         for i in (1..points).rev() {
             let j = rng.below(i + 1);
             strata.swap(i, j);
         }
-        for (row, stratum) in strata.into_iter().enumerate() {
-            let u = (stratum as f64 + rng.next_unit()) / points as f64;
-            rows[row][dim] = u;
+        for (row, stratum) in rows.iter_mut().zip(strata) {
+            row.push((stratum as f64 + rng.next_unit()) / points as f64);
         }
     }
     rows
