@@ -17,6 +17,7 @@
 mod aggregate;
 mod finding;
 mod findings;
+mod lhs;
 mod page;
 mod plan;
 mod profile;
