@@ -341,6 +341,16 @@ pub struct ReproduceArgs {
     /// The folder of scenarios/, devices/, hosts/ and phones/.
     #[arg(long, value_name = "DIR", default_value = "configs")]
     pub configs: PathBuf,
+    /// Sample each phone's `[uncertain]` internals at M points of a seeded
+    /// Latin hypercube and run the findings in every configuration (at the
+    /// verdict's clock, seeds as --seeds): writes DIR/ensemble.csv and the
+    /// fraction of configurations in which each finding passes.
+    #[arg(long, value_name = "M")]
+    pub ensemble: Option<usize>,
+    /// With --ensemble: run only shard I of N (configurations whose index
+    /// mod N is I-1); combine shard directories with `simctl merge`.
+    #[arg(long, value_name = "I/N", requires = "ensemble")]
+    pub shard: Option<String>,
 }
 
 /// `simctl trace` subcommands.

@@ -9,10 +9,6 @@
 //! sample is portable: the same seed gives the same points on every platform
 //! and every build, independent of any crate's version.
 
-// The ensemble driver that consumes the sampler is not wired yet; the sampler
-// and its properties are tested on their own.
-#![allow(dead_code)]
-
 /// SplitMix64: a 64-bit state advanced by the golden-ratio increment, with
 /// the Stafford "mix13" finaliser. Portable and seedable.
 #[derive(Debug, Clone)]

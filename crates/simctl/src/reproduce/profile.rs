@@ -6,6 +6,7 @@
 //! profile, host profile and scheduler exactly as `--phone` does on `run`
 //! (its overrides come first; the finding's and the user's `--set` follow).
 
+use mmcsim::config::uncertain::Uncertain;
 use mmcsim::config::Phone;
 use mmcsim::host::fs::FsType;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,9 @@ pub struct Profile {
     /// `benchmark_fs`); the seed micro-benchmarks mount it. `None`: the
     /// scenarios' raw contiguous files.
     pub benchmark_fs: Option<FsType>,
+    /// The phone's unsourced internals (`[uncertain]`), empty for the
+    /// generic profile.
+    pub uncertain: Vec<Uncertain>,
 }
 
 impl Profile {
@@ -37,6 +41,7 @@ impl Profile {
             source: None,
             sets: Vec::new(),
             benchmark_fs: None,
+            uncertain: Vec::new(),
         }
     }
 
@@ -48,7 +53,16 @@ impl Profile {
             source: Some(path.to_path_buf()),
             sets: phone.sets(),
             benchmark_fs: phone.benchmark_fs,
+            uncertain: phone.uncertain,
         })
+    }
+
+    /// The same profile with one ensemble configuration's settings applied
+    /// after its own (and before the finding's and the user's).
+    pub fn with_sets(&self, extra: &[(String, String)]) -> Profile {
+        let mut p = self.clone();
+        p.sets.extend_from_slice(extra);
+        p
     }
 
     /// The overrides that select this profile, to apply before any other.
