@@ -171,7 +171,8 @@ pub enum Command {
     },
     /// Combine the output directories of `simctl sweep --shard` runs into
     /// the layout of an unsharded sweep, refusing overlapping or missing
-    /// cells.
+    /// cells; or those of `simctl reproduce --ensemble M --shard I/N` into
+    /// the unsharded ensemble (its `ensemble.json` says which).
     Merge {
         /// Shard output directories.
         #[arg(required = true, value_name = "DIR")]

@@ -291,7 +291,7 @@ pub fn merge(inputs: &[PathBuf], dir: &Path, out: &mut Stdout) -> Result<ExitCod
             Some(_) => {}
             None => first = Some(m.clone()),
         }
-        if seen.iter().any(|s| *s == shard) {
+        if seen.contains(&shard) {
             bail!("{}: shard {shard} is given twice", d.display());
         }
         if seen.first().is_some_and(|s| s.count != shard.count) {

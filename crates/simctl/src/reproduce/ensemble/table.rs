@@ -37,7 +37,7 @@ pub struct PhoneKeys {
     pub name: String,
     /// The Latin hypercube's seed (FNV-1a of the name).
     pub lhs_seed: u64,
-    /// Its `[uncertain]` entries, in the file's order.
+    /// Its `[uncertain]` entries, in key order.
     pub keys: Vec<KeyInfo>,
 }
 
