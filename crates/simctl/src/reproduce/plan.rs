@@ -345,7 +345,8 @@ fn applies(
     if applies.is_empty() {
         let reason = match (f.only_on(), skipped.first()) {
             (Some(only), _) => {
-                let given: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+                let mut given: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+                given.dedup();
                 format!(
                     "it is about the phone measured ({}), which is not among the profiles ({}); add --phone {}",
                     only.join(", "),
