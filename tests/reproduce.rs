@@ -1154,4 +1154,4 @@ fn an_ensemble_is_the_same_for_any_workers_and_through_shards_and_merge() {
 }
 
 /// The cheap finding the ensemble test runs.
-const ENSEMBLE_FINDING: &str = "5";
+const ENSEMBLE_FINDING: &str = "1";
