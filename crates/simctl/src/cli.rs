@@ -171,7 +171,8 @@ pub enum Command {
     },
     /// Combine the output directories of `simctl sweep --shard` runs into
     /// the layout of an unsharded sweep, refusing overlapping or missing
-    /// cells.
+    /// cells; or those of `simctl reproduce --ensemble M --shard I/N` into
+    /// the unsharded ensemble (its `ensemble.json` says which).
     Merge {
         /// Shard output directories.
         #[arg(required = true, value_name = "DIR")]
@@ -341,6 +342,16 @@ pub struct ReproduceArgs {
     /// The folder of scenarios/, devices/, hosts/ and phones/.
     #[arg(long, value_name = "DIR", default_value = "configs")]
     pub configs: PathBuf,
+    /// Sample each phone's `[uncertain]` internals at M points of a seeded
+    /// Latin hypercube and run the findings in every configuration (at the
+    /// verdict's clock, seeds as --seeds): writes DIR/ensemble.csv and the
+    /// fraction of configurations in which each finding passes.
+    #[arg(long, value_name = "M")]
+    pub ensemble: Option<usize>,
+    /// With --ensemble: run only shard I of N (configurations whose index
+    /// mod N is I-1); combine shard directories with `simctl merge`.
+    #[arg(long, value_name = "I/N", requires = "ensemble")]
+    pub shard: Option<String>,
 }
 
 /// `simctl trace` subcommands.

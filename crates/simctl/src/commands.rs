@@ -101,7 +101,7 @@ pub fn dispatch(cli: Cli, registry: &Registry, out: &mut Stdout) -> Result<ExitC
 /// plotting, traces, listings, generated documents).
 fn dispatch_tool(command: Command, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
     match command {
-        Command::Merge { dirs, out } => merge(&dirs, &out),
+        Command::Merge { dirs, out: to } => merge(&dirs, &to, out),
         Command::Check {
             report,
             baseline,
@@ -277,7 +277,13 @@ fn run_workload(
 }
 
 /// `simctl merge`: the shard directories `dirs` into `out`.
-fn merge(dirs: &[std::path::PathBuf], out: &Path) -> Result<ExitCode> {
+fn merge(dirs: &[std::path::PathBuf], out: &Path, stdout: &mut Stdout) -> Result<ExitCode> {
+    if dirs
+        .first()
+        .is_some_and(|d| crate::reproduce::ensemble::is_ensemble_dir(d))
+    {
+        return crate::reproduce::ensemble::merge(dirs, out, stdout);
+    }
     let n = crate::sweep::merge::merge(dirs, out)?;
     println!(
         "merged {n} cells from {} directories into {}",

@@ -13,6 +13,7 @@
 mod overrides;
 mod phone;
 mod scenario;
+pub mod uncertain;
 
 pub use overrides::{apply_set, parse_set};
 pub use phone::{check_fit_targets, Phone, PHONES_DIR};

@@ -58,6 +58,11 @@ pub struct Phone {
     /// Host settings the kernel changes, as `host.KEY` overrides (TOML
     /// literals), in key order.
     pub host_sets: Vec<(String, String)>,
+    /// The unsourced values that can decide a finding, as ranges or
+    /// alternatives with their reasons (`[uncertain]`, see
+    /// [`super::uncertain`]); the profiles' own values are the nominal
+    /// point.
+    pub uncertain: Vec<super::uncertain::Uncertain>,
 }
 
 #[derive(Deserialize)]
@@ -77,6 +82,8 @@ struct PhoneFile {
     scheduler: PhoneScheduler,
     #[serde(default)]
     host_settings: toml::Table,
+    #[serde(default)]
+    uncertain: toml::Table,
 }
 
 /// `[fit]`: what a profile's values were fitted to.
@@ -177,7 +184,8 @@ impl Phone {
         };
         let mut host_sets = Vec::new();
         flatten("host", &f.host_settings, &mut host_sets);
-        Ok(Phone {
+        let uncertain = super::uncertain::parse(&src, &f.uncertain)?;
+        let phone = Phone {
             name: f.name,
             description: f.description,
             fit_targets,
@@ -190,7 +198,37 @@ impl Phone {
             kernel: f.kernel,
             benchmark_fs: f.benchmark_fs,
             host_sets,
-        })
+            uncertain,
+        };
+        phone.check_uncertain(&f.host_settings)?;
+        Ok(phone)
+    }
+
+    /// Checks each `[uncertain]` entry against the profiles: the nominal
+    /// value (the device or host profile's, or `[host_settings]`) lies in
+    /// it, and every end and alternative is accepted.
+    fn check_uncertain(&self, host_settings: &toml::Table) -> Result<()> {
+        if self.uncertain.is_empty() {
+            return Ok(());
+        }
+        let src = self.source.display().to_string();
+        let table = |p: &Path| -> Result<toml::Table> {
+            let text = crate::textfile::read_config(p)?;
+            toml::from_str(&text).map_err(|e| {
+                Error::config(format!("{}: {}", p.display(), e.to_string().trim_end()))
+            })
+        };
+        let device = table(&self.device)?;
+        let host = table(&self.host)?;
+        for u in &self.uncertain {
+            let nominal = match u.key.split_once('.') {
+                Some(("device", rest)) => lookup(&device, rest),
+                Some(("host", rest)) => lookup(host_settings, rest).or_else(|| lookup(&host, rest)),
+                _ => None,
+            };
+            super::uncertain::check_nominal(&src, u, nominal)?;
+        }
+        super::uncertain::check_accepted(&src, &self.uncertain, &self.sets())
     }
 
     /// Finds a phone by `NAME` (`configs/phones/NAME.toml` in `from` or the
@@ -258,6 +296,16 @@ fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {
             other => out.push((key, other.to_string())),
         }
     }
+}
+
+/// The value at dotted `path` in `t`.
+fn lookup<'a>(t: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let mut parts = path.split('.');
+    let mut v = t.get(parts.next()?)?;
+    for p in parts {
+        v = v.as_table()?.get(p)?;
+    }
+    Some(v)
 }
 
 /// Names of the phone files in `dir`, sorted.

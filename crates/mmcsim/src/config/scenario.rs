@@ -315,6 +315,7 @@ impl Scenario {
             return DeviceConfig::from_toml_str(text, source);
         }
         let mut base = parse_profile(text, source)?;
+        drop_other_schemes(&mut base, &overrides);
         merge(&mut base, overrides);
         // With settings merged over it there is no file line to point at:
         // the error names the key (`in nand.t_r_us`) and says where such a
@@ -557,6 +558,34 @@ fn parse_profile(text: &str, source: &str) -> Result<toml::Table> {
 }
 
 /// Deep-merges `over` into `base` (tables merge, values replace).
+/// When the overrides change `ftl.mapping`, the profile's sections of its
+/// own scheme (`[ftl.hybrid]`, `[ftl.dftl]`) no longer apply: they are
+/// dropped unless the overrides set them too, so `--set
+/// device.ftl.mapping=page` on a hybrid profile is that profile with a page
+/// map (its other values unchanged).
+fn drop_other_schemes(base: &mut toml::Table, over: &toml::Table) {
+    let mapping = |t: &toml::Table| {
+        t.get("ftl")
+            .and_then(|f| f.get("mapping"))
+            .and_then(|m| m.as_str())
+            .map(str::to_string)
+    };
+    let Some(new) = mapping(over) else {
+        return;
+    };
+    if mapping(base).as_deref() == Some(new.as_str()) {
+        return;
+    }
+    let over_ftl = over.get("ftl").and_then(|f| f.as_table());
+    if let Some(toml::Value::Table(ftl)) = base.get_mut("ftl") {
+        for scheme in ["hybrid", "dftl"] {
+            if over_ftl.is_none_or(|o| !o.contains_key(scheme)) {
+                ftl.remove(scheme);
+            }
+        }
+    }
+}
+
 fn merge(base: &mut toml::Table, over: toml::Table) {
     for (k, v) in over {
         match (base.get_mut(&k), v) {

@@ -15,8 +15,10 @@
 //! byte-identical for any `--jobs`.
 
 mod aggregate;
+pub mod ensemble;
 mod finding;
 mod findings;
+mod lhs;
 mod page;
 mod plan;
 mod profile;
@@ -51,6 +53,9 @@ pub struct NotRun {
 /// Runs `simctl reproduce`: exit 0 when every verdict passes, 1 when one
 /// fails or is unresolved, 2 on unusable input.
 pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Result<ExitCode> {
+    if let Some(m) = a.ensemble {
+        return ensemble::run(a, m, registry, out);
+    }
     let plan = match plan::plan(a, registry) {
         Ok(p) => p,
         Err(e) => {

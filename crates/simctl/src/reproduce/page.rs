@@ -33,7 +33,7 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
+pub(super) const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:.25em .6em;text-align:left}\
 th{background:#eee}.pass{color:#0a6a0a;font-weight:bold}.fail{color:#b00;font-weight:bold}\
 .unresolved{color:#a60;font-weight:bold}\

@@ -108,12 +108,20 @@ impl Jobs<'_> {
         if let Some(i) = self.jobs.iter().position(|j| *j == job) {
             return Ok(i);
         }
+        let sc = self.scenario(&job)?;
+        self.jobs.push(job);
+        self.scenarios.push(sc);
+        Ok(self.jobs.len() - 1)
+    }
+
+    /// The scenario of `job`, loaded.
+    fn scenario(&self, job: &Job) -> Result<Scenario> {
         let mut sets = self.user_sets.to_vec();
         sets.push(("seed".into(), job.seed.to_string()));
         if job.pinned {
             sets.push((PIN.0.into(), PIN.1.into()));
         }
-        let sc = runner::scenario(
+        runner::scenario(
             &job.profile,
             &job.spec,
             self.profiles,
@@ -126,16 +134,21 @@ impl Jobs<'_> {
                 self.profiles[job.profile].name,
                 job.spec.describe()
             )
-        })?;
-        self.jobs.push(job);
-        self.scenarios.push(sc);
-        Ok(self.jobs.len() - 1)
+        })
     }
 
-    /// Whether the host of `job`'s scenario can change its clock.
-    fn clock_moves(&mut self, job: Job) -> Result<bool> {
-        let i = self.add(job)?;
-        let host = &self.scenarios[i].host;
+    /// Whether the host of `job`'s scenario can change its clock; the job
+    /// is added to the runs unless `verdict_only` (then it is not run).
+    fn clock_moves(&mut self, job: Job, verdict_only: bool) -> Result<bool> {
+        let loaded;
+        let sc = if verdict_only {
+            loaded = self.scenario(&job)?;
+            &loaded
+        } else {
+            let i = self.add(job)?;
+            &self.scenarios[i]
+        };
+        let host = &sc.host;
         Ok(host.freq_table_mhz.len() > 1
             && !matches!(
                 host.governor,
@@ -222,12 +235,24 @@ fn user_sets(a: &ReproduceArgs) -> Result<Vec<(String, String)>> {
 /// Selects findings and profiles, builds the distinct runs and loads
 /// their scenarios.
 pub fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
+    let profiles =
+        profile::resolve(&a.phones, &a.configs.join("phones")).map_err(anyhow::Error::msg)?;
+    plan_for(a, registry, profiles, false)
+}
+
+/// [`plan`] over the given profiles; with `verdict_only` (an ensemble)
+/// each finding runs only at its verdict's clock and without its
+/// sensitivity probe.
+pub fn plan_for(
+    a: &ReproduceArgs,
+    registry: &Registry,
+    profiles: Vec<Profile>,
+    verdict_only: bool,
+) -> Result<Plan> {
     if a.seeds == 0 {
         bail!("--seeds 0: expected at least 1 (2 or more give an interval)");
     }
     let selected = select(a)?;
-    let profiles =
-        profile::resolve(&a.phones, &a.configs.join("phones")).map_err(anyhow::Error::msg)?;
     let user_sets = user_sets(a)?;
     let mut jobs = Jobs {
         jobs: Vec::new(),
@@ -252,15 +277,20 @@ pub fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
                     .into_iter()
                     .next()
                     .with_context(|| format!("finding-{} has no runs", about.number))?;
-                let moves = jobs.clock_moves(Job {
-                    profile: p,
-                    spec: first,
-                    seed: 1,
-                    pinned: false,
-                })?;
+                let moves = jobs.clock_moves(
+                    Job {
+                        profile: p,
+                        spec: first,
+                        seed: 1,
+                        pinned: false,
+                    },
+                    verdict_only,
+                )?;
                 if moves {
                     clocks.push(jobs.clock_runs(f, registry, p, ClockKind::Pinned, a.seeds)?);
-                    clocks.push(jobs.clock_runs(f, registry, p, ClockKind::Free, a.seeds)?);
+                    if !verdict_only {
+                        clocks.push(jobs.clock_runs(f, registry, p, ClockKind::Free, a.seeds)?);
+                    }
                 } else {
                     clocks.push(jobs.clock_runs(f, registry, p, ClockKind::Fixed, a.seeds)?);
                 }
@@ -270,7 +300,11 @@ pub fn plan(a: &ReproduceArgs, registry: &Registry) -> Result<Plan> {
             per_profile.push(ProfileRuns { profile: p, clocks });
         }
         uses.push(per_profile);
-        probes.push(probe(f, registry, &applies, &mut jobs)?);
+        probes.push(if verdict_only {
+            None
+        } else {
+            probe(f, registry, &applies, &mut jobs)?
+        });
     }
     Ok(Plan {
         findings: run,
@@ -311,7 +345,8 @@ fn applies(
     if applies.is_empty() {
         let reason = match (f.only_on(), skipped.first()) {
             (Some(only), _) => {
-                let given: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+                let mut given: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+                given.dedup();
                 format!(
                     "it is about the phone measured ({}), which is not among the profiles ({}); add --phone {}",
                     only.join(", "),
@@ -408,6 +443,8 @@ mod tests {
             jobs: Some(1),
             configs: std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
                 .join("configs"),
+            ensemble: None,
+            shard: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! profile, host profile and scheduler exactly as `--phone` does on `run`
 //! (its overrides come first; the finding's and the user's `--set` follow).
 
+use mmcsim::config::uncertain::Uncertain;
 use mmcsim::config::Phone;
 use mmcsim::host::fs::FsType;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,9 @@ pub struct Profile {
     /// device and host profiles (`TABLE:METRIC` or `finding-N`, checked);
     /// empty for a phone nothing was fitted to and for `generic`.
     pub fit_targets: Vec<String>,
+    /// The phone's unsourced internals (`[uncertain]`), empty for the
+    /// generic profile.
+    pub uncertain: Vec<Uncertain>,
 }
 
 impl Profile {
@@ -42,6 +46,7 @@ impl Profile {
             sets: Vec::new(),
             benchmark_fs: None,
             fit_targets: Vec::new(),
+            uncertain: Vec::new(),
         }
     }
 
@@ -56,7 +61,16 @@ impl Profile {
             sets: phone.sets(),
             benchmark_fs: phone.benchmark_fs,
             fit_targets,
+            uncertain: phone.uncertain,
         })
+    }
+
+    /// The same profile with one ensemble configuration's settings applied
+    /// after its own (and before the finding's and the user's).
+    pub fn with_sets(&self, extra: &[(String, String)]) -> Profile {
+        let mut p = self.clone();
+        p.sets.extend_from_slice(extra);
+        p
     }
 
     /// The overrides that select this profile, to apply before any other.

@@ -1029,3 +1029,205 @@ fn finding_8_sets_the_simulated_ratios_beside_the_published_ones() {
         assert!(html.contains(s), "`{s}` on the page");
     }
 }
+
+/// A copy of the Nexus S phone file (profiles by absolute path) with
+/// `edit` applied to its text, written to `dir/NAME.toml`.
+fn nexus_s_copy(dir: &Path, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    let text = std::fs::read_to_string(root().join("configs/phones/nexus-s.toml")).unwrap();
+    let text = text
+        .replace(
+            "../devices/",
+            &format!("{}/", root().join("configs/devices").display()),
+        )
+        .replace(
+            "../hosts/",
+            &format!("{}/", root().join("configs/hosts").display()),
+        );
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(&f, edit(text)).unwrap();
+    f
+}
+
+/// A phone's `[uncertain]` table is checked when the phone loads: a
+/// reversed range, a key that is no device or host setting, a nominal
+/// value outside its range, an alternative the profile does not accept
+/// and an entry without a reason are each a located error (the file and
+/// the key), exit 2, on `run` as on `reproduce --ensemble`.
+#[test]
+fn uncertain_entries_are_checked_with_located_errors() {
+    let dir = scratch("reproduce_uncertain_errors");
+    let entries = "\"device.map_cache.entries\" = [8, 64]";
+    let mapping = "\"device.ftl.mapping\" = [\"hybrid\", \"page\", \"dftl\"]";
+    let cases: [(&str, String, &str); 5] = [
+        ("reversed", entries.replace("[8, 64]", "[64, 8]"), "lo > hi"),
+        (
+            "nominal",
+            entries.replace("[8, 64]", "[40, 64]"),
+            "outside the range",
+        ),
+        (
+            "block",
+            mapping.replace("\"dftl\"", "\"block\""),
+            "not accepted",
+        ),
+        (
+            "reason",
+            format!("{entries}\n\"device.nand.t_r_us\" = [40.0, 80.0]"),
+            "no reason",
+        ),
+        (
+            "unknown",
+            format!("{entries}\n\"queue.read_ahead_kb\" = [0, 128]"),
+            "unknown key",
+        ),
+    ];
+    for (name, replacement, want) in cases {
+        let old = if name == "block" { mapping } else { entries };
+        let f = nexus_s_copy(&dir, name, |t| t.replacen(old, &replacement, 1));
+        for args in [
+            vec!["run", "seq-read-4k", "--phone", f.to_str().unwrap()],
+            vec![
+                "reproduce",
+                "1",
+                "--ensemble",
+                "2",
+                "--phone",
+                f.to_str().unwrap(),
+                "--out",
+                dir.join("out").to_str().unwrap(),
+            ],
+        ] {
+            let o = simctl(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+            assert!(
+                err.contains(&format!("{name}.toml"))
+                    && err.contains("[uncertain]")
+                    && err.contains(want),
+                "{name}: {err}"
+            );
+        }
+    }
+    // The generic profile has nothing to sample.
+    let o = reproduce(&[
+        "1",
+        "--ensemble",
+        "2",
+        "--phone",
+        "generic",
+        "--out",
+        dir.join("g").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("[uncertain]"));
+}
+
+/// `reproduce --ensemble 4 --phone nexus-s` on one finding with one seed:
+/// `ensemble.csv` has one row per configuration with the sampled values
+/// inside the declared ranges and the outcome, the page a Nexus S section
+/// with the fraction and the consistent region; the rows, the page and the
+/// summary are the same with `--jobs 1`, `--jobs 2` and through two shards
+/// and `simctl merge`.
+#[test]
+fn an_ensemble_is_the_same_for_any_workers_and_through_shards_and_merge() {
+    let dir = scratch("reproduce_ensemble");
+    let run = |name: &str, extra: &[&str]| -> (Output, PathBuf) {
+        let out = dir.join(name);
+        let mut args = vec![
+            "reproduce",
+            ENSEMBLE_FINDING,
+            "--phone",
+            "nexus-s",
+            "--ensemble",
+            "4",
+            "--seeds",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = simctl(&args);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o, out)
+    };
+    let summary = |o: &Output| -> Vec<String> {
+        stdout(o)
+            .lines()
+            .filter(|l| !l.starts_with("ensemble rows:") && !l.starts_with("report page:"))
+            .map(String::from)
+            .collect()
+    };
+    let (o1, d1) = run("jobs1", &["--jobs", "1"]);
+    let (o2, d2) = run("jobs2", &["--jobs", "2"]);
+    run("shard1", &["--shard", "1/2"]);
+    run("shard2", &["--shard", "2/2"]);
+    let merged = dir.join("merged");
+    let om = simctl(&[
+        "merge",
+        dir.join("shard1").to_str().unwrap(),
+        dir.join("shard2").to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(
+        matches!(om.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&om.stderr)
+    );
+    for f in ["ensemble.csv", "ensemble.json", "index.html"] {
+        let a = std::fs::read(d1.join(f)).unwrap();
+        assert!(
+            a == std::fs::read(d2.join(f)).unwrap(),
+            "{f}: --jobs 1 vs 2"
+        );
+        assert!(
+            a == std::fs::read(merged.join(f)).unwrap(),
+            "{f}: merged shards"
+        );
+    }
+    assert_eq!(summary(&o1), summary(&o2));
+    assert_eq!(summary(&o1), summary(&om));
+    let csv = std::fs::read_to_string(d1.join("ensemble.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..4],
+        ["phone", "configuration", "finding", "outcome"]
+    );
+    let col = |k: &str| header.iter().position(|h| *h == k).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 4, "one row per configuration: {csv}");
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[0], "nexus-s");
+        assert_eq!(r[1], (i + 1).to_string());
+        assert_eq!(r[2], format!("finding-{ENSEMBLE_FINDING}"));
+        assert!(["PASS", "FAIL", "UNRESOLVED"].contains(&r[3]), "{r:?}");
+        let entries: u32 = r[col("device.map_cache.entries")].parse().unwrap();
+        assert!((8..=64).contains(&entries), "{r:?}");
+        assert!(["hybrid", "page", "dftl"].contains(&r[col("device.ftl.mapping")]));
+    }
+    let passes = rows.iter().filter(|r| r[3] == "PASS").count();
+    let html = std::fs::read_to_string(d1.join("index.html")).unwrap();
+    assert!(html.contains("nexus-s — 4 configurations"), "{html}");
+    assert!(html.contains(&format!(
+        "<td>finding-{ENSEMBLE_FINDING}</td><td>{passes}/4 "
+    )));
+    assert!(html.contains("Consistent region"));
+    assert!(stdout(&o1).contains(&format!("finding-{ENSEMBLE_FINDING}: PASS in {passes}/4")));
+    // A shard alone cannot be merged: the other is missing.
+    let e = simctl(&[
+        "merge",
+        dir.join("shard1").to_str().unwrap(),
+        "--out",
+        dir.join("m1").to_str().unwrap(),
+    ]);
+    assert_ne!(e.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&e.stderr).contains("2/2 is missing"));
+}
+
+/// The cheap finding the ensemble test runs.
+const ENSEMBLE_FINDING: &str = "1";

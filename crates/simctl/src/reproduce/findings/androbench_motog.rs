@@ -71,6 +71,21 @@ impl MeasuredMetric {
     }
 }
 
+/// Per metric of the measured table, in the app's order: its report key
+/// under `androbench`, its unit and the mean of the nine schedulers'
+/// measured means (the Moto G ensemble protocol's targets and
+/// predictions).
+pub fn nine_scheduler_means() -> Vec<(String, String, f64)> {
+    measured()
+        .metrics
+        .iter()
+        .map(|m| {
+            let mean = m.mean.iter().sum::<f64>() / m.mean.len() as f64;
+            (m.key.clone(), m.unit.clone(), mean)
+        })
+        .collect()
+}
+
 /// The measured table (a unit test checks it matches the calibration
 /// targets).
 fn measured() -> &'static Measured {

@@ -10,6 +10,8 @@ mod schedulers;
 mod seq_rand;
 mod stride;
 
+pub use androbench_motog::nine_scheduler_means;
+
 use super::finding::Finding;
 use super::runner::RunOutput;
 
