@@ -376,13 +376,13 @@ impl CrashLog {
                     self.commit_point(now);
                 }
             }
-            S::Open { flags, .. } if file == SqlFile::Journal && flags.creat => {
-                if !self.journal_exists {
-                    self.journal_exists = true;
-                    self.journal_empty = true;
-                    self.journal_since = now;
-                    self.journal_ops.push((now, JournalOp::Create(now)));
-                }
+            S::Open { flags, .. }
+                if file == SqlFile::Journal && flags.creat && !self.journal_exists =>
+            {
+                self.journal_exists = true;
+                self.journal_empty = true;
+                self.journal_since = now;
+                self.journal_ops.push((now, JournalOp::Create(now)));
             }
             S::Unlink { .. } if file == SqlFile::Journal => {
                 self.journal_exists = false;
