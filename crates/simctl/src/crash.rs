@@ -70,6 +70,28 @@ struct Speed {
     mb_per_s: f64,
     mean_latency_us: f64,
     simulated_s: f64,
+    /// SQLite transactions per second of statement wall time over every
+    /// measured operation (absent without `[[sqlite_jobs]]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sqlite_tps: Option<f64>,
+}
+
+/// Measured SQLite transactions per second of statement time, over every
+/// operation of the report's `sqlite` section.
+pub fn sqlite_tps(r: &mmcsim::sim::Report) -> Option<f64> {
+    let p = &r.sqlite.as_ref()?.per_transaction;
+    let ops = [
+        Some(&p.insert),
+        Some(&p.update),
+        Some(&p.delete),
+        p.select.as_ref(),
+    ];
+    let (mut n, mut secs) = (0.0, 0.0);
+    for o in ops.into_iter().flatten().filter(|o| o.tps > 0.0) {
+        n += o.transactions as f64;
+        secs += o.transactions as f64 / o.tps;
+    }
+    (secs > 0.0).then(|| n / secs)
 }
 
 /// `simctl crash`.
@@ -113,6 +135,7 @@ pub fn crash(
             mb_per_s: w.throughput.mb_per_s,
             mean_latency_us: w.latency_us.mean,
             simulated_s: w.simulated_time_s,
+            sqlite_tps: sqlite_tps(&c.full),
         },
         crash: &c.crash,
     };

@@ -647,6 +647,17 @@ impl Emmc {
         } else {
             t
         };
+        // X-FTL's commit: the transaction's mapping persisted
+        // (`[ftl] atomic_write`, `atomic_commit_map_pages` programs), when
+        // the transaction holds pages.
+        let open_tx = self.c.host_slots_written > self.atomic_committed;
+        let done = if self.cfg.ftl.atomic_write && open_tx {
+            self.atomic_committed = self.c.host_slots_written;
+            let prog = crate::types::us_to_ns(self.cfg.nand.t_prog_lower_us);
+            done + u64::from(self.cfg.ftl.atomic_commit_map_pages) * prog
+        } else {
+            done
+        };
         if let Some(p) = self.power.as_deref_mut() {
             p.note_flush(t0, done, checkpoint);
         }

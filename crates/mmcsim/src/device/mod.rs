@@ -127,6 +127,10 @@ pub struct Emmc {
     c: Counters,
     /// Service time of each FLUSH_CACHE, from its command to the card ready.
     flush_latency: crate::stats::LatencyHistogram,
+    /// `host_slots_written` at the last atomic-write commit (`[ftl]
+    /// atomic_write`): a FLUSH_CACHE with nothing written since commits
+    /// nothing.
+    atomic_committed: u64,
     /// End of the data phase of the last write command (its last block on
     /// the DAT lines), ns: see [`Emmc::write_data_end`].
     write_data_end: Ns,
@@ -215,6 +219,7 @@ impl Emmc {
             packed_entries: Vec::new(),
             c: Counters::default(),
             flush_latency: crate::stats::LatencyHistogram::new(),
+            atomic_committed: 0,
             write_data_end: 0,
             gc_pause: crate::stats::LatencyHistogram::new(),
             idle_gc_after: cfg.gc.idle_gc_after_ms.map(|ms| us_to_ns(ms * 1000.0)),

@@ -35,6 +35,7 @@ impl Host {
     /// Starts recording durability acknowledgements (off by default).
     pub fn record_durability(&mut self) {
         self.durable = Some(Vec::new());
+        self.file_writes = Some(FileWriteLog::default());
         if let Some(fs) = self.mount.fs_mut() {
             fs.record_recovery();
         }
@@ -52,6 +53,13 @@ impl Host {
             .fs()
             .map(|fs| fs.recover(media, at))
             .unwrap_or_default()
+    }
+
+    /// Which file pages the host wrote to which logical pages, while
+    /// recorded (an application's own recovery reads its files through
+    /// it after a cut).
+    pub fn file_write_log(&self) -> Option<&FileWriteLog> {
+        self.file_writes.as_ref()
     }
 
     /// The durability acknowledgements recorded so far, in return order.
@@ -88,5 +96,77 @@ impl Host {
                 sectors,
             }));
         }
+    }
+}
+
+/// The file pages the host wrote while recording: every open of a path
+/// (which file it resolved to) and every page a write bio carried, with
+/// the 4 KiB logical page of the card it went to and when the bio was
+/// submitted. An application's recovery (SQLite's) reads its files after
+/// a cut through it.
+#[derive(Clone, Debug, Default)]
+pub struct FileWriteLog {
+    /// `(when, path, file)` of each successful open, in order.
+    opens: Vec<(Ns, String, crate::host::FileId)>,
+    /// Per `(file, page index)`: `(logical page, submitted ns)` of each
+    /// write bio, in submission order.
+    pages: std::collections::BTreeMap<(crate::host::FileId, u64), Vec<(u32, Ns)>>,
+}
+
+impl FileWriteLog {
+    pub(super) fn note_open(&mut self, path: &str, file: crate::host::FileId, now: Ns) {
+        self.opens.push((now, path.to_string(), file));
+    }
+
+    pub(super) fn note_runs(
+        &mut self,
+        file: crate::host::FileId,
+        runs: &[super::fs::PageRun],
+        now: Ns,
+    ) {
+        for r in runs {
+            let Some(sector) = r.sector else { continue };
+            for i in 0..r.pages {
+                let lpn = (sector / crate::types::SECTORS_PER_PAGE + i) as u32;
+                self.pages
+                    .entry((file, r.page + i))
+                    .or_default()
+                    .push((lpn, now));
+            }
+        }
+    }
+
+    /// The file `path` resolved to at its first open at or after `since`
+    /// ns (a file created then), or at its last open before.
+    pub fn file_of(&self, path: &str, since: Ns) -> Option<crate::host::FileId> {
+        let mut named = self.opens.iter().filter(|(_, p, _)| p == path);
+        let mut last = None;
+        for &(at, _, f) in named.by_ref() {
+            if at >= since {
+                return Some(f);
+            }
+            last = Some(f);
+        }
+        last
+    }
+
+    /// The write bios of page `page` of `file` submitted in `[since,
+    /// until)` ns: `(logical page, submitted)`, oldest first.
+    pub fn page_writes(
+        &self,
+        file: crate::host::FileId,
+        page: u64,
+        since: Ns,
+        until: Ns,
+    ) -> Vec<(u32, Ns)> {
+        self.pages
+            .get(&(file, page))
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|&(_, at)| (since..until).contains(&at))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }

@@ -216,6 +216,9 @@ impl Host {
                 (Node::Inode(ino), mapping)
             }
         };
+        if let Some(log) = self.file_writes.as_mut() {
+            log.note_open(path, mapping, now);
+        }
         let fd = self.tasks[t as usize].install(OpenFile {
             node,
             mapping,

@@ -148,6 +148,9 @@ pub struct Host {
     pub(super) flusher_thread: u32,
     /// Durability acknowledgements, while recorded (module `durability`).
     pub(super) durable: Option<Vec<super::DurableReturn>>,
+    /// Which file pages went to which logical pages, while durability is
+    /// recorded (module `durability`).
+    pub(super) file_writes: Option<super::durability::FileWriteLog>,
     plan: ReadPlan,
     /// Scratch runs of mapped pages.
     pub(super) runs: Vec<PageRun>,
@@ -200,6 +203,7 @@ impl Host {
             wb_files: Vec::new(),
             flusher_thread: 0,
             durable: None,
+            file_writes: None,
             plan: ReadPlan::default(),
             runs: Vec::with_capacity(8),
             max_bio_sectors,
@@ -1013,6 +1017,9 @@ impl Host {
                 &mut runs,
             ),
             raw => raw.map_pages(mapping, first, pages as u64, &mut runs),
+        }
+        if let Some(log) = self.file_writes.as_mut() {
+            log.note_runs(mapping, &runs, now);
         }
         let n = page_write_bios(&mut self.ios, mapping, &runs, template, notify, bios);
         self.runs = runs;

@@ -10,8 +10,11 @@
 use super::{Report, RunOptions, Simulation};
 use crate::device::power_loss::{CutOutcome, CutState, DurableAck, Readback};
 use crate::error::Result;
+use crate::host::durability::FileWriteLog;
 use crate::host::fs::recovery::{FsRecovery, MediaAfterCut, PageState};
 use crate::types::Ns;
+pub use crate::workload::sqlite::recovery::SqliteCrash;
+use crate::workload::sqlite::recovery::{FileMedia, FilePage};
 use serde::Serialize;
 
 /// Where power fails.
@@ -36,6 +39,9 @@ impl Simulation {
         }
         self.block.driver_mut().device_mut().start_power_tracking();
         self.host.record_durability();
+        for p in self.jobs.programs_mut() {
+            p.record_crash();
+        }
         self.start(opts)?;
         let at = self.run_events(Some(cut))?.unwrap_or(self.end);
         let acks: Vec<DurableAck> = self
@@ -55,6 +61,18 @@ impl Simulation {
             .power_cut(at, &acks)
             .expect("power tracking started above");
         let fs = self.host.fs_recovery(&Media(&state), at);
+        let mut sqlite = SqliteCrash::default();
+        if let Some(log) = self.host.file_write_log() {
+            let files = Files {
+                log,
+                media: Media(&state),
+            };
+            for p in self.jobs.programs() {
+                if let Some(s) = p.sqlite_recover(&files) {
+                    sqlite.add(&s);
+                }
+            }
+        }
         if let Some(log) = self.log.take() {
             log.finish()
                 .map_err(|e| crate::error::Error::Workload(format!("request log: {e}")))?;
@@ -63,6 +81,7 @@ impl Simulation {
         report.crash = Some(CrashReport::from_cuts(vec![CutReport {
             device: state.outcome,
             fs,
+            sqlite,
         }]));
         Ok(report)
     }
@@ -82,6 +101,33 @@ impl MediaAfterCut for Media<'_> {
     }
 }
 
+/// The files of the host as the card holds them after the cut.
+struct Files<'a> {
+    log: &'a FileWriteLog,
+    media: Media<'a>,
+}
+
+impl FileMedia for Files<'_> {
+    fn page(&self, path: &str, since: Ns, until: Ns, page: u64) -> FilePage {
+        let Some(file) = self.log.file_of(path, since) else {
+            return FilePage::Unwritten;
+        };
+        let writes = self.log.page_writes(file, page, since, until);
+        // The page's newest location; older bios to it, newest first.
+        let Some(&(lpn, _)) = writes.last() else {
+            return FilePage::Unwritten;
+        };
+        for &(_, at) in writes.iter().rev().filter(|(l, _)| *l == lpn) {
+            match self.media.page(lpn, at) {
+                PageState::Since => return FilePage::Written(at),
+                PageState::Unreadable => return FilePage::Torn,
+                PageState::Before => {}
+            }
+        }
+        FilePage::Unwritten
+    }
+}
+
 /// One cut: the card's numbers and the file system's recovery.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CutReport {
@@ -90,6 +136,9 @@ pub struct CutReport {
     pub device: CutOutcome,
     /// The file system's replay and check at mount.
     pub fs: FsRecovery,
+    /// SQLite's open after the cut (hot-journal rollback, WAL replay)
+    /// and its check.
+    pub sqlite: SqliteCrash,
 }
 
 /// A mean and a 99th percentile.
@@ -99,17 +148,6 @@ pub struct MeanP99 {
     pub mean: f64,
     /// 99th percentile (nearest rank).
     pub p99: f64,
-}
-
-/// SQLite's durability and atomicity after the cuts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct SqliteCrash {
-    /// Committed transactions missing after recovery.
-    pub committed_lost: u64,
-    /// Uncommitted transactions visible after recovery.
-    pub uncommitted_visible: u64,
-    /// Database pages torn or of mixed versions.
-    pub corrupt_pages: u64,
 }
 
 /// The crash report over a set of cuts: totals over every cut, and each
@@ -145,7 +183,8 @@ pub struct CrashReport {
     /// The file system's recovery, summed over the cuts (ext4 with a
     /// journal; zero otherwise).
     pub fs: FsRecovery,
-    /// SQLite after recovery (not modelled yet: always 0).
+    /// SQLite after its recovery, summed over the cuts (connections of
+    /// `[[sqlite_jobs]]`; zero without one).
     pub sqlite: SqliteCrash,
     /// The FTL's mount time after each cut, ms.
     pub recovery_ms: MeanP99,
@@ -159,8 +198,10 @@ impl CrashReport {
         let cuts: Vec<&CutOutcome> = per_cut.iter().map(|c| &c.device).collect();
         let sum = |f: fn(&CutOutcome) -> u64| cuts.iter().map(|c| f(c)).sum::<u64>();
         let mut fs = FsRecovery::default();
+        let mut sqlite = SqliteCrash::default();
         for c in &per_cut {
             fs.add(&c.fs);
+            sqlite.add(&c.sqlite);
         }
         let mut ms: Vec<f64> = cuts.iter().map(|c| c.recovery_ms).collect();
         ms.sort_by(f64::total_cmp);
@@ -185,7 +226,7 @@ impl CrashReport {
             acked_lost_to_paired_pages: sum(|c| c.acked_lost_to_paired_pages),
             fs_inconsistencies: fs.inconsistencies(),
             fs,
-            sqlite: SqliteCrash::default(),
+            sqlite,
             recovery_ms,
             per_cut,
         }

@@ -324,6 +324,11 @@ impl Jobs {
         &self.programs
     }
 
+    /// The programs, to start recording in them.
+    pub fn programs_mut(&mut self) -> &mut [Box<dyn Program>] {
+        &mut self.programs
+    }
+
     /// True when some job writes through the page cache (so the writeback
     /// flusher runs).
     pub fn buffered_writes(jobs: &[JobSpec], scripts: &[ScriptSpec]) -> bool {

@@ -34,6 +34,19 @@ pub trait Program: std::fmt::Debug {
     /// True when no thread will issue anything more.
     fn finished(&self) -> bool;
 
+    /// Starts recording what its own recovery after a power cut needs
+    /// (nothing by default).
+    fn record_crash(&mut self) {}
+
+    /// Its SQLite connection's open and check after a power cut, over the
+    /// files as the card holds them (`None`: no SQLite connection).
+    fn sqlite_recover(
+        &self,
+        _media: &dyn super::sqlite::recovery::FileMedia,
+    ) -> Option<super::sqlite::recovery::SqliteCrash> {
+        None
+    }
+
     /// The statistics of its SQLite connection, if it has one (the
     /// report's `sqlite` section sums them).
     fn sqlite_stats(&self) -> Option<&SessionStats> {

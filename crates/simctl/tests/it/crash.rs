@@ -204,3 +204,120 @@ fn bad_crash_options_are_located_errors() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+const SQL: &str = "crates/simctl/tests/crash/sqlite.toml";
+
+fn sqlite_crash(cuts: &str, sets: &[&str]) -> Value {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("crash.json");
+    let js = json.to_str().unwrap().to_string();
+    let mut a = vec![
+        "crash",
+        SQL,
+        "--set",
+        SMALL,
+        "--set",
+        "device.power_loss.paired_pages=none",
+        "--cuts",
+        cuts,
+        "-q",
+        "--json",
+        &js,
+    ];
+    for s in sets {
+        a.extend(["--set", s]);
+    }
+    simctl_ok(&a);
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+fn sq(v: &Value, k: &str) -> u64 {
+    v["crash"]["sqlite"][k].as_u64().unwrap()
+}
+
+#[test]
+fn sqlite_rollback_journals_and_wal_full_recover_consistently_with_barriers() {
+    for mode in ["delete", "truncate", "persist", "wal"] {
+        let m = format!("sqlite.journal_mode={mode}");
+        let v = sqlite_crash("20", &[&m, "sqlite.synchronous=full"]);
+        assert_eq!(n(&v, "acked_writes_lost"), 0, "{mode}: {}", v["crash"]);
+        for k in ["committed_lost", "uncommitted_visible", "corrupt_pages"] {
+            assert_eq!(sq(&v, k), 0, "{mode} {k}: {}", v["crash"]["sqlite"]);
+        }
+        // Recovery did work: a hot journal rolled back or WAL frames read.
+        let work = sq(&v, "journals_rolled_back") + sq(&v, "wal_frames_recovered");
+        assert!(work > 0, "{mode}");
+    }
+}
+
+#[test]
+fn journal_off_is_unsafe_on_a_plain_part_and_safe_on_the_atomic_write_ftl() {
+    let plain = sqlite_crash("30", &["sqlite.journal_mode=off"]);
+    let bad = sq(&plain, "uncommitted_visible") + sq(&plain, "corrupt_pages");
+    assert!(bad > 0, "{}", plain["crash"]["sqlite"]);
+    let x = sqlite_crash(
+        "30",
+        &["sqlite.journal_mode=off", "device.ftl.atomic_write=true"],
+    );
+    for k in ["committed_lost", "uncommitted_visible", "corrupt_pages"] {
+        assert_eq!(sq(&x, k), 0, "{k}: {}", x["crash"]["sqlite"]);
+    }
+    // Faster than a rollback journal on the same part.
+    let delete = sqlite_crash("1", &["sqlite.journal_mode=delete"]);
+    let tps = |v: &Value| v["speed"]["sqlite_tps"].as_f64().unwrap();
+    assert!(
+        tps(&x) > 1.5 * tps(&delete),
+        "{} vs {}",
+        tps(&x),
+        tps(&delete)
+    );
+}
+
+#[test]
+fn wal_normal_may_lose_commits_but_never_corrupts() {
+    let v = sqlite_crash(
+        "20",
+        &["sqlite.journal_mode=wal", "sqlite.synchronous=normal"],
+    );
+    assert_eq!(sq(&v, "corrupt_pages"), 0, "{}", v["crash"]["sqlite"]);
+    assert_eq!(sq(&v, "uncommitted_visible"), 0);
+}
+
+#[test]
+fn sqlite_crash_reports_are_deterministic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str| {
+        let p = tmp.path().join(name);
+        let ps = p.to_str().unwrap().to_string();
+        simctl_ok(&[
+            "crash",
+            SQL,
+            "--set",
+            SMALL,
+            "--cuts",
+            "5",
+            "--set",
+            "sqlite.journal_mode=off",
+            "-q",
+            "--json",
+            &ps,
+        ]);
+        std::fs::read(&p).unwrap()
+    };
+    assert_eq!(run("a.json"), run("b.json"));
+}
+
+#[test]
+fn atomic_write_on_a_hybrid_mapping_is_a_located_error() {
+    let o = simctl(&[
+        "crash",
+        SQL,
+        "--set",
+        "device.ftl.mapping=hybrid",
+        "--set",
+        "device.ftl.atomic_write=true",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("atomic_write"), "{err}");
+}

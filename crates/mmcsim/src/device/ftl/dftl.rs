@@ -590,6 +590,8 @@ mod tests {
             &FtlConfig {
                 mapping: MappingScheme::Dftl,
                 over_provisioning: 0.3,
+                atomic_write: false,
+                atomic_commit_map_pages: 1,
                 hybrid: None,
                 dftl: Some(DftlConfig { cmt_entries }),
             },

@@ -306,6 +306,8 @@ mod tests {
             &FtlConfig {
                 mapping: MappingScheme::Page,
                 over_provisioning: 0.3,
+                atomic_write: false,
+                atomic_commit_map_pages: 1,
                 hybrid: None,
                 dftl: None,
             },

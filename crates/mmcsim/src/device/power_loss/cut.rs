@@ -181,6 +181,9 @@ pub(super) fn cut(tr: &Tracker, cfg: &DeviceConfig, t: Ns, acks: &[DurableAck]) 
     }
     reliable_writes(&writes, t, pl.reliable_write_granularity, &mut readback);
     writes.sort_by_key(|w| (w.lpn, w.arrived));
+    if cfg.ftl.atomic_write {
+        discard_uncommitted(tr, &writes, t, &mut readback);
+    }
     let expected = expected_at(tr, &writes);
     classify(&readback, &expected, &writes, &mut out);
     let acked = acked_versions(tr, &writes, t, acks);
@@ -198,6 +201,45 @@ pub(super) fn cut(tr: &Tracker, cfg: &DeviceConfig, t: Ns, acks: &[DurableAck]) 
         outcome: out,
         readback,
         writes,
+    }
+}
+
+/// `[ftl] atomic_write` (X-FTL): the mount discards the pages of the
+/// transaction open at the cut — every write that arrived after the last
+/// FLUSH_CACHE (the commit command) completed by `t` was issued, except
+/// FUA writes, which commit themselves — so each of its LPNs reads the
+/// version committed before (kept valid until the commit). `writes` are
+/// sorted by LPN, then arrival.
+fn discard_uncommitted(tr: &Tracker, writes: &[WriteRec], t: Ns, rb: &mut [Readback]) {
+    let committed_by = tr
+        .flushes
+        .iter()
+        .filter(|f| f.1 <= t)
+        .map(|f| f.0)
+        .max()
+        .unwrap_or(0);
+    let mut i = 0;
+    while i < writes.len() {
+        let lpn = writes[i].lpn;
+        let j = i + writes[i..].partition_point(|w| w.lpn == lpn);
+        let of = &writes[i..j];
+        let committed = |w: &&WriteRec| w.arrived <= committed_by || (w.fua && w.done <= t);
+        if of.iter().any(|w| !committed(&w)) {
+            let v = of
+                .iter()
+                .filter(committed)
+                .map(|w| w.version)
+                .max()
+                .unwrap_or(tr.base_expected[lpn as usize]);
+            // Older data (a commit the firmware did not honour) and a
+            // paired-page victim stay as they are.
+            match rb[lpn as usize] {
+                Readback::Version(x) if x <= v => {}
+                Readback::PairedVictim => {}
+                _ => rb[lpn as usize] = Readback::Version(v),
+            }
+        }
+        i = j;
     }
 }
 

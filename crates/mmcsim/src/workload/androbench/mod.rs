@@ -448,6 +448,7 @@ impl Suite {
     }
 
     fn sqlite_next(&mut self, now: Ns, p: Phase, ret: Option<i64>, io: IoMark) -> Action {
+        self.session.tick(now);
         if self.stmt_busy {
             if let Some(c) = self.session.next_call(ret) {
                 return Action::Call(c);

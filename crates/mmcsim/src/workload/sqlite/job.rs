@@ -89,6 +89,7 @@ impl SqliteJob {
     /// return value.
     pub fn next(&mut self, now: Ns, ret: Option<i64>, io: IoMark) -> Action {
         self.crossing = false;
+        self.session.tick(now);
         if self.busy {
             if let Some(c) = self.session.next_call(ret) {
                 return Action::Call(c);
@@ -138,6 +139,17 @@ impl crate::workload::program::Program for SqliteJob {
 
     fn finished(&self) -> bool {
         SqliteJob::finished(self)
+    }
+
+    fn record_crash(&mut self) {
+        self.session.record_crash();
+    }
+
+    fn sqlite_recover(
+        &self,
+        media: &dyn super::recovery::FileMedia,
+    ) -> Option<super::recovery::SqliteCrash> {
+        self.session.recover(media)
     }
 
     fn sqlite_stats(&self) -> Option<&super::session::SessionStats> {

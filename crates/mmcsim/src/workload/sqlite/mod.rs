@@ -22,6 +22,7 @@ pub mod btree;
 pub mod job;
 pub mod pager;
 pub mod platform;
+pub mod recovery;
 pub mod report;
 pub mod session;
 

@@ -67,6 +67,59 @@ impl SqlFile {
     }
 }
 
+/// What a write puts in its file, as SQLite's recovery reads it back
+/// (the power-loss check, [`super::recovery`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// Not a write, or nothing recovery reads.
+    None,
+    /// A rollback journal header (magic, nRec 0 — or 0xFFFFFFFF with
+    /// `synchronous = OFF`, salt, the database's size before the
+    /// transaction: `orig_pages`).
+    JournalHeader {
+        /// Database pages before the transaction.
+        orig_pages: Pgno,
+    },
+    /// The header's magic and record count written by `syncJournal`.
+    JournalNrec {
+        /// Records in the journal.
+        nrec: u32,
+        /// Database pages before the transaction.
+        orig_pages: Pgno,
+    },
+    /// The header zeroed at a PERSIST commit (`zeroJournalHdr`).
+    JournalZero,
+    /// Record `index` of the journal: the original content of `pgno`.
+    JournalRecord {
+        /// Record index (0-based).
+        index: u32,
+        /// Database page journaled.
+        pgno: Pgno,
+    },
+    /// Database page `pgno`.
+    DbPage {
+        /// Page number.
+        pgno: Pgno,
+    },
+    /// The WAL header of log generation `generation` (its salt).
+    WalHeader {
+        /// Restarts of the log so far (the salt changes per restart).
+        generation: u32,
+    },
+    /// WAL frame `index` of generation `generation`, holding `pgno`;
+    /// `commit`: the transaction's last frame (the commit frame).
+    WalFrame {
+        /// Log generation.
+        generation: u32,
+        /// Frame index (0-based).
+        index: u32,
+        /// Database page.
+        pgno: Pgno,
+        /// A commit frame.
+        commit: bool,
+    },
+}
+
 /// One system call of a transaction; its descriptor is bound when issued.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
@@ -74,6 +127,8 @@ pub struct Step {
     pub file: SqlFile,
     /// The call (descriptor fields are placeholders).
     pub call: Syscall,
+    /// What a write puts in the file ([`Content::None`] otherwise).
+    pub content: Content,
 }
 
 /// Placeholder descriptor in a [`Step`]'s call.
@@ -109,10 +164,16 @@ pub struct Pager {
     wal_restart: bool,
     /// Checkpoints run.
     pub checkpoints: u64,
+    /// WAL generations started (headers written).
+    wal_generation: u32,
 }
 
 fn call(file: SqlFile, call: Syscall) -> Step {
-    Step { file, call }
+    Step {
+        file,
+        call,
+        content: Content::None,
+    }
 }
 
 impl Pager {
@@ -139,6 +200,7 @@ impl Pager {
             wal_db_pages: 0,
             wal_restart: false,
             checkpoints: 0,
+            wal_generation: 0,
         }
     }
 
@@ -150,15 +212,18 @@ impl Pager {
         call(file, Syscall::Fdatasync { fd: UNBOUND_FD })
     }
 
-    fn pwrite(&self, file: SqlFile, offset: u64, bytes: u64) -> Step {
-        call(
-            file,
-            Syscall::Pwrite {
-                fd: UNBOUND_FD,
-                offset,
-                bytes,
-            },
-        )
+    fn pwrite(&self, file: SqlFile, offset: u64, bytes: u64, content: Content) -> Step {
+        Step {
+            content,
+            ..call(
+                file,
+                Syscall::Pwrite {
+                    fd: UNBOUND_FD,
+                    offset,
+                    bytes,
+                },
+            )
+        }
     }
 
     fn pread(&self, file: SqlFile, offset: u64, bytes: u64) -> Step {
@@ -279,7 +344,12 @@ impl Pager {
     fn write_db(&mut self, pages: &[Pgno], db_pages: Pgno, out: &mut Vec<Step>) {
         let ps = self.ps();
         for &p in pages {
-            out.push(self.pwrite(SqlFile::Db, u64::from(p - 1) * ps, ps));
+            out.push(self.pwrite(
+                SqlFile::Db,
+                u64::from(p - 1) * ps,
+                ps,
+                Content::DbPage { pgno: p },
+            ));
         }
         if db_pages < self.db_file_pages {
             out.push(call(
@@ -301,15 +371,24 @@ impl Pager {
         let ps = self.ps();
         let j = SqlFile::Journal;
         let sync = self.cfg.synchronous;
+        let orig_pages = self.db_file_pages;
         out.push(self.open(j, &self.journal, true));
-        out.push(self.pwrite(j, 0, JOURNAL_HEADER_BYTES));
+        out.push(self.pwrite(
+            j,
+            0,
+            JOURNAL_HEADER_BYTES,
+            Content::JournalHeader { orig_pages },
+        ));
         // Records of the pages the database had before the transaction.
         let mut off = JOURNAL_HEADER_BYTES;
-        for _ in pages.iter().filter(|&&p| p <= self.db_file_pages) {
-            out.push(self.pwrite(j, off, 4));
-            out.push(self.pwrite(j, off + 4, ps));
-            out.push(self.pwrite(j, off + 4 + ps, 4));
+        let mut nrec = 0u32;
+        for &pgno in pages.iter().filter(|&&p| p <= self.db_file_pages) {
+            let rec = Content::JournalRecord { index: nrec, pgno };
+            out.push(self.pwrite(j, off, 4, rec));
+            out.push(self.pwrite(j, off + 4, ps, rec));
+            out.push(self.pwrite(j, off + 4 + ps, 4, rec));
             off += ps + 8;
+            nrec += 1;
         }
         self.journal_bytes = self.journal_bytes.max(off);
         if sync != Synchronous::Off {
@@ -321,7 +400,7 @@ impl Pager {
                 self.dir_sync(out);
                 dir_pending = false;
             }
-            out.push(self.pwrite(j, 0, NREC_BYTES));
+            out.push(self.pwrite(j, 0, NREC_BYTES, Content::JournalNrec { nrec, orig_pages }));
             out.push(self.sync(j));
             if dir_pending {
                 self.dir_sync(out);
@@ -351,7 +430,7 @@ impl Pager {
                 self.journal_bytes = 0;
             }
             _ => {
-                out.push(self.pwrite(j, 0, ZERO_HEADER_BYTES));
+                out.push(self.pwrite(j, 0, ZERO_HEADER_BYTES, Content::JournalZero));
                 if sync != Synchronous::Off {
                     out.push(self.sync(j));
                 }
@@ -397,12 +476,20 @@ impl Pager {
             }
         }
         if self.wal_frames == 0 {
-            out.push(self.pwrite(w, 0, WAL_HEADER_BYTES));
+            self.wal_generation += 1;
+            let generation = self.wal_generation;
+            out.push(self.pwrite(w, 0, WAL_HEADER_BYTES, Content::WalHeader { generation }));
         }
-        for &p in pages {
+        for (i, &p) in pages.iter().enumerate() {
             let off = self.frame_offset(self.wal_frames);
-            out.push(self.pwrite(w, off, WAL_FRAME_HEADER_BYTES));
-            out.push(self.pwrite(w, off + WAL_FRAME_HEADER_BYTES, ps));
+            let frame = Content::WalFrame {
+                generation: self.wal_generation,
+                index: self.wal_frames as u32,
+                pgno: p,
+                commit: i + 1 == pages.len(),
+            };
+            out.push(self.pwrite(w, off, WAL_FRAME_HEADER_BYTES, frame));
+            out.push(self.pwrite(w, off + WAL_FRAME_HEADER_BYTES, ps, frame));
             self.wal_pages.insert(p, self.wal_frames);
             self.wal_frames += 1;
         }
@@ -437,7 +524,12 @@ impl Pager {
                 self.frame_offset(f) + WAL_FRAME_HEADER_BYTES,
                 ps,
             ));
-            out.push(self.pwrite(SqlFile::Db, u64::from(p - 1) * ps, ps));
+            out.push(self.pwrite(
+                SqlFile::Db,
+                u64::from(p - 1) * ps,
+                ps,
+                Content::DbPage { pgno: p },
+            ));
         }
         out.push(call(
             SqlFile::Db,

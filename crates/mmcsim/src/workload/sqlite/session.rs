@@ -141,6 +141,11 @@ pub struct Session {
     running: Option<Running>,
     /// Counters.
     pub stats: SessionStats,
+    /// The instant of the call being decided ([`Session::tick`]).
+    clock: Ns,
+    /// What recovery after a power cut needs, while recorded.
+    crash: Option<super::recovery::CrashLog>,
+    cfg: SqliteConfig,
 }
 
 impl Session {
@@ -164,7 +169,32 @@ impl Session {
             last_mkdir: false,
             running: None,
             stats: SessionStats::default(),
+            clock: 0,
+            crash: None,
+            cfg: cfg.clone(),
         }
+    }
+
+    /// Starts recording what SQLite's recovery after a power cut needs.
+    pub fn record_crash(&mut self) {
+        self.crash = Some(super::recovery::CrashLog::new(
+            self.cfg.journal_mode,
+            self.cfg.page_size,
+        ));
+    }
+
+    /// SQLite's open and check after a cut, over the files as the card
+    /// holds them (`None` unless recorded).
+    pub fn recover(
+        &self,
+        media: &dyn super::recovery::FileMedia,
+    ) -> Option<super::recovery::SqliteCrash> {
+        self.crash.as_ref().map(|c| c.recover(media, &self.path))
+    }
+
+    /// The current instant, ns (set before each [`Session::next_call`]).
+    pub fn tick(&mut self, now: Ns) {
+        self.clock = now;
     }
 
     /// Rows in the table.
@@ -187,6 +217,7 @@ impl Session {
                     self.steps.push(Step {
                         file: SqlFile::Dir,
                         call: Syscall::Mkdir { path: dir.clone() },
+                        content: super::pager::Content::None,
                     });
                 }
                 Touch {
@@ -218,6 +249,11 @@ impl Session {
             &mut self.steps,
         );
         self.stats.checkpoints += self.pager.checkpoints - before;
+        if let Some(log) = self.crash.as_mut() {
+            let contents: Vec<_> = self.steps.iter().map(|s| s.content).collect();
+            log.plan(&contents);
+            log.header_synced(self.cfg.synchronous != super::Synchronous::Off);
+        }
         self.running = Some(Running {
             stmt,
             start: now,
@@ -239,6 +275,9 @@ impl Session {
     /// The statement's next call, given the return value of the previous
     /// one; `None` when the statement is complete.
     pub fn next_call(&mut self, ret: Option<i64>) -> Option<Syscall> {
+        if let (Some(log), Some(_)) = (self.crash.as_mut(), ret) {
+            log.returned(self.clock);
+        }
         if let (Some((file, opened, closed)), Some(ret)) = (self.last.take(), ret) {
             if ret < 0 && !self.last_mkdir {
                 self.stats.failed_calls += 1;
@@ -296,6 +335,9 @@ impl Session {
             }
             Syscall::Unlink { .. } => c.unlinks += count as u64,
             _ => {}
+        }
+        if let Some(log) = self.crash.as_mut() {
+            log.issued(self.next - 1, file, &call, self.clock);
         }
         self.last = Some((file, opened, closed));
         self.last_mkdir = matches!(call, Syscall::Mkdir { .. });

@@ -99,7 +99,8 @@ mod tests {
     use super::*;
 
     fn phone() -> Profile {
-        let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("configs/phones");
+        let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("configs/phones");
         Profile::load(&dir.join("nexus-s.toml")).unwrap()
     }
 

@@ -21,6 +21,8 @@ fn tiny_with(
         &FtlConfig {
             mapping: MappingScheme::Hybrid,
             over_provisioning: 0.3,
+            atomic_write: false,
+            atomic_commit_map_pages: 1,
             hybrid: Some(crate::device::config::HybridConfig {
                 random_log_blocks: 2,
                 sequential_log_blocks: 1,
