@@ -122,8 +122,8 @@ pub fn parse(src: &str, table: &toml::Table) -> Result<Vec<Uncertain>> {
             ));
         }
         let (spread, long_reason) = match v {
-            Value::Array(a) => (spread_of(a).map_err(|m| at(key, m))?, None),
-            Value::Table(t) => long_form(t).map_err(|m| at(key, m))?,
+            Value::Array(a) => (spread_of(a, &|m| at(key, m))?, None),
+            Value::Table(t) => long_form(t, &|m| at(key, m))?,
             other => {
                 return Err(at(
                     key,
@@ -168,36 +168,40 @@ pub fn parse(src: &str, table: &toml::Table) -> Result<Vec<Uncertain>> {
 }
 
 /// The long form's spread and reason.
-fn long_form(t: &toml::Table) -> std::result::Result<(Spread, Option<String>), String> {
+fn long_form(t: &toml::Table, at: &dyn Fn(String) -> Error) -> Result<(Spread, Option<String>)> {
     if let Some(k) = t
         .keys()
         .find(|k| !["range", "alternatives", "reason"].contains(&k.as_str()))
     {
-        return Err(format!(
+        return Err(at(format!(
             "unknown field `{k}`: expected range or alternatives, and reason"
-        ));
+        )));
     }
     let reason = match t.get("reason") {
         Some(Value::String(r)) => Some(r.clone()),
-        Some(other) => return Err(format!("reason = {other}: expected a string")),
+        Some(other) => return Err(at(format!("reason = {other}: expected a string"))),
         None => None,
     };
     let spread = match (t.get("range"), t.get("alternatives")) {
         (Some(Value::Array(r)), None) => {
-            let s = spread_of(r)?;
+            let s = spread_of(r, at)?;
             if !matches!(s, Spread::Range { .. }) {
-                return Err("range: expected two numbers [lo, hi]".into());
+                return Err(at("range: expected two numbers [lo, hi]".into()));
             }
             s
         }
-        (None, Some(Value::Array(a))) => alternatives(a)?,
-        _ => return Err("expected exactly one of range = [lo, hi] or alternatives = [...]".into()),
+        (None, Some(Value::Array(a))) => alternatives(a, at)?,
+        _ => {
+            return Err(at(
+                "expected exactly one of range = [lo, hi] or alternatives = [...]".into(),
+            ))
+        }
     };
     Ok((spread, reason))
 }
 
 /// The short form: two numbers are a range, anything else alternatives.
-fn spread_of(a: &[Value]) -> std::result::Result<Spread, String> {
+fn spread_of(a: &[Value], at: &dyn Fn(String) -> Error) -> Result<Spread> {
     let num = |v: &Value| match v {
         Value::Integer(i) => Some((*i as f64, true)),
         Value::Float(f) => Some((*f, false)),
@@ -206,10 +210,10 @@ fn spread_of(a: &[Value]) -> std::result::Result<Spread, String> {
     if let [x, y] = a {
         if let (Some((lo, li)), Some((hi, hi_int))) = (num(x), num(y)) {
             if !(lo.is_finite() && hi.is_finite()) {
-                return Err(format!("[{lo}, {hi}]: the ends must be finite"));
+                return Err(at(format!("[{lo}, {hi}]: the ends must be finite")));
             }
             if lo > hi {
-                return Err(format!("[{lo}, {hi}]: lo > hi; write [lo, hi]"));
+                return Err(at(format!("[{lo}, {hi}]: lo > hi; write [lo, hi]")));
             }
             return Ok(Spread::Range {
                 lo,
@@ -218,25 +222,25 @@ fn spread_of(a: &[Value]) -> std::result::Result<Spread, String> {
             });
         }
     }
-    alternatives(a)
+    alternatives(a, at)
 }
 
 /// A set of at least two distinct alternatives.
-fn alternatives(a: &[Value]) -> std::result::Result<Spread, String> {
+fn alternatives(a: &[Value], at: &dyn Fn(String) -> Error) -> Result<Spread> {
     let v: Vec<String> = a.iter().map(set_text).collect();
     if v.len() < 2 {
-        return Err(format!(
+        return Err(at(format!(
             "{} alternative(s): expected at least two (a value with one is not uncertain)",
             v.len()
-        ));
+        )));
     }
     if let Some(d) = v.iter().enumerate().find(|(i, x)| v[..*i].contains(x)) {
-        return Err(format!("alternative `{}` is given twice", d.1));
+        return Err(at(format!("alternative `{}` is given twice", d.1)));
     }
     if a.iter()
         .any(|x| matches!(x, Value::Table(_) | Value::Array(_)))
     {
-        return Err("alternatives are numbers, strings or booleans".into());
+        return Err(at("alternatives are numbers, strings or booleans".into()));
     }
     Ok(Spread::Alternatives(v))
 }

@@ -43,8 +43,9 @@ fn trace(name: &str, n: u64, interval_us: u64, pids: u32) -> PathBuf {
 /// counters, the requests completed and what the run cost the simulator
 /// (its operation counts, and the block layer's).
 fn replay_costed(path: &PathBuf) -> (Backlog, u64, RunCost, BlockStats) {
+    let profile = crate::common::root().join("configs/devices/generic-emmc.toml");
     let sets: Vec<(String, String)> = [
-        ("device.profile", "configs/devices/generic-emmc.toml"),
+        ("device.profile", profile.to_str().unwrap()),
         ("scheduler.name", "deadline"),
         ("precondition.fill_fraction", "0.5"),
         ("precondition.steady_state", "false"),

@@ -548,7 +548,7 @@ fn sbatch_options_from_the_grid_and_the_command_line_reach_both_scripts() {
         .replace("small.toml", &base.join("small.toml").display().to_string())
         .replace("short.csv", &base.join("short.csv").display().to_string())
         .replace(
-            "../../configs",
+            "../../../../configs",
             &root().join("configs").display().to_string(),
         )
         + "\n[slurm]\ntime = \"04:00:00\"\naccount = \"storage-lab\"\nmem = 4000\n";
