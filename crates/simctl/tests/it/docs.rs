@@ -8,8 +8,13 @@
 //!   command must exit 0;
 //! * ` ```sh,shared ` needs `../shared` beside the clone: executed when it is
 //!   there (always in CI), otherwise SKIPPED;
+//! * ` ```sh,pipe ` is a `simctl` command piped into other tools (`jq`):
+//!   each line runs under `bash -o pipefail` with the built `simctl` first
+//!   on `PATH`, must exit 0 and print something other than `null`; when a
+//!   tool it pipes into is missing it is SKIPPED (a failure under CI, which
+//!   installs them);
 //! * ` ```sh,long ` holds what a test cannot run in seconds or at all here
-//!   (`cargo install`, the whole `reproduce`, Slurm, `jq` pipelines): each
+//!   (`cargo install`, the whole `reproduce`, Slurm): each
 //!   of its `simctl` command lines is parsed by `simctl`'s own argument
 //!   parser, so a renamed command or option still fails here. The long
 //!   runs themselves are the subject of their own tests (`reproduce.rs`,
@@ -274,6 +279,52 @@ fn workdir() -> PathBuf {
     d
 }
 
+/// The program a pipeline sends `simctl`'s output through (`jq` of
+/// `simctl ... | jq '.a | .b'`: the first word after the first pipe).
+fn piped_tools(cmd: &str) -> Vec<String> {
+    cmd.split_once(" | ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .map(|t| vec![t.to_string()])
+        .unwrap_or_default()
+}
+
+fn on_path(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Runs a `simctl ... | tool` line under bash with the built simctl first
+/// on `PATH`; it must exit 0 and print something other than `null`.
+fn run_pipe_in(dir: &Path, at: &str, cmd: &str) {
+    let bin = Path::new(env!("CARGO_BIN_EXE_simctl")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new("bash")
+        .args(["-o", "pipefail", "-c", cmd])
+        .env("PATH", path)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{at}: `{cmd}` exited {:?}:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !out.trim().is_empty() && out.trim() != "null",
+        "{at}: `{cmd}` printed nothing but {:?}: the key it selects is not in the output",
+        out.trim()
+    );
+}
+
 fn run_in(dir: &Path, at: &str, cmd: &str, args: &[String]) {
     let o = Command::new(env!("CARGO_BIN_EXE_simctl"))
         .args(args)
@@ -324,6 +375,16 @@ fn every_shell_example_runs_or_parses_as_written() {
                     skip_or_fail(test, &format!("{}: `{cmd}` needs ../shared", e.at));
                     parsed += 1;
                 }
+                "sh,pipe" => match piped_tools(cmd).into_iter().find(|t| !on_path(t)) {
+                    None => {
+                        run_pipe_in(&dir, &e.at, cmd);
+                        ran += 1;
+                    }
+                    Some(tool) => {
+                        skip_or_fail(test, &format!("{}: `{cmd}` needs `{tool}`", e.at));
+                        parsed += 1;
+                    }
+                },
                 "sh,long" => parsed += 1,
                 other => panic!("{}: unknown example tag ```{other}", e.at),
             }
