@@ -17,6 +17,10 @@ pub enum Mark {
     LinePoints,
     /// Dots only.
     Points,
+    /// A large dot at each point with this number written beside it, the
+    /// number the series' legend entry starts with (points whose names
+    /// do not fit on the chart).
+    Numbered(u16),
 }
 
 /// One named set of points.
@@ -200,6 +204,17 @@ impl XyPanel {
                 continue;
             }
             let legend = match s.mark {
+                Mark::Numbered(n) => {
+                    // Odd numbers above the dot, even ones below, so two
+                    // configurations on one spot stay readable.
+                    let dy = if n % 2 == 1 { -14 } else { 4 };
+                    let text = TextStyle::from(("sans-serif", 13).into_font()).color(&BLACK);
+                    chart.draw_series(pts.iter().map(|p| {
+                        EmptyElement::at(*p)
+                            + Circle::new((0, 0), 5, color.filled())
+                            + Text::new(n.to_string(), (7, dy), text.clone())
+                    }))?
+                }
                 Mark::Points => {
                     let style = color.mix(0.5).filled();
                     chart.draw_series(pts.iter().map(|p| Circle::new(*p, 2, style)))?
