@@ -150,9 +150,13 @@ pub fn crash(
         o.write((serde_json::to_string_pretty(&j)? + "\n").as_bytes(), out)?;
     }
     if !quiet {
+        let tps = j
+            .speed
+            .sqlite_tps
+            .map_or(String::new(), |t| format!(", SQLite {t:.1} TPS"));
         writeln!(
             out,
-            "mmcsim crash | {} | device {} | seed {} | uncut: {:.1} IOPS, {:.2} MB/s, mean {:.1} µs",
+            "mmcsim crash | {} | device {} | seed {} | uncut: {:.1} IOPS, {:.2} MB/s, mean {:.1} µs{tps}",
             j.workload, j.device, j.seed, j.speed.iops, j.speed.mb_per_s, j.speed.mean_latency_us
         )?;
         write!(out, "{}", c.crash.to_table())?;
