@@ -113,17 +113,19 @@ fn configs(path: &Path) -> Result<Vec<Config>> {
     Ok(out)
 }
 
-/// `a.b.c=v` as `c=v`: the last part of a `--set` key names it well
-/// enough in a legend (with its section when that part is `enabled`).
+/// A `--set` setting as a legend shows it: SQLite's journal mode by its
+/// name (`OFF`), `synchronous` as `sync`, the cache switch
+/// (`device.write_buffer.enabled`) as `cache`, any other key by its last
+/// part (`fs.barrier=0` as `barrier=0`).
 fn short_set(set: &str) -> String {
     let Some((k, v)) = set.split_once('=') else {
         return set.to_string();
     };
-    let mut parts = k.rsplit('.');
-    let last = parts.next().unwrap_or(k);
-    match (last, parts.next()) {
-        ("enabled", Some(section)) => format!("{section}.{last}={v}"),
-        _ => format!("{last}={v}"),
+    match k {
+        "sqlite.journal_mode" => v.to_uppercase(),
+        "sqlite.synchronous" => format!("sync={v}"),
+        "device.write_buffer.enabled" => format!("cache={v}"),
+        _ => format!("{}={v}", k.rsplit('.').next().unwrap_or(k)),
     }
 }
 
@@ -182,6 +184,29 @@ fn labels(configs: &[Config]) -> Vec<String> {
         .collect()
 }
 
+/// The label slot of each point `(xs[i], ys[i])` ([`Mark::Numbered`]):
+/// how many earlier points lie within 4 % of the axes' spans of it, so
+/// numbers on one spot are written side by side.
+fn slots(xs: &[f64], ys: &[f64], log_x: bool) -> Vec<u8> {
+    let x = |v: f64| if log_x { v.max(1e-9).ln() } else { v };
+    let span = |v: &mut dyn Iterator<Item = f64>| {
+        let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), a| {
+            (l.min(a), h.max(a))
+        });
+        (hi - lo).max(1e-9)
+    };
+    let dx = 0.04 * span(&mut xs.iter().map(|v| x(*v)));
+    let dy = 0.04 * span(&mut ys.iter().copied().chain([0.0]));
+    (0..xs.len())
+        .map(|i| {
+            let near = (0..i)
+                .filter(|&j| (x(xs[i]) - x(xs[j])).abs() < dx && (ys[i] - ys[j]).abs() < dy)
+                .count();
+            u8::try_from(near).unwrap_or(u8::MAX)
+        })
+        .collect()
+}
+
 /// The figure of the crash sweeps `inputs` (directories or their
 /// `results.csv`).
 pub fn figure(inputs: &[PathBuf]) -> Result<Figure> {
@@ -199,22 +224,46 @@ pub fn figure(inputs: &[PathBuf]) -> Result<Figure> {
         "IOPS (uncut run)"
     };
     let labels = labels(&all);
-    let mut share = Vec::new();
-    let mut lost = Vec::new();
-    for (n, (c, label)) in all.iter().zip(&labels).enumerate() {
-        let n = u16::try_from(n + 1).unwrap_or(u16::MAX);
-        let speed = c.speed_sum / f64::from(c.cells.max(1));
-        let cuts = c.cuts.max(1) as f64;
-        let pct = 100.0 * c.violating as f64 / cuts;
-        let per_cut = c.acked_lost as f64 / cuts;
-        let series = |y: f64, value: String| Series {
-            name: format!("{n}: {label} ({value})"),
-            points: vec![(speed, y)],
-            mark: Mark::Numbered(n),
-        };
-        share.push(series(pct, format!("{}/{} cuts", c.violating, c.cuts)));
-        lost.push(series(per_cut, format!("{} lost", c.acked_lost)));
-    }
+    // Speeds spanning more than a decade (journal modes do) on a log axis.
+    let (lo, hi) = all
+        .iter()
+        .map(|c| c.speed_sum / f64::from(c.cells.max(1)))
+        .fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
+    let log_x = lo > 0.0 && hi / lo > 10.0;
+    let x_label = if log_x {
+        format!("{x_label}, log scale")
+    } else {
+        x_label.to_string()
+    };
+    let speeds: Vec<f64> = all
+        .iter()
+        .map(|c| c.speed_sum / f64::from(c.cells.max(1)))
+        .collect();
+    let pct: Vec<f64> = all
+        .iter()
+        .map(|c| 100.0 * c.violating as f64 / c.cuts.max(1) as f64)
+        .collect();
+    let per_cut: Vec<f64> = all
+        .iter()
+        .map(|c| c.acked_lost as f64 / c.cuts.max(1) as f64)
+        .collect();
+    let series = |ys: &[f64], value: &dyn Fn(&Config) -> String| {
+        let slots = slots(&speeds, ys, log_x);
+        all.iter()
+            .zip(&labels)
+            .enumerate()
+            .map(|(i, (c, label))| {
+                let n = u16::try_from(i + 1).unwrap_or(u16::MAX);
+                Series {
+                    name: format!("{n}: {label} ({})", value(c)),
+                    points: vec![(speeds[i], ys[i])],
+                    mark: Mark::Numbered { n, slot: slots[i] },
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let share = series(&pct, &|c| format!("{}/{}", c.violating, c.cuts));
+    let lost = series(&per_cut, &|c| format!("{} lost", c.acked_lost));
     let panel = |title: &str, y_label: &str, series: Vec<Series>| {
         let top = series
             .iter()
@@ -222,9 +271,9 @@ pub fn figure(inputs: &[PathBuf]) -> Result<Figure> {
             .fold(0.0f64, f64::max);
         Panel::Xy(XyPanel {
             title: title.to_string(),
-            x_label: x_label.to_string(),
+            x_label: x_label.clone(),
             y_label: y_label.to_string(),
-            log_x: false,
+            log_x,
             x_time_us: false,
             y_range: Some((0.0, (top * 1.15).max(1.0))),
             series,
@@ -279,16 +328,20 @@ mod tests {
         ];
         assert_eq!(
             labels(&c),
-            [
-                "journal_mode=off atomic_write=true",
-                "as configured",
-                "write_buffer.enabled=false"
-            ]
+            ["OFF atomic_write=true", "as configured", "cache=false"]
         );
         let c = [
             config("w/a.toml", "fs.barrier=0"),
             config("w/b.toml", "fs.barrier=0"),
         ];
         assert_eq!(labels(&c), ["a", "b"]);
+    }
+
+    #[test]
+    fn numbers_on_one_spot_take_the_next_slots() {
+        let xs = [67.8, 67.9, 79.3, 1600.0, 79.3];
+        let ys = [0.0, 0.0, 0.0, 97.0, 22.0];
+        assert_eq!(slots(&xs, &ys, true), [0, 1, 0, 0, 0]);
+        assert_eq!(slots(&xs, &[0.0; 5], false), [0, 1, 2, 0, 3]);
     }
 }

@@ -112,7 +112,7 @@ fn a_crash_grid_reports_speed_and_safety_per_configuration() {
     let text = std::fs::read_to_string(&svg).unwrap();
     for needle in [
         "SQLite transactions/s",
-        "journal_mode=off atomic_write=true",
+        "3: OFF atomic_write=true (0/5)",
         "Cuts that broke a promise",
     ] {
         assert!(text.contains(needle), "{needle} not in the figure");
