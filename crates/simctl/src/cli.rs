@@ -219,11 +219,12 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// Draw a figure from reports, comparisons or request logs: latency
     /// CDFs, per-thread bars, throughput and queue depth over time, the
-    /// address-difference scatter.
+    /// address-difference scatter; speed against safety from crash sweeps.
     Plot {
         /// Inputs: JSON reports (`--json` of run, replay, sweep cells), a
         /// comparison (`compare --json`) or request logs (`run --log`);
-        /// recognised by content.
+        /// recognised by content. With `--kind crash-safety`: crash
+        /// sweeps' output directories (or their results.csv).
         #[arg(required = true, value_name = "FILE")]
         inputs: Vec<PathBuf>,
         /// What to draw.

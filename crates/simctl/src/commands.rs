@@ -673,6 +673,17 @@ fn plot(
     class: Option<&crate::plot::inputs::ClassFilter>,
 ) -> Result<ExitCode> {
     let [dest] = open_outputs([("--out", Some(out))])?;
+    if kind == crate::plot::inputs::Kind::CrashSafety {
+        if class.is_some() {
+            return Err(crate::output::unusable(
+                "--class selects a panel of the recorded-vs-simulated CDFs: it needs --kind cdf",
+            ));
+        }
+        let figure =
+            crate::plot::crash_safety::figure(inputs).map_err(crate::output::as_unusable)?;
+        figure.write(dest.expect("opened"), out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let inputs = inputs
         .iter()
         .map(|p| crate::plot::inputs::load(p).map_err(crate::output::as_unusable))

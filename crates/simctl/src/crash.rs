@@ -86,10 +86,17 @@ pub fn sqlite_tps(r: &mmcsim::sim::Report) -> Option<f64> {
         Some(&p.delete),
         p.select.as_ref(),
     ];
+    tps_over(ops.into_iter().flatten().map(|o| (o.transactions, o.tps)))
+}
+
+/// Transactions per second over operations given as (transactions, their
+/// transactions per second): every transaction over the statement time of
+/// all (`None` when no operation ran).
+pub fn tps_over(ops: impl IntoIterator<Item = (u64, f64)>) -> Option<f64> {
     let (mut n, mut secs) = (0.0, 0.0);
-    for o in ops.into_iter().flatten().filter(|o| o.tps > 0.0) {
-        n += o.transactions as f64;
-        secs += o.transactions as f64 / o.tps;
+    for (t, tps) in ops.into_iter().filter(|o| o.1 > 0.0) {
+        n += t as f64;
+        secs += t as f64 / tps;
     }
     (secs > 0.0).then(|| n / secs)
 }
@@ -143,9 +150,13 @@ pub fn crash(
         o.write((serde_json::to_string_pretty(&j)? + "\n").as_bytes(), out)?;
     }
     if !quiet {
+        let tps = j
+            .speed
+            .sqlite_tps
+            .map_or(String::new(), |t| format!(", SQLite {t:.1} TPS"));
         writeln!(
             out,
-            "mmcsim crash | {} | device {} | seed {} | uncut: {:.1} IOPS, {:.2} MB/s, mean {:.1} µs",
+            "mmcsim crash | {} | device {} | seed {} | uncut: {:.1} IOPS, {:.2} MB/s, mean {:.1} µs{tps}",
             j.workload, j.device, j.seed, j.speed.iops, j.speed.mb_per_s, j.speed.mean_latency_us
         )?;
         write!(out, "{}", c.crash.to_table())?;

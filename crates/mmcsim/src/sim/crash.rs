@@ -141,6 +141,28 @@ pub struct CutReport {
     pub sqlite: SqliteCrash,
 }
 
+impl CutReport {
+    /// True when the cut broke a promise the stack made: an acknowledged
+    /// write lost or another page's data read (a flying write); the file
+    /// system inconsistent or missing a committed transaction after its
+    /// replay; SQLite missing a committed transaction, showing an
+    /// uncommitted one, or holding torn or mixed pages after its recovery.
+    /// A torn page of a write never acknowledged is not one (the write may
+    /// be lost; its page is only unreadable).
+    pub fn violates(&self) -> bool {
+        let d = &self.device;
+        let q = &self.sqlite;
+        d.acked_writes_lost
+            + d.flying_writes
+            + self.fs.inconsistencies()
+            + self.fs.committed_transactions_lost
+            + q.committed_lost
+            + q.uncommitted_visible
+            + q.corrupt_pages
+            > 0
+    }
+}
+
 /// A mean and a 99th percentile.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MeanP99 {
@@ -163,6 +185,12 @@ pub struct CrashReport {
     pub acked_writes_lost: u64,
     /// Cuts that lost at least one acknowledged write.
     pub cuts_losing_acked_writes: u64,
+    /// Cuts after which some promise was broken ([`CutReport::violates`]):
+    /// an acknowledged write lost, a flying write, a file-system
+    /// inconsistency or committed transaction lost, or a SQLite committed
+    /// transaction lost, uncommitted one visible or corrupt page. The
+    /// safety axis of a crash sweep (`simctl plot --kind crash-safety`).
+    pub cuts_violating: u64,
     /// Logical pages reading torn data, summed over the cuts.
     pub torn_pages: u64,
     /// Logical pages lost to MLC paired-page corruption, summed.
@@ -218,6 +246,7 @@ impl CrashReport {
             cuts: cuts.len() as u64,
             acked_writes_lost: sum(|c| c.acked_writes_lost),
             cuts_losing_acked_writes: sum(|c| u64::from(c.acked_writes_lost > 0)),
+            cuts_violating: per_cut.iter().map(|c| u64::from(c.violates())).sum(),
             torn_pages: sum(|c| c.torn_pages),
             paired_page_victims: sum(|c| c.paired_page_victims),
             flying_writes: sum(|c| c.flying_writes),
@@ -235,8 +264,9 @@ impl CrashReport {
     /// A text summary.
     pub fn to_table(&self) -> String {
         format!(
-            "crash: {} cuts | acknowledged writes lost {} (on {} cuts; {} to paired pages) | torn pages {} | paired-page victims {} | flying writes {} | older pages {} | MSB-program cuts {} | fs inconsistencies {} ({} transactions replayed, {} committed lost) | sqlite committed lost {} / uncommitted visible {} / corrupt pages {} | recovery ms mean {:.1} p99 {:.1}\n",
+            "crash: {} cuts ({} breaking a promise) | acknowledged writes lost {} (on {} cuts; {} to paired pages) | torn pages {} | paired-page victims {} | flying writes {} | older pages {} | MSB-program cuts {} | fs inconsistencies {} ({} transactions replayed, {} committed lost) | sqlite committed lost {} / uncommitted visible {} / corrupt pages {} | recovery ms mean {:.1} p99 {:.1}\n",
             self.cuts,
+            self.cuts_violating,
             self.acked_writes_lost,
             self.cuts_losing_acked_writes,
             self.acked_lost_to_paired_pages,
@@ -296,6 +326,16 @@ pub fn cut_instants(plan: CutPlan, end: Ns) -> Vec<PowerCut> {
     }
 }
 
+impl CrashCampaign {
+    /// The uncut run's report with the `crash` section of the cuts (what a
+    /// crash sweep's cell file holds).
+    pub fn into_report(self) -> Report {
+        let mut r = self.full;
+        r.crash = Some(self.crash);
+        r
+    }
+}
+
 /// Runs `sc` once uncut (its speed and its end), then once per cut of
 /// `plan`, each from the start on a copy of one preconditioned device;
 /// `progress(done, total)` is called after each cut.
@@ -303,19 +343,30 @@ pub fn crash_campaign(
     sc: &crate::config::Scenario,
     registry: &crate::sched::Registry,
     plan: CutPlan,
-    mut progress: impl FnMut(u64, u64),
+    progress: impl FnMut(u64, u64),
 ) -> Result<CrashCampaign> {
     let device = super::PreparedDevice::new(sc)?;
-    let full =
-        Simulation::with_prepared_device(sc.clone(), registry, &device)?.run(RunOptions {
-            allow_empty: true,
-            ..RunOptions::default()
-        })?;
+    crash_campaign_on(sc, registry, &device, plan, progress)
+}
+
+/// [`crash_campaign`] on `device`, preconditioned for `sc` already (a
+/// sweep shares one between the cells that precondition the same device).
+pub fn crash_campaign_on(
+    sc: &crate::config::Scenario,
+    registry: &crate::sched::Registry,
+    device: &super::PreparedDevice,
+    plan: CutPlan,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<CrashCampaign> {
+    let full = Simulation::with_prepared_device(sc.clone(), registry, device)?.run(RunOptions {
+        allow_empty: true,
+        ..RunOptions::default()
+    })?;
     let instants = cut_instants(plan, full.cost.last_done_ns);
     let total = instants.len() as u64;
     let mut cuts: Vec<CutReport> = Vec::with_capacity(instants.len());
     for (i, cut) in instants.into_iter().enumerate() {
-        let sim = Simulation::with_prepared_device(sc.clone(), registry, &device)?;
+        let sim = Simulation::with_prepared_device(sc.clone(), registry, device)?;
         let r = sim.run_to_cut(
             RunOptions {
                 allow_empty: true,

@@ -27,6 +27,10 @@ pub enum Kind {
     /// Start-address difference to the previous request against device
     /// time, from request logs.
     ScatterAddr,
+    /// Speed against safety per configuration, from crash sweeps (output
+    /// directories of `simctl sweep` on a grid with `[crash]`, or their
+    /// `results.csv`).
+    CrashSafety,
 }
 
 /// One input file, read and recognised.
@@ -110,6 +114,9 @@ pub fn figure(kind: Kind, inputs: &[Input], class: Option<&ClassFilter>) -> Resu
         Kind::ScatterAddr => per_log(inputs, "scatter-addr", |name, rows| {
             vec![Panel::Xy(address_scatter(name, rows))]
         }),
+        Kind::CrashSafety => {
+            bail!("--kind crash-safety reads crash sweeps' output directories, not reports or logs")
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Figures drawn with plotters into PNG and SVG: bar charts, latency CDFs,
-//! time lines and address-difference scatter plots, shared by `simctl
-//! plot`, `simctl compare --plot` and `simctl reproduce`.
+//! time lines, address-difference scatter plots and crash sweeps' speed
+//! against safety, shared by `simctl plot`, `simctl compare --plot` and
+//! `simctl reproduce`.
 //!
 //! A [`Figure`] is data (a title and panels); rendering it is one function
 //! per panel kind. The font (DejaVu Sans) is embedded in the binary: no
@@ -9,6 +10,7 @@
 //! written.
 
 mod bars;
+pub mod crash_safety;
 pub mod inputs;
 mod legend;
 pub mod reqlog;

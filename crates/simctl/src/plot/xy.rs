@@ -17,6 +17,17 @@ pub enum Mark {
     LinePoints,
     /// Dots only.
     Points,
+    /// A large dot at each point with a number written beside it, the
+    /// number the series' legend entry starts with (points whose names
+    /// do not fit on the chart).
+    Numbered {
+        /// The number written.
+        n: u16,
+        /// Where it goes, so points on one spot stay readable: slot 0
+        /// above right of the dot, 1 below right, 2 and 3 the same one
+        /// number further right, and so on.
+        slot: u8,
+    },
 }
 
 /// One named set of points.
@@ -94,9 +105,9 @@ impl XyPanel {
 
     /// Tick positions of a log x axis over `(lo, hi)`: for a time axis,
     /// its decades (with 2 and 5 between them when it spans less than two
-    /// decades); otherwise the data's own x values when there are few
-    /// (request sizes), else 1-2-5 steps of each decade, so every tick is
-    /// labelled and readable.
+    /// decades); otherwise the data's own x values when there are few and
+    /// each is at least 25 % above the one before (request sizes), else
+    /// 1-2-5 steps of each decade, so every tick is labelled and readable.
     fn log_ticks(&self, (lo, hi): (f64, f64)) -> Vec<f64> {
         if self.x_time_us {
             return time_ticks(lo, hi);
@@ -104,7 +115,8 @@ impl XyPanel {
         let mut xs: Vec<f64> = self.points().map(|(x, _)| x).collect();
         xs.sort_by(f64::total_cmp);
         xs.dedup();
-        if (1..=12).contains(&xs.len()) {
+        let apart = xs.windows(2).all(|w| w[1] >= 1.25 * w[0]);
+        if (1..=12).contains(&xs.len()) && apart {
             return xs;
         }
         let mut keys = Vec::new();
@@ -200,6 +212,16 @@ impl XyPanel {
                 continue;
             }
             let legend = match s.mark {
+                Mark::Numbered { n, slot } => {
+                    let dx = 7 + 18 * i32::from(slot / 2);
+                    let dy = if slot % 2 == 0 { -14 } else { 4 };
+                    let text = TextStyle::from(("sans-serif", 13).into_font()).color(&BLACK);
+                    chart.draw_series(pts.iter().map(|p| {
+                        EmptyElement::at(*p)
+                            + Circle::new((0, 0), 5, color.filled())
+                            + Text::new(n.to_string(), (dx, dy), text.clone())
+                    }))?
+                }
                 Mark::Points => {
                     let style = color.mix(0.5).filled();
                     chart.draw_series(pts.iter().map(|p| Circle::new(*p, 2, style)))?

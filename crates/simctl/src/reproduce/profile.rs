@@ -31,9 +31,17 @@ pub struct Profile {
     /// device and host profiles (`TABLE:METRIC` or `finding-N`, checked);
     /// empty for a phone nothing was fitted to and for `generic`.
     pub fit_targets: Vec<String>,
-    /// The phone's unsourced internals (`[uncertain]`), empty for the
-    /// generic profile.
+    /// The phone's unsourced internals (`[uncertain]`) that can move a
+    /// finding (not its power-loss keys), empty for the generic profile.
     pub uncertain: Vec<Uncertain>,
+}
+
+/// True when the `[uncertain]` key `key` can move a finding: the
+/// `[power_loss]` keys act only when the power is cut (`simctl crash`,
+/// `--power-cut`), which no finding does, so the ensemble does not sample
+/// them: they would move no finding, only the draw of the other keys.
+fn acts_in_findings(key: &str) -> bool {
+    !key.starts_with("device.power_loss.")
 }
 
 impl Profile {
@@ -61,7 +69,11 @@ impl Profile {
             sets: phone.sets(),
             benchmark_fs: phone.benchmark_fs,
             fit_targets,
-            uncertain: phone.uncertain,
+            uncertain: phone
+                .uncertain
+                .into_iter()
+                .filter(|u| acts_in_findings(&u.key))
+                .collect(),
         })
     }
 

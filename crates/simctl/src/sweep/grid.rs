@@ -10,6 +10,9 @@
 //! sets       = [[], ["queue.read_ahead_kb=0"]]             # optional: [[]]
 //! trace_sets = ["trace.mode=closed"]                       # optional, traces only
 //!
+//! [crash]                                                  # optional: every cell runs `crash`
+//! cuts = 20                                                # seeded power cuts per cell
+//!
 //! [slurm]                                                  # optional: #SBATCH options of --slurm
 //! time = "02:00:00"
 //! account = "storage-lab"
@@ -27,9 +30,11 @@
 //! each phone runs its own, which the cell's `scheduler` names).
 //!
 //! The cells are the cartesian product, workloads outermost, then phones,
-//! devices, set variants, schedulers and seeds (innermost).
+//! devices, set variants, schedulers and seeds (innermost). With a
+//! `[crash]` table every cell is a power-cut campaign ([`super::crash`]).
 
 use super::cell::{Cell, PhoneCell};
+use super::crash::CrashGrid;
 use crate::compare::{parse_entries, Entry};
 use anyhow::{anyhow, bail, Context, Result};
 use mmcsim::config::{parse_set, Phone};
@@ -70,6 +75,9 @@ struct GridFile {
     /// `mem`, ...): strings or whole numbers.
     #[serde(default)]
     slurm: Option<Spanned<toml::Table>>,
+    /// Run every cell as `simctl crash` with this many seeded cuts.
+    #[serde(default)]
+    crash: Option<Spanned<CrashGrid>>,
 }
 
 /// A set variant: its overrides as written, and parsed.
@@ -82,6 +90,9 @@ pub struct Grid {
     pub cells: Vec<Cell>,
     /// The `[slurm]` table's `#SBATCH` options, checked, in key order.
     pub slurm: Vec<super::slurm::SbatchOpt>,
+    /// The `[crash]` table: every cell cuts the power this many times
+    /// (`None`: every cell runs as `simctl run`).
+    pub crash: Option<CrashGrid>,
 }
 
 /// `file:line:column` of byte `offset` in `text`.
@@ -142,7 +153,15 @@ impl Grid {
             Some(t) => super::slurm::from_table(t.get_ref())
                 .map_err(|e| anyhow!("{}: [slurm]: {e}", at(t.span().start)))?,
         };
-        Ok(Grid { cells, slurm })
+        let crash = match &g.crash {
+            None => None,
+            Some(c) => Some(c.get_ref().checked(&at(c.span().start))?),
+        };
+        Ok(Grid {
+            cells,
+            slurm,
+            crash,
+        })
     }
 }
 
@@ -555,6 +574,24 @@ sets = [[], ["queue.read_ahead_kb=0"]]
         let g = grid(SIXTEEN).unwrap();
         assert_eq!(g.cells[5].id, "0005-7c845580");
         assert_eq!(g.cells[15].id, "0015-e04617a1");
+    }
+
+    #[test]
+    fn a_crash_table_makes_every_cell_a_power_cut_campaign() {
+        let g = grid(SIXTEEN).unwrap();
+        assert_eq!(g.crash, None);
+        let g = grid(&format!("{SIXTEEN}\n[crash]\ncuts = 25\n")).unwrap();
+        assert_eq!(g.crash.map(|c| c.cuts), Some(25));
+        // The cells and their ids are those of the grid without it.
+        assert_eq!(g.cells[5].id, "0005-7c845580");
+        let e = grid(&format!("{SIXTEEN}\n[crash]\ncuts = 0\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("grid.toml:") && e.contains("cuts = 0"), "{e}");
+        let e = grid(&format!("{SIXTEEN}\n[crash]\ncut = 3\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cut") && e.contains("line 9"), "{e}");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! complete-looking partial file.
 
 use super::cell::CellRecord;
+use super::crash::CrashGrid;
 use super::shard::Shard;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -29,14 +30,19 @@ pub struct Manifest {
     pub schema: String,
     /// Every cell, by index.
     pub cells: Vec<CellRecord>,
+    /// The grid's `[crash]` table: every cell is a power-cut campaign
+    /// (absent, and left out of the file, for an ordinary grid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<CrashGrid>,
 }
 
 impl Manifest {
-    /// The manifest of `cells`.
-    pub fn new(cells: Vec<CellRecord>) -> Manifest {
+    /// The manifest of `cells`, power-cut campaigns when `crash` is given.
+    pub fn new(cells: Vec<CellRecord>, crash: Option<CrashGrid>) -> Manifest {
         Manifest {
             schema: MANIFEST_SCHEMA.to_string(),
             cells,
+            crash,
         }
     }
 
@@ -258,20 +264,29 @@ pub const COORDINATES: &[&str] = &[
 
 /// Writes `DIR/results.csv` from the finished cells among `cells` (in
 /// their order), reading each report from its file, so a sweep, a resumed
-/// sweep and a merge produce the same bytes. Returns the rows written.
-pub fn write_results(dir: &Path, cells: &[&CellRecord]) -> Result<usize> {
+/// sweep and a merge produce the same bytes; a crash grid's rows add the
+/// SQLite speed and the crash counters ([`super::crash::COLUMNS`]).
+/// Returns the rows written.
+pub fn write_results(dir: &Path, cells: &[&CellRecord], crash: Option<CrashGrid>) -> Result<usize> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let header: Vec<&str> = COORDINATES
+    let mut header: Vec<&str> = COORDINATES
         .iter()
         .copied()
         .chain(METRICS.iter().map(|(name, _)| *name))
         .collect();
+    if crash.is_some() {
+        header.push(super::crash::SQLITE_TPS);
+        header.extend(super::crash::COLUMNS.iter().map(|(name, _)| *name));
+    }
     w.write_record(&header)?;
     let mut rows = 0;
     for c in cells {
         let Some((_, report)) = read_complete(&cell_path(dir, &c.id)) else {
             continue;
         };
+        if crash.is_some_and(|g| !g.finished(&report)) {
+            continue;
+        }
         let mut row = vec![
             c.id.clone(),
             c.index.to_string(),
@@ -291,6 +306,9 @@ pub fn write_results(dir: &Path, cells: &[&CellRecord]) -> Result<usize> {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             });
+        }
+        if crash.is_some() {
+            row.extend(super::crash::row(&report, &c.id)?);
         }
         w.write_record(&row)?;
         rows += 1;

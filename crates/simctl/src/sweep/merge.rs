@@ -103,7 +103,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<usize> {
     }
     write_cells(&manifest, inputs, &source, out)?;
     let records: Vec<_> = manifest.cells.iter().collect();
-    layout::write_results(out, &records)?;
+    layout::write_results(out, &records, manifest.crash)?;
     Ok(manifest.cells.len())
 }
 
@@ -120,6 +120,9 @@ fn sources(manifest: &Manifest, inputs: &[PathBuf]) -> Result<Vec<Option<usize>>
             let Some((_, report)) = layout::read_complete(&path) else {
                 continue;
             };
+            if manifest.crash.is_some_and(|g| !g.finished(&report)) {
+                continue;
+            }
             if let Some(why) = layout::foreign_cell(c, &report) {
                 return Err(crate::output::unusable(format!(
                     "merge: {} is not the report of {}: {why}",

@@ -10,6 +10,7 @@
 //! `--shard I/N` runs a deterministic slice ([`shard`]); `merge` combines
 //! shard directories into exactly the unsharded layout ([`merge`]);
 //! `--slurm` writes a job-array batch script for a cluster ([`slurm`]).
+//! A grid with a `[crash]` table cuts the power in every cell ([`crash`]).
 //!
 //! Determinism: a cell's report depends only on the cell, and the CSV is
 //! rebuilt from the report files in cell order, so every output file is
@@ -17,6 +18,7 @@
 //! often the sweep was interrupted.
 
 pub mod cell;
+pub mod crash;
 pub mod grid;
 pub mod layout;
 pub mod merge;
@@ -81,10 +83,13 @@ pub fn sweep(a: &SweepArgs, registry: &Registry) -> Result<ExitCode> {
     for (index, msg) in &outcome.failed {
         eprintln!("error: {} failed: {msg}", grid.cells[*index].describe());
     }
-    let scope = match a.shard {
+    let mut scope = match a.shard {
         Some(s) => format!("shard {s}: {mine} of {} cells", grid.cells.len()),
         None => format!("{} cells", grid.cells.len()),
     };
+    if let Some(c) = grid.crash {
+        scope += &format!(" of {} power cuts each", c.cuts);
+    }
     println!(
         "sweep: {scope}; ran {}, skipped {} already finished, failed {}; {} preconditioned device(s) built; {} rows in {}",
         outcome.ran,
@@ -117,20 +122,20 @@ pub fn run_grid<'g>(
     registry: &Registry,
     jobs: Option<usize>,
 ) -> Result<(Vec<&'g cell::Cell>, run::Outcome, usize)> {
-    let manifest = Manifest::new(grid.cells.iter().map(|c| c.record()).collect());
+    let manifest = Manifest::new(grid.cells.iter().map(|c| c.record()).collect(), grid.crash);
     prepare_dir(out, &manifest, shard)?;
     let mine: Vec<&cell::Cell> = grid
         .cells
         .iter()
         .filter(|c| shard.is_none_or(|s| s.owns(c.index)))
         .collect();
-    let outcome = run::run_cells(out, &mine, registry, jobs)?;
+    let outcome = run::run_cells(out, &mine, grid.crash, registry, jobs)?;
     let records: Vec<&cell::CellRecord> = manifest
         .cells
         .iter()
         .filter(|c| shard.is_none_or(|s| s.owns(c.index)))
         .collect();
-    let rows = layout::write_results(out, &records)?;
+    let rows = layout::write_results(out, &records, grid.crash)?;
     Ok((mine, outcome, rows))
 }
 

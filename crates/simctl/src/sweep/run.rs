@@ -1,8 +1,10 @@
 //! Running a sweep's cells: in parallel (rayon), skipping finished ones,
 //! sharing preconditioned devices between cells that precondition the
-//! same device, and writing each report atomically.
+//! same device, and writing each report atomically. A crash grid's cell
+//! runs its power-cut campaign on the shared device ([`super::crash`]).
 
 use super::cell::Cell;
+use super::crash::CrashGrid;
 use super::layout::{cell_path, read_complete};
 use crate::output::write_file;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -168,12 +170,20 @@ type Pending<'a> = (&'a Cell, Scenario, String);
 /// The cells of `cells` whose report is not complete in `dir`, with their
 /// scenarios (cheap: files parsed, nothing built); complete ones count as
 /// skipped and one that does not load as failed, in `out`.
-fn pending<'a>(dir: &Path, cells: &[&'a Cell], out: &mut Outcome) -> Vec<Pending<'a>> {
+fn pending<'a>(
+    dir: &Path,
+    cells: &[&'a Cell],
+    crash: Option<CrashGrid>,
+    out: &mut Outcome,
+) -> Vec<Pending<'a>> {
     let mut pending = Vec::new();
     for &c in cells {
-        // A report of another cell in this cell's file runs again.
-        let done = read_complete(&cell_path(dir, &c.id))
-            .is_some_and(|(_, v)| super::layout::foreign_cell(&c.record(), &v).is_none());
+        // A report of another cell in this cell's file runs again, as does
+        // a crash cell's report without the grid's cuts.
+        let done = read_complete(&cell_path(dir, &c.id)).is_some_and(|(_, v)| {
+            super::layout::foreign_cell(&c.record(), &v).is_none()
+                && crash.is_none_or(|g| g.finished(&v))
+        });
         if done {
             out.skipped += 1;
             continue;
@@ -236,15 +246,19 @@ fn run_task(
     task: Task<(&Cell, Scenario), PreparedDevice>,
     cell: &Cell,
     dispatcher: &Dispatcher<(&Cell, Scenario), PreparedDevice>,
+    crash: Option<CrashGrid>,
     registry: &Registry,
     dir: &Path,
 ) -> Result<(), String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let (sc, device) = device_of(task, dispatcher);
         let device = device?;
-        let report = Simulation::with_prepared_device(sc, registry, &device)
-            .and_then(|s| s.run(RunOptions::default()))
-            .map_err(|e| e.to_string())?;
+        let report = match crash {
+            None => Simulation::with_prepared_device(sc, registry, &device)
+                .and_then(|s| s.run(RunOptions::default())),
+            Some(g) => g.run(&sc, registry, &device),
+        }
+        .map_err(|e| e.to_string())?;
         drop(device);
         write_file(
             &cell_path(dir, &cell.id),
@@ -256,15 +270,17 @@ fn run_task(
 }
 
 /// Runs every cell of `cells` whose report is not complete in `dir`, on
-/// `jobs` workers (default: one per core).
+/// `jobs` workers (default: one per core); with `crash`, each cell's
+/// power-cut campaign.
 pub fn run_cells(
     dir: &Path,
     cells: &[&Cell],
+    crash: Option<CrashGrid>,
     registry: &Registry,
     jobs: Option<usize>,
 ) -> anyhow::Result<Outcome> {
     let mut out = Outcome::default();
-    let pending = pending(dir, cells, &mut out);
+    let pending = pending(dir, cells, crash, &mut out);
     let total = pending.len();
     let bar = progress(total);
     let dispatcher: Dispatcher<(&Cell, Scenario), PreparedDevice> =
@@ -275,7 +291,7 @@ pub fn run_cells(
             let (group, cell) = match &task {
                 Task::Run(g, (c, _), _) | Task::BuildThenRun(g, (c, _)) => (*g, *c),
             };
-            let result = run_task(task, cell, &dispatcher, registry, dir);
+            let result = run_task(task, cell, &dispatcher, crash, registry, dir);
             dispatcher.finished(group);
             bar.inc(1);
             results

@@ -18,6 +18,7 @@ mod cli;
 mod compare;
 mod cpu;
 mod crash;
+mod crash_sweep;
 mod csv_output;
 mod device_config;
 mod device_depth;
