@@ -524,13 +524,7 @@ const LONG_FN_ALLOWED: &[(&str, &str)] = &[];
 /// mechanism's steps (issue 26). Each entry is debt, not permission: the
 /// test fails if one is gone (so it must leave this list) or a new one
 /// appears.
-const LONG_FN_PENDING: &[(&str, &str)] = &[
-    ("mmcsim/src/device/ftl/hybrid/mod.rs", "load_state"),
-    ("mmcsim/src/device/ftl/hybrid/mod.rs", "check"),
-    ("mmcsim/src/device/ftl/integrity.rs", "check"),
-    // Owned by the `ensemble` work (reproduce/); debt, never allowlisted.
-    ("simctl/src/reproduce/findings/host_share.rs", "measure"),
-];
+const LONG_FN_PENDING: &[(&str, &str)] = &[];
 
 /// Skips the string, char or comment starting at `i` in `b`, returning the
 /// index after it, or `None` when `b[i]` starts none of these.
