@@ -19,6 +19,11 @@ pub fn lone_cr(b: &[u8]) -> Option<usize> {
 /// where it is, and what to do.
 pub fn lone_cr_message(b: &[u8], at: usize) -> String {
     let line = 1 + memchr::memchr_iter(b'\n', &b[..at]).count();
+    lone_cr_text(at, line as u64)
+}
+
+/// The message of a lone CR at byte `at`, on 1-based line `line`.
+pub fn lone_cr_text(at: usize, line: u64) -> String {
     format!(
         "CR-only line endings (old Mac) at byte {at} (line {line}): convert the file to LF line endings (e.g. `tr '\\r' '\\n'`); LF and CRLF are read"
     )

@@ -7,6 +7,7 @@
 //! and [`SettingError`] (a named setting with an unusable value, such as a
 //! queue attribute or a host cost).
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// Result alias used across the library.
@@ -48,19 +49,160 @@ pub enum Error {
         /// What was found and what was expected.
         message: String,
     },
-    /// A configuration value is invalid (unknown key, out of range, ...).
-    #[error("{0}")]
-    Config(String),
-    /// A setting of a scenario (or of the command line) has an unusable
-    /// value.
-    #[error("{origin}: {source}")]
+    /// A configuration file cannot be read as text (too large, not UTF-8,
+    /// CR-only line endings).
+    #[error("{}", escape(&format!("{}: {problem}", .path.display())))]
+    ConfigText {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with its bytes.
+        problem: TextProblem,
+    },
+    /// A configuration file (scenario, device or host profile, phone) is
+    /// not TOML, or not of its kind's shape (an unknown key, a value of the
+    /// wrong type); the parser's message names the line and key.
+    #[error("{}", escape(&format!("{origin}: {}", .source.to_string().trim_end())))]
+    Toml {
+        /// The file, or what was merged into it (e.g. `s.toml with the
+        /// scenario's [device] settings and --set device.*: invalid device
+        /// profile`).
+        origin: String,
+        /// The parser's error.
+        source: toml::de::Error,
+    },
+    /// A setting of a configuration file (or of the command line) has an
+    /// unusable value: the located form of [`SettingError`].
+    #[error("{}", escape(&format!("{origin}: {source}")))]
     Setting {
-        /// Where the setting came from: the scenario file, or `replay` for
-        /// a trace replayed without one.
+        /// Where the setting came from: the file, `--set KEY`, `--phone
+        /// NAME`, or `replay` for a trace replayed without a scenario.
         origin: String,
         /// The setting and what it expects.
         source: SettingError,
     },
+    /// A `--set KEY=VALUE` override cannot be applied to the scenario.
+    #[error("{}", escape(&override_text(.key, .problem)))]
+    Override {
+        /// The override's key (the whole argument when it has no `=`).
+        key: String,
+        /// What is wrong with it.
+        problem: OverrideProblem,
+    },
+    /// `--phone NAME` names no phone file in the phones folder of the
+    /// working directory or its parents.
+    #[error("{}", escape(&format!(
+        "--phone {name}: no {dir}/{name}.toml in {} or its parents ({}); give a phone file's path instead",
+        .from.display(),
+        if .known.is_empty() { "no phones found".to_string() } else { format!("phones: {}", .known.join(", ")) }
+    )))]
+    NoSuchPhone {
+        /// The name given.
+        name: String,
+        /// The phones folder's name (`configs/phones`).
+        dir: &'static str,
+        /// The folder the search started from.
+        from: PathBuf,
+        /// The phones of the nearest phones folder.
+        known: Vec<String>,
+    },
+    /// A setting checked where its file is no longer known (the driver
+    /// against the card, a file system at mount); the message names the
+    /// key.
+    #[error("{}", escape(&.0.to_string()))]
+    Unlocated(#[from] SettingError),
+    /// A line of a job file (fio) is unusable; the message names the key
+    /// or job and what was expected.
+    #[error("{}", escape(&format!("{origin}:{line}: {message}")))]
+    Line {
+        /// The file.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+        /// The key or job at fault, what was found and what was expected.
+        message: String,
+    },
+    /// An fio job file has no job section.
+    #[error("{}", escape(&format!("{origin}: no job section: an fio job file needs at least one [jobname] section besides [global]")))]
+    NoJobSection {
+        /// The file.
+        origin: String,
+    },
+    /// A translated fio job file could not be written as a scenario (a
+    /// simulator bug).
+    #[error("fio job translation: {0}")]
+    FioTranslation(#[source] toml::ser::Error),
+    /// The scenario names a scheduler the registry does not hold.
+    #[error("{}", escape(&.0.to_string()))]
+    Scheduler(#[from] mmcsim_elevator::registry::UnknownScheduler),
+    /// A scheduler tunable (`iosched.NAME`) has an unusable name or value.
+    #[error("{}", escape(&format!("iosched.{name}: {source}")))]
+    Tunable {
+        /// The tunable's name.
+        name: String,
+        /// The scheduler's error.
+        source: mmcsim_elevator::tunable::TunableError,
+    },
+    /// Two run options that cannot be combined.
+    #[error("{a} does not combine with {b} ({why}); run them separately")]
+    Exclusive {
+        /// The first option, e.g. `--check-integrity`.
+        a: &'static str,
+        /// The second, e.g. `a power cut`.
+        b: &'static str,
+        /// Why not.
+        why: &'static str,
+    },
+    /// A job's file cannot be opened before the run.
+    #[error("{}", escape(&format!("open {path}: {problem}")))]
+    Open {
+        /// The file's path.
+        path: String,
+        /// Why not.
+        problem: OpenProblem,
+    },
+    /// The partition the scenario places the file system in does not fit
+    /// the device.
+    #[error("fs: the partition [{start_mib} MiB, {end_mib} MiB) does not fit the device's {capacity_mib} MiB")]
+    PartitionTooLarge {
+        /// Partition start, MiB.
+        start_mib: u64,
+        /// Partition end (exclusive), MiB.
+        end_mib: u64,
+        /// The device's capacity, MiB.
+        capacity_mib: u64,
+    },
+    /// A file of the scenario's `[[files]]` (raw device, no file system)
+    /// does not fit where it is laid out.
+    #[error("{}", escape(&format!("file `{name}` {problem}")))]
+    FileLayout {
+        /// The file's name as the scenario gives it.
+        name: String,
+        /// Where it does not fit.
+        problem: FileLayoutProblem,
+    },
+    /// A file of the scenario's `[[files]]` cannot be created at mount.
+    #[error("{}", escape(&populate_file(.name, *.errno)))]
+    PopulateFile {
+        /// The file's path as the scenario gives it.
+        name: String,
+        /// The errno creating it failed with (`None`: the path is empty).
+        errno: Option<i64>,
+    },
+    /// A saved device state cannot be written (`path` is `None`), or the
+    /// one read from `path` does not fit this scenario or is corrupted.
+    #[error("{}", device_state(.path.as_deref(), .source))]
+    DeviceState {
+        /// The state file read, `None` when saving.
+        path: Option<PathBuf>,
+        /// What is wrong.
+        source: crate::device::StateError,
+    },
+    /// The key of a prepared device could not be encoded.
+    #[error("device key: {0}")]
+    DeviceKey(#[source] serde_json::Error),
+    /// A prepared device was given to a scenario it was not prepared for.
+    #[error("the prepared device was built from another device profile, precondition setting or seed than this scenario's")]
+    PreparedMismatch,
     /// A name is not one of a closed set of choices.
     #[error(transparent)]
     Choice(#[from] UnknownChoice),
@@ -69,11 +211,6 @@ pub enum Error {
     /// field.
     #[error(transparent)]
     Trace(#[from] mmcsim_trace::Error),
-    /// The workload asks for something the modelled system cannot do
-    /// (kept for the crash run's request log until it moves to
-    /// [`Error::RequestLog`]).
-    #[error("{0}")]
-    Workload(String),
     /// A call failed and the run stops at its first failed call
     /// (`on_error = "stop"` or `--strict`).
     #[error(
@@ -135,6 +272,37 @@ pub enum Error {
     Device(#[from] crate::device::DeviceError),
 }
 
+/// `s` with control characters escaped (a quoted key or value, a parser's
+/// excerpt, never prints raw).
+fn escape(s: &str) -> String {
+    crate::textfile::escape_controls(s)
+}
+
+/// The text of [`Error::Override`].
+fn override_text(key: &str, problem: &OverrideProblem) -> String {
+    match problem {
+        OverrideProblem::NotASeed { value } => format!("--set seed={value}: {problem}"),
+        OverrideProblem::NotATable => problem.to_string(),
+        _ => format!("--set `{key}`: {problem}"),
+    }
+}
+
+/// The text of [`Error::PopulateFile`].
+fn populate_file(name: &str, errno: Option<i64>) -> String {
+    match errno {
+        Some(code) => format!("file `{name}`: cannot create it in the file system (errno {code})"),
+        None => format!("file `{name}`: empty path"),
+    }
+}
+
+/// The text of [`Error::DeviceState`].
+fn device_state(path: Option<&std::path::Path>, e: &crate::device::StateError) -> String {
+    match path {
+        Some(p) => escape(&format!("{}: device state: {e}", p.display())),
+        None => format!("saving the device state: {e}"),
+    }
+}
+
 /// The text of [`Error::ClockOverflow`].
 fn clock_overflow(now: Option<u64>, at: u64) -> String {
     let limit = crate::engine::MAX_SIM_TEXT;
@@ -149,10 +317,44 @@ fn clock_overflow(now: Option<u64>, at: u64) -> String {
 }
 
 impl Error {
-    /// Shorthand for [`Error::Config`]; control characters of `msg` (a
-    /// quoted key or value, a parser's excerpt) are escaped.
-    pub fn config(msg: impl Into<String>) -> Error {
-        Error::Config(crate::textfile::escape_controls(&msg.into()))
+    /// True when the error says an input (a file, a setting, the command
+    /// line) is unusable, not that a run failed: `simctl` exits with 2 for
+    /// these and 1 for the others. A trace's own errors answer through
+    /// [`mmcsim_trace::Error::is_input_error`].
+    pub fn is_input_error(&self) -> bool {
+        matches!(
+            self,
+            Error::Io { .. }
+                | Error::Parse { .. }
+                | Error::ConfigText { .. }
+                | Error::Toml { .. }
+                | Error::Setting { .. }
+                | Error::Unlocated(_)
+                | Error::Override { .. }
+                | Error::NoSuchPhone { .. }
+                | Error::Line { .. }
+                | Error::NoJobSection { .. }
+                | Error::FioTranslation(_)
+                | Error::Scheduler(_)
+                | Error::Tunable { .. }
+                | Error::Exclusive { .. }
+                | Error::Open { .. }
+                | Error::PartitionTooLarge { .. }
+                | Error::FileLayout { .. }
+                | Error::PopulateFile { .. }
+                | Error::DeviceState { .. }
+                | Error::DeviceKey(_)
+                | Error::PreparedMismatch
+                | Error::Choice(_)
+        )
+    }
+
+    /// Shorthand for [`Error::Toml`]: `source` met parsing `origin`.
+    pub fn toml(origin: impl Into<String>, source: toml::de::Error) -> Error {
+        Error::Toml {
+            origin: origin.into(),
+            source,
+        }
     }
 
     /// Shorthand for [`Error::Setting`]: `source` found in `origin`.
@@ -214,12 +416,177 @@ pub enum SettingError {
         /// The value given, as text.
         value: String,
         /// What the setting accepts, e.g. `a positive clock in MHz`.
+        expected: Cow<'static, str>,
+    },
+    /// The value of a setting (a profile's `[section] key`) breaks the
+    /// setting's rule or a rule it shares with others; `problem` starts
+    /// with the value and says what was expected.
+    #[error("{key}: {problem}")]
+    Field {
+        /// The setting, e.g. `[gc] copy_budget_pages`.
+        key: String,
+        /// The value and what was expected, e.g. `0: expected 1..=256
+        /// stripe pages`.
+        problem: String,
+    },
+    /// The value is well-formed but conflicts with the setting's rule or
+    /// with other settings; `why` says which and what to change.
+    #[error("{key} = {value}: {why}")]
+    Conflict {
+        /// The setting, e.g. `driver.cmdq_depth`.
+        key: String,
+        /// The value given, as text.
+        value: String,
+        /// The rule broken and what to change.
+        why: String,
+    },
+    /// A key that has no place where it is written (or not with the
+    /// other settings given).
+    #[error("{key} {rule}")]
+    Misplaced {
+        /// The key or section, e.g. `[calibration]`.
+        key: String,
+        /// What the place allows.
+        rule: &'static str,
+    },
+    /// A required text setting is empty.
+    #[error("{key} is empty: {expected}")]
+    Empty {
+        /// The setting, e.g. `scheduler.name`.
+        key: String,
+        /// What to write there, e.g. `name the stock kernel's default
+        /// scheduler, e.g. "cfq"`.
         expected: &'static str,
+    },
+    /// A setting names a file that does not exist.
+    #[error("{key} = \"{}\": no such file ({})", .given.display(), .resolved.display())]
+    NoSuchFile {
+        /// The setting, e.g. `device`.
+        key: String,
+        /// The path as given.
+        given: PathBuf,
+        /// The path it resolves to.
+        resolved: PathBuf,
+    },
+    /// One entry of a list setting is given twice.
+    #[error("{key} = {value:?} is given twice")]
+    Duplicate {
+        /// The entry, e.g. `[fit] targets[2]`.
+        key: String,
+        /// Its value.
+        value: String,
     },
     /// A rule between settings is broken; the text names the settings,
     /// their values and what was expected.
     #[error("{0}")]
     Rule(String),
+}
+
+/// Why a job's file cannot be opened before the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpenProblem {
+    /// The lookup failed with this errno.
+    #[error("errno {0}")]
+    Errno(i64),
+    /// O_DIRECT on a FUSE mount.
+    #[error(
+        "O_DIRECT on a FUSE mount fails with EINVAL (fs/fuse/file.c fuse_open_common, Linux 3.x)"
+    )]
+    DirectOnFuse,
+}
+
+/// Why a `--set KEY=VALUE` override cannot be applied.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum OverrideProblem {
+    /// The argument has no `KEY=`.
+    #[error("expected KEY=VALUE, e.g. `iosched.fifo_batch=8` or `queue.read_ahead_kb=256`")]
+    NotKeyValue,
+    /// The key starts with no section an override may address.
+    #[error("unknown key; it must start with one of: {known}")]
+    UnknownSection {
+        /// The sections, comma-separated.
+        known: String,
+    },
+    /// The key has the wrong number of parts for its section.
+    #[error("expected {expected}")]
+    Shape {
+        /// The key's shape, e.g. `iosched.<tunable>`.
+        expected: Cow<'static, str>,
+    },
+    /// A top-level value (`seed`, `android_version`) given a sub-key.
+    #[error("takes no sub-key")]
+    NoSubKey,
+    /// The seed is not a u64.
+    #[error("expected an unsigned integer 0..=18446744073709551615")]
+    NotASeed {
+        /// The value given.
+        value: String,
+    },
+    /// The scenario tree is not a table (a simulator bug).
+    #[error("scenario is not a TOML table")]
+    NotATable,
+    /// `jobs.N.KEY` names a job the scenario does not have.
+    #[error("the scenario has {jobs} job(s) (indices 0..{jobs})")]
+    NoSuchJob {
+        /// How many jobs it has.
+        jobs: usize,
+    },
+    /// Job `index` of the scenario is not a table.
+    #[error("job {index} is not a table")]
+    JobNotATable {
+        /// 0-based job index.
+        index: usize,
+    },
+    /// A part of the key names a value, not a section.
+    #[error("`{name}` is a value, not a section")]
+    NotASection {
+        /// The part.
+        name: String,
+    },
+}
+
+/// Why a file of a raw-device scenario does not fit its place.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FileLayoutProblem {
+    /// It ends beyond the device.
+    #[error("ends at {end_mib} MiB, beyond the device's {capacity_mib} MiB")]
+    BeyondDevice {
+        /// Where it ends, MiB.
+        end_mib: u64,
+        /// The device's capacity, MiB.
+        capacity_mib: u64,
+    },
+    /// It overlaps an earlier file.
+    #[error("overlaps file `{other}` on the device")]
+    Overlaps {
+        /// The earlier file.
+        other: String,
+    },
+}
+
+/// Why a configuration file cannot be read as text.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TextProblem {
+    /// Over the size limit of a configuration file.
+    #[error("larger than {limit} bytes (16 MiB), the limit for a configuration file (TOML): not a configuration file?")]
+    TooLarge {
+        /// The limit, bytes.
+        limit: u64,
+    },
+    /// Bytes that are not UTF-8.
+    #[error("not UTF-8 text (invalid byte at offset {offset}): a configuration file is TOML text")]
+    NotUtf8 {
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
+    /// A CR not followed by LF (old Mac line endings).
+    #[error("{}", mmcsim_types::text::lone_cr_text(*.at, *.line))]
+    LoneCr {
+        /// Byte offset of the CR.
+        at: usize,
+        /// Its 1-based line.
+        line: u64,
+    },
 }
 
 #[cfg(test)]

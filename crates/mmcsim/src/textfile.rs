@@ -6,7 +6,7 @@
 //! byte-order mark is stripped, CR-only line endings are a located error,
 //! and [`escape_controls`] keeps control characters out of messages.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, TextProblem};
 use std::io::Read;
 use std::path::Path;
 
@@ -28,28 +28,29 @@ pub fn read_config(path: &Path) -> Result<String> {
     file.take(MAX_CONFIG_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(io)?;
+    let bad = |problem| Error::ConfigText {
+        path: path.to_path_buf(),
+        problem,
+    };
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(Error::config(format!(
-            "{}: larger than {MAX_CONFIG_BYTES} bytes (16 MiB), the limit for a configuration file (TOML): not a configuration file?",
-            path.display()
-        )));
+        return Err(bad(TextProblem::TooLarge {
+            limit: MAX_CONFIG_BYTES,
+        }));
     }
     let mut text = String::from_utf8(bytes).map_err(|e| {
-        Error::config(format!(
-            "{}: not UTF-8 text (invalid byte at offset {}): a configuration file is TOML text",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        ))
+        bad(TextProblem::NotUtf8 {
+            offset: e.utf8_error().valid_up_to(),
+        })
     })?;
     if text.starts_with(BOM) {
         text.drain(..BOM.len());
     }
     if let Some(at) = lone_cr(text.as_bytes()) {
-        return Err(Error::config(format!(
-            "{}: {}",
-            path.display(),
-            lone_cr_message(text.as_bytes(), at)
-        )));
+        let line = 1 + text.as_bytes()[..at]
+            .iter()
+            .filter(|&&c| c == b'\n')
+            .count() as u64;
+        return Err(bad(TextProblem::LoneCr { at, line }));
     }
     Ok(text)
 }

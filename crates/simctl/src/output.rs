@@ -101,10 +101,9 @@ pub fn is_unusable(e: &anyhow::Error) -> bool {
 /// True when `e` says the input or the command line is unusable (exit
 /// code 2), not that a run failed (exit code 1): an [`Unusable`] error, or
 /// a library error about an input file, its format or a setting
-/// ([`mmcsim::Error`]'s `Io`, `Parse`, `Config`, `Setting` and `Choice`,
-/// and a trace reader's input error, [`trace::Error::is_input_error`];
-/// the `Workload`, `Device` and `Output` errors and a chosen device with
-/// no record are failed runs).
+/// ([`mmcsim::Error::is_input_error`], and a trace reader's input error,
+/// [`trace::Error::is_input_error`]; the `RequestLog`, `Device` and
+/// `Output` errors and a chosen device with no record are failed runs).
 ///
 /// [`trace::Error::is_input_error`]: mmcsim::workload::trace::Error::is_input_error
 pub fn is_usage_error(e: &anyhow::Error) -> bool {
@@ -112,16 +111,7 @@ pub fn is_usage_error(e: &anyhow::Error) -> bool {
     use mmcsim::Error as E;
     is_unusable(e)
         || e.chain().any(|c| {
-            let lib = matches!(
-                c.downcast_ref::<E>(),
-                Some(
-                    E::Io { .. }
-                        | E::Parse { .. }
-                        | E::Config(_)
-                        | E::Setting { .. }
-                        | E::Choice(_)
-                )
-            );
+            let lib = c.downcast_ref::<E>().is_some_and(E::is_input_error);
             let trace = match c.downcast_ref::<E>() {
                 Some(E::Trace(t)) => Some(t),
                 _ => c.downcast_ref::<TraceError>(),

@@ -1,15 +1,21 @@
 //! `--set KEY=VALUE` overrides applied to a scenario's TOML tree.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, OverrideProblem, Result};
 use toml::Value;
 
 /// Splits `KEY=VALUE`; errors say what was expected.
 pub fn parse_set(arg: &str) -> Result<(String, String)> {
     match arg.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(Error::config(format!(
-            "--set `{arg}`: expected KEY=VALUE, e.g. `iosched.fifo_batch=8` or `queue.read_ahead_kb=256`"
-        ))),
+        _ => Err(bad(arg, OverrideProblem::NotKeyValue)),
+    }
+}
+
+/// The error of override `key`.
+fn bad(key: &str, problem: OverrideProblem) -> Error {
+    Error::Override {
+        key: key.to_string(),
+        problem,
     }
 }
 
@@ -70,18 +76,23 @@ const SECTIONS: &[&str] = &[
 pub fn apply_set(root: &mut Value, key: &str, value: &str) -> Result<()> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) || !SECTIONS.contains(&parts[0]) {
-        return Err(Error::config(format!(
-            "--set `{key}`: unknown key; it must start with one of: {}",
-            SECTIONS.join(", ")
-        )));
+        return Err(bad(
+            key,
+            OverrideProblem::UnknownSection {
+                known: SECTIONS.join(", "),
+            },
+        ));
     }
     let (path, val): (Vec<&str>, Value) = match parts[0] {
         "jobs" => return set_job_key(root, &parts, value, key),
         "iosched" => {
             if parts.len() != 2 {
-                return Err(Error::config(format!(
-                    "--set `{key}`: expected iosched.<tunable>, e.g. iosched.fifo_batch"
-                )));
+                return Err(bad(
+                    key,
+                    OverrideProblem::Shape {
+                        expected: "iosched.<tunable>, e.g. iosched.fifo_batch".into(),
+                    },
+                ));
             }
             (
                 vec!["scheduler", "tunables", parts[1]],
@@ -90,7 +101,7 @@ pub fn apply_set(root: &mut Value, key: &str, value: &str) -> Result<()> {
         }
         "seed" => {
             if parts.len() != 1 {
-                return Err(Error::config("--set `seed`: takes no sub-key"));
+                return Err(bad("seed", OverrideProblem::NoSubKey));
             }
             // A seed is any u64; TOML integers stop at 2^63 - 1, so a
             // larger seed travels as its decimal text.
@@ -100,16 +111,19 @@ pub fn apply_set(root: &mut Value, key: &str, value: &str) -> Result<()> {
                     Err(_) => Value::String(n.to_string()),
                 },
                 Err(_) => {
-                    return Err(Error::config(format!(
-                        "--set seed={value}: expected an unsigned integer 0..=18446744073709551615"
-                    )))
+                    return Err(bad(
+                        "seed",
+                        OverrideProblem::NotASeed {
+                            value: value.to_string(),
+                        },
+                    ))
                 }
             };
             (parts.clone(), v)
         }
         "android_version" => {
             if parts.len() != 1 {
-                return Err(Error::config("--set `android_version`: takes no sub-key"));
+                return Err(bad("android_version", OverrideProblem::NoSubKey));
             }
             // A release such as 4.4 is text, not a float.
             (
@@ -119,10 +133,12 @@ pub fn apply_set(root: &mut Value, key: &str, value: &str) -> Result<()> {
         }
         _ => {
             if parts.len() < 2 {
-                return Err(Error::config(format!(
-                    "--set `{key}`: expected {}.<key>",
-                    parts[0]
-                )));
+                return Err(bad(
+                    key,
+                    OverrideProblem::Shape {
+                        expected: format!("{}.<key>", parts[0]).into(),
+                    },
+                ));
             }
             let v = if parts[0] == "scheduler" && parts[1] == "name" {
                 Value::String(value.to_string())
@@ -134,7 +150,7 @@ pub fn apply_set(root: &mut Value, key: &str, value: &str) -> Result<()> {
     };
     let table = root
         .as_table_mut()
-        .ok_or_else(|| Error::config("scenario is not a TOML table"))?;
+        .ok_or_else(|| bad(key, OverrideProblem::NotATable))?;
     insert(table, &path, val, key)
 }
 
@@ -150,18 +166,19 @@ fn set_job_key(root: &mut Value, parts: &[&str], value: &str, key: &str) -> Resu
         _ => None,
     };
     let Some(i) = index else {
-        return Err(Error::config(format!(
-            "--set `{key}`: expected jobs.<index>.<key>, e.g. jobs.0.request_bytes"
-        )));
+        return Err(bad(
+            key,
+            OverrideProblem::Shape {
+                expected: "jobs.<index>.<key>, e.g. jobs.0.request_bytes".into(),
+            },
+        ));
     };
     if i >= n {
-        return Err(Error::config(format!(
-            "--set `{key}`: the scenario has {n} job(s) (indices 0..{n})"
-        )));
+        return Err(bad(key, OverrideProblem::NoSuchJob { jobs: n }));
     }
     let job = root["jobs"][i]
         .as_table_mut()
-        .ok_or_else(|| Error::config(format!("--set `{key}`: job {i} is not a table")))?;
+        .ok_or_else(|| bad(key, OverrideProblem::JobNotATable { index: i }))?;
     // Names, files and enums are strings; everything else a literal.
     let v = match literal(value) {
         Value::Integer(_) | Value::Float(_) | Value::Boolean(_)
@@ -185,10 +202,12 @@ fn insert(table: &mut toml::Table, path: &[&str], val: Value, key: &str) -> Resu
         .or_insert_with(|| Value::Table(toml::Table::new()));
     match entry {
         Value::Table(t) => insert(t, &path[1..], val, key),
-        _ => Err(Error::config(format!(
-            "--set `{key}`: `{}` is a value, not a section",
-            path[0]
-        ))),
+        _ => Err(bad(
+            key,
+            OverrideProblem::NotASection {
+                name: path[0].to_string(),
+            },
+        )),
     }
 }
 

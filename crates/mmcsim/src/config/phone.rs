@@ -16,7 +16,7 @@
 //! apply over the phone's profiles. Overrides given after them
 //! (`--device`, `--scheduler`, `--set`) win.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SettingError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -98,20 +98,33 @@ struct Fit {
 /// profile): a non-empty list of distinct, non-empty names.
 pub fn check_fit_targets(src: &str, targets: &[String]) -> Result<()> {
     if targets.is_empty() {
-        return Err(Error::config(format!(
-            "{src}: [fit] targets is empty: name what was fitted (\"TABLE:METRIC\" or \"finding-N\"), or leave [fit] out"
-        )));
+        return Err(Error::setting(
+            src,
+            SettingError::Empty {
+                key: "[fit] targets".into(),
+                expected:
+                    "name what was fitted (\"TABLE:METRIC\" or \"finding-N\"), or leave [fit] out",
+            },
+        ));
     }
     for (i, t) in targets.iter().enumerate() {
         if t.trim().is_empty() {
-            return Err(Error::config(format!(
-                "{src}: [fit] targets[{i}] is empty: expected \"TABLE:METRIC\" or \"finding-N\""
-            )));
+            return Err(Error::setting(
+                src,
+                SettingError::Empty {
+                    key: format!("[fit] targets[{i}]"),
+                    expected: "expected \"TABLE:METRIC\" or \"finding-N\"",
+                },
+            ));
         }
         if targets[..i].contains(t) {
-            return Err(Error::config(format!(
-                "{src}: [fit] targets[{i}] = {t:?} is given twice"
-            )));
+            return Err(Error::setting(
+                src,
+                SettingError::Duplicate {
+                    key: format!("[fit] targets[{i}]"),
+                    value: t.clone(),
+                },
+            ));
         }
     }
     Ok(())
@@ -130,8 +143,7 @@ impl Phone {
     pub fn load(path: &Path) -> Result<Phone> {
         let src = path.display().to_string();
         let text = crate::textfile::read_config(path)?;
-        let f: PhoneFile = toml::from_str(&text)
-            .map_err(|e| Error::config(format!("{src}: {}", e.to_string().trim_end())))?;
+        let f: PhoneFile = toml::from_str(&text).map_err(|e| Error::toml(&src, e))?;
         // Profiles are resolved to absolute paths: the overrides land in a
         // scenario that resolves relative paths against its own folder.
         let abs = std::path::absolute(path).map_err(|e| Error::Io {
@@ -146,34 +158,51 @@ impl Phone {
                 dir.join(p)
             };
             if !full.is_file() {
-                return Err(Error::config(format!(
-                    "{src}: {key} = \"{}\": no such file ({})",
-                    p.display(),
-                    full.display()
-                )));
+                return Err(Error::setting(
+                    &src,
+                    SettingError::NoSuchFile {
+                        key: key.to_string(),
+                        given: p.to_path_buf(),
+                        resolved: full,
+                    },
+                ));
             }
             Ok(full)
         };
         let device = resolve("device", &f.device)?;
         let host = resolve("host", &f.host)?;
         if f.scheduler.name.trim().is_empty() {
-            return Err(Error::config(format!(
-                "{src}: scheduler.name is empty: name the stock kernel's default scheduler, e.g. \"cfq\""
-            )));
+            return Err(Error::setting(
+                src,
+                SettingError::Empty {
+                    key: "scheduler.name".into(),
+                    expected: "name the stock kernel's default scheduler, e.g. \"cfq\"",
+                },
+            ));
         }
         if let Some(hz) = f.scheduler.hz {
             if hz == 0 || hz > 10_000 {
-                return Err(Error::config(format!(
-                    "{src}: scheduler.hz = {hz}: expected 1..=10000 ticks per second"
-                )));
+                return Err(Error::setting(
+                    src,
+                    SettingError::Invalid {
+                        key: "scheduler.hz".into(),
+                        value: hz.to_string(),
+                        expected: "1..=10000 ticks per second".into(),
+                    },
+                ));
             }
         }
         crate::workload::sqlite::platform::defaults_for(&f.android_version)
-            .map_err(|e| Error::config(format!("{src}: {e}")))?;
+            .map_err(|e| Error::setting(&src, e))?;
         if f.kernel.trim().is_empty() {
-            return Err(Error::config(format!(
-                "{src}: kernel is empty: name the kernel the phone ran when measured, e.g. \"Linux 3.4 (stock)\""
-            )));
+            return Err(Error::setting(
+                src,
+                SettingError::Empty {
+                    key: "kernel".into(),
+                    expected:
+                        "name the kernel the phone ran when measured, e.g. \"Linux 3.4 (stock)\"",
+                },
+            ));
         }
         let fit_targets = match f.fit {
             Some(fit) => {
@@ -214,9 +243,7 @@ impl Phone {
         let src = self.source.display().to_string();
         let table = |p: &Path| -> Result<toml::Table> {
             let text = crate::textfile::read_config(p)?;
-            toml::from_str(&text).map_err(|e| {
-                Error::config(format!("{}: {}", p.display(), e.to_string().trim_end()))
-            })
+            toml::from_str(&text).map_err(|e| Error::toml(p.display().to_string(), e))
         };
         let device = table(&self.device)?;
         let host = table(&self.host)?;
@@ -253,15 +280,12 @@ impl Phone {
             .find(|d| d.is_dir())
             .map(|d| known_phones(&d))
             .unwrap_or_default();
-        Err(Error::config(format!(
-            "--phone {name_or_file}: no {PHONES_DIR}/{name_or_file}.toml in {} or its parents ({}); give a phone file's path instead",
-            from.display(),
-            if known.is_empty() {
-                "no phones found".to_string()
-            } else {
-                format!("phones: {}", known.join(", "))
-            }
-        )))
+        Err(Error::NoSuchPhone {
+            name: name_or_file.to_string(),
+            dir: PHONES_DIR,
+            from: from.to_path_buf(),
+            known,
+        })
     }
 
     /// The overrides that select this phone's device profile, host profile

@@ -164,7 +164,7 @@ impl SchedulerSpec {
             return Err(SettingError::Invalid {
                 key: "scheduler.hz".into(),
                 value: self.hz.to_string(),
-                expected: "1..=10000 ticks per second",
+                expected: "1..=10000 ticks per second".into(),
             });
         }
         Ok(())
@@ -226,17 +226,16 @@ impl Scenario {
         base_dir: PathBuf,
         sets: &[(String, String)],
     ) -> Result<Scenario> {
-        let mut value: toml::Value = toml::from_str(text)
-            .map_err(|e| Error::config(format!("{source}: {}", e.to_string().trim_end())))?;
+        let mut value: toml::Value = toml::from_str(text).map_err(|e| Error::toml(source, e))?;
         for (k, v) in sets {
             super::apply_set(&mut value, k, v)?;
         }
         crate::workload::sqlite::platform::apply_android_defaults(&mut value)
-            .map_err(|e| Error::config(format!("{source}: {e}")))?;
+            .map_err(|e| Error::setting(source, e))?;
         crate::platform::apply_host_profile(&mut value, &base_dir)?;
-        let mut sc: Scenario = value.try_into().map_err(|e: toml::de::Error| {
-            Error::config(format!("{source}: {}", e.to_string().trim_end()))
-        })?;
+        let mut sc: Scenario = value
+            .try_into()
+            .map_err(|e: toml::de::Error| Error::toml(source, e))?;
         sc.base_dir = base_dir;
         sc.validate(source)?;
         Ok(sc)
@@ -254,12 +253,11 @@ impl Scenario {
         for (k, v) in sets {
             super::apply_set(&mut value, k, v)?;
         }
-        crate::workload::sqlite::platform::apply_android_defaults(&mut value)
-            .map_err(Error::config)?;
+        crate::workload::sqlite::platform::apply_android_defaults(&mut value)?;
         crate::platform::apply_host_profile(&mut value, Path::new(""))?;
         let mut sc: Scenario = value
             .try_into()
-            .map_err(|e: toml::de::Error| Error::config(e.to_string().trim_end().to_string()))?;
+            .map_err(|e: toml::de::Error| Error::toml("replay", e))?;
         sc.base_dir = PathBuf::new();
         sc.validate("replay")?;
         Ok(sc)
@@ -290,9 +288,12 @@ impl Scenario {
                 (text.into(), path.display().to_string())
             }
             Some(other) => {
-                return Err(Error::config(format!(
-                    "device.profile = {other}: expected a path to a device TOML or \"generic\""
-                )))
+                return Err(SettingError::Invalid {
+                    key: "device.profile".into(),
+                    value: other.to_string(),
+                    expected: "a path to a device TOML or \"generic\"".into(),
+                }
+                .into())
             }
         };
         let cfg = self.merged_device_config(&text, &source, overrides)?;
@@ -321,10 +322,12 @@ impl Scenario {
         // the error names the key (`in nand.t_r_us`) and says where such a
         // value may come from.
         let cfg: DeviceConfig = toml::Value::Table(base).try_into().map_err(|e: toml::de::Error| {
-            Error::config(format!(
-                "{source} with the scenario's [device] settings and --set device.*: invalid device profile: {}",
-                e.to_string().trim_end()
-            ))
+            Error::toml(
+                format!(
+                    "{source} with the scenario's [device] settings and --set device.*: invalid device profile"
+                ),
+                e,
+            )
         })?;
         cfg.validate(&format!(
             "{source} with the scenario's [device] settings and --set device.*"
@@ -336,7 +339,7 @@ impl Scenario {
     /// between its parts (a workload, the file system, files, threads,
     /// jobs). `source` names the scenario in errors.
     fn validate(&self, source: &str) -> Result<()> {
-        let bad = |m: String| Err(Error::config(format!("{source}: {m}")));
+        let bad = |m: String| Err(Error::setting(source, SettingError::Rule(m)));
         self.validate_stages(source)?;
         if self.jobs.is_empty()
             && self.scripts.is_empty()
@@ -523,7 +526,7 @@ impl Scenario {
 
     /// Checks `[sqlite]`, `[[sqlite_jobs]]` and `[androbench]`.
     fn validate_sqlite(&self, source: &str) -> Result<()> {
-        let bad = |m: String| Err(Error::config(format!("{source}: {m}")));
+        let bad = |m: String| Err(Error::setting(source, SettingError::Rule(m)));
         self.sqlite
             .validate()
             .map_err(|e| Error::setting(source, e))?;
@@ -553,8 +556,7 @@ impl Scenario {
 }
 
 fn parse_profile(text: &str, source: &str) -> Result<toml::Table> {
-    toml::from_str(text)
-        .map_err(|e| Error::config(format!("{source}: {}", e.to_string().trim_end())))
+    toml::from_str(text).map_err(|e| Error::toml(source, e))
 }
 
 /// Deep-merges `over` into `base` (tables merge, values replace).

@@ -19,7 +19,7 @@
 //! or be one of the alternatives. Which keys and values a profile accepts
 //! is checked by [`check_accepted`].
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SettingError};
 use toml::Value;
 
 /// Name of the sub-table that holds the short form's reasons.
@@ -101,8 +101,10 @@ fn set_text(v: &Value) -> String {
 /// Parses the `[uncertain]` table of `src`, checking its form: a range's
 /// ends are finite numbers with `lo <= hi`, alternatives are distinct and
 /// at least two, every entry has one reason and every reason an entry.
+///
+/// Errors name `src`, the entry's key and what was expected.
 pub fn parse(src: &str, table: &toml::Table) -> Result<Vec<Uncertain>> {
-    let at = |key: &str, msg: String| Error::config(format!("{src}: [uncertain] \"{key}\": {msg}"));
+    let at = |key: &str, msg: String| entry_error(src, key, msg);
     let reasons = match table.get(REASONS) {
         None => toml::Table::new(),
         Some(Value::Table(t)) => t.clone(),
@@ -248,7 +250,7 @@ fn alternatives(a: &[Value], at: &dyn Fn(String) -> Error) -> Result<Spread> {
 /// Checks the nominal value (the profile's own, `nominal` as found in its
 /// device or host profile) against the entry's spread.
 pub fn check_nominal(src: &str, u: &Uncertain, nominal: Option<&Value>) -> Result<()> {
-    let at = |msg: String| Error::config(format!("{src}: [uncertain] \"{}\": {msg}", u.key));
+    let at = |msg: String| entry_error(src, &u.key, msg);
     let Some(nominal) = nominal else {
         return Err(at(
             "the profile states no value for it: write the nominal value in the device or host profile (or [host_settings])".into(),
@@ -298,14 +300,27 @@ pub fn check_accepted(src: &str, entries: &[Uncertain], base: &[(String, String)
                 Ok(())
             });
             if let Err(e) = ok {
-                return Err(Error::config(format!(
-                    "{src}: [uncertain] \"{}\": the value {v} is not accepted: {e}",
-                    u.key
-                )));
+                return Err(entry_error(
+                    src,
+                    &u.key,
+                    format!("the value {v} is not accepted: {e}"),
+                ));
             }
         }
     }
     Ok(())
+}
+
+/// The error of entry `key` of `src`'s `[uncertain]` table: `problem`
+/// says what was found and what was expected.
+fn entry_error(src: &str, key: &str, problem: String) -> Error {
+    Error::setting(
+        src,
+        SettingError::Field {
+            key: format!("[uncertain] \"{key}\""),
+            problem,
+        },
+    )
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use super::cache::Direction;
 use super::ftl::{self, MappingScheme, VictimPolicy};
 pub use super::power_loss::PowerLossConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SettingError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -909,16 +909,24 @@ impl Precondition {
     /// Checks ranges; `source` names the file for the message.
     pub fn validate(&self, source: &str) -> Result<()> {
         if !(0.0..=1.0).contains(&self.fill_fraction) {
-            return Err(Error::config(format!(
-                "{source}: precondition fill_fraction = {}: expected a fraction in 0..=1",
-                self.fill_fraction
-            )));
+            return Err(Error::setting(
+                source,
+                SettingError::Invalid {
+                    key: "precondition fill_fraction".into(),
+                    value: self.fill_fraction.to_string(),
+                    expected: "a fraction in 0..=1".into(),
+                },
+            ));
         }
         if !(self.max_overwrite_factor >= 0.0 && self.max_overwrite_factor <= 100.0) {
-            return Err(Error::config(format!(
-                "{source}: precondition max_overwrite_factor = {}: expected 0..=100",
-                self.max_overwrite_factor
-            )));
+            return Err(Error::setting(
+                source,
+                SettingError::Invalid {
+                    key: "precondition max_overwrite_factor".into(),
+                    value: self.max_overwrite_factor.to_string(),
+                    expected: "0..=100".into(),
+                },
+            ));
         }
         Ok(())
     }
@@ -929,7 +937,7 @@ impl DeviceConfig {
     /// the file name) prefixes every error message.
     pub fn from_toml_str(text: &str, source_name: &str) -> Result<DeviceConfig> {
         let cfg: DeviceConfig = toml::from_str(text)
-            .map_err(|e| Error::config(format!("{source_name}: invalid device profile: {e}")))?;
+            .map_err(|e| Error::toml(format!("{source_name}: invalid device profile"), e))?;
         cfg.validate(source_name)?;
         Ok(cfg)
     }
@@ -963,7 +971,7 @@ impl DeviceConfig {
     /// ([`MAX_SLOTS`]), each product checked without wrapping, before
     /// anything is sized from them.
     fn check_geometry(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         let n = &self.nand;
         for (k, v) in [
             ("channels", n.channels),
@@ -1023,7 +1031,7 @@ impl DeviceConfig {
     /// write buffer — against their limits before anything is allocated
     /// from them.
     fn check_buffers(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         let e = self.map_cache.entries;
         if !(1..=MAX_MAP_CACHE_ENTRIES).contains(&e) {
             return err(
@@ -1066,27 +1074,35 @@ impl DeviceConfig {
     fn check_atomic_write(&self, src: &str) -> Result<()> {
         let f = &self.ftl;
         if f.atomic_write && f.mapping != MappingScheme::Page {
-            return Err(crate::error::Error::config(format!(
-                "{src}: [ftl] atomic_write = true needs mapping = \"page\" (X-FTL is a transactional page mapping); this profile has mapping = \"{}\"",
-                match f.mapping {
-                    MappingScheme::Page => "page",
-                    MappingScheme::Hybrid => "hybrid",
-                    MappingScheme::Dftl => "dftl",
-                }
-            )));
+            return Err(field_error(
+                src,
+                "[ftl] atomic_write",
+                format!(
+                    "true needs mapping = \"page\" (X-FTL is a transactional page mapping); this profile has mapping = \"{}\"",
+                    match f.mapping {
+                        MappingScheme::Page => "page",
+                        MappingScheme::Hybrid => "hybrid",
+                        MappingScheme::Dftl => "dftl",
+                    }
+                ),
+            ));
         }
         if !(1..=64).contains(&f.atomic_commit_map_pages) {
-            return Err(crate::error::Error::config(format!(
-                "{src}: [ftl] atomic_commit_map_pages = {}: expected 1 to 64 map pages per commit",
-                f.atomic_commit_map_pages
-            )));
+            return Err(Error::setting(
+                src,
+                SettingError::Invalid {
+                    key: "[ftl] atomic_commit_map_pages".into(),
+                    value: f.atomic_commit_map_pages.to_string(),
+                    expected: "1 to 64 map pages per commit".into(),
+                },
+            ));
         }
         Ok(())
     }
 
     /// Checks ranges and geometry; errors name the file, section and key.
     pub fn validate(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         self.power_loss.validate(src)?;
         let b = &self.bus;
         if !(b.clock_mhz > 0.0 && b.clock_mhz <= 400.0) {
@@ -1168,7 +1184,7 @@ impl DeviceConfig {
     /// Checks `[wear_leveling]` (the static threshold only with static
     /// wear leveling) and the write buffer's SLC log and its program time.
     fn check_wear_leveling_and_slc_log(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         let wl = &self.wear_leveling;
         if let Some(t) = wl.static_threshold_erases {
             if !wl.static_wl {
@@ -1205,7 +1221,7 @@ impl DeviceConfig {
     /// Checks `[cmdq]`: the queue depth and the command counts the driver
     /// sends.
     fn check_cmdq(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         if let Some(q) = &self.cmdq {
             if !(2..=32).contains(&q.depth) {
                 return err(
@@ -1240,7 +1256,7 @@ impl DeviceConfig {
 
     /// Checks incremental and idle GC and the stated bounds.
     fn check_gc_bounds(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         let g = &self.gc;
         if let Some(b) = g.copy_budget_pages {
             if b == 0 || b > self.nand.pages_per_block {
@@ -1283,7 +1299,7 @@ impl DeviceConfig {
     /// Checks the BKOPS target against the background switch, the GC stop
     /// threshold and (hybrid mapping) the free pool's range.
     fn check_bkops(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         if self.gc.background && self.ftl.mapping == MappingScheme::Hybrid {
             // The hybrid free pool: planes × spare superblocks neither
             // reserved for the sequential log block nor holding a random
@@ -1336,7 +1352,7 @@ impl DeviceConfig {
     /// Checks `[features]`: packed-command limits, the FUA path on a CMDQ
     /// card, REL_WR_SEC_C and the HPI cost.
     fn check_features(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         if let Some(m) = self.features.max_packed_writes {
             if !self.features.packed || !(2..=MAX_PACKED_ENTRIES).contains(&m) {
                 return err(
@@ -1385,7 +1401,7 @@ impl DeviceConfig {
     /// and that over-provisioning leaves GC the spare blocks they need
     /// (page-level mappings). Call after [`Self::check_geometry`].
     fn check_gc_thresholds(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         let (n, op) = (&self.nand, self.ftl.over_provisioning);
         let g = &self.gc;
         let p = n.planes_per_die;
@@ -1448,15 +1464,15 @@ impl DeviceConfig {
             (false, true) => "packed_read",
             (false, false) => return Ok(()),
         };
-        Err(Error::config(format!(
-            "{src}: [features] {key}: true, but the run uses the CMDQ driver (the profile has [cmdq] and driver.mode is \"auto\" or \"cmdq\"), and packed commands and command queueing are exclusive on the Linux driver (packing was removed in 4.11, before CMDQ came in 4.15; queued tasks are never packed): remove {key}, or set driver.mode = \"legacy\" to pack on this card"
+        Err(field_error(src, &format!("[features] {key}"), format!(
+            "true, but the run uses the CMDQ driver (the profile has [cmdq] and driver.mode is \"auto\" or \"cmdq\"), and packed commands and command queueing are exclusive on the Linux driver (packing was removed in 4.11, before CMDQ came in 4.15; queued tasks are never packed): remove {key}, or set driver.mode = \"legacy\" to pack on this card"
         )))
     }
 
     /// Checks the erase-class capabilities of `[features]` against the
     /// stated eMMC version and the mapping scheme.
     fn validate_erase(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         let f = &self.features;
         if let Some(v) = f.emmc_version.as_deref() {
             if f.version_rank().is_none() {
@@ -1519,7 +1535,7 @@ impl DeviceConfig {
     /// scheme, in range, and (hybrid) enough spare superblocks for the log
     /// blocks and a merge.
     fn check_mapping_sections(&self, src: &str) -> Result<()> {
-        let err = |key: &str, msg: String| Err(Error::config(format!("{src}: {key}: {msg}")));
+        let err = |key: &str, problem: String| Err(field_error(src, key, problem));
         let f = &self.ftl;
         if f.hybrid.is_some() && f.mapping != MappingScheme::Hybrid {
             return err(
@@ -1631,11 +1647,23 @@ impl DeviceConfig {
             return Ok(());
         }
         let min_op = (need as f64 / slots as f64 * 1e4).ceil() / 1e4;
-        Err(Error::config(format!(
-            "{src}: [ftl] over_provisioning: {op} leaves {spare} spare 4 KiB slots; garbage collection always finds a victim with a whole stripe page invalid only with more than dies × ((slots per stripe page − 1) × stripes per die + {open} × slots per stripe) = {dies} × ({} × {stripes} + {open} × {}) = {} spare slots: use over_provisioning ≥ {min_op} (or more pages per block)",
+        Err(field_error(src, "[ftl] over_provisioning", format!(
+            "{op} leaves {spare} spare 4 KiB slots; garbage collection always finds a victim with a whole stripe page invalid only with more than dies × ((slots per stripe page − 1) × stripes per die + {open} × slots per stripe) = {dies} × ({} × {stripes} + {open} × {}) = {} spare slots: use over_provisioning ≥ {min_op} (or more pages per block)",
             stripe_slots - 1,
             stripe_slots * ppb,
             need - 1
         )))
     }
+}
+
+/// The error of `key` in the profile `src`: `problem` gives the value and
+/// what was expected.
+fn field_error(src: &str, key: &str, problem: String) -> Error {
+    Error::setting(
+        src,
+        SettingError::Field {
+            key: key.to_string(),
+            problem,
+        },
+    )
 }

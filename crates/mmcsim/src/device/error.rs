@@ -1,7 +1,7 @@
 //! Errors of the device model.
 //!
 //! Configuration errors are reported while a profile is validated
-//! ([`crate::Error::Config`], with the file, section and key); what remains
+//! ([`crate::Error::Setting`], with the file, section and key); what remains
 //! here are broken invariants — simulator or driver bugs, never user
 //! errors — typed so a caller can tell them apart; each converts into
 //! [`crate::Error::Device`].

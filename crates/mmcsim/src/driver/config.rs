@@ -1,5 +1,6 @@
 //! Driver settings: which driver runs the queue and its depth.
 
+use crate::error::SettingError;
 use serde::{Deserialize, Serialize};
 
 /// Which MMC driver runs the queue.
@@ -124,7 +125,7 @@ impl DriverConfig {
             return Err(crate::error::SettingError::Invalid {
                 key: "driver.driver_slots".into(),
                 value: self.driver_slots.to_string(),
-                expected: "1 (no pipelining) or 2 (one executing + one prepared)",
+                expected: "1 (no pipelining) or 2 (one executing + one prepared)".into(),
             });
         }
         Ok(())
@@ -133,43 +134,47 @@ impl DriverConfig {
     /// Resolves the driver against the device's command queue depth
     /// (`None` = the card has no command queue): `Ok(None)` = legacy,
     /// `Ok(Some(tags))` = CMDQ with `tags` tags. Errors say what to change.
-    pub fn resolve(
-        &self,
-        card_depth: Option<u32>,
-    ) -> Result<Option<u32>, crate::error::SettingError> {
-        self.resolve_text(card_depth)
-            .map_err(crate::error::SettingError::Rule)
-    }
-
-    /// The same check, its error as text.
-    fn resolve_text(&self, card_depth: Option<u32>) -> Result<Option<u32>, String> {
+    pub fn resolve(&self, card_depth: Option<u32>) -> Result<Option<u32>, SettingError> {
         let cmdq = match (self.mode, card_depth) {
             (DriverMode::Legacy, _) => false,
             (DriverMode::Auto, d) => d.is_some(),
             (DriverMode::Cmdq, Some(_)) => true,
             (DriverMode::Cmdq, None) => {
-                return Err("driver.mode = \"cmdq\": the device profile has no [cmdq] section (eMMC 5.1 command queueing); use a CMDQ profile such as configs/devices/generic-emmc51-cmdq.toml or driver.mode = \"legacy\"".into())
+                return Err(SettingError::Conflict {
+                    key: "driver.mode".into(),
+                    value: "\"cmdq\"".into(),
+                    why: "the device profile has no [cmdq] section (eMMC 5.1 command queueing); use a CMDQ profile such as configs/devices/generic-emmc51-cmdq.toml or driver.mode = \"legacy\"".into(),
+                })
             }
         };
         if !cmdq {
             if let Some(t) = self.cmdq_depth {
-                return Err(format!(
-                    "driver.cmdq_depth = {t}: the run uses the legacy driver ({}), which has no command queue; remove cmdq_depth, or use a CMDQ profile (e.g. configs/devices/generic-emmc51-cmdq.toml) with driver.mode = \"cmdq\" or \"auto\"",
-                    if self.mode == DriverMode::Legacy {
-                        "driver.mode = \"legacy\""
-                    } else {
-                        "the device profile has no [cmdq] section"
-                    }
-                ));
+                return Err(SettingError::Conflict {
+                    key: "driver.cmdq_depth".into(),
+                    value: t.to_string(),
+                    why: format!(
+                        "the run uses the legacy driver ({}), which has no command queue; remove cmdq_depth, or use a CMDQ profile (e.g. configs/devices/generic-emmc51-cmdq.toml) with driver.mode = \"cmdq\" or \"auto\"",
+                        if self.mode == DriverMode::Legacy {
+                            "driver.mode = \"legacy\""
+                        } else {
+                            "the device profile has no [cmdq] section"
+                        }
+                    ),
+                });
             }
             return Ok(None);
         }
         let max = card_depth.unwrap_or(2) - 1;
         let tags = self.cmdq_depth.unwrap_or(max);
         if tags == 0 || tags > max {
-            return Err(format!(
-                "driver.cmdq_depth = {tags}: expected 1..={max} (the card's queue depth − 1; one slot is kept for direct commands)"
-            ));
+            return Err(SettingError::Invalid {
+                key: "driver.cmdq_depth".into(),
+                value: tags.to_string(),
+                expected: format!(
+                    "1..={max} (the card's queue depth − 1; one slot is kept for direct commands)"
+                )
+                .into(),
+            });
         }
         Ok(Some(tags))
     }

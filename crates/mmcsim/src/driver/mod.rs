@@ -41,7 +41,7 @@ pub use legacy::LegacyDriver;
 
 use crate::device::{DeviceConfig, Emmc, FuaPath, WriteStep};
 use crate::engine::EventQueue;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::platform::SharedCpu;
 pub use crate::stats::DeviceTimes;
 use crate::types::{Ns, Op};
@@ -206,8 +206,7 @@ impl Driver {
     /// interrupt) is charged on `cpu`.
     pub fn new(cfg: &DriverConfig, profile: &DeviceConfig, cpu: SharedCpu) -> Result<Driver> {
         // A bad queue setting is reported before the device is built.
-        cfg.resolve(profile.cmdq.as_ref().map(|q| q.depth))
-            .map_err(|e| Error::config(e.to_string()))?;
+        cfg.resolve(profile.cmdq.as_ref().map(|q| q.depth))?;
         let device = Emmc::new(profile)?;
         Driver::with_device(cfg, profile, device, cpu)
     }
@@ -220,9 +219,7 @@ impl Driver {
         device: Emmc,
         cpu: SharedCpu,
     ) -> Result<Driver> {
-        let tags = cfg
-            .resolve(profile.cmdq.as_ref().map(|q| q.depth))
-            .map_err(|e| Error::config(e.to_string()))?;
+        let tags = cfg.resolve(profile.cmdq.as_ref().map(|q| q.depth))?;
         let hw = match tags {
             Some(tags) => Hw::Cmdq(CmdqDriver::new(tags)),
             None => Hw::Legacy(LegacyDriver::new(cfg)),

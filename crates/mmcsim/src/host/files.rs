@@ -2,7 +2,7 @@
 //! mapping: the host's (minimal) file system layout.
 
 use super::page_cache::{FileId, PageCache};
-use crate::error::{Error, Result};
+use crate::error::{Error, FileLayoutProblem, Result};
 use crate::types::{PAGE_BYTES, SECTORS_PER_PAGE};
 
 /// The largest file offset the raw layout accepts in `lseek` and
@@ -54,20 +54,23 @@ impl Files {
             let first_sector = start_mib * 2048;
             let end = first_sector + f.size_mib * 2048;
             if end > capacity {
-                return Err(Error::config(format!(
-                    "file `{}` ends at {} MiB, beyond the device's {} MiB",
-                    f.name,
-                    next_mib,
-                    capacity / 2048
-                )));
+                return Err(Error::FileLayout {
+                    name: f.name.clone(),
+                    problem: FileLayoutProblem::BeyondDevice {
+                        end_mib: next_mib,
+                        capacity_mib: capacity / 2048,
+                    },
+                });
             }
             if let Some(o) = files.iter().find(|o| {
                 first_sector < o.first_sector + o.pages * SECTORS_PER_PAGE && o.first_sector < end
             }) {
-                return Err(Error::config(format!(
-                    "file `{}` overlaps file `{}` on the device",
-                    f.name, o.name
-                )));
+                return Err(Error::FileLayout {
+                    name: f.name.clone(),
+                    problem: FileLayoutProblem::Overlaps {
+                        other: o.name.clone(),
+                    },
+                });
             }
             let pages = f.size_mib * (1 << 20) / PAGE_BYTES;
             files.push(File {

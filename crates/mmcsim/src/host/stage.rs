@@ -305,26 +305,18 @@ impl Host {
         t: u32,
         path: &str,
         flags: super::syscall::OpenFlags,
-    ) -> Result<Fd, crate::error::SettingError> {
-        self.open_untimed_text(t, path, flags)
-            .map_err(crate::error::SettingError::Rule)
-    }
-
-    /// The same, its error as text.
-    fn open_untimed_text(
-        &mut self,
-        t: u32,
-        path: &str,
-        flags: super::syscall::OpenFlags,
-    ) -> Result<Fd, String> {
+    ) -> Result<Fd, crate::error::Error> {
+        use crate::error::{Error, OpenProblem};
+        let bad = |problem| Error::Open {
+            path: path.to_string(),
+            problem,
+        };
         let (node, mapping) = self
             .mount
             .lookup(path)
-            .map_err(|e| format!("open {path}: errno {}", e.code()))?;
+            .map_err(|e| bad(OpenProblem::Errno(e.code())))?;
         if flags.direct && self.forwarded(mapping) {
-            return Err(format!(
-                "open {path}: O_DIRECT on a FUSE mount fails with EINVAL (fs/fuse/file.c fuse_open_common, Linux 3.x)"
-            ));
+            return Err(bad(OpenProblem::DirectOnFuse));
         }
         if let (Mount::Fs(fs), Node::Inode(ino)) = (&mut self.mount, node) {
             fs.hold(ino);

@@ -102,9 +102,12 @@ impl WritebackParams {
             ("dirty_ratio", self.dirty_ratio),
         ] {
             if v > 100 {
-                return Err(crate::Error::config(format!(
-                    "writeback `{name}` = {v}: expected a percentage from 0 to 100"
-                )));
+                return Err(crate::error::SettingError::Invalid {
+                    key: format!("writeback `{name}`"),
+                    value: v.to_string(),
+                    expected: "a percentage from 0 to 100".into(),
+                }
+                .into());
             }
         }
         Ok(())

@@ -13,7 +13,7 @@ use super::costs::{CostsUs, LayerCosts};
 use super::cpuidle::IdleState;
 use super::governor::{GovernorKind, InteractiveParams, OndemandParams};
 use super::intellidemand::IntellidemandParams;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SettingError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -354,9 +354,12 @@ pub fn apply_host_profile(root: &mut toml::Value, base_dir: &Path) -> Result<()>
         None => return Ok(()),
         Some(toml::Value::String(p)) => p.clone(),
         Some(other) => {
-            return Err(Error::config(format!(
-                "host.profile = {other}: expected a path to a host TOML (configs/hosts/)"
-            )))
+            return Err(SettingError::Invalid {
+                key: "host.profile".into(),
+                value: other.to_string(),
+                expected: "a path to a host TOML (configs/hosts/)".into(),
+            }
+            .into())
         }
     };
     let full = if Path::new(&path).is_absolute() {
@@ -365,8 +368,8 @@ pub fn apply_host_profile(root: &mut toml::Value, base_dir: &Path) -> Result<()>
         base_dir.join(&path)
     };
     let text = crate::textfile::read_config(&full)?;
-    let mut base: toml::Table = toml::from_str(&text)
-        .map_err(|e| Error::config(format!("{}: {}", full.display(), e.to_string().trim_end())))?;
+    let mut base: toml::Table =
+        toml::from_str(&text).map_err(|e| Error::toml(full.display().to_string(), e))?;
     // A profile file may describe itself, and `simctl calibrate` records
     // how its values were fitted in `[calibration.record]`; those keys are
     // not host settings.
@@ -380,17 +383,23 @@ pub fn apply_host_profile(root: &mut toml::Value, base_dir: &Path) -> Result<()>
             .as_table()
             .is_some_and(|t| t.keys().all(|k| k == "record"));
         if !only_record {
-            return Err(Error::config(format!(
-                "{}: [calibration] in a host profile holds only the `record` table simctl calibrate writes",
-                full.display()
-            )));
+            return Err(Error::setting(
+                full.display().to_string(),
+                SettingError::Misplaced {
+                    key: "[calibration]".into(),
+                    rule: "in a host profile holds only the `record` table simctl calibrate writes",
+                },
+            ));
         }
     }
     if base.contains_key("profile") {
-        return Err(Error::config(format!(
-            "{}: a host profile cannot name another profile",
-            full.display()
-        )));
+        return Err(Error::setting(
+            full.display().to_string(),
+            SettingError::Misplaced {
+                key: "profile".into(),
+                rule: "names another profile, which a host profile cannot do",
+            },
+        ));
     }
     for (k, v) in std::mem::take(host) {
         merge_value(&mut base, k, v);

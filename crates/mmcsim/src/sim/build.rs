@@ -53,7 +53,7 @@ impl PreparedDevice {
     /// [`PreparedDevice`].
     pub fn key(sc: &Scenario) -> Result<String> {
         serde_json::to_string(&(sc.device_config()?, &sc.precondition, sc.seed))
-            .map_err(|e| Error::config(format!("device key: {e}")))
+            .map_err(Error::DeviceKey)
     }
 
     /// What preconditioning did.
@@ -67,7 +67,7 @@ impl PreparedDevice {
     pub fn save_state(&self) -> Result<Vec<u8>> {
         self.device
             .save_state(&self.summary, &self.key)
-            .map_err(|e| Error::config(format!("saving the device state: {e}")))
+            .map_err(|source| Error::DeviceState { path: None, source })
     }
 
     /// The device `sc` describes, in the state saved in `bytes` (read from
@@ -83,7 +83,10 @@ impl PreparedDevice {
         let mut device = Emmc::to_load(&sc.device_config()?)?;
         let summary = device
             .load_state(bytes, &key)
-            .map_err(|e| Error::config(format!("{}: device state: {e}", path.display())))?;
+            .map_err(|source| Error::DeviceState {
+                path: Some(path.to_path_buf()),
+                source,
+            })?;
         Ok(PreparedDevice {
             key,
             device,
@@ -108,9 +111,7 @@ pub(super) fn build_on(
 ) -> Result<Simulation> {
     if let Some(p) = &prepared {
         if PreparedDevice::key(&sc)? != p.key {
-            return Err(Error::config(
-                "the prepared device was built from another device profile, precondition setting or seed than this scenario's",
-            ));
+            return Err(Error::PreparedMismatch);
         }
     }
     let (mut driver, cpu, prepared) = build_driver(&sc, prepared)?;
@@ -181,8 +182,7 @@ fn build_driver(
     // The CMDQ driver ends requests on the interrupt core.
     let cmdq = sc
         .driver
-        .resolve(profile.cmdq.as_ref().map(|q| q.depth))
-        .map_err(|e| Error::config(e.to_string()))?
+        .resolve(profile.cmdq.as_ref().map(|q| q.depth))?
         .is_some();
     let cpu = SharedCpu::new(Cpu::new(&sc.host, &sc.scheduler.name, cmdq));
     let (device, prepared) = match prepared {
@@ -205,13 +205,14 @@ fn build_block_layer(
         hz: sc.scheduler.hz,
         nonrot: !sc.queue.rotational,
     };
-    let mut elevator = registry
-        .create(&sc.scheduler.name, &params)
-        .map_err(|e| Error::config(e.to_string()))?;
+    let mut elevator = registry.create(&sc.scheduler.name, &params)?;
     for (name, value) in sc.scheduler.tunable_text() {
         elevator
             .set_tunable(&name, &value)
-            .map_err(|e| Error::config(format!("iosched.{name}: {e}")))?;
+            .map_err(|source| Error::Tunable {
+                name: name.to_string(),
+                source,
+            })?;
     }
     driver.set_scheduler_marks_urgent(elevator.is_urgent().is_some());
     Ok(BlockLayer::new(sc.queue.clone(), elevator, params))

@@ -33,9 +33,11 @@ impl Simulation {
     /// the cut, with a `crash` section of one cut.
     pub fn run_to_cut(mut self, opts: RunOptions, cut: PowerCut) -> Result<Report> {
         if opts.check_integrity {
-            return Err(crate::error::Error::config(
-                "--check-integrity does not combine with a power cut (both follow the FTL's translation journal); run them separately",
-            ));
+            return Err(crate::error::Error::Exclusive {
+                a: "--check-integrity",
+                b: "a power cut",
+                why: "both follow the FTL's translation journal",
+            });
         }
         self.block.driver_mut().device_mut().start_power_tracking();
         self.host.record_durability();
@@ -75,7 +77,7 @@ impl Simulation {
         }
         if let Some(log) = self.log.take() {
             log.finish()
-                .map_err(|e| crate::error::Error::Workload(format!("request log: {e}")))?;
+                .map_err(|source| crate::error::Error::RequestLog { source })?;
         }
         let mut report = super::report::build(&self);
         report.crash = Some(CrashReport::from_cuts(vec![CutReport {

@@ -41,7 +41,7 @@ use crate::block::{Accounting, BlockStage, Completion};
 use crate::config::Scenario;
 use crate::device::{IntegrityStats, PreconditionSummary};
 use crate::engine::EventQueue;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SettingError};
 use crate::host::{Below, Host};
 use crate::platform::Platform;
 use crate::sched::Registry;
@@ -154,10 +154,14 @@ impl Simulation {
     fn start(&mut self, opts: RunOptions) -> Result<()> {
         if !opts.allow_empty {
             if let Some(j) = self.sc.jobs.iter().find(|j| j.requests == Some(0)) {
-                return Err(Error::config(format!(
-                    "job `{}`: requests = 0: the job would issue nothing; give it at least 1 request, remove it, or allow an empty result (simctl: --allow-empty)",
-                    j.name
-                )));
+                return Err(Error::setting(
+                    format!("job `{}`", j.name),
+                    SettingError::Conflict {
+                        key: "requests".into(),
+                        value: "0".into(),
+                        why: "the job would issue nothing; give it at least 1 request, remove it, or allow an empty result (simctl: --allow-empty)".into(),
+                    },
+                ));
             }
         }
         self.log = opts.log.map(RequestLog::new);

@@ -29,12 +29,11 @@ pub(super) fn mkfs_and_populate(
         None => capacity,
     };
     if first >= capacity || end > capacity {
-        return Err(Error::config(format!(
-            "fs: the partition [{} MiB, {} MiB) does not fit the device's {} MiB",
-            first / 2048,
-            end / 2048,
-            capacity / 2048
-        )));
+        return Err(Error::PartitionTooLarge {
+            start_mib: first / 2048,
+            end_mib: end / 2048,
+            capacity_mib: capacity / 2048,
+        });
     }
     let blocks = (end - first) / SECTORS_PER_PAGE;
     // Timestamps have the resolution of one kernel tick (HZ).
@@ -45,23 +44,19 @@ pub(super) fn mkfs_and_populate(
         let version = sc.android_version.as_deref();
         fs.daemon_threads = Some(fs::fuse::params::default_daemon_threads(version));
     }
-    let mut mounted =
-        fs::mkfs(&fs, first, blocks, tick, cache).map_err(|e| Error::config(e.to_string()))?;
+    let mut mounted = fs::mkfs(&fs, first, blocks, tick, cache)?;
     for f in &sc.files {
         let comps = path_components(&f.name);
-        let bad = |e: Errno| {
-            Error::config(format!(
-                "file `{}`: cannot create it in the file system (errno {})",
-                f.name,
-                e.code()
-            ))
+        let bad = |errno: Option<i64>| Error::PopulateFile {
+            name: f.name.clone(),
+            errno,
         };
         if comps.is_empty() {
-            return Err(Error::config(format!("file `{}`: empty path", f.name)));
+            return Err(bad(None));
         }
         mounted
             .populate(&comps, f.size_mib * 256, cache)
-            .map_err(bad)?;
+            .map_err(|e: Errno| bad(Some(e.code())))?;
     }
     mounted.finish_mount();
     Ok(mounted)

@@ -23,7 +23,7 @@ use super::script::{self, ScriptStep, CURRENT_FD};
 use super::spec::{JobOp, JobSpec, OnError, ScriptSpec};
 use super::sqlite::session::IoMark;
 use crate::engine::{component_rng, EventQueue, SimRng};
-use crate::error::{Error, Result};
+use crate::error::{Result, SettingError};
 use crate::host::Errno;
 use crate::host::{Below, Fd, Host, HostEvents, OpenFlags, Syscall, Task};
 use crate::platform::SharedCpu;
@@ -126,7 +126,7 @@ impl Jobs {
     ) -> Result<Jobs> {
         let mut threads = Vec::new();
         for (ji, job) in jobs.iter().enumerate() {
-            job.check_io().map_err(Error::config)?;
+            job.check_io().map_err(SettingError::Rule)?;
             for t in 0..job.threads {
                 threads.push(Self::job_thread(ji, job, t, seed, host, collector)?);
             }
@@ -174,9 +174,7 @@ impl Jobs {
                 format!("/{file}")
             };
             let bytes = host.file_size(&path).expect("validated: job file exists");
-            let fd = host
-                .open_untimed(id, &path, flags)
-                .map_err(|e| Error::config(e.to_string()))?;
+            let fd = host.open_untimed(id, &path, flags)?;
             files.push((fd, bytes));
         }
         let start_ns = (job.start_ms * NS_PER_MS as f64).round() as Ns;

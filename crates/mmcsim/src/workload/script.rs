@@ -3,7 +3,7 @@
 //! replayed in order. Calls on "the current descriptor" name the
 //! descriptor of the most recent successful `open` still open.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SettingError};
 use crate::host::fs::ext4::S_MAXBYTES;
 use crate::host::MAX_RW_COUNT;
 use crate::host::{Access, Fd, OpenFlags, Syscall, Whence};
@@ -168,8 +168,15 @@ pub fn parse(name: &str, calls: &[String]) -> Result<Vec<ScriptStep>> {
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            parse_step(c)
-                .map_err(|e| Error::config(format!("script `{name}`: calls[{i}] `{c}`: {e}")))
+            parse_step_text(c).map_err(|problem| {
+                Error::setting(
+                    format!("script `{name}`"),
+                    SettingError::Field {
+                        key: format!("calls[{i}] `{c}`"),
+                        problem,
+                    },
+                )
+            })
         })
         .collect()
 }

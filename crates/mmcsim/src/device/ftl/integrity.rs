@@ -240,7 +240,50 @@ pub(super) fn check(
     pending: &[(u32, u32)],
     expected: &[u32],
 ) -> Result<(), IntegrityError> {
-    let g = *blocks.geometry();
+    check_versions(table, blocks, pending, expected)?;
+    let mut totals = SlotTotals::default();
+    for sb in 0..blocks.valid.len() as u32 {
+        let stripe = check_stripe_slots(table, blocks, sb)?;
+        check_stripe_state(blocks, sb, &stripe)?;
+        totals.valid += stripe.valid as u64;
+        totals.invalid += stripe.invalid;
+        totals.free += stripe.free;
+    }
+    check_totals(table, blocks, &totals)
+}
+
+/// The slots of one stripe (or of the whole array) by kind.
+#[derive(Default)]
+struct SlotTotals {
+    /// Slots holding the mapped copy of a page.
+    valid: u64,
+    /// Programmed slots holding no mapped copy.
+    invalid: u64,
+    /// Slots above their block's program point.
+    free: u64,
+}
+
+/// What walking one stripe found.
+struct StripeCount {
+    /// Valid slots.
+    valid: u32,
+    /// Programmed slots holding no mapped copy.
+    invalid: u64,
+    /// Slots above the program point.
+    free: u64,
+    /// Pages programmed in each of the stripe's blocks.
+    pages: u32,
+}
+
+/// Each LPN's newest version (from the write buffer's `pending`, else its
+/// mapped slot, whose reverse entry must name it back) is the oracle's
+/// `expected`.
+fn check_versions(
+    table: &PageTable,
+    blocks: &BlockManager,
+    pending: &[(u32, u32)],
+    expected: &[u32],
+) -> Result<(), IntegrityError> {
     let lpns = table.lpns();
     let mut newest_pending = vec![0u32; lpns as usize];
     for &(lpn, ver) in pending {
@@ -266,66 +309,105 @@ pub(super) fn check(
             return Err(IntegrityError::StaleData { lpn, got, want });
         }
     }
+    Ok(())
+}
+
+/// Walks stripe `sb`: its blocks are programmed evenly, each valid slot
+/// lies below the program point and is the one its LPN maps to, and the
+/// count matches the recorded valid count.
+fn check_stripe_slots(
+    table: &PageTable,
+    blocks: &BlockManager,
+    sb: u32,
+) -> Result<StripeCount, IntegrityError> {
+    let g = *blocks.geometry();
+    let lpns = table.lpns();
     let spp = g.slots_per_page;
-    let (mut tot_valid, mut tot_invalid, mut tot_free) = (0u64, 0u64, 0u64);
-    for sb in 0..blocks.valid.len() as u32 {
-        let die = blocks.stripe_die(sb);
-        let mut valid = 0;
-        let pages = blocks.nand.programmed_pages(blocks.stripe_block(sb, 0));
-        for pl in 0..g.planes {
-            let blk = blocks.stripe_block(sb, pl);
-            if blocks.nand.programmed_pages(blk) != pages {
-                return Err(IntegrityError::UnevenStripe { stripe: sb });
-            }
-            let programmed = pages * spp;
-            for i in 0..g.slots_per_block() {
-                let slot = blk * g.slots_per_block() + i;
-                let Some(lpn) = blocks.owner(slot) else {
-                    continue;
-                };
-                if i >= programmed {
-                    return Err(IntegrityError::AboveProgramPoint { slot, blk, lpn });
-                }
-                if lpn >= lpns || table.lookup(lpn) != Some(slot) {
-                    return Err(IntegrityError::Orphan { slot, lpn });
-                }
-                valid += 1;
-            }
-            tot_invalid += programmed as u64;
-            tot_free += (g.slots_per_block() - programmed) as u64;
+    let pages = blocks.nand.programmed_pages(blocks.stripe_block(sb, 0));
+    let mut count = StripeCount {
+        valid: 0,
+        invalid: 0,
+        free: 0,
+        pages,
+    };
+    for pl in 0..g.planes {
+        let blk = blocks.stripe_block(sb, pl);
+        if blocks.nand.programmed_pages(blk) != pages {
+            return Err(IntegrityError::UnevenStripe { stripe: sb });
         }
-        tot_invalid -= valid as u64;
-        if valid != blocks.valid(sb) {
-            return Err(IntegrityError::ValidCount {
-                stripe: sb,
-                recorded: blocks.valid(sb),
-                counted: valid,
-            });
+        let programmed = pages * spp;
+        for i in 0..g.slots_per_block() {
+            let slot = blk * g.slots_per_block() + i;
+            let Some(lpn) = blocks.owner(slot) else {
+                continue;
+            };
+            if i >= programmed {
+                return Err(IntegrityError::AboveProgramPoint { slot, blk, lpn });
+            }
+            if lpn >= lpns || table.lookup(lpn) != Some(slot) {
+                return Err(IntegrityError::Orphan { slot, lpn });
+            }
+            count.valid += 1;
         }
-        tot_valid += valid as u64;
-        let state = blocks.state[sb as usize];
-        let problem = match state {
-            BlockState::Free if pages != 0 || !blocks.in_free_pool(sb) => {
-                Some("programmed or not in the free pool")
-            }
-            BlockState::Full if pages != g.pages_per_block || !blocks.is_candidate(valid, sb) => {
-                Some("not full or not a victim candidate")
-            }
-            BlockState::Open if !blocks.is_write_point(die, sb) => Some("no write point"),
-            BlockState::Collecting if blocks.in_progress(die).map(|(v, _)| v) != Some(sb) => {
-                Some("left in collecting state")
-            }
-            _ => None,
-        };
-        if let Some(problem) = problem {
-            return Err(IntegrityError::StripeState {
-                stripe: sb,
-                state,
-                problem,
-            });
-        }
+        count.invalid += programmed as u64;
+        count.free += (g.slots_per_block() - programmed) as u64;
     }
-    let sum = tot_valid + tot_invalid + tot_free;
+    count.invalid -= count.valid as u64;
+    if count.valid != blocks.valid(sb) {
+        return Err(IntegrityError::ValidCount {
+            stripe: sb,
+            recorded: blocks.valid(sb),
+            counted: count.valid,
+        });
+    }
+    Ok(count)
+}
+
+/// Stripe `sb`'s state agrees with where it is listed: free ones are
+/// erased and pooled, full ones complete and victim candidates, open ones
+/// a write point, collecting ones the collection in progress.
+fn check_stripe_state(
+    blocks: &BlockManager,
+    sb: u32,
+    count: &StripeCount,
+) -> Result<(), IntegrityError> {
+    let g = *blocks.geometry();
+    let die = blocks.stripe_die(sb);
+    let state = blocks.state[sb as usize];
+    let problem = match state {
+        BlockState::Free if count.pages != 0 || !blocks.in_free_pool(sb) => {
+            Some("programmed or not in the free pool")
+        }
+        BlockState::Full
+            if count.pages != g.pages_per_block || !blocks.is_candidate(count.valid, sb) =>
+        {
+            Some("not full or not a victim candidate")
+        }
+        BlockState::Open if !blocks.is_write_point(die, sb) => Some("no write point"),
+        BlockState::Collecting if blocks.in_progress(die).map(|(v, _)| v) != Some(sb) => {
+            Some("left in collecting state")
+        }
+        _ => None,
+    };
+    match problem {
+        Some(problem) => Err(IntegrityError::StripeState {
+            stripe: sb,
+            state,
+            problem,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The array's slots add up, the mapped pages are the valid slots, and the
+/// free pools hold exactly the free stripes.
+fn check_totals(
+    table: &PageTable,
+    blocks: &BlockManager,
+    totals: &SlotTotals,
+) -> Result<(), IntegrityError> {
+    let g = *blocks.geometry();
+    let sum = totals.valid + totals.invalid + totals.free;
     if sum != g.slots() as u64 {
         return Err(IntegrityError::SlotTotal {
             sum,
@@ -333,10 +415,10 @@ pub(super) fn check(
         });
     }
     let mapped = table.mapped();
-    if mapped != tot_valid {
+    if mapped != totals.valid {
         return Err(IntegrityError::MappedCount {
             mapped,
-            valid: tot_valid,
+            valid: totals.valid,
         });
     }
     let pooled: usize = blocks.free.iter().map(|s| s.len()).sum();

@@ -1,7 +1,7 @@
 //! The `[power_loss]` section of a device profile: what the card does when
 //! its supply fails (`simctl crash`, `run --power-cut`).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SettingError};
 use serde::{Deserialize, Serialize};
 
 /// How the card behaves at a power cut. Every field has a default, and the
@@ -94,10 +94,14 @@ impl PowerLossConfig {
     /// Checks ranges; `src` names the profile.
     pub fn validate(&self, src: &str) -> Result<()> {
         if !(self.capacitor_us.is_finite() && (0.0..=1.0e7).contains(&self.capacitor_us)) {
-            return Err(Error::config(format!(
-                "{src}: power_loss.capacitor_us = {}: expected µs in 0..=10000000",
-                self.capacitor_us
-            )));
+            return Err(Error::setting(
+                src,
+                SettingError::Invalid {
+                    key: "power_loss.capacitor_us".into(),
+                    value: self.capacitor_us.to_string(),
+                    expected: "µs in 0..=10000000".into(),
+                },
+            ));
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! `newfs_msdos(8)` use. Without the section the host keeps files as raw
 //! contiguous extents.
 
+use crate::error::SettingError;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// File system type (`fs.type`).
@@ -204,32 +205,30 @@ fn bool_or_int<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 impl FsConfig {
     /// Checks the values that serde cannot: the commit interval, the
     /// inode density, and the vfat options.
-    pub fn validate(&self) -> Result<(), crate::error::SettingError> {
-        self.validate_text()
-            .map_err(crate::error::SettingError::Rule)
-    }
-
-    /// The same check, its error as text.
-    fn validate_text(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         self.validate_vfat()?;
         if self.commit_s == 0 || self.commit_s > 3600 {
-            return Err(format!(
-                "fs.commit_s = {}: expected 1..=3600 seconds",
-                self.commit_s
-            ));
+            return Err(SettingError::Invalid {
+                key: "fs.commit_s".into(),
+                value: self.commit_s.to_string(),
+                expected: "1..=3600 seconds".into(),
+            });
         }
         if !(1024..=67_108_864).contains(&self.bytes_per_inode) {
-            return Err(format!(
-                "fs.bytes_per_inode = {}: expected 1024..=67108864 bytes",
-                self.bytes_per_inode
-            ));
+            return Err(SettingError::Invalid {
+                key: "fs.bytes_per_inode".into(),
+                value: self.bytes_per_inode.to_string(),
+                expected: "1024..=67108864 bytes".into(),
+            });
         }
         super::fuse::params::validate(self)?;
         if let Some(j) = self.journal_blocks {
             if j < 1024 {
-                return Err(format!(
-                    "fs.journal_blocks = {j}: JBD2 needs at least 1024 blocks"
-                ));
+                return Err(SettingError::Conflict {
+                    key: "fs.journal_blocks".into(),
+                    value: j.to_string(),
+                    why: "JBD2 needs at least 1024 blocks".into(),
+                });
             }
         }
         Ok(())
@@ -237,7 +236,7 @@ impl FsConfig {
 
     /// The vfat keys: only with `type = "vfat"`, and a cluster size the
     /// model maps (4-64 KiB, a power of two).
-    fn validate_vfat(&self) -> Result<(), String> {
+    fn validate_vfat(&self) -> Result<(), SettingError> {
         if self.fs_type != FsType::Vfat {
             for (key, given) in [
                 ("cluster_kib", self.cluster_kib.is_some()),
@@ -245,23 +244,28 @@ impl FsConfig {
                 ("dirsync", self.dirsync.is_some()),
             ] {
                 if given {
-                    return Err(format!(
-                        "fs.{key} is a vfat option: set fs.type = \"vfat\" or remove it"
-                    ));
+                    return Err(SettingError::Misplaced {
+                        key: format!("fs.{key}"),
+                        rule: "is a vfat option: set fs.type = \"vfat\" or remove it",
+                    });
                 }
             }
             return Ok(());
         }
         if self.fstrim {
-            return Err(
-                "fs.fstrim = true: the vfat driver of Linux 2.6.35-3.4 has no FITRIM ioctl; remove it".into(),
-            );
+            return Err(SettingError::Conflict {
+                key: "fs.fstrim".into(),
+                value: "true".into(),
+                why: "the vfat driver of Linux 2.6.35-3.4 has no FITRIM ioctl; remove it".into(),
+            });
         }
         if let Some(c) = self.cluster_kib {
             if !(4..=64).contains(&c) || !c.is_power_of_two() {
-                return Err(format!(
-                    "fs.cluster_kib = {c}: expected 4, 8, 16, 32 or 64 KiB (newfs_msdos -c 8..128; clusters smaller than a 4 KiB page are not modelled)"
-                ));
+                return Err(SettingError::Invalid {
+                    key: "fs.cluster_kib".into(),
+                    value: c.to_string(),
+                    expected: "4, 8, 16, 32 or 64 KiB (newfs_msdos -c 8..128; clusters smaller than a 4 KiB page are not modelled)".into(),
+                });
             }
         }
         Ok(())

@@ -156,16 +156,17 @@ impl Options {
             },
         };
         for opt in &s.opts {
-            o.set(opt).map_err(|m| {
-                Error::config(format!(
-                    "{source}:{}: key '{}'{}: {m}",
-                    opt.line,
+            o.set(opt).map_err(|m| Error::Line {
+                origin: source.to_string(),
+                line: opt.line,
+                message: format!(
+                    "key '{}'{}: {m}",
                     opt.key,
                     opt.value
                         .as_ref()
                         .map(|v| format!(" = '{v}'"))
                         .unwrap_or_default()
-                ))
+                ),
             })?;
         }
         Ok(o)

@@ -166,9 +166,9 @@ impl FioWorkload {
             .iter()
             .map(toml::Value::try_from)
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::config(format!("fio job translation: {e}")))?;
+            .map_err(Error::FioTranslation)?;
         t.insert("jobs".into(), toml::Value::Array(jobs));
-        toml::to_string(&t).map_err(|e| Error::config(format!("fio job translation: {e}")))
+        toml::to_string(&t).map_err(Error::FioTranslation)
     }
 }
 

@@ -30,7 +30,11 @@ pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
 
 /// A located error of the job file `source`.
 fn located(source: &str, line: usize, msg: String) -> Error {
-    Error::config(format!("{source}:{line}: {msg}"))
+    Error::Line {
+        origin: source.to_string(),
+        line,
+        message: msg,
+    }
 }
 
 /// The job sections of `text`, each with the `[global]` options above it
@@ -96,9 +100,9 @@ fn sections(text: &str, source: &str) -> Result<Vec<Section>> {
         }
     }
     if sections.is_empty() {
-        return Err(Error::config(format!(
-            "{source}: no job section: an fio job file needs at least one [jobname] section besides [global]"
-        )));
+        return Err(Error::NoJobSection {
+            origin: source.to_string(),
+        });
     }
     Ok(sections)
 }

@@ -26,12 +26,10 @@ impl Options {
         w: &mut FioWorkload,
         source: &str,
     ) -> Result<()> {
-        let at = |line: usize, msg: String| {
-            Error::config(format!(
-                "{source}:{}: job `{}`: {msg}",
-                if line == 0 { s.line } else { line },
-                self.name
-            ))
+        let at = |line: usize, msg: String| Error::Line {
+            origin: source.to_string(),
+            line: if line == 0 { s.line } else { line },
+            message: format!("job `{}`: {msg}", self.name),
         };
         let m = &self.more;
         let op = self.rw.op();
@@ -96,8 +94,11 @@ impl Options {
             job.more_files = c.files[1..].to_vec();
             job.threads = c.threads;
             job.region_offset_bytes = c.offset;
-            job.check_io()
-                .map_err(|e| Error::config(format!("{source}:{}: {e}", s.line)))?;
+            job.check_io().map_err(|message| Error::Line {
+                origin: source.to_string(),
+                line: s.line,
+                message,
+            })?;
             w.jobs.push(job);
             w.report.push(self.report_job(group));
         }

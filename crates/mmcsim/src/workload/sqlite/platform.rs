@@ -20,6 +20,7 @@
 //! must set its `[sqlite]` keys itself.
 
 use super::{JournalMode, Synchronous};
+use crate::error::SettingError;
 
 /// The framework's SQLite settings of one Android release.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,11 +54,13 @@ fn parse_version(v: &str) -> Option<(u32, u32)> {
 
 /// The framework's SQLite settings of Android `version` (`"4.4"`,
 /// `"4.1.2"`); the error says what is known.
-pub fn defaults_for(version: &str) -> Result<PlatformSqlite, String> {
+pub fn defaults_for(version: &str) -> Result<PlatformSqlite, SettingError> {
     let Some(v) = parse_version(version) else {
-        return Err(format!(
-            "android_version = \"{version}\": expected a release such as \"4.4\" or \"4.1.2\""
-        ));
+        return Err(SettingError::Invalid {
+            key: "android_version".into(),
+            value: format!("\"{version}\""),
+            expected: "a release such as \"4.4\" or \"4.1.2\"".into(),
+        });
     };
     let sqlite_own = |journal_mode| PlatformSqlite {
         journal_mode,
@@ -74,15 +77,17 @@ pub fn defaults_for(version: &str) -> Result<PlatformSqlite, String> {
             journal_size_limit: 524_288,
             wal_autocheckpoint: 100,
         }),
-        _ => Err(format!(
-            "android_version = \"{version}\": no SQLite defaults are recorded for this release (known: {KNOWN_RELEASES}); set the [sqlite] keys journal_mode, synchronous, journal_size_limit and wal_autocheckpoint yourself"
-        )),
+        _ => Err(SettingError::Conflict {
+            key: "android_version".into(),
+            value: format!("\"{version}\""),
+            why: format!("no SQLite defaults are recorded for this release (known: {KNOWN_RELEASES}); set the [sqlite] keys journal_mode, synchronous, journal_size_limit and wal_autocheckpoint yourself"),
+        }),
     }
 }
 
 /// Fills the `[sqlite]` keys the scenario tree `root` leaves out with the
 /// defaults of its top-level `android_version`, if it names one.
-pub fn apply_android_defaults(root: &mut toml::Value) -> Result<(), String> {
+pub fn apply_android_defaults(root: &mut toml::Value) -> Result<(), SettingError> {
     let Some(t) = root.as_table_mut() else {
         return Ok(());
     };
@@ -90,9 +95,11 @@ pub fn apply_android_defaults(root: &mut toml::Value) -> Result<(), String> {
         None => return Ok(()),
         Some(toml::Value::String(s)) => s.clone(),
         Some(other) => {
-            return Err(format!(
-                "android_version = {other}: expected a release as text, e.g. \"4.4\""
-            ))
+            return Err(SettingError::Invalid {
+                key: "android_version".into(),
+                value: other.to_string(),
+                expected: "a release as text, e.g. \"4.4\"".into(),
+            })
         }
     };
     let d = defaults_for(&version)?;
@@ -100,7 +107,10 @@ pub fn apply_android_defaults(root: &mut toml::Value) -> Result<(), String> {
         .entry("sqlite")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
     let Some(s) = sqlite.as_table_mut() else {
-        return Err("sqlite: expected a table".into());
+        return Err(SettingError::Field {
+            key: "sqlite".into(),
+            problem: "expected a table".into(),
+        });
     };
     let keys = [
         ("journal_mode", enum_text(d.journal_mode)),
@@ -149,9 +159,11 @@ mod tests {
         );
         assert!(defaults_for("9")
             .unwrap_err()
+            .to_string()
             .contains("no SQLite defaults"));
         assert!(defaults_for("four")
             .unwrap_err()
+            .to_string()
             .contains("expected a release"));
         assert!(defaults_for("4.4.2.1").is_err());
     }

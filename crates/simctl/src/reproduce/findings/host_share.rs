@@ -117,69 +117,121 @@ impl Finding for HostShare {
         v
     }
     fn measure(&self, runs: &[&RunOutput]) -> Result<Measure> {
-        let mut csv = Vec::new();
-        let hogs_of = [0u32; SIZES.len()].into_iter().chain([1]);
-        let sizes = SIZES.iter().copied().chain([AT]);
-        for ((r, bytes), hogs) in runs.iter().zip(sizes).zip(hogs_of) {
-            let mut row = vec![
-                bytes.to_string(),
-                hogs.to_string(),
-                cell(num(r, "write.latency_us.mean")?),
-            ];
-            for l in LAYERS {
-                row.push(cell(num(r, &format!("breakdown_us.{l}"))?));
-            }
-            row.push(cell(ABOUT.boundary.host_share(r)?));
-            row.push(cell(num(r, ABOUT.boundary.device_response_key())?));
-            row.push(cell(num(r, "host.cpu.mean_freq_mhz")?));
-            row.push(cell(num(r, "host.cpu.ipis")?));
-            csv.push(row);
-        }
+        let csv = csv_rows(runs)?;
         let shares = runs[..SIZES.len()]
             .iter()
             .map(|r| ABOUT.boundary.host_share(r))
             .collect::<Result<Vec<_>>>()?;
         let at = SIZES.iter().position(|&b| b == AT).unwrap_or(0);
         let (idle, hog) = (runs[at], runs[SIZES.len()]);
-        let lat = |r: &RunOutput| num(r, "write.latency_us.mean");
-        let dev = |r: &RunOutput| num(r, ABOUT.boundary.device_response_key());
-        let lat_change = lat(hog)? / lat(idle)? - 1.0;
-        let dev_change = dev(hog)? / dev(idle)? - 1.0;
+        let lat_change = latency(hog)? / latency(idle)? - 1.0;
+        let dev_change = device(hog)? / device(idle)? - 1.0;
         // The smallest fall from one size to the next (negative: a rise).
         let least_fall = shares
             .windows(2)
             .map(|w| w[0] - w[1])
             .fold(f64::INFINITY, f64::min);
-        let falling = least_fall > 0.0;
-        let share_ok = shares[at] >= MIN_SHARE;
+        let judged = Judged {
+            shares,
+            at,
+            least_fall,
+            lat_change,
+            dev_change,
+        };
+        Ok(Measure {
+            checks: checks(judged.shares[at], least_fall, lat_change, dev_change),
+            summary: judged.summary(),
+            table: judged.table(),
+            csv,
+            panels: panels(runs, &judged.shares, idle, hog)?,
+        })
+    }
+}
+
+/// The app's mean write latency in run `r`, µs.
+fn latency(r: &RunOutput) -> Result<f64> {
+    num(r, "write.latency_us.mean")
+}
+
+/// The device's mean response time in run `r` at the study's boundary, µs.
+fn device(r: &RunOutput) -> Result<f64> {
+    num(r, ABOUT.boundary.device_response_key())
+}
+
+/// One CSV row per run (the size sweep, then the hog run): latency, the
+/// layers, host share, device response, clock and IPIs.
+fn csv_rows(runs: &[&RunOutput]) -> Result<Vec<Vec<String>>> {
+    let mut csv = Vec::new();
+    let hogs_of = [0u32; SIZES.len()].into_iter().chain([1]);
+    let sizes = SIZES.iter().copied().chain([AT]);
+    for ((r, bytes), hogs) in runs.iter().zip(sizes).zip(hogs_of) {
+        let mut row = vec![bytes.to_string(), hogs.to_string(), cell(latency(r)?)];
+        for l in LAYERS {
+            row.push(cell(num(r, &format!("breakdown_us.{l}"))?));
+        }
+        row.push(cell(ABOUT.boundary.host_share(r)?));
+        row.push(cell(device(r)?));
+        row.push(cell(num(r, "host.cpu.mean_freq_mhz")?));
+        row.push(cell(num(r, "host.cpu.ipis")?));
+        csv.push(row);
+    }
+    Ok(csv)
+}
+
+/// The judged quantities of one measurement.
+struct Judged {
+    /// Host share per size of [`SIZES`], fraction.
+    shares: Vec<f64>,
+    /// Index of [`AT`] in [`SIZES`].
+    at: usize,
+    /// Smallest fall of the share between successive sizes, fraction.
+    least_fall: f64,
+    /// App latency change with one hog, fraction.
+    lat_change: f64,
+    /// Device response change with one hog, fraction.
+    dev_change: f64,
+}
+
+/// A fraction as a percentage, e.g. `91.2 %`.
+fn pct(v: f64) -> String {
+    format!("{:.1} %", v * 100.0)
+}
+
+/// A fraction as a signed percentage, e.g. `-12.0 %`.
+fn signed(v: f64) -> String {
+    format!("{:+.1} %", v * 100.0)
+}
+
+impl Judged {
+    /// One line: the shares by size and whether each claim is in its band.
+    fn summary(&self) -> String {
         let in_band = |v: f64, (lo, hi): (f64, f64)| (lo..=hi).contains(&v);
-        let lat_ok = in_band(lat_change, LATENCY_BAND);
-        let dev_ok = in_band(dev_change, DEVICE_BAND);
-        let checks = checks(shares[at], least_fall, lat_change, dev_change);
-        let pct = |v: f64| format!("{:.1} %", v * 100.0);
-        let signed = |v: f64| format!("{:+.1} %", v * 100.0);
         let share_list = SIZES
             .iter()
-            .zip(&shares)
+            .zip(&self.shares)
             .map(|(b, s)| format!("{} KiB {}", b / 1024, pct(*s)))
             .collect::<Vec<_>>()
             .join(", ");
         let mark = |ok: bool| if ok { "in band" } else { "MISSED" };
-        let summary = format!(
+        format!(
             "host share {share_list} ({} at 16 KiB, {}); hog: app latency {} ({}), device response {} ({})",
-            mark(share_ok),
-            if falling { "falling" } else { "NOT falling" },
-            signed(lat_change),
-            mark(lat_ok),
-            signed(dev_change),
-            mark(dev_ok),
-        );
+            mark(self.shares[self.at] >= MIN_SHARE),
+            if self.least_fall > 0.0 { "falling" } else { "NOT falling" },
+            signed(self.lat_change),
+            mark(in_band(self.lat_change, LATENCY_BAND)),
+            signed(self.dev_change),
+            mark(in_band(self.dev_change, DEVICE_BAND)),
+        )
+    }
+
+    /// The study's quantities beside the model's.
+    fn table(&self) -> Vec<Quantity> {
         let mut table = vec![Quantity::new(
             "host share at 16 KiB",
             "> 90 % (band ≥ 80 %)",
-            pct(shares[at]),
+            pct(self.shares[self.at]),
         )];
-        for (b, s) in SIZES.iter().zip(&shares) {
+        for (b, s) in SIZES.iter().zip(&self.shares) {
             if *b != AT {
                 table.push(Quantity::new(
                     &format!("host share at {} KiB", b / 1024),
@@ -191,74 +243,78 @@ impl Finding for HostShare {
         table.push(Quantity::new(
             "app write latency, one hog vs none",
             "−10 … −25 % (up to 20 % lower)",
-            signed(lat_change),
+            signed(self.lat_change),
         ));
         table.push(Quantity::new(
             "device response time, one hog vs none",
             "+3 … +10 % (up to 7 % higher)",
-            signed(dev_change),
+            signed(self.dev_change),
         ));
-        let kib: Vec<f64> = SIZES.iter().map(|&b| b as f64 / 1024.0).collect();
-        let mut series = Vec::new();
-        for l in LAYERS {
-            let points = runs[..SIZES.len()]
-                .iter()
-                .zip(&kib)
-                .map(|(r, k)| {
-                    Ok((
-                        *k,
-                        num(r, &format!("breakdown_us.{l}"))? / num(r, "breakdown_us.total")?,
-                    ))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            series.push(Series {
-                name: l.into(),
-                points,
-                mark: Mark::LinePoints,
-            });
-        }
+        table
+    }
+}
+
+/// The share of each layer by size, and the hog's effect at 16 KiB
+/// against the study's ranges.
+fn panels(
+    runs: &[&RunOutput],
+    shares: &[f64],
+    idle: &RunOutput,
+    hog: &RunOutput,
+) -> Result<Vec<Panel>> {
+    let kib: Vec<f64> = SIZES.iter().map(|&b| b as f64 / 1024.0).collect();
+    let mut series = Vec::new();
+    for l in LAYERS {
+        let points = runs[..SIZES.len()]
+            .iter()
+            .zip(&kib)
+            .map(|(r, k)| {
+                Ok((
+                    *k,
+                    num(r, &format!("breakdown_us.{l}"))? / num(r, "breakdown_us.total")?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
         series.push(Series {
-            name: "host software (all but the data command)".into(),
-            points: kib.iter().copied().zip(shares.iter().copied()).collect(),
+            name: l.into(),
+            points,
             mark: Mark::LinePoints,
         });
-        let panels = vec![
-            Panel::Xy(XyPanel {
-                title: "Share of an O_SYNC write's latency by layer".into(),
-                x_label: "request size (KiB, log scale)".into(),
-                y_label: "share of mean latency".into(),
-                log_x: true,
-                x_time_us: false,
-                y_range: Some((0.0, 1.0)),
-                series,
-            }),
-            Panel::Bars(
-                BarPanel::amounts(
-                    "16 KiB writes: app alone vs with one CPU hog (boxes: the study's ranges)",
-                    "mean time (µs)",
-                    vec![
-                        ("app latency, alone".into(), lat(idle)?),
-                        ("app latency, hog".into(), lat(hog)?),
-                        ("device response, alone".into(), dev(idle)?),
-                        ("device response, hog".into(), dev(hog)?),
-                    ],
-                )
-                // The claimed changes as target ranges on the hog bars, in
-                // µs from the run alone.
-                .with_targets(vec![
-                    None,
-                    Some(scaled(lat(idle)?, LATENCY_BAND)),
-                    None,
-                    Some(scaled(dev(idle)?, DEVICE_BAND)),
-                ]),
-            ),
-        ];
-        Ok(Measure {
-            checks,
-            summary,
-            table,
-            csv,
-            panels,
-        })
     }
+    series.push(Series {
+        name: "host software (all but the data command)".into(),
+        points: kib.iter().copied().zip(shares.iter().copied()).collect(),
+        mark: Mark::LinePoints,
+    });
+    Ok(vec![
+        Panel::Xy(XyPanel {
+            title: "Share of an O_SYNC write's latency by layer".into(),
+            x_label: "request size (KiB, log scale)".into(),
+            y_label: "share of mean latency".into(),
+            log_x: true,
+            x_time_us: false,
+            y_range: Some((0.0, 1.0)),
+            series,
+        }),
+        Panel::Bars(
+            BarPanel::amounts(
+                "16 KiB writes: app alone vs with one CPU hog (boxes: the study's ranges)",
+                "mean time (µs)",
+                vec![
+                    ("app latency, alone".into(), latency(idle)?),
+                    ("app latency, hog".into(), latency(hog)?),
+                    ("device response, alone".into(), device(idle)?),
+                    ("device response, hog".into(), device(hog)?),
+                ],
+            )
+            // The claimed changes as target ranges on the hog bars, in µs
+            // from the run alone.
+            .with_targets(vec![
+                None,
+                Some(scaled(latency(idle)?, LATENCY_BAND)),
+                None,
+                Some(scaled(device(idle)?, DEVICE_BAND)),
+            ]),
+        ),
+    ])
 }

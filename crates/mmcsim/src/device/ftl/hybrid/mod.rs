@@ -1033,23 +1033,69 @@ impl Mapping for HybridMapping {
     }
 
     fn load_state(&mut self, r: &mut StateReader<'_>, expected: &[u32]) -> Result<(), StateError> {
-        let corrupt = |what: String| Err(StateError(format!("{what}: the file is corrupted")));
-        let g = self.geo;
         r.u32s_into("the hybrid L2P table", &mut self.l2p)?;
-        {
-            let (next, erases) = self.nand.state_mut();
-            r.u32s_into("the block program positions", next)?;
-            if let Some(b) = next.iter().position(|&p| p > g.pages_per_block) {
-                return corrupt(format!(
-                    "block {b} has {} pages programmed, more than {}",
-                    next[b], g.pages_per_block
-                ));
-            }
-            r.u32s_into("the erase counts", erases)?;
-        }
+        self.load_nand(r)?;
         let mut roles = vec![0u32; self.units as usize];
         r.u32s_into("the superblock roles", &mut roles)?;
         r.u32s_into("the superblock written-slot counts", &mut self.written)?;
+        self.load_roles(&roles)?;
+        self.load_seq_log(r)?;
+        self.load_rand_logs(r)?;
+        let logs = self.role.iter().filter(|&&r| r == Role::SeqLog).count()
+            + self.role.iter().filter(|&&r| r == Role::RandLog).count();
+        if logs != self.rand.len() + usize::from(self.seq.is_some()) {
+            return Err(corrupt(
+                "a superblock has a log role but is not a log block".to_string(),
+            ));
+        }
+        self.clock = r.u64("the FTL clock")?;
+        self.rebuild_reverse_map(expected)?;
+        self.rebuild_log_lbns();
+        self.job = None;
+        self.reclaiming = None;
+        self.check_written_counts()?;
+        self.stats = FtlStats::default();
+        Ok(())
+    }
+
+    fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError> {
+        self.check_mapping(pending, expected)?;
+        for u in 0..self.units {
+            let valid = self.check_superblock_slots(u)?;
+            self.check_superblock_role(u, valid)?;
+        }
+        Ok(())
+    }
+}
+
+/// The error of a saved state that contradicts itself: `what` and that the
+/// file is corrupted.
+fn corrupt(what: String) -> StateError {
+    StateError(format!("{what}: the file is corrupted"))
+}
+
+/// The steps of [`HybridMapping`]'s `load_state` (in file order) and of
+/// its `check`.
+impl HybridMapping {
+    /// Reads each block's program position (no more than a block's pages)
+    /// and erase count.
+    fn load_nand(&mut self, r: &mut StateReader<'_>) -> Result<(), StateError> {
+        let pages_per_block = self.geo.pages_per_block;
+        let (next, erases) = self.nand.state_mut();
+        r.u32s_into("the block program positions", next)?;
+        if let Some(b) = next.iter().position(|&p| p > pages_per_block) {
+            return Err(corrupt(format!(
+                "block {b} has {} pages programmed, more than {pages_per_block}",
+                next[b]
+            )));
+        }
+        r.u32s_into("the erase counts", erases)
+    }
+
+    /// Sets each superblock's role from its saved code, rebuilding the free
+    /// pool and the logical-block-to-data-block table; a logical block
+    /// beyond the device or given twice is corruption.
+    fn load_roles(&mut self, roles: &[u32]) -> Result<(), StateError> {
         self.data.iter_mut().for_each(|d| *d = UNMAPPED);
         self.free.clear();
         for (u, &code) in roles.iter().enumerate() {
@@ -1066,13 +1112,19 @@ impl Mapping for HybridMapping {
                     Role::Data(lbn)
                 }
                 lbn => {
-                    return corrupt(format!(
+                    return Err(corrupt(format!(
                         "superblock {u} is the data block of logical block {lbn}, beyond the {} logical blocks or given twice",
                         self.lbns
-                    ))
+                    )))
                 }
             };
         }
+        Ok(())
+    }
+
+    /// Reads the open sequential log block, which must be a superblock of
+    /// that role, write stripe-aligned, within its unit.
+    fn load_seq_log(&mut self, r: &mut StateReader<'_>) -> Result<(), StateError> {
         self.seq = match r.u8("the sequential log block")? {
             0 => None,
             1 => Some(SeqLog {
@@ -1080,26 +1132,32 @@ impl Mapping for HybridMapping {
                 lbn: r.u32("the sequential log block")?,
                 next: r.u32("the sequential log block")?,
             }),
-            f => return corrupt(format!("the sequential log block flag is {f}")),
+            f => return Err(corrupt(format!("the sequential log block flag is {f}"))),
         };
         if let Some(sw) = self.seq {
             if sw.unit >= self.units
                 || self.role[sw.unit as usize] != Role::SeqLog
                 || sw.lbn >= self.lbns
                 || sw.next > self.unit_slots
-                || sw.next % g.stripe_slots() != 0
+                || sw.next % self.geo.stripe_slots() != 0
             {
-                return corrupt(format!(
+                return Err(corrupt(format!(
                     "the sequential log block {sw:?} does not fit the roles"
-                ));
+                )));
             }
         }
+        Ok(())
+    }
+
+    /// Reads the random log pool: no more blocks than the profile allows,
+    /// each a distinct superblock of that role.
+    fn load_rand_logs(&mut self, r: &mut StateReader<'_>) -> Result<(), StateError> {
         let n = r.u32("the random log pool")?;
         if n > self.rand_max {
-            return corrupt(format!(
+            return Err(corrupt(format!(
                 "{n} random log blocks, but the profile allows {}",
                 self.rand_max
-            ));
+            )));
         }
         self.rand.clear();
         for _ in 0..n {
@@ -1113,18 +1171,20 @@ impl Mapping for HybridMapping {
                 || rl.next > self.positions()
                 || self.rand.iter().any(|o| o.unit == rl.unit)
             {
-                return corrupt(format!(
+                return Err(corrupt(format!(
                     "the random log block {rl:?} does not fit the roles"
-                ));
+                )));
             }
             self.rand.push(rl);
         }
-        let logs = self.role.iter().filter(|&&r| r == Role::SeqLog).count()
-            + self.role.iter().filter(|&&r| r == Role::RandLog).count();
-        if logs != self.rand.len() + usize::from(self.seq.is_some()) {
-            return corrupt("a superblock has a log role but is not a log block".to_string());
-        }
-        self.clock = r.u64("the FTL clock")?;
+        Ok(())
+    }
+
+    /// Rebuilds the physical-to-logical map, the slot versions (from the
+    /// oracle's `expected`) and the valid counts from the loaded L2P table;
+    /// two pages in one slot, or a slot outside the array, is corruption.
+    fn rebuild_reverse_map(&mut self, expected: &[u32]) -> Result<(), StateError> {
+        let g = self.geo;
         self.p2l.iter_mut().for_each(|p| *p = UNMAPPED);
         self.valid.iter_mut().for_each(|v| *v = 0);
         for (lpn, &slot) in self.l2p.iter().enumerate() {
@@ -1132,32 +1192,41 @@ impl Mapping for HybridMapping {
                 continue;
             }
             if slot >= g.slots() || self.p2l[slot as usize] != UNMAPPED {
-                return corrupt(format!(
+                return Err(corrupt(format!(
                     "LPN {lpn} maps to slot {slot}, outside the array or already mapped"
-                ));
+                )));
             }
             self.p2l[slot as usize] = lpn as u32;
             self.slot_version[slot as usize] = expected.get(lpn).copied().unwrap_or(0);
             let u = (g.slot_block(slot) % g.blocks_per_plane) as usize;
             self.valid[u] += 1;
         }
-        self.rebuild_log_lbns();
-        self.job = None;
-        self.reclaiming = None;
-        let capacity = self.positions() * g.stripe_slots();
-        for u in 0..self.units as usize {
-            if self.written[u] < self.valid[u] || self.written[u] > capacity {
-                return corrupt(format!(
-                    "superblock {u} has {} slots written but {} valid (at most {capacity})",
-                    self.written[u], self.valid[u]
-                ));
-            }
-        }
-        self.stats = FtlStats::default();
         Ok(())
     }
 
-    fn check(&self, pending: &[(u32, u32)], expected: &[u32]) -> Result<(), IntegrityError> {
+    /// Each superblock's written-slot count lies between its valid count
+    /// and its capacity.
+    fn check_written_counts(&self) -> Result<(), StateError> {
+        let capacity = self.positions() * self.geo.stripe_slots();
+        for u in 0..self.units as usize {
+            if self.written[u] < self.valid[u] || self.written[u] > capacity {
+                return Err(corrupt(format!(
+                    "superblock {u} has {} slots written but {} valid (at most {capacity})",
+                    self.written[u], self.valid[u]
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each LPN's newest version (from the write buffer's `pending`, else
+    /// its mapped slot) is the oracle's `expected`, and each mapped slot's
+    /// reverse entry names the LPN back.
+    fn check_mapping(
+        &self,
+        pending: &[(u32, u32)],
+        expected: &[u32],
+    ) -> Result<(), IntegrityError> {
         let mut newest_pending = vec![0u32; self.l2p.len()];
         for &(lpn, ver) in pending {
             newest_pending[lpn as usize] = ver;
@@ -1184,79 +1253,99 @@ impl Mapping for HybridMapping {
                 });
             }
         }
-        let state = |problem| {
-            move |u: u32, st: BlockState| IntegrityError::StripeState {
-                stripe: u,
-                state: st,
-                problem,
-            }
-        };
-        for u in 0..self.units {
-            let role = self.role[u as usize];
-            let mut valid = 0;
-            for k in 0..self.positions() {
-                for e in 0..self.geo.stripe_slots() {
-                    let slot = self.slot_at(u, k, e);
-                    let lpn = self.p2l[slot as usize];
-                    if lpn == UNMAPPED {
-                        continue;
-                    }
-                    let blk = self.geo.slot_block(slot);
-                    if self.geo.slot_page(slot) >= self.nand.programmed_pages(blk) {
-                        return Err(IntegrityError::AboveProgramPoint { slot, blk, lpn });
-                    }
-                    if self.l2p.get(lpn as usize) != Some(&slot) {
-                        return Err(IntegrityError::Orphan { slot, lpn });
-                    }
-                    let in_place = self.offset_of(slot) == lpn % self.unit_slots;
-                    let lbn = lpn / self.unit_slots;
-                    let ok = match role {
-                        Role::Data(l) | Role::Target(l) => l == lbn && in_place,
-                        Role::SeqLog => self.seq_lbn_of(u) == Some(lbn) && in_place,
-                        Role::RandLog => true,
-                        Role::Free => false,
-                    };
-                    if !ok {
-                        return Err(state("holds a page outside its logical block or offset")(
-                            u,
-                            BlockState::Full,
-                        ));
-                    }
-                    valid += 1;
+        Ok(())
+    }
+
+    /// Walks superblock `u`'s valid slots: each lies below its block's
+    /// program point, is the one its LPN maps to, and sits where `u`'s role
+    /// allows; returns how many there are, which must be the recorded
+    /// valid count.
+    fn check_superblock_slots(&self, u: u32) -> Result<u32, IntegrityError> {
+        let role = self.role[u as usize];
+        let mut valid = 0;
+        for k in 0..self.positions() {
+            for e in 0..self.geo.stripe_slots() {
+                let slot = self.slot_at(u, k, e);
+                let lpn = self.p2l[slot as usize];
+                if lpn == UNMAPPED {
+                    continue;
                 }
-            }
-            if valid != self.valid[u as usize] {
-                return Err(IntegrityError::ValidCount {
-                    stripe: u,
-                    recorded: self.valid[u as usize],
-                    counted: valid,
-                });
-            }
-            if self.written[u as usize] < valid {
-                return Err(state("records fewer slots written than valid")(
-                    u,
-                    BlockState::Full,
-                ));
-            }
-            let listed = match role {
-                Role::Free => self.free.contains(&u),
-                Role::Data(l) => self.data[l as usize] == u,
-                Role::Target(l) => self.job.is_some_and(|j| j.unit == u && j.lbn == l),
-                Role::SeqLog => self.seq_lbn_of(u).is_some(),
-                Role::RandLog => self.rand.iter().any(|r| r.unit == u) && self.log_lbns_agree(u),
-            };
-            let erased = (0..self.geo.dies()).all(|d| {
-                (0..self.geo.planes)
-                    .all(|pl| self.nand.programmed_pages(self.geo.block_id(d, pl, u)) == 0)
-            });
-            if !listed || (role == Role::Free && !erased) {
-                return Err(state("role not recorded, or a free superblock not erased")(
-                    u,
-                    BlockState::Free,
-                ));
+                let blk = self.geo.slot_block(slot);
+                if self.geo.slot_page(slot) >= self.nand.programmed_pages(blk) {
+                    return Err(IntegrityError::AboveProgramPoint { slot, blk, lpn });
+                }
+                if self.l2p.get(lpn as usize) != Some(&slot) {
+                    return Err(IntegrityError::Orphan { slot, lpn });
+                }
+                let in_place = self.offset_of(slot) == lpn % self.unit_slots;
+                let lbn = lpn / self.unit_slots;
+                let ok = match role {
+                    Role::Data(l) | Role::Target(l) => l == lbn && in_place,
+                    Role::SeqLog => self.seq_lbn_of(u) == Some(lbn) && in_place,
+                    Role::RandLog => true,
+                    Role::Free => false,
+                };
+                if !ok {
+                    return Err(stripe_state(
+                        u,
+                        BlockState::Full,
+                        "holds a page outside its logical block or offset",
+                    ));
+                }
+                valid += 1;
             }
         }
+        if valid != self.valid[u as usize] {
+            return Err(IntegrityError::ValidCount {
+                stripe: u,
+                recorded: self.valid[u as usize],
+                counted: valid,
+            });
+        }
+        Ok(valid)
+    }
+
+    /// Superblock `u` (holding `valid` valid slots) records at least as
+    /// many slots written, is listed where its role says (free pool, data
+    /// table, merge job, log pools), and is erased when free.
+    fn check_superblock_role(&self, u: u32, valid: u32) -> Result<(), IntegrityError> {
+        let role = self.role[u as usize];
+        if self.written[u as usize] < valid {
+            return Err(stripe_state(
+                u,
+                BlockState::Full,
+                "records fewer slots written than valid",
+            ));
+        }
+        let listed = match role {
+            Role::Free => self.free.contains(&u),
+            Role::Data(l) => self.data[l as usize] == u,
+            Role::Target(l) => self.job.is_some_and(|j| j.unit == u && j.lbn == l),
+            Role::SeqLog => self.seq_lbn_of(u).is_some(),
+            Role::RandLog => self.rand.iter().any(|r| r.unit == u) && self.log_lbns_agree(u),
+        };
+        let erased = (0..self.geo.dies()).all(|d| {
+            (0..self.geo.planes)
+                .all(|pl| self.nand.programmed_pages(self.geo.block_id(d, pl, u)) == 0)
+        });
+        if !listed || (role == Role::Free && !erased) {
+            return Err(stripe_state(
+                u,
+                BlockState::Free,
+                "role not recorded, or a free superblock not erased",
+            ));
+        }
         Ok(())
+    }
+}
+
+/// The integrity error of superblock `stripe`, seen in `state`, with
+/// `problem`.
+fn stripe_state(stripe: u32, state: BlockState, problem: &'static str) -> IntegrityError {
+    IntegrityError::StripeState {
+        stripe,
+        state,
+        problem,
     }
 }
 

@@ -4,6 +4,7 @@
 //! and the daemon's per-request CPU cost.
 
 use super::super::config::{FsConfig, FsType};
+use crate::error::SettingError;
 use crate::types::Ns;
 
 /// `FUSE_MAX_PAGES_PER_REQ`: pages one FUSE_READ/FUSE_WRITE carries in
@@ -90,7 +91,7 @@ pub fn default_daemon_threads(android_version: Option<&str>) -> u32 {
 /// system that is not FUSE, 1..=[`MAX_DAEMON_THREADS`] threads, and
 /// request sizes in whole pages up to the kernel's per-request limit
 /// (read) or sdcard's buffer (write).
-pub fn validate(c: &FsConfig) -> Result<(), String> {
+pub fn validate(c: &FsConfig) -> Result<(), SettingError> {
     if c.fs_type != FsType::Fuse {
         let set = [
             ("lower", c.lower.is_some()),
@@ -99,43 +100,61 @@ pub fn validate(c: &FsConfig) -> Result<(), String> {
             ("max_write_kib", c.max_write_kib.is_some()),
         ];
         if let Some((k, _)) = set.iter().find(|(_, s)| *s) {
-            return Err(format!("fs.{k}: a FUSE setting; it needs type = \"fuse\""));
+            return Err(SettingError::Misplaced {
+                key: format!("fs.{k}"),
+                rule: "is a FUSE setting; it needs type = \"fuse\"",
+            });
         }
         return Ok(());
     }
     match c.lower {
         Some(FsType::Fuse) => {
-            return Err("fs.lower = \"fuse\": expected a disk file system (\"ext4\")".into())
+            return Err(SettingError::Invalid {
+                key: "fs.lower".into(),
+                value: "\"fuse\"".into(),
+                expected: "a disk file system (\"ext4\")".into(),
+            })
         }
         // Android's sdcard daemon served /data/media on ext4; a FAT card
         // behind FUSE (later releases' external storage) is not modelled.
         Some(FsType::Vfat) => {
-            return Err(
-                "fs.lower = \"vfat\": FUSE is modelled over ext4 only (Android's sdcard daemon serving /data/media); expected \"ext4\"".into(),
-            )
+            return Err(SettingError::Conflict {
+                key: "fs.lower".into(),
+                value: "\"vfat\"".into(),
+                why: "FUSE is modelled over ext4 only (Android's sdcard daemon serving /data/media); expected \"ext4\"".into(),
+            })
         }
         _ => {}
     }
     if let Some(n) = c.daemon_threads {
         if !(1..=MAX_DAEMON_THREADS).contains(&n) {
-            return Err(format!(
-                "fs.daemon_threads = {n}: expected 1..={MAX_DAEMON_THREADS} threads (sdcard -t)"
-            ));
+            return Err(SettingError::Invalid {
+                key: "fs.daemon_threads".into(),
+                value: n.to_string(),
+                expected: format!("1..={MAX_DAEMON_THREADS} threads (sdcard -t)").into(),
+            });
         }
     }
     let max_req = (MAX_PAGES_PER_REQ * 4) as u32;
     if let Some(k) = c.max_read_kib {
         if k == 0 || k % 4 != 0 || k > max_req {
-            return Err(format!(
-                "fs.max_read_kib = {k}: expected a multiple of 4 from 4 to {max_req} KiB (FUSE_MAX_PAGES_PER_REQ pages)"
-            ));
+            return Err(SettingError::Invalid {
+                key: "fs.max_read_kib".into(),
+                value: k.to_string(),
+                expected: format!(
+                    "a multiple of 4 from 4 to {max_req} KiB (FUSE_MAX_PAGES_PER_REQ pages)"
+                )
+                .into(),
+            });
         }
     }
     if let Some(k) = c.max_write_kib {
         if k == 0 || k % 4 != 0 || k > 1024 {
-            return Err(format!(
-                "fs.max_write_kib = {k}: expected a multiple of 4 from 4 to 1024 KiB"
-            ));
+            return Err(SettingError::Invalid {
+                key: "fs.max_write_kib".into(),
+                value: k.to_string(),
+                expected: "a multiple of 4 from 4 to 1024 KiB".into(),
+            });
         }
     }
     Ok(())
