@@ -17,6 +17,7 @@
 //! often the sweep was interrupted.
 
 pub mod cell;
+pub mod ensemble;
 pub mod grid;
 pub mod layout;
 pub mod merge;
@@ -54,6 +55,9 @@ pub struct SweepArgs {
 /// Runs `simctl sweep`. Exit code 1 when a cell failed (the others are
 /// kept).
 pub fn sweep(a: &SweepArgs, registry: &Registry) -> Result<ExitCode> {
+    if let Some(e) = ensemble::load(&a.grid)? {
+        return ensemble::sweep(a, &e, registry);
+    }
     let grid = Grid::load(&a.grid, registry)?;
     if a.slurm {
         if a.shard.is_some() {
