@@ -437,6 +437,24 @@ mod tests {
         );
     }
 
+    /// An interval reaching below zero is cut there on an amount (and the
+    /// axis does not go below zero for it), drawn as computed on a
+    /// difference.
+    #[test]
+    fn intervals_of_amounts_are_cut_at_zero_and_of_differences_not() {
+        let bars = vec![("a".to_string(), 2.0), ("b".to_string(), 5.0)];
+        let errors = vec![Some((-3.0, 7.0)), Some((4.0, 6.0))];
+        let amounts = BarPanel::amounts("t", "MB/s", bars.clone()).with_errors(errors.clone());
+        assert_eq!(amounts.error(0), Some((0.0, 7.0, true)));
+        assert_eq!(amounts.error(1), Some((4.0, 6.0, false)));
+        assert!(amounts.cuts_at_zero());
+        assert_eq!(amounts.range().0, 0.0);
+        let diffs = BarPanel::differences("t", "%", bars).with_errors(errors);
+        assert_eq!(diffs.error(0), Some((-3.0, 7.0, false)));
+        assert!(!diffs.cuts_at_zero());
+        assert!(diffs.range().0 < -3.0);
+    }
+
     #[test]
     fn long_labels_widen_the_panel_and_intervals_widen_the_axis() {
         let short = BarPanel::amounts("t", "x", vec![("a".into(), 1.0); 4]);
