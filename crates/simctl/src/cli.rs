@@ -313,7 +313,7 @@ fn at_least_one_u64() -> clap::builder::RangedU64ValueParser<u64> {
 }
 
 /// Options of `simctl reproduce`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct ReproduceArgs {
     /// Findings to reproduce, by number (`3`) or name (`finding-3`);
     /// default: all.

@@ -20,6 +20,12 @@ pub struct BarPanel {
     /// Start the axis at zero (amounts); when false the axis spans the
     /// values with a margin and says that it does not start at zero.
     pub from_zero: bool,
+    /// The quantity cannot be negative (a time, a rate, a share): an
+    /// interval reaching below zero is drawn cut at zero, its lower cap
+    /// left off to show the cut. Intersecting a confidence interval with
+    /// the quantity's possible values keeps its coverage, since the true
+    /// value is always inside them. False for differences and changes.
+    pub non_negative: bool,
     /// A range drawn behind the bars across the whole panel, in the
     /// bars' unit.
     pub band: Option<Band>,
@@ -50,18 +56,45 @@ pub struct Band {
 const CHAR_PX: u32 = 7;
 
 impl BarPanel {
-    /// A panel of amounts (axis from zero).
+    /// A panel of amounts: non-negative quantities, on an axis from zero.
     pub fn amounts(title: &str, y_label: &str, bars: Vec<(String, f64)>) -> BarPanel {
         BarPanel {
             title: title.into(),
             y_label: y_label.into(),
             bars,
             from_zero: true,
+            non_negative: true,
             band: None,
             errors: Vec::new(),
             targets: Vec::new(),
             series: Vec::new(),
         }
+    }
+
+    /// A panel of differences or changes (either sign), on an axis
+    /// through zero; intervals are drawn as computed.
+    pub fn differences(title: &str, y_label: &str, bars: Vec<(String, f64)>) -> BarPanel {
+        BarPanel {
+            non_negative: false,
+            ..BarPanel::amounts(title, y_label, bars)
+        }
+    }
+
+    /// The error bar of bar `i` as drawn, `(low, high, cut)`: finite ends
+    /// only, the low end raised to zero (`cut`) for a non-negative
+    /// quantity.
+    fn error(&self, i: usize) -> Option<(f64, f64, bool)> {
+        let (a, b) = self.errors.get(i).copied().flatten()?;
+        if !(a.is_finite() && b.is_finite()) {
+            return None;
+        }
+        let cut = self.non_negative && a < 0.0;
+        Some((if cut { 0.0 } else { a }, b, cut))
+    }
+
+    /// True when some error bar is drawn cut at zero.
+    pub fn cuts_at_zero(&self) -> bool {
+        (0..self.errors.len()).any(|i| self.error(i).is_some_and(|e| e.2))
     }
 
     /// The same panel with `band` drawn behind the bars.
@@ -116,7 +149,9 @@ impl BarPanel {
     /// Every finite y the panel draws: bars, error bars, targets, band.
     fn extents(&self) -> impl Iterator<Item = f64> + '_ {
         let band = self.band.iter().flat_map(|b| [b.low, b.high]);
-        let errors = self.errors.iter().flatten().flat_map(|&(a, b)| [a, b]);
+        let errors = (0..self.errors.len())
+            .filter_map(|i| self.error(i))
+            .flat_map(|(a, b, _)| [a, b]);
         let targets = self.targets.iter().flatten().flat_map(|&(a, b)| [a, b]);
         self.bars
             .iter()
@@ -180,8 +215,9 @@ impl BarPanel {
         &self,
         area: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let area = super::caption::draw(area, &self.title)?;
         let entries = self.legend();
-        let (area, legend) = super::legend::split(area, &entries);
+        let (area, legend) = super::legend::split(&area, &entries);
         if let Some(l) = &legend {
             super::legend::draw(l, &entries)?;
         }
@@ -194,7 +230,6 @@ impl BarPanel {
             format!("{} (axis from {})", self.y_label, tick(lo))
         };
         let mut chart = ChartBuilder::on(area)
-            .caption(&self.title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(80)
@@ -314,18 +349,18 @@ impl BarPanel {
         &self,
         chart: &mut SegChart<'_, DB>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        for (i, e) in self.errors.iter().enumerate() {
-            let Some((a, b)) = *e else { continue };
-            if !(a.is_finite() && b.is_finite()) {
+        for i in 0..self.errors.len() {
+            let Some((a, b, cut)) = self.error(i) else {
                 continue;
-            }
+            };
             let centre = SegmentValue::CenterOf(i as u32);
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![(centre.clone(), a), (centre.clone(), b)],
                 BLACK.stroke_width(2),
             )))?;
-            // Caps: 12 px wide whatever the scale.
-            chart.draw_series([a, b].into_iter().map(|y| {
+            // Caps: 12 px wide whatever the scale; none at a cut end.
+            let ends = if cut { vec![b] } else { vec![a, b] };
+            chart.draw_series(ends.into_iter().map(|y| {
                 EmptyElement::at((centre.clone(), y))
                     + PathElement::new(vec![(-6, 0), (6, 0)], BLACK.stroke_width(2))
             }))?;
@@ -351,8 +386,8 @@ impl BarPanel {
             }
             // Above the bar's top or its error bar, whichever is higher
             // (below a negative bar).
-            let top = match self.errors.get(i).copied().flatten() {
-                Some((_, b)) if b.is_finite() && *v >= 0.0 => b.max(*v),
+            let top = match self.error(i) {
+                Some((_, b, _)) if *v >= 0.0 => b.max(*v),
                 _ => *v,
             };
             let y = if *v >= 0.0 { top.min(hi) } else { v.max(lo) };
@@ -400,6 +435,24 @@ mod tests {
             t,
             ["1379", "62.8", "8.50", "0.9997", "4.0e-4", "-28.0", "0"]
         );
+    }
+
+    /// An interval reaching below zero is cut there on an amount (and the
+    /// axis does not go below zero for it), drawn as computed on a
+    /// difference.
+    #[test]
+    fn intervals_of_amounts_are_cut_at_zero_and_of_differences_not() {
+        let bars = vec![("a".to_string(), 2.0), ("b".to_string(), 5.0)];
+        let errors = vec![Some((-3.0, 7.0)), Some((4.0, 6.0))];
+        let amounts = BarPanel::amounts("t", "MB/s", bars.clone()).with_errors(errors.clone());
+        assert_eq!(amounts.error(0), Some((0.0, 7.0, true)));
+        assert_eq!(amounts.error(1), Some((4.0, 6.0, false)));
+        assert!(amounts.cuts_at_zero());
+        assert_eq!(amounts.range().0, 0.0);
+        let diffs = BarPanel::differences("t", "%", bars).with_errors(errors);
+        assert_eq!(diffs.error(0), Some((-3.0, 7.0, false)));
+        assert!(!diffs.cuts_at_zero());
+        assert!(diffs.range().0 < -3.0);
     }
 
     #[test]

@@ -12,8 +12,8 @@ const CHAR_PX: u32 = 7;
 const SWATCH_PX: u32 = 44;
 /// Pixels between two entries.
 const LINE_PX: i32 = 20;
-/// Pixels from the panel's top to the first entry (below the caption).
-const TOP_PX: i32 = 48;
+/// Pixels from the strip's top (under the caption) to the first entry.
+const TOP_PX: i32 = 24;
 
 /// Width of the legend strip for `entries` within a panel `width` px wide
 /// (0 without entries).

@@ -10,6 +10,7 @@
 //! written.
 
 mod bars;
+mod caption;
 pub mod crash_safety;
 pub mod inputs;
 mod legend;
@@ -105,6 +106,14 @@ impl Figure {
             panels,
             omitted,
         })
+    }
+
+    /// True when some bar panel draws an interval cut at zero (a
+    /// non-negative amount whose interval, as computed, reaches below it).
+    pub fn cuts_at_zero(&self) -> bool {
+        self.panels
+            .iter()
+            .any(|p| matches!(p, Panel::Bars(b) if b.cuts_at_zero()))
     }
 
     fn rows(&self) -> Vec<&[Panel]> {

@@ -150,8 +150,9 @@ impl XyPanel {
         &self,
         area: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let area = super::caption::draw(area, &self.title)?;
         let entries = self.legend();
-        let (area, legend) = super::legend::split(area, &entries);
+        let (area, legend) = super::legend::split(&area, &entries);
         if let Some(l) = &legend {
             super::legend::draw(l, &entries)?;
         }
@@ -178,7 +179,6 @@ impl XyPanel {
         X::CoordDescType: ValueFormatter<f64>,
     {
         let mut chart = ChartBuilder::on(area)
-            .caption(&self.title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(80)

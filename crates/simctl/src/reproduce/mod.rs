@@ -24,6 +24,7 @@ mod plan;
 mod profile;
 mod runner;
 mod sensitivity;
+mod sets;
 pub(crate) mod single;
 pub(crate) mod verdict;
 
@@ -70,6 +71,9 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
             None => eprintln!("note: finding-{} not run: {}", n.number, n.reason),
         }
     }
+    for note in &plan.set_notes {
+        eprintln!("note: {note}");
+    }
     let outputs = run_all(&plan, a.jobs, registry)?;
     let mut sections = Vec::new();
     let mut all_pass = true;
@@ -109,6 +113,7 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
         profiles: &plan.profiles,
         sections: &sections,
         not_run: &plan.not_run,
+        set_notes: &plan.set_notes,
     });
     writeln!(out, "{}", prediction_summary(&sections))?;
     let index = a.out.join("index.html");
@@ -336,7 +341,15 @@ fn write_outputs(
         f.about().title,
         if seeds == 1 { "" } else { "s" }
     );
-    let figure = crate::plot::Figure::new(title, panels)?;
+    let mut figure = crate::plot::Figure::new(title, panels)?;
+    if figure.cuts_at_zero() {
+        // The mean of a non-negative amount cannot be negative: the
+        // interval is cut at zero (open end), which keeps its coverage.
+        figure.title = figure.title.replace(
+            "95 % intervals)",
+            "95 % intervals, cut at 0 where they reach below it)",
+        );
+    }
     let prefix = dir.join(format!("finding-{n}"));
     let svg = figure.write_both_at(&prefix)?;
     let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;

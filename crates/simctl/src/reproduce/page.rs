@@ -23,6 +23,8 @@ pub struct Page<'a> {
     pub sections: &'a [Section],
     /// Findings not run, and why.
     pub not_run: &'a [NotRun],
+    /// The user's `--set` pairs left out of some findings' runs.
+    pub set_notes: &'a [String],
 }
 
 /// Escapes text for HTML.
@@ -97,7 +99,8 @@ pub fn render(p: &Page) -> String {
     }
     h.push_str("</ul>\n<h2>Verdicts</h2>\n");
     verdict_table(&mut h, p.sections);
-    if !p.not_run.is_empty() {
+    let listed = !p.not_run.is_empty() || !p.set_notes.is_empty();
+    if listed {
         h.push_str("<ul>\n");
     }
     for n in p.not_run {
@@ -115,7 +118,10 @@ pub fn render(p: &Page) -> String {
             esc(&n.reason)
         );
     }
-    if !p.not_run.is_empty() {
+    for note in p.set_notes {
+        let _ = writeln!(h, "<li>{}</li>", esc(note));
+    }
+    if listed {
         h.push_str("</ul>\n");
     }
     for s in p.sections {
@@ -208,7 +214,11 @@ fn section(h: &mut String, s: &Section) {
     checks_table(h, s);
     let _ = write!(
         h,
-        "<figure id=\"figure-{n}\">\n{svg}\n<figcaption>finding-{n}.png, finding-{n}.svg; \
+        "<figure id=\"figure-{n}\">\n{svg}\n<figcaption>Error bars on simulated bars: the 95 % interval of the mean over the seeds \
+         (Student t); on an amount that cannot be negative (a time, a rate, a throughput) an interval \
+         reaching below zero is drawn cut at zero with no lower cap, which keeps its 95 % coverage (the \
+         true mean is never below zero, so it lies in the cut interval whenever it lies in the \
+         computed one). finding-{n}.png, finding-{n}.svg; \
          data (every seed and clock): <a href=\"finding-{n}.csv\">finding-{n}.csv</a></figcaption></figure>\n",
         n = s.number,
         svg = strip_prolog(&s.svg),

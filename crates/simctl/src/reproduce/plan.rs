@@ -6,6 +6,7 @@
 use super::finding::Finding;
 use super::profile::{self, Profile};
 use super::runner::{self, RunSpec};
+use super::sets::Reach;
 use super::{findings, NotRun};
 use crate::cli::ReproduceArgs;
 use anyhow::{bail, Context, Result};
@@ -91,50 +92,68 @@ pub struct Plan {
     /// For each finding, its sensitivity probe: `None` when it has none,
     /// `Some(Err(why))` when it cannot run here.
     pub probes: Vec<Option<std::result::Result<Probe, String>>>,
+    /// The user's `--set` pairs left out of some findings' runs (their
+    /// scenarios have no part for them), one note each.
+    pub set_notes: Vec<String>,
 }
 
 /// The distinct jobs and their scenarios, as they are added.
 struct Jobs<'a> {
     jobs: Vec<Job>,
     scenarios: Vec<Scenario>,
+    /// Per job, the user's pairs its scenario had no part for.
+    skipped: Vec<Vec<(usize, String)>>,
     profiles: &'a [Profile],
     a: &'a ReproduceArgs,
     user_sets: &'a [(String, String)],
+    /// The finding whose runs are being added.
+    finding: u32,
+    /// Where the user's pairs applied.
+    reach: Reach,
 }
 
 impl Jobs<'_> {
     /// The index of `job`, adding it (and loading its scenario) when new.
     fn add(&mut self, job: Job) -> Result<usize> {
         if let Some(i) = self.jobs.iter().position(|j| *j == job) {
+            self.reach.record(self.finding, &self.skipped[i]);
             return Ok(i);
         }
-        let sc = self.scenario(&job)?;
+        let (sc, skipped) = self.scenario(&job)?;
         self.jobs.push(job);
         self.scenarios.push(sc);
+        self.skipped.push(skipped);
         Ok(self.jobs.len() - 1)
     }
 
-    /// The scenario of `job`, loaded.
-    fn scenario(&self, job: &Job) -> Result<Scenario> {
-        let mut sets = self.user_sets.to_vec();
+    /// The scenario of `job`, loaded with the user's pairs it has a part
+    /// for (recorded for the current finding), and the pairs left out.
+    fn scenario(&mut self, job: &Job) -> Result<(Scenario, Vec<(usize, String)>)> {
+        let profile = &self.profiles[job.profile];
+        let context = || format!("{}: {}", profile.name, job.spec.describe());
+        let skipped = runner::lacking(profile, &job.spec, &self.a.configs, self.user_sets)
+            .with_context(context)?;
+        let mut sets: Vec<(String, String)> = self
+            .user_sets
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !skipped.iter().any(|(k, _)| k == i))
+            .map(|(_, s)| s.clone())
+            .collect();
         sets.push(("seed".into(), job.seed.to_string()));
         if job.pinned {
             sets.push((PIN.0.into(), PIN.1.into()));
         }
-        runner::scenario(
+        let sc = runner::scenario(
             &job.profile,
             &job.spec,
             self.profiles,
             &self.a.configs,
             &sets,
         )
-        .with_context(|| {
-            format!(
-                "{}: {}",
-                self.profiles[job.profile].name,
-                job.spec.describe()
-            )
-        })
+        .with_context(context)?;
+        self.reach.record(self.finding, &skipped);
+        Ok((sc, skipped))
     }
 
     /// Whether the host of `job`'s scenario can change its clock; the job
@@ -142,7 +161,7 @@ impl Jobs<'_> {
     fn clock_moves(&mut self, job: Job, verdict_only: bool) -> Result<bool> {
         let loaded;
         let sc = if verdict_only {
-            loaded = self.scenario(&job)?;
+            loaded = self.scenario(&job)?.0;
             &loaded
         } else {
             let i = self.add(job)?;
@@ -257,9 +276,12 @@ pub fn plan_for(
     let mut jobs = Jobs {
         jobs: Vec::new(),
         scenarios: Vec::new(),
+        skipped: Vec::new(),
         profiles: &profiles,
         a,
         user_sets: &user_sets,
+        finding: 0,
+        reach: Reach::new(&a.set),
     };
     let (mut uses, mut not_run, mut run, mut probes) = (vec![], vec![], vec![], vec![]);
     for f in selected {
@@ -268,6 +290,7 @@ pub fn plan_for(
             continue;
         };
         run.push(f);
+        jobs.finding = about.number;
         let mut per_profile = Vec::new();
         for &p in &applies {
             let mut clocks = Vec::new();
@@ -306,6 +329,8 @@ pub fn plan_for(
             probe(f, registry, &applies, &mut jobs)?
         });
     }
+    jobs.reach.check()?;
+    let set_notes = jobs.reach.notes();
     Ok(Plan {
         findings: run,
         seeds: a.seeds,
@@ -316,6 +341,7 @@ pub fn plan_for(
         not_run,
         user_sets,
         probes,
+        set_notes,
     })
 }
 

@@ -84,6 +84,53 @@ pub fn scenario_path(configs: &Path, name: &str) -> PathBuf {
     configs.join("scenarios").join(name)
 }
 
+/// The text of `spec`'s scenario file, and its path.
+fn scenario_text(spec: &RunSpec, configs: &Path) -> Result<(String, PathBuf)> {
+    let path = scenario_path(configs, spec.scenario);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "reading {} (run from the repository root or pass --configs DIR)",
+            path.display()
+        )
+    })?;
+    Ok((text, path))
+}
+
+/// The settings of `spec` on `profile` before the user's: the profile's
+/// overrides, its benchmark file system for a seed micro-benchmark, then
+/// the spec's own.
+fn own_sets(profile: &Profile, spec: &RunSpec) -> Vec<(String, String)> {
+    let mut sets = profile.sets().to_vec();
+    if spec.on_benchmark_fs {
+        sets.extend(profile.benchmark_fs_sets());
+    }
+    sets.extend(spec.sets.iter().cloned());
+    sets
+}
+
+/// Which of the user's `user` settings the scenario of `spec` on
+/// `profile` has no part for (see [`super::sets::lacks`]): their indices,
+/// with what the scenario lacks.
+pub fn lacking(
+    profile: &Profile,
+    spec: &RunSpec,
+    configs: &Path,
+    user: &[(String, String)],
+) -> Result<Vec<(usize, String)>> {
+    let (text, path) = scenario_text(spec, configs)?;
+    let mut tree: toml::Value =
+        toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
+    for (k, v) in own_sets(profile, spec) {
+        mmcsim::config::apply_set(&mut tree, &k, &v)
+            .with_context(|| format!("{}", path.display()))?;
+    }
+    Ok(user
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (k, _))| super::sets::lacks(&tree, k).map(|why| (i, why)))
+        .collect())
+}
+
 /// Loads and validates the scenario of `spec` on profile `profile` (the
 /// profile's overrides, its benchmark file system for a seed
 /// micro-benchmark, the spec's settings, then `sets`: the user's and
@@ -95,19 +142,8 @@ pub fn scenario(
     configs: &Path,
     sets_after: &[(String, String)],
 ) -> Result<Scenario> {
-    let path = scenario_path(configs, spec.scenario);
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "reading {} (run from the repository root or pass --configs DIR)",
-            path.display()
-        )
-    })?;
-    let profile = &profiles[*profile];
-    let mut sets = profile.sets().to_vec();
-    if spec.on_benchmark_fs {
-        sets.extend(profile.benchmark_fs_sets());
-    }
-    sets.extend(spec.sets.iter().cloned());
+    let (text, path) = scenario_text(spec, configs)?;
+    let mut sets = own_sets(&profiles[*profile], spec);
     sets.extend(sets_after.iter().cloned());
     let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
     Ok(Scenario::from_toml(

@@ -19,6 +19,7 @@
 
 pub mod cell;
 pub mod crash;
+pub mod ensemble;
 pub mod grid;
 pub mod layout;
 pub mod merge;
@@ -56,6 +57,9 @@ pub struct SweepArgs {
 /// Runs `simctl sweep`. Exit code 1 when a cell failed (the others are
 /// kept).
 pub fn sweep(a: &SweepArgs, registry: &Registry) -> Result<ExitCode> {
+    if let Some(e) = ensemble::load(&a.grid)? {
+        return ensemble::sweep(a, &e, registry);
+    }
     let grid = Grid::load(&a.grid, registry)?;
     if a.slurm {
         if a.shard.is_some() {

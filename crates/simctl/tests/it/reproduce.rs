@@ -1218,6 +1218,85 @@ fn an_ensemble_is_the_same_for_any_workers_and_through_shards_and_merge() {
     )));
     assert!(html.contains("Consistent region"));
     assert!(stdout(&o1).contains(&format!("finding-{ENSEMBLE_FINDING}: PASS in {passes}/4")));
+    // A hybrid-FTL setting is no part of a page or DFTL configuration: its
+    // cell is `n/a` there (and the consistent region leaves it out).
+    for r in &rows {
+        let hybrid = r[col("device.ftl.mapping")] == "hybrid";
+        let blocks = r[col("device.ftl.hybrid.random_log_blocks")];
+        assert_eq!(blocks == "n/a", !hybrid, "{r:?}");
+        if hybrid {
+            assert!((1..=5).contains(&blocks.parse::<u32>().unwrap()), "{r:?}");
+        }
+    }
+    // The same ensemble named in a sweep grid, run through the job-array
+    // and merge scripts of `sweep --slurm` (each array task a `sweep
+    // --shard I/2`, run here by bash as Slurm would): the same files.
+    let grid = dir.join("ensemble-grid.toml");
+    std::fs::write(
+        &grid,
+        format!(
+            "[ensemble]\nphones = [\"nexus-s\"]\nmembers = 4\nseeds = 1\nfindings = [{ENSEMBLE_FINDING}]\nconfigs = \"{}\"\n",
+            root().join("configs").display()
+        ),
+    )
+    .unwrap();
+    let swept = dir.join("swept");
+    let o = simctl(&[
+        "sweep",
+        grid.to_str().unwrap(),
+        "--slurm",
+        "--shards",
+        "2",
+        "--out",
+        swept.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout(&o).contains("4 cells"), "{}", stdout(&o));
+    let script = |name: &str, task: Option<usize>| {
+        let mut c = Command::new("bash");
+        c.arg(swept.join("slurm").join(name));
+        if let Some(t) = task {
+            c.env("SLURM_ARRAY_TASK_ID", t.to_string());
+        }
+        let o = c.output().unwrap();
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{name} {task:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    script("sweep.sbatch", Some(0));
+    script("sweep.sbatch", Some(1));
+    script("merge.sbatch", None);
+    for f in ["ensemble.csv", "ensemble.json", "index.html"] {
+        assert!(
+            std::fs::read(d1.join(f)).unwrap() == std::fs::read(swept.join(f)).unwrap(),
+            "{f}: sweep --slurm (sweep --shard) + merge"
+        );
+    }
+    // An ensemble grid takes nothing but [ensemble] and [slurm].
+    std::fs::write(
+        &grid,
+        "workloads = [\"x.toml\"]\n[ensemble]\nphones = [\"nexus-s\"]\nmembers = 4\n",
+    )
+    .unwrap();
+    let o = simctl(&[
+        "sweep",
+        grid.to_str().unwrap(),
+        "--out",
+        swept.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("ensemble-grid.toml") && err.contains("workloads"),
+        "{err}"
+    );
     // A shard alone cannot be merged: the other is missing.
     let e = simctl(&[
         "merge",
@@ -1231,3 +1310,64 @@ fn an_ensemble_is_the_same_for_any_workers_and_through_shards_and_merge() {
 
 /// The cheap finding the ensemble test runs.
 const ENSEMBLE_FINDING: &str = "1";
+
+/// A `--set` that names a section some findings' scenarios do not have
+/// (`androbench.*` on the seed micro-benchmarks) applies to the findings
+/// whose scenarios have it and is left out of the others, said once on
+/// stderr and on the page; one that reaches no selected finding, or that
+/// no section knows, is unusable input (exit 2).
+#[test]
+fn a_set_naming_a_section_a_findings_scenario_lacks_is_left_out_of_that_finding() {
+    let dir = scratch("reproduce_set_reach");
+    let out = dir.join("both");
+    let o = reproduce(&[
+        "1",
+        "8",
+        "--phone",
+        "generic",
+        "--seeds",
+        "1",
+        "--set",
+        "androbench.repetitions=1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
+    let notes: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("--set androbench.repetitions=1"))
+        .collect();
+    assert_eq!(notes.len(), 1, "said once: {err}");
+    assert!(
+        notes[0].starts_with("note: --set androbench.repetitions=1 not applied to finding-1 ")
+            && notes[0].contains("no [androbench] section")
+            && notes[0].ends_with("applied to finding-8"),
+        "{}",
+        notes[0]
+    );
+    let text = stdout(&o);
+    verdict(&text, 1, "generic");
+    verdict(&text, 8, "generic");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.contains("--set androbench.repetitions=1 not applied to finding-1"),
+        "on the page"
+    );
+    for (args, want) in [
+        (
+            vec!["1", "--set", "androbench.repetitions=1"],
+            "--set androbench.repetitions=1: no selected finding's scenario has what it sets (no [androbench] section)",
+        ),
+        (vec!["1", "--set", "bogus.x=1"], "--set `bogus.x`: unknown key"),
+        (vec!["8", "--set", "androbench.bogus=1"], "bogus"),
+    ] {
+        let bad = dir.join("bad");
+        let mut a = args.clone();
+        a.extend(["--phone", "generic", "--seeds", "1", "--out", bad.to_str().unwrap()]);
+        let o = reproduce(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

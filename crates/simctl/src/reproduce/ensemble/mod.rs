@@ -100,6 +100,16 @@ fn sample(a: &ReproduceArgs, m: usize) -> Result<Ensemble> {
     })
 }
 
+/// The number of configurations `reproduce --ensemble m` with `a` samples
+/// over every phone (shards left aside): what `sweep --slurm` splits.
+pub fn configurations(a: &ReproduceArgs, m: usize) -> Result<usize> {
+    let whole = ReproduceArgs {
+        shard: None,
+        ..a.clone()
+    };
+    Ok(sample(&whole, m)?.members.len())
+}
+
 /// The outcome of finding `f` from its runs at the verdict's clock: the
 /// worst over its checks, with the number on the paper's side.
 fn judge_member(f: &dyn Finding, seeds: &[Vec<&RunOutput>]) -> Result<(Outcome, usize, usize)> {
@@ -208,6 +218,9 @@ pub fn run(a: &ReproduceArgs, m: usize, registry: &Registry, out: &mut Stdout) -
     crate::output::create_dir("--out", &a.out)?;
     for n in &plan.not_run {
         eprintln!("note: finding-{} not run: {}", n.number, n.reason);
+    }
+    for note in &plan.set_notes {
+        eprintln!("note: {note}");
     }
     let outputs = super::run_all(&plan, a.jobs, registry)?;
     let (mut rows, mut moto) = rows_of(&e, &plan, &outputs)?;

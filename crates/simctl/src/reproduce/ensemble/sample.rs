@@ -20,13 +20,19 @@ pub struct Member {
     /// The configuration's number, 1..=M.
     pub configuration: usize,
     /// The sampled value of each of the phone's `[uncertain]` entries, in
-    /// their order, as `--set` literals.
+    /// their order, as `--set` literals; [`NOT_APPLICABLE`] where the key
+    /// does not apply to the sampled FTL scheme (it was not set, so no
+    /// value of it was part of the configuration).
     pub values: Vec<String>,
     /// The settings applied: the values whose key applies to the sampled
     /// FTL scheme (`device.ftl.hybrid.*` only with a hybrid mapping,
     /// `device.ftl.dftl.*` only with DFTL).
     pub sets: Vec<(String, String)>,
 }
+
+/// The value recorded for a key that does not apply to a configuration
+/// (a `device.ftl.hybrid.*` key under a page or DFTL mapping).
+pub const NOT_APPLICABLE: &str = "n/a";
 
 /// The hypercube's seed for a phone: FNV-1a (64 bit) of its name, so each
 /// phone's sample is fixed by its name alone, whatever else is selected.
@@ -84,6 +90,18 @@ pub fn members(phone: usize, p: &Profile, m: usize) -> Vec<Member> {
                 .filter(|(u, _)| applies(&u.key, mapping))
                 .map(|(u, v)| (u.key.clone(), v.clone()))
                 .collect();
+            let values = p
+                .uncertain
+                .iter()
+                .zip(values.iter())
+                .map(|(u, v)| {
+                    if applies(&u.key, mapping) {
+                        v.clone()
+                    } else {
+                        NOT_APPLICABLE.to_string()
+                    }
+                })
+                .collect();
             Member {
                 phone,
                 configuration: i + 1,
@@ -132,6 +150,13 @@ mod tests {
                 .iter()
                 .any(|(k, _)| k.starts_with("device.ftl.hybrid."));
             assert_eq!(hybrid_key, m.values[k] == "hybrid");
+            // ... and the values record `n/a` for them elsewhere.
+            let r = p
+                .uncertain
+                .iter()
+                .position(|u| u.key == "device.ftl.hybrid.random_log_blocks")
+                .unwrap();
+            assert_eq!(m.values[r] == NOT_APPLICABLE, m.values[k] != "hybrid");
         }
         assert_eq!(members(0, &p, 12), ms, "seeded: the same sample");
     }

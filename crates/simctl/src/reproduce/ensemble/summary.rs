@@ -27,8 +27,28 @@ pub struct PhoneSummary {
 
 /// The part of a key's spread the configurations `vals` span: `[min,
 /// max]` for a range, the alternatives present (in declared order) for
-/// alternatives.
+/// alternatives; configurations where the key does not apply (`n/a`)
+/// take no part in it and are named after it.
 fn span(k: &super::table::KeyInfo, vals: &[&str]) -> String {
+    let na = super::sample::NOT_APPLICABLE;
+    let applied: Vec<&str> = vals.iter().copied().filter(|v| *v != na).collect();
+    if applied.is_empty() {
+        return format!("{na} (applies in none of these configurations)");
+    }
+    let s = span_of(k, &applied);
+    if applied.len() < vals.len() {
+        format!(
+            "{s} ({na} in {} of {})",
+            vals.len() - applied.len(),
+            vals.len()
+        )
+    } else {
+        s
+    }
+}
+
+/// [`span`] over values that all apply.
+fn span_of(k: &super::table::KeyInfo, vals: &[&str]) -> String {
     if k.range {
         let nums: Vec<f64> = vals.iter().filter_map(|v| v.parse().ok()).collect();
         let lo = nums.iter().copied().fold(f64::INFINITY, f64::min);
@@ -145,4 +165,36 @@ pub fn lines(m: &Manifest, s: &PhoneSummary) -> Vec<String> {
         }
     }
     l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::table::KeyInfo;
+    use super::*;
+
+    fn key(range: bool, spread: &str) -> KeyInfo {
+        KeyInfo {
+            key: "k".into(),
+            range,
+            spread: spread.into(),
+            reason: String::new(),
+        }
+    }
+
+    /// A value that does not apply (`n/a`) takes no part in the region.
+    #[test]
+    fn the_region_ignores_values_that_do_not_apply() {
+        let r = key(true, "[1, 5]");
+        assert_eq!(span(&r, &["2", "4"]), "[2, 4]");
+        assert_eq!(span(&r, &["2", "n/a", "4"]), "[2, 4] (n/a in 1 of 3)");
+        assert_eq!(
+            span(&r, &["n/a", "n/a"]),
+            "n/a (applies in none of these configurations)"
+        );
+        let a = key(false, "hybrid | page | dftl");
+        assert_eq!(
+            span(&a, &["dftl", "page", "n/a"]),
+            "page | dftl (n/a in 1 of 3)"
+        );
+    }
 }

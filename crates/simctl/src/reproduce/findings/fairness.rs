@@ -94,7 +94,7 @@ impl Finding for Fairness {
                     "Jain's index (1 = equal shares)",
                     names.into_iter().zip(jain).collect(),
                 )),
-                Panel::Bars(BarPanel::amounts(
+                Panel::Bars(BarPanel::differences(
                     "deadline's index minus each other scheduler's",
                     "difference in Jain's index",
                     gaps,

@@ -202,7 +202,7 @@ fn panels(
 ) -> Vec<Panel> {
     vec![
         Panel::Bars(
-            BarPanel::amounts(
+            BarPanel::differences(
                 "LG study: change against the default configuration",
                 "change (%)",
                 vec![
