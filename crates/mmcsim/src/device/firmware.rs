@@ -632,10 +632,20 @@ impl Emmc {
         // once (`[power_loss] flush_honoured = false`).
         let wb = &self.cfg.write_buffer;
         let honoured = self.cfg.power_loss.flush_honoured;
+        // X-FTL's commit (`[ftl] atomic_write`), when the transaction holds
+        // pages: its mapping is made durable by the commit record (the
+        // X-L2P table, `atomic_commit_map_pages` programs) instead of by
+        // programming the dirty L2P pages, which stay in SRAM until evicted
+        // (Kang et al., SIGMOD 2013: the L2P is updated from X-L2P after
+        // commit) — the record replaces the plain part's map write at
+        // FLUSH_CACHE, it is not added to it.
+        let open_tx = self.c.host_slots_written > self.atomic_committed;
+        let commit = self.cfg.ftl.atomic_write && open_tx;
         let mut checkpoint = false;
         let done = if wb.volatile && wb.enabled && honoured {
             let data = self.make_durable(t);
             match self.cfg.map_cache.on_flush {
+                _ if commit => data,
                 FlushMetadata::Keep => data,
                 FlushMetadata::ProgramDirty => {
                     let (pages, end) = self.map.persist_dirty(&mut self.tl, data);
@@ -647,12 +657,9 @@ impl Emmc {
         } else {
             t
         };
-        // X-FTL's commit: the transaction's mapping persisted
-        // (`[ftl] atomic_write`, `atomic_commit_map_pages` programs), when
-        // the transaction holds pages.
-        let open_tx = self.c.host_slots_written > self.atomic_committed;
-        let done = if self.cfg.ftl.atomic_write && open_tx {
+        let done = if commit {
             self.atomic_committed = self.c.host_slots_written;
+            checkpoint = true;
             let prog = crate::types::us_to_ns(self.cfg.nand.t_prog_lower_us);
             done + u64::from(self.cfg.ftl.atomic_commit_map_pages) * prog
         } else {
