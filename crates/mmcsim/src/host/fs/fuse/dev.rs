@@ -8,42 +8,15 @@
 
 use std::collections::VecDeque;
 
-use super::super::{Upcall, UpcallOp};
+use super::super::Upcall;
+use super::report::Opcodes;
 use crate::types::Ns;
 
 /// Requests served, by opcode, and what serving them cost.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DevStats {
-    /// FUSE_READ requests.
-    pub read: u64,
-    /// FUSE_WRITE requests.
-    pub write: u64,
-    /// FUSE_FSYNC requests.
-    pub fsync: u64,
-    /// FUSE_LOOKUP requests.
-    pub lookup: u64,
-    /// FUSE_GETATTR requests.
-    pub getattr: u64,
-    /// FUSE_CREATE requests.
-    pub create: u64,
-    /// FUSE_MKNOD requests.
-    pub mknod: u64,
-    /// FUSE_MKDIR requests.
-    pub mkdir: u64,
-    /// FUSE_UNLINK requests.
-    pub unlink: u64,
-    /// FUSE_RMDIR requests.
-    pub rmdir: u64,
-    /// FUSE_RENAME requests.
-    pub rename: u64,
-    /// FUSE_OPEN requests.
-    pub open: u64,
-    /// FUSE_FLUSH requests.
-    pub flush: u64,
-    /// FUSE_RELEASE requests.
-    pub release: u64,
-    /// FUSE_SETATTR requests.
-    pub setattr: u64,
+    /// Requests taken, by opcode (the report's `fs.fuse.requests`).
+    pub requests: Opcodes,
     /// Payload bytes copied through /dev/fuse (write data in, read data
     /// out).
     pub bytes_copied: u64,
@@ -55,29 +28,6 @@ pub struct DevStats {
     pub queue_wait_ns: u64,
     /// Most requests waiting on the pending list at once.
     pub max_pending: u64,
-}
-
-impl DevStats {
-    /// The counter of `op`'s opcode.
-    fn counter(&mut self, op: UpcallOp) -> &mut u64 {
-        match op {
-            UpcallOp::Read { .. } => &mut self.read,
-            UpcallOp::Write { .. } => &mut self.write,
-            UpcallOp::Fsync { .. } => &mut self.fsync,
-            UpcallOp::Lookup { .. } => &mut self.lookup,
-            UpcallOp::Getattr => &mut self.getattr,
-            UpcallOp::Create { .. } => &mut self.create,
-            UpcallOp::Mknod { .. } => &mut self.mknod,
-            UpcallOp::Mkdir { .. } => &mut self.mkdir,
-            UpcallOp::Unlink { rmdir: false, .. } => &mut self.unlink,
-            UpcallOp::Unlink { rmdir: true, .. } => &mut self.rmdir,
-            UpcallOp::Rename => &mut self.rename,
-            UpcallOp::Open { .. } => &mut self.open,
-            UpcallOp::Flush => &mut self.flush,
-            UpcallOp::Release => &mut self.release,
-            UpcallOp::Setattr { .. } => &mut self.setattr,
-        }
-    }
 }
 
 /// The connection: its pending list and which daemon threads are idle.
@@ -133,34 +83,20 @@ impl Dev {
     /// A thread takes `req` at `now`: counted by opcode and queue wait.
     fn take(&mut self, req: Upcall, now: Ns) -> Upcall {
         self.stats.queue_wait_ns += now.saturating_sub(req.queued);
-        *self.stats.counter(req.op) += 1;
+        *self.stats.requests.counter(req.op) += 1;
         req
     }
 
     /// Requests taken so far.
     pub fn requests(&self) -> u64 {
-        let s = &self.stats;
-        s.read
-            + s.write
-            + s.fsync
-            + s.lookup
-            + s.getattr
-            + s.create
-            + s.mknod
-            + s.mkdir
-            + s.unlink
-            + s.rmdir
-            + s.rename
-            + s.open
-            + s.flush
-            + s.release
-            + s.setattr
+        self.stats.requests.total()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::fs::UpcallOp;
 
     fn read(sender: u32, queued: Ns) -> Upcall {
         Upcall {

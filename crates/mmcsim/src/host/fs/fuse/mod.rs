@@ -59,7 +59,7 @@ use crate::types::Ns;
 
 use dcache::Dcache;
 use dev::Dev;
-use report::{FuseReport, FuseSection, Opcodes, WaitMean};
+use report::{FuseReport, FuseSection, WaitMean};
 
 /// A FUSE mount over a lower file system.
 pub struct Fuse {
@@ -170,7 +170,7 @@ impl Fuse {
                 daemon_threads: self.daemon_threads,
                 max_read_kib: self.max_read_kib,
                 max_write_kib: self.write_kib(),
-                requests: Opcodes::of(s),
+                requests: s.requests.clone(),
                 bytes_copied: s.bytes_copied,
                 daemon_busy_us: s.busy_ns as f64 / 1e3,
                 queue_wait_us: WaitMean { mean },

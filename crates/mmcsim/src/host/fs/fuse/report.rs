@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::super::FsReport;
+use super::super::{FsReport, UpcallOp};
 
 /// `fs` of a FUSE mount.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
@@ -63,8 +63,8 @@ pub struct FuseSection {
 }
 
 /// Requests by FUSE opcode (`fs.fuse.requests`), each counted when a
-/// daemon thread takes it.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+/// daemon thread takes it (the connection's own counters).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Opcodes {
     /// FUSE_READ.
     pub read: u64,
@@ -99,25 +99,44 @@ pub struct Opcodes {
 }
 
 impl Opcodes {
-    /// The counts of the connection's counters.
-    pub fn of(s: &super::dev::DevStats) -> Opcodes {
-        Opcodes {
-            read: s.read,
-            write: s.write,
-            fsync: s.fsync,
-            lookup: s.lookup,
-            getattr: s.getattr,
-            create: s.create,
-            mknod: s.mknod,
-            mkdir: s.mkdir,
-            unlink: s.unlink,
-            rmdir: s.rmdir,
-            rename: s.rename,
-            open: s.open,
-            flush: s.flush,
-            release: s.release,
-            setattr: s.setattr,
+    /// The counter of `op`'s opcode.
+    pub(super) fn counter(&mut self, op: UpcallOp) -> &mut u64 {
+        match op {
+            UpcallOp::Read { .. } => &mut self.read,
+            UpcallOp::Write { .. } => &mut self.write,
+            UpcallOp::Fsync { .. } => &mut self.fsync,
+            UpcallOp::Lookup { .. } => &mut self.lookup,
+            UpcallOp::Getattr => &mut self.getattr,
+            UpcallOp::Create { .. } => &mut self.create,
+            UpcallOp::Mknod { .. } => &mut self.mknod,
+            UpcallOp::Mkdir { .. } => &mut self.mkdir,
+            UpcallOp::Unlink { rmdir: false, .. } => &mut self.unlink,
+            UpcallOp::Unlink { rmdir: true, .. } => &mut self.rmdir,
+            UpcallOp::Rename => &mut self.rename,
+            UpcallOp::Open { .. } => &mut self.open,
+            UpcallOp::Flush => &mut self.flush,
+            UpcallOp::Release => &mut self.release,
+            UpcallOp::Setattr { .. } => &mut self.setattr,
         }
+    }
+
+    /// Requests of every opcode.
+    pub fn total(&self) -> u64 {
+        self.read
+            + self.write
+            + self.fsync
+            + self.lookup
+            + self.getattr
+            + self.create
+            + self.mknod
+            + self.mkdir
+            + self.unlink
+            + self.rmdir
+            + self.rename
+            + self.open
+            + self.flush
+            + self.release
+            + self.setattr
     }
 }
 
