@@ -32,6 +32,7 @@ mod fuse;
 mod golden;
 mod hostile_inputs;
 mod hybrid;
+mod import_cycles;
 mod integrity;
 mod nexus5;
 mod phones;
