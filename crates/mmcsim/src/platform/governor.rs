@@ -21,6 +21,7 @@
 //!   `choose_freq` are followed step by step below.
 //! * `drivers/cpufreq/cpufreq_intellidemand.c`: [`super::intellidemand`].
 
+pub use super::freq_table::FreqTable;
 use super::intellidemand::Intellidemand;
 use serde::{Deserialize, Serialize};
 
@@ -159,62 +160,6 @@ impl InteractiveParams {
             return Err(bad());
         }
         Ok(out)
-    }
-}
-
-/// A frequency table, ascending, MHz.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FreqTable(pub Vec<f64>);
-
-impl FreqTable {
-    /// Lowest entry.
-    pub fn min(&self) -> f64 {
-        self.0[0]
-    }
-
-    /// Highest entry.
-    pub fn max(&self) -> f64 {
-        *self.0.last().expect("non-empty table")
-    }
-
-    /// `CPUFREQ_RELATION_L`: the lowest entry at or above `target` (the
-    /// maximum when none is).
-    pub fn at_or_above(&self, target: f64) -> f64 {
-        self.0
-            .iter()
-            .copied()
-            .find(|&f| f >= target)
-            .unwrap_or(self.max())
-    }
-
-    /// `CPUFREQ_RELATION_H`: the highest entry at or below `target` (the
-    /// minimum when none is).
-    pub fn at_or_below(&self, target: f64) -> f64 {
-        self.0
-            .iter()
-            .rev()
-            .copied()
-            .find(|&f| f <= target)
-            .unwrap_or(self.min())
-    }
-
-    /// Highest entry strictly below `f` (the minimum when none is).
-    fn below(&self, f: f64) -> f64 {
-        self.0
-            .iter()
-            .rev()
-            .copied()
-            .find(|&x| x < f)
-            .unwrap_or(self.min())
-    }
-
-    /// Lowest entry strictly above `f` (the maximum when none is).
-    fn above(&self, f: f64) -> f64 {
-        self.0
-            .iter()
-            .copied()
-            .find(|&x| x > f)
-            .unwrap_or(self.max())
     }
 }
 

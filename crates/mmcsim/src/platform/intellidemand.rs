@@ -18,7 +18,7 @@
 //! platform model has it; `freq_avg` (`__cpufreq_driver_getavg`) is the
 //! current clock.
 
-use super::governor::FreqTable;
+use super::freq_table::FreqTable;
 use serde::{Deserialize, Serialize};
 
 /// intellidemand tunables (`/sys/devices/system/cpu/cpufreq/intellidemand/`).

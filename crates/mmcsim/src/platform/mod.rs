@@ -23,6 +23,7 @@
 pub mod costs;
 pub mod cpu;
 pub mod cpuidle;
+pub mod freq_table;
 pub mod governor;
 pub mod intellidemand;
 pub mod profile;

@@ -11,10 +11,7 @@ use crate::types::{Ns, Op, SECTOR_BYTES};
 use crate::workload::validation::{Pairs, Validation};
 use serde::Serialize;
 
-/// The request-size classes of the comparison, by bytes: up to 4 KiB,
-/// 8-16 KiB, 17-64 KiB, above 64 KiB (the classes the Nexus 5 log was
-/// first compared in, issue 31).
-pub const SIZE_CLASSES: [&str; 4] = ["4KiB", "8-16KiB", "17-64KiB", ">64KiB"];
+pub use crate::workload::validation::SIZE_CLASSES;
 
 /// The class index of a request of `bytes`.
 pub fn size_class(bytes: u64) -> usize {

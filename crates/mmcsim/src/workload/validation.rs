@@ -21,8 +21,12 @@
 
 use crate::stats::histogram::{Buckets, LatencyHistogram};
 use crate::types::Ns;
-use crate::workload::service_compare::SIZE_CLASSES;
 use serde::Serialize;
+
+/// The request-size classes of the comparison, by bytes: up to 4 KiB,
+/// 8-16 KiB, 17-64 KiB, above 64 KiB (the classes the Nexus 5 log was
+/// first compared in, issue 31).
+pub const SIZE_CLASSES: [&str; 4] = ["4KiB", "8-16KiB", "17-64KiB", ">64KiB"];
 
 /// `c(α)` of the two-sample Kolmogorov–Smirnov test at α = 0.05:
 /// `sqrt(−ln(α/2) / 2)` = 1.358 (Smirnov's asymptotic distribution; e.g.

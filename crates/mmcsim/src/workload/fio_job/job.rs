@@ -1,7 +1,7 @@
 //! One job's options after inheritance, parsed from their text.
 
-use super::parse::{Opt, Section};
 use super::pattern;
+use super::section::{Opt, Section};
 use super::values::{count, int, positive, size, time_us};
 use super::{DEFAULT_BS, MAX_NUMJOBS};
 use crate::error::{Error, Result};

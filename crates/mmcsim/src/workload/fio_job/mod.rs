@@ -56,6 +56,7 @@ mod job;
 pub mod keys;
 mod parse;
 mod pattern;
+mod section;
 mod translate;
 mod values;
 

@@ -3,23 +3,9 @@
 
 use super::job::Options;
 use super::keys::check_key;
+use super::section::{Opt, Section};
 use super::FioWorkload;
 use crate::error::{Error, Result};
-
-/// One `key[=value]` line.
-#[derive(Clone, Debug)]
-pub(super) struct Opt {
-    pub(super) key: String,
-    pub(super) value: Option<String>,
-    pub(super) line: usize,
-}
-
-/// A job section with the options it inherited and its own.
-pub(super) struct Section {
-    pub(super) name: String,
-    pub(super) line: usize,
-    pub(super) opts: Vec<Opt>,
-}
 
 /// Parses the job file `text` (`source` names it in errors: `source:LINE:
 /// ...`) into files and jobs; the scenario name is `name`.

@@ -1,7 +1,7 @@
 //! A job's options translated into the scenario's files and jobs.
 
 use super::job::Options;
-use super::parse::Section;
+use super::section::Section;
 use super::{FioFile, FioReportJob, FioWorkload, DEFAULT_PERCENTILES};
 use crate::error::{Error, Result};
 use crate::workload::block_sizes::BlockSizes;
