@@ -65,7 +65,7 @@ fn layer(module: &str) -> Option<u32> {
 }
 
 /// Every `.rs` file under `dir`.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
@@ -84,7 +84,7 @@ fn is_test_fixture(f: &Path) -> bool {
 
 /// The module path of the file at `rel` (relative to `src/`):
 /// `host/fs/mod.rs` → `[host, fs]`, `host/stage.rs` → `[host, stage]`.
-fn module_path(rel: &Path) -> Vec<String> {
+pub(crate) fn module_path(rel: &Path) -> Vec<String> {
     let mut parts: Vec<String> = rel
         .components()
         .map(|c| {
@@ -776,7 +776,7 @@ fn last_type_argument(args: &str) -> &str {
 
 /// `text` with every `#[cfg(test)]` item (a braced block or a `;` item)
 /// removed.
-fn strip_test_items(text: &str) -> String {
+pub(crate) fn strip_test_items(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(k) = rest.find("#[cfg(test)]") {

@@ -13,41 +13,14 @@
 //! than one module: modules that cannot be read, tested or moved apart —
 //! `device/config.rs` and `device/ftl/*` naming each other is one.
 
+use crate::architecture::{module_path, rust_files, strip_test_items};
 use crate::common::root;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Cycles (strongly connected components of more than one module) in
 /// `crates/mmcsim/src`: may only fall.
 const IMPORT_CYCLES_MAX: usize = 3;
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
-/// `host/fs/mod.rs` → `[host, fs]`; `host/stage.rs` → `[host, stage]`.
-fn module_of(rel: &Path) -> Vec<String> {
-    let mut parts: Vec<String> = rel
-        .components()
-        .map(|c| {
-            c.as_os_str()
-                .to_string_lossy()
-                .trim_end_matches(".rs")
-                .to_string()
-        })
-        .collect();
-    if parts.last().is_some_and(|p| p == "mod") {
-        parts.pop();
-    }
-    parts
-}
 
 fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
@@ -166,38 +139,8 @@ fn named_paths(line: &str, at: &[String], modules: &BTreeSet<Vec<String>>) -> Ve
 
 /// Code lines of `text`: comments and `#[cfg(test)]` items dropped.
 fn code(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(k) = rest.find("#[cfg(test)]") {
-        out.push_str(&rest[..k]);
-        let after = &rest[k..];
-        let end = match (after.find('{'), after.find(';')) {
-            (Some(b), Some(s)) if s < b => s + 1,
-            (Some(b), _) => {
-                let mut depth = 0usize;
-                let mut end = after.len();
-                for (i, c) in after[b..].char_indices() {
-                    match c {
-                        '{' => depth += 1,
-                        '}' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                end = b + i + 1;
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                end
-            }
-            (None, Some(s)) => s + 1,
-            (None, None) => after.len(),
-        };
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out.lines()
+    strip_test_items(text)
+        .lines()
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n")
@@ -236,7 +179,7 @@ fn library_graph() -> Graph {
     });
     let named: Vec<(Vec<String>, PathBuf)> = files
         .into_iter()
-        .map(|f| (module_of(f.strip_prefix(&src).unwrap()), f))
+        .map(|f| (module_path(f.strip_prefix(&src).unwrap()), f))
         .collect();
     let modules: BTreeSet<Vec<String>> = named.iter().map(|m| m.0.clone()).collect();
     named
