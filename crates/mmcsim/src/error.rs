@@ -121,6 +121,21 @@ pub enum Error {
         /// The key or job at fault, what was found and what was expected.
         message: String,
     },
+    /// One option of an fio job file is unusable: the file, line, key and
+    /// value, and why.
+    #[error("{}", escape(&fio_option(.origin, *.line, .key, .value.as_deref(), .source)))]
+    FioOption {
+        /// The file.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+        /// The option's key.
+        key: String,
+        /// Its value, if it has one.
+        value: Option<String>,
+        /// Why it is refused.
+        source: Box<crate::workload::fio_job::OptionError>,
+    },
     /// An fio job file has no job section.
     #[error("{}", escape(&format!("{origin}: no job section: an fio job file needs at least one [jobname] section besides [global]")))]
     NoJobSection {
@@ -288,6 +303,18 @@ fn override_text(key: &str, problem: &OverrideProblem) -> String {
 }
 
 /// The text of [`Error::PopulateFile`].
+/// `origin:line: key 'k' = 'v': why`.
+fn fio_option(
+    origin: &str,
+    line: usize,
+    key: &str,
+    value: Option<&str>,
+    why: &crate::workload::fio_job::OptionError,
+) -> String {
+    let value = value.map(|v| format!(" = '{v}'")).unwrap_or_default();
+    format!("{origin}:{line}: key '{key}'{value}: {why}")
+}
+
 fn populate_file(name: &str, errno: Option<i64>) -> String {
     match errno {
         Some(code) => format!("file `{name}`: cannot create it in the file system (errno {code})"),
@@ -333,6 +360,7 @@ impl Error {
                 | Error::Override { .. }
                 | Error::NoSuchPhone { .. }
                 | Error::Line { .. }
+                | Error::FioOption { .. }
                 | Error::NoJobSection { .. }
                 | Error::FioTranslation(_)
                 | Error::Scheduler(_)
@@ -476,10 +504,57 @@ pub enum SettingError {
         /// Its value.
         value: String,
     },
-    /// A rule between settings is broken; the text names the settings,
-    /// their values and what was expected.
-    #[error("{0}")]
-    Rule(String),
+    /// A scenario breaks a rule between its parts.
+    #[error(transparent)]
+    Scenario(Box<crate::config::ScenarioRule>),
+    /// A scenario's `[trace]` replay settings are unusable.
+    #[error(transparent)]
+    Trace(crate::workload::spec::TraceSpecError),
+    /// One call of a script's `calls` is unusable.
+    #[error("{key}: {problem}")]
+    ScriptCall {
+        /// The call, e.g. ``calls[2] `write x` ``.
+        key: String,
+        /// Why.
+        problem: crate::workload::script::CallError,
+    },
+    /// A SQLite job breaks one of its rules.
+    #[error(transparent)]
+    SqliteJob(Box<crate::workload::sqlite::SqliteJobError>),
+    /// The file system cannot be made on the partition.
+    #[error(transparent)]
+    Mkfs(#[from] crate::host::fs::mkfs_error::MkfsError),
+    /// A synthetic job breaks one of its rules.
+    #[error(transparent)]
+    Job(#[from] Box<crate::workload::job_error::JobError>),
+}
+
+impl SettingError {
+    /// `key = value: expected {expected}`.
+    pub fn invalid(
+        key: impl Into<String>,
+        value: impl ToString,
+        expected: impl Into<Cow<'static, str>>,
+    ) -> SettingError {
+        SettingError::Invalid {
+            key: key.into(),
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
+
+    /// `key = value: {why}` (a rule the value breaks, with what to change).
+    pub fn conflict(
+        key: impl Into<String>,
+        value: impl ToString,
+        why: impl Into<String>,
+    ) -> SettingError {
+        SettingError::Conflict {
+            key: key.into(),
+            value: value.to_string(),
+            why: why.into(),
+        }
+    }
 }
 
 /// Why a job's file cannot be opened before the run.

@@ -13,6 +13,7 @@
 mod overrides;
 mod phone;
 mod scenario;
+mod scenario_rule;
 pub mod uncertain;
 
 pub use overrides::{apply_set, parse_set};
@@ -21,3 +22,4 @@ pub use scenario::{
     FileSpec, FitMode, FsConfig, HostConfig, JobOp, JobSpec, Order, Pattern, ReplayMode, Scenario,
     SchedPolicy, SchedulerSpec, ScriptSpec, TraceSpec,
 };
+pub use scenario_rule::ScenarioRule;

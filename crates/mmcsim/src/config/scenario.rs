@@ -1,5 +1,6 @@
 //! The scenario file: everything one simulation run needs.
 
+use super::scenario_rule::{ScenarioRule, MAX_FILES, MAX_SQLITE_STATEMENTS, MAX_THREADS};
 use crate::block::QueueParams;
 use crate::device::{DeviceConfig, Precondition};
 use crate::driver::DriverConfig;
@@ -94,15 +95,6 @@ pub struct Scenario {
     #[serde(skip)]
     pub base_dir: PathBuf,
 }
-
-/// The most threads all jobs of a scenario may have together.
-pub const MAX_THREADS: u64 = 4096;
-/// The most files a scenario may lay out.
-pub const MAX_FILES: usize = 4096;
-/// The most SQL statements (rows filled plus transactions) all SQLite
-/// jobs of a scenario may run together: each job keeps its statement plan
-/// and its row keys in memory (about 40 bytes a statement).
-pub const MAX_SQLITE_STATEMENTS: u64 = 1 << 22;
 
 /// A seed: a TOML integer ≥ 0, or (for seeds of 2^63 and more, which TOML
 /// integers cannot hold) its decimal text.
@@ -339,7 +331,7 @@ impl Scenario {
     /// between its parts (a workload, the file system, files, threads,
     /// jobs). `source` names the scenario in errors.
     fn validate(&self, source: &str) -> Result<()> {
-        let bad = |m: String| Err(Error::setting(source, SettingError::Rule(m)));
+        let bad = |r: ScenarioRule| Error::setting(source, SettingError::Scenario(Box::new(r)));
         self.validate_stages(source)?;
         if self.jobs.is_empty()
             && self.scripts.is_empty()
@@ -347,29 +339,26 @@ impl Scenario {
             && self.sqlite_jobs.is_empty()
             && self.androbench.is_none()
         {
-            return bad(
-                "no workload: add [[jobs]], [[scripts]], [[sqlite_jobs]], [androbench] or a [trace]"
-                    .into(),
-            );
+            return Err(bad(ScenarioRule::NoWorkload));
         }
         self.validate_sqlite(source)?;
-        self.validate_fs().or_else(bad)?;
-        self.validate_scripts().or_else(bad)?;
+        self.validate_fs().map_err(bad)?;
+        self.validate_scripts().map_err(bad)?;
         if let Some(t) = &self.trace {
-            t.validate().or_else(bad)?;
+            t.validate()
+                .map_err(|e| Error::setting(source, SettingError::Trace(e)))?;
         }
         if self.files.len() > MAX_FILES {
-            return bad(format!(
-                "{} files: at most {MAX_FILES} are supported",
-                self.files.len()
-            ));
+            return Err(bad(ScenarioRule::TooManyFiles {
+                count: self.files.len(),
+            }));
         }
-        self.validate_threads().or_else(bad)?;
-        self.validate_files().or_else(bad)?;
+        self.validate_threads().map_err(bad)?;
+        self.validate_files().map_err(bad)?;
         self.jobs
             .iter()
             .try_for_each(|j| self.validate_job(j))
-            .or_else(bad)
+            .map_err(bad)
     }
 
     /// Each stage's own settings, checked by its owner: host, scheduler,
@@ -386,42 +375,46 @@ impl Scenario {
 
     /// `[fs]`: its own settings, a partition that holds the smallest
     /// ext4, and no raw extents beside it.
-    fn validate_fs(&self) -> std::result::Result<(), String> {
+    fn validate_fs(&self) -> std::result::Result<(), ScenarioRule> {
         let Some(fs) = &self.fs else {
             return Ok(());
         };
-        fs.validate().map_err(|e| e.to_string())?;
+        fs.validate().map_err(ScenarioRule::Fs)?;
         let min = crate::host::fs::min_blocks(fs).div_ceil(256);
         if let Some(s) = fs.partition_size_mib.filter(|&s| s < min) {
-            return Err(format!(
-                "fs.partition_size_mib = {s}: expected at least {min} MiB, the smallest ext4 with these options (one block group's superblock, group descriptors, bitmaps and inode table, the journal, the root directory and lost+found)"
-            ));
+            return Err(ScenarioRule::PartitionTooSmall {
+                size_mib: s,
+                min_mib: min,
+            });
         }
         if let Some(f) = self.files.iter().find(|f| f.offset_mib.is_some()) {
-            return Err(format!(
-                "file `{}`: offset_mib places raw extents; with [fs] the allocator places files (remove offset_mib)",
-                f.name
-            ));
+            return Err(ScenarioRule::RawExtentWithFs {
+                file: f.name.clone(),
+            });
         }
         Ok(())
     }
 
     /// Files: a raw extent is at least 1 MiB; names are unique.
-    fn validate_files(&self) -> std::result::Result<(), String> {
+    fn validate_files(&self) -> std::result::Result<(), ScenarioRule> {
         let mut names = std::collections::BTreeSet::new();
         for f in &self.files {
             if f.size_mib == 0 && self.fs.is_none() {
-                return Err(format!("file `{}`: size_mib must be at least 1", f.name));
+                return Err(ScenarioRule::EmptyFile {
+                    file: f.name.clone(),
+                });
             }
             if !names.insert(f.name.as_str()) {
-                return Err(format!("file `{}` is defined twice", f.name));
+                return Err(ScenarioRule::FileTwice {
+                    file: f.name.clone(),
+                });
             }
         }
         Ok(())
     }
 
     /// A job: its file exists, and the job's own rules hold against it.
-    fn validate_job(&self, j: &JobSpec) -> std::result::Result<(), String> {
+    fn validate_job(&self, j: &JobSpec) -> std::result::Result<(), ScenarioRule> {
         let file_bytes = |name: &str| {
             self.files
                 .iter()
@@ -430,69 +423,79 @@ impl Scenario {
         };
         let Some(bytes) = file_bytes(&j.file) else {
             let known: Vec<&str> = self.files.iter().map(|f| f.name.as_str()).collect();
-            return Err(format!(
-                "job `{}`: unknown file `{}` (files: {})",
-                j.name,
-                j.file,
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
+            return Err(ScenarioRule::Job(
+                crate::workload::job_error::JobRule::UnknownFile {
+                    file: j.file.clone(),
+                    known: if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    },
                 }
+                .of(&j.name),
             ));
         };
         j.check_against_file(&j.file, bytes, file_bytes)
+            .map_err(ScenarioRule::Job)
     }
 }
 
 impl Scenario {
     /// Checks the `[[scripts]]`: a file system to run on, calls, times.
-    fn validate_scripts(&self) -> std::result::Result<(), String> {
+    fn validate_scripts(&self) -> std::result::Result<(), ScenarioRule> {
         for s in &self.scripts {
-            let owner = format!("script `{}`", s.name);
+            let script = || s.name.clone();
             if self.fs.is_none() {
-                return Err(format!(
-                    "{owner}: scripts run on a file system (their calls create, open, resize and remove files): add [fs] with type = \"ext4\""
-                ));
+                return Err(ScenarioRule::ScriptWithoutFs { script: script() });
             }
             if s.calls.is_empty() {
-                return Err(format!("{owner}: calls is empty"));
+                return Err(ScenarioRule::ScriptWithoutCalls { script: script() });
             }
-            crate::workload::spec::checked_time_ns(&owner, "think_time_us", s.think_time_us, 1e3)?;
-            crate::workload::spec::checked_time_ns(&owner, "start_ms", s.start_ms, 1e6)?;
+            let at = |time| ScenarioRule::ScriptTime {
+                script: script(),
+                time,
+            };
+            crate::workload::spec::checked_time_ns("think_time_us", s.think_time_us, 1e3)
+                .map_err(at)?;
+            crate::workload::spec::checked_time_ns("start_ms", s.start_ms, 1e6).map_err(at)?;
         }
         Ok(())
     }
 
     /// One limit on threads: job threads, scripts and SQLite jobs together
     /// (before anything is allocated); job pids neither wrap nor overlap.
-    fn validate_threads(&self) -> std::result::Result<(), String> {
+    fn validate_threads(&self) -> std::result::Result<(), ScenarioRule> {
         let jobs: u64 = self.jobs.iter().map(|j| u64::from(j.threads)).sum();
         let scripts = self.scripts.len() as u64;
         let sqlite = self.sqlite_jobs.len() as u64;
-        let threads = jobs + scripts + sqlite;
-        if threads > MAX_THREADS {
-            return Err(format!(
-                "{threads} threads in all ({jobs} of [[jobs]], {scripts} [[scripts]], {sqlite} [[sqlite_jobs]]): at most {MAX_THREADS} are supported (each costs its own statistics)"
-            ));
+        if jobs + scripts + sqlite > MAX_THREADS {
+            return Err(ScenarioRule::TooManyThreads {
+                jobs,
+                scripts,
+                sqlite,
+            });
         }
         let mut ranges: Vec<(u64, u64, &str)> = Vec::new();
         for (ji, j) in self.jobs.iter().enumerate() {
             let first = u64::from(j.pid.unwrap_or(1000 + 100 * ji as u32));
             let last = first + u64::from(j.threads.max(1)) - 1;
             if last > u64::from(u32::MAX) {
-                return Err(format!(
-                    "job `{}`: pid = {first} with {} threads: the last pid would be {last}, beyond {}",
-                    j.name,
-                    j.threads,
-                    u32::MAX
-                ));
+                return Err(ScenarioRule::PidWraps {
+                    job: j.name.clone(),
+                    first,
+                    threads: j.threads,
+                    last,
+                });
             }
             if let Some((f, l, other)) = ranges.iter().find(|(f, l, _)| first <= *l && *f <= last) {
-                return Err(format!(
-                    "job `{}`: pids {first}..={last} overlap job `{other}`'s {f}..={l} (each thread is its own process); set pid on one of them",
-                    j.name
-                ));
+                return Err(ScenarioRule::PidOverlap {
+                    job: j.name.clone(),
+                    first,
+                    last,
+                    other: other.to_string(),
+                    other_first: *f,
+                    other_last: *l,
+                });
             }
             ranges.push((first, last, &j.name));
         }
@@ -503,13 +506,11 @@ impl Scenario {
             .iter()
             .find(|j| each(j) > MAX_SQLITE_STATEMENTS)
         {
-            return Err(format!(
-                "sqlite job `{}`: transactions = {} and rows = {}: {} statements, at most {MAX_SQLITE_STATEMENTS} are supported (the job keeps its plan and keys in memory)",
-                j.name,
-                j.transactions,
-                j.prefill(),
-                each(j)
-            ));
+            return Err(ScenarioRule::SqliteJobStatements {
+                job: j.name.clone(),
+                transactions: j.transactions,
+                rows: j.prefill(),
+            });
         }
         let statements: u64 = self
             .sqlite_jobs
@@ -517,39 +518,35 @@ impl Scenario {
             .map(each)
             .fold(0, u64::saturating_add);
         if statements > MAX_SQLITE_STATEMENTS {
-            return Err(format!(
-                "the SQLite jobs run {statements} statements in all (rows filled + transactions): at most {MAX_SQLITE_STATEMENTS} are supported (each job keeps its plan and keys in memory)"
-            ));
+            return Err(ScenarioRule::SqliteStatements { statements });
         }
         Ok(())
     }
 
     /// Checks `[sqlite]`, `[[sqlite_jobs]]` and `[androbench]`.
     fn validate_sqlite(&self, source: &str) -> Result<()> {
-        let bad = |m: String| Err(Error::setting(source, SettingError::Rule(m)));
+        let bad =
+            |r: ScenarioRule| Err(Error::setting(source, SettingError::Scenario(Box::new(r))));
         self.sqlite
             .validate()
             .map_err(|e| Error::setting(source, e))?;
         let uses = !self.sqlite_jobs.is_empty() || self.androbench.is_some();
         if uses && self.fs.is_none() {
-            return bad(
-                "[[sqlite_jobs]] and [androbench] run on a file system: add [fs] with type = \"ext4\""
-                    .into(),
-            );
+            return bad(ScenarioRule::SqliteWithoutFs);
         }
         let mut names = std::collections::BTreeSet::new();
         for j in &self.sqlite_jobs {
-            if let Err(e) = j.validate(&self.sqlite) {
-                return bad(e);
-            }
+            j.validate(&self.sqlite)
+                .map_err(|e| Error::setting(source, SettingError::SqliteJob(Box::new(e))))?;
             if !names.insert(j.name.as_str()) {
-                return bad(format!("sqlite job `{}` is defined twice", j.name));
+                return bad(ScenarioRule::SqliteJobTwice {
+                    job: j.name.clone(),
+                });
             }
         }
         if let Some(a) = &self.androbench {
-            if let Err(e) = a.settings(&self.sqlite) {
-                return bad(e);
-            }
+            a.settings(&self.sqlite)
+                .map_err(|e| Error::setting(source, e))?;
         }
         Ok(())
     }

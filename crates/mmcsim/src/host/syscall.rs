@@ -196,16 +196,30 @@ pub struct OpenFlags {
     pub append: bool,
 }
 
+/// Why a script's open flags are unusable.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpenFlagsError {
+    /// Two access modes.
+    #[error("{first} and {second}: give one access mode (O_RDONLY, O_WRONLY or O_RDWR)")]
+    TwoModes {
+        /// The first mode given.
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// A flag mmcsim does not know.
+    #[error("unknown open flag `{flag}`; expected O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_DIRECT, O_SYNC, O_DSYNC")]
+    Unknown {
+        /// The flag given (upper case).
+        flag: String,
+    },
+}
+
 impl OpenFlags {
     /// Parses `|`-separated flag names (`O_CREAT|O_TRUNC|O_SYNC`) with at
     /// most one access mode `O_RDONLY`, `O_WRONLY`, `O_RDWR`; without one
     /// the mode is `O_RDONLY`, as in Linux (its value is 0).
-    pub fn parse(text: &str) -> Result<OpenFlags, crate::error::SettingError> {
-        Self::parse_text(text).map_err(crate::error::SettingError::Rule)
-    }
-
-    /// The same, its error as text.
-    fn parse_text(text: &str) -> Result<OpenFlags, String> {
+    pub fn parse(text: &str) -> Result<OpenFlags, OpenFlagsError> {
         let mut f = OpenFlags {
             access: Access::ReadOnly,
             ..OpenFlags::default()
@@ -221,9 +235,10 @@ impl OpenFlags {
             };
             if let Some(a) = access {
                 if let Some(m) = mode {
-                    return Err(format!(
-                        "{m} and {name}: give one access mode (O_RDONLY, O_WRONLY or O_RDWR)"
-                    ));
+                    return Err(OpenFlagsError::TwoModes {
+                        first: m.to_string(),
+                        second: name.to_string(),
+                    });
                 }
                 mode = Some(name);
                 f.access = a;
@@ -238,9 +253,9 @@ impl OpenFlags {
                 "O_TRUNC" => f.trunc = true,
                 "O_APPEND" => f.append = true,
                 other => {
-                    return Err(format!(
-                        "unknown open flag `{other}`; expected O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_DIRECT, O_SYNC, O_DSYNC"
-                    ))
+                    return Err(OpenFlagsError::Unknown {
+                        flag: other.to_string(),
+                    })
                 }
             }
         }

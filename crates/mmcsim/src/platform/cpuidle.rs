@@ -13,6 +13,7 @@
 //! Cluster- and system-wide levels (L2 off, XO off), which need every core
 //! idle, are not modelled; the host profiles list per-core states only.
 
+use crate::error::SettingError;
 use crate::types::{us_to_ns, Ns};
 use serde::{Deserialize, Serialize};
 
@@ -33,22 +34,25 @@ pub struct IdleState {
 /// finite and non-negative, deeper states no faster to leave and no
 /// shorter to pay off than shallower ones. The error names the entry and
 /// field.
-pub fn check(states: &[IdleState]) -> Result<(), String> {
+pub fn check(states: &[IdleState]) -> Result<(), SettingError> {
     let mut prev: Option<&IdleState> = None;
     for (i, s) in states.iter().enumerate() {
         let at = format!("host.cpuidle_states[{i}]");
         if s.name.trim().is_empty() {
-            return Err(format!(
-                "{at}.name is empty: expected the state's name in the cpuidle driver (e.g. \"WFI\")"
-            ));
+            return Err(SettingError::Empty {
+                key: format!("{at}.name"),
+                expected: "give the state's name in the cpuidle driver (e.g. \"WFI\")",
+            });
         }
         for (field, v) in [
             ("exit_latency_us", s.exit_latency_us),
             ("target_residency_us", s.target_residency_us),
         ] {
             if !v.is_finite() || !(0.0..=1e9).contains(&v) {
-                return Err(format!(
-                    "{at}.{field} = {v}: expected a number of µs in 0..=1e9"
+                return Err(SettingError::invalid(
+                    format!("{at}.{field}"),
+                    v,
+                    "a number of µs in 0..=1e9",
                 ));
             }
         }
@@ -56,15 +60,18 @@ pub fn check(states: &[IdleState]) -> Result<(), String> {
             if s.exit_latency_us < p.exit_latency_us
                 || s.target_residency_us < p.target_residency_us
             {
-                return Err(format!(
-                    "{at} ({:?}: exit {} µs, residency {} µs) is shallower than the state before it ({:?}: exit {} µs, residency {} µs): expected the states shallowest first, as the driver registers them",
-                    s.name,
-                    s.exit_latency_us,
-                    s.target_residency_us,
-                    p.name,
-                    p.exit_latency_us,
-                    p.target_residency_us
-                ));
+                return Err(SettingError::Field {
+                    key: at,
+                    problem: format!(
+                        "{:?} (exit {} µs, residency {} µs) is shallower than the state before it, {:?} (exit {} µs, residency {} µs): expected the states shallowest first, as the driver registers them",
+                        s.name,
+                        s.exit_latency_us,
+                        s.target_residency_us,
+                        p.name,
+                        p.exit_latency_us,
+                        p.target_residency_us
+                    ),
+                });
             }
         }
         prev = Some(s);
@@ -130,14 +137,16 @@ mod tests {
 
     #[test]
     fn bad_tables_are_refused_by_entry_and_field() {
-        let e = check(&[state("WFI", -1.0, 1.0)]).unwrap_err();
+        let e = check(&[state("WFI", -1.0, 1.0)]).unwrap_err().to_string();
         assert!(
             e.starts_with("host.cpuidle_states[0].exit_latency_us = -1"),
             "{e}"
         );
-        let e = check(&[state("WFI", 1.0, 1.0), state("PC", 0.5, 100.0)]).unwrap_err();
-        assert!(e.starts_with("host.cpuidle_states[1] (\"PC\""), "{e}");
-        let e = check(&[state(" ", 1.0, 1.0)]).unwrap_err();
+        let e = check(&[state("WFI", 1.0, 1.0), state("PC", 0.5, 100.0)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("host.cpuidle_states[1]: \"PC\" (exit"), "{e}");
+        let e = check(&[state(" ", 1.0, 1.0)]).unwrap_err().to_string();
         assert!(e.contains("cpuidle_states[0].name is empty"), "{e}");
         check(&[state("WFI", 1.0, 100.0), state("retention", 75.0, 105.0)]).unwrap();
     }

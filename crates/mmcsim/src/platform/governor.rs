@@ -131,16 +131,11 @@ impl Default for InteractiveParams {
 impl InteractiveParams {
     /// Parses `target_loads` into `(load %, applies from MHz)` steps.
     pub fn parse_target_loads(&self) -> Result<Vec<(u32, f64)>, crate::error::SettingError> {
-        self.parse_target_loads_text()
-            .map_err(crate::error::SettingError::Rule)
-    }
-
-    /// The same check, its error as text.
-    fn parse_target_loads_text(&self) -> Result<Vec<(u32, f64)>, String> {
         let bad = || {
-            format!(
-                "host.interactive.target_loads = \"{}\": expected \"LOAD\" or \"LOAD KHZ:LOAD ...\" with loads 1-100",
-                self.target_loads
+            crate::error::SettingError::invalid(
+                "host.interactive.target_loads",
+                format!("\"{}\"", self.target_loads),
+                "\"LOAD\" or \"LOAD KHZ:LOAD ...\" with loads 1-100",
             )
         };
         let mut out = Vec::new();

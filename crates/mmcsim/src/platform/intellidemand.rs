@@ -19,6 +19,7 @@
 //! current clock.
 
 use super::freq_table::FreqTable;
+use crate::error::SettingError;
 use serde::{Deserialize, Serialize};
 
 /// intellidemand tunables (`/sys/devices/system/cpu/cpufreq/intellidemand/`).
@@ -84,24 +85,35 @@ impl Default for IntellidemandParams {
 impl IntellidemandParams {
     /// Checks the tunables as the sysfs stores would; the error names the
     /// key.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SettingError> {
+        let bad =
+            |name: &str, v: &dyn std::fmt::Display, expected: std::borrow::Cow<'static, str>| {
+                Err(SettingError::invalid(
+                    format!("host.intellidemand.{name}"),
+                    v,
+                    expected,
+                ))
+            };
         let pct = |name: &str, v: u32| {
             if (11..=100).contains(&v) {
                 Ok(())
             } else {
-                Err(format!(
-                    "host.intellidemand.{name} = {v}: expected 11-100 % (MIN_FREQUENCY_UP_THRESHOLD..MAX_FREQUENCY_UP_THRESHOLD)"
-                ))
+                bad(
+                    name,
+                    &v,
+                    "11-100 % (MIN_FREQUENCY_UP_THRESHOLD..MAX_FREQUENCY_UP_THRESHOLD)".into(),
+                )
             }
         };
         pct("up_threshold", self.up_threshold)?;
         pct("up_threshold_multi_core", self.up_threshold_multi_core)?;
         pct("up_threshold_any_cpu_load", self.up_threshold_any_cpu_load)?;
         if self.sampling_rate_us == 0 || self.sampling_rate_us > 10_000_000 {
-            return Err(format!(
-                "host.intellidemand.sampling_rate_us = {}: expected 1-10000000 µs",
-                self.sampling_rate_us
-            ));
+            return bad(
+                "sampling_rate_us",
+                &self.sampling_rate_us,
+                "1-10000000 µs".into(),
+            );
         }
         for (name, d, up) in [
             (
@@ -116,16 +128,19 @@ impl IntellidemandParams {
             ),
         ] {
             if d == 0 || d >= up {
-                return Err(format!(
-                    "host.intellidemand.{name} = {d}: expected 1 % point up to below its up threshold ({up})"
-                ));
+                return bad(
+                    name,
+                    &d,
+                    format!("1 % point up to below its up threshold ({up})").into(),
+                );
             }
         }
         if self.sampling_down_factor == 0 || self.sampling_down_factor > 100_000 {
-            return Err(format!(
-                "host.intellidemand.sampling_down_factor = {}: expected 1-100000 (MAX_SAMPLING_DOWN_FACTOR)",
-                self.sampling_down_factor
-            ));
+            return bad(
+                "sampling_down_factor",
+                &self.sampling_down_factor,
+                "1-100000 (MAX_SAMPLING_DOWN_FACTOR)".into(),
+            );
         }
         for (name, f) in [
             ("sync_freq_mhz", self.sync_freq_mhz),
@@ -133,9 +148,7 @@ impl IntellidemandParams {
             ("two_phase_freq_mhz", self.two_phase_freq_mhz),
         ] {
             if !f.is_finite() || !(0.0..=100_000.0).contains(&f) {
-                return Err(format!(
-                    "host.intellidemand.{name} = {f}: expected MHz from 0 to 100000"
-                ));
+                return bad(name, &f, "MHz from 0 to 100000".into());
             }
         }
         Ok(())
@@ -340,11 +353,19 @@ mod tests {
             up_threshold: 5,
             ..Default::default()
         };
-        assert!(p.check().unwrap_err().contains("up_threshold = 5"));
+        assert!(p
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("up_threshold = 5"));
         let p = IntellidemandParams {
             down_differential: 80,
             ..Default::default()
         };
-        assert!(p.check().unwrap_err().contains("down_differential = 80"));
+        assert!(p
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("down_differential = 80"));
     }
 }

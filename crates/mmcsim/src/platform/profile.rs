@@ -175,11 +175,7 @@ impl Default for HostConfig {
 impl HostConfig {
     /// Checks that every cost is finite and non-negative, the clocks are
     /// positive, the table is ascending and the governor can run on it.
-    pub fn validate(&self) -> std::result::Result<(), crate::error::SettingError> {
-        self.check().map_err(crate::error::SettingError::Rule)
-    }
-
-    fn check(&self) -> std::result::Result<(), String> {
+    pub fn validate(&self) -> std::result::Result<(), SettingError> {
         let mut costs = vec![
             ("platform_call_us", self.platform_call_us),
             ("platform_us_per_kib", self.platform_us_per_kib),
@@ -209,31 +205,39 @@ impl HostConfig {
         costs.extend(per_sched.iter().map(|(k, v)| (k.as_str(), *v)));
         for (name, v) in costs {
             if !v.is_finite() || v < 0.0 {
-                return Err(format!(
-                    "host.{name} = {v}: expected a non-negative number of µs"
+                return Err(SettingError::invalid(
+                    format!("host.{name}"),
+                    v,
+                    "a non-negative number of µs",
                 ));
             }
         }
         self.check_clocks()?;
         if self.page_cache_mib == 0 {
-            return Err("host.page_cache_mib = 0: expected at least 1 MiB".into());
+            return Err(SettingError::invalid(
+                "host.page_cache_mib",
+                0,
+                "at least 1 MiB",
+            ));
         }
         if !(1..=64).contains(&self.cores) {
-            return Err(format!("host.cores = {}: expected 1-64", self.cores));
+            return Err(SettingError::invalid("host.cores", self.cores, "1-64"));
         }
         if let Some(c) = self.irq_core {
             if c >= self.cores {
-                return Err(format!(
-                    "host.irq_core = {c}: expected a core below host.cores = {}",
-                    self.cores
+                return Err(SettingError::invalid(
+                    "host.irq_core",
+                    c,
+                    format!("a core below host.cores = {}", self.cores),
                 ));
             }
         }
         let t = &self.freq_table_mhz;
         if t.is_empty() && self.governor != GovernorKind::Userspace {
-            return Err(format!(
-                "host.governor = \"{}\" needs host.freq_table_mhz (the frequencies it may choose); only \"userspace\" runs without one",
-                self.governor.name()
+            return Err(SettingError::conflict(
+                "host.governor",
+                format!("\"{}\"", self.governor.name()),
+                "needs host.freq_table_mhz (the frequencies it may choose); only \"userspace\" runs without one",
             ));
         }
         if self.ondemand.sampling_rate_us == 0
@@ -241,18 +245,21 @@ impl HostConfig {
             || self.ondemand.down_differential >= self.ondemand.up_threshold
             || self.ondemand.sampling_down_factor == 0
         {
-            return Err(format!(
-                "host.ondemand = {:?}: expected sampling_rate_us > 0, up_threshold 1-100, down_differential below it, sampling_down_factor ≥ 1",
-                self.ondemand
+            return Err(SettingError::invalid(
+                "host.ondemand",
+                format!("{:?}", self.ondemand),
+                "sampling_rate_us > 0, up_threshold 1-100, down_differential below it, sampling_down_factor ≥ 1",
             ));
         }
         let i = &self.interactive;
         if i.timer_rate_us == 0 || !(1..=100).contains(&i.go_hispeed_load) {
-            return Err(format!(
-                "host.interactive = {i:?}: expected timer_rate_us > 0 and go_hispeed_load 1-100"
+            return Err(SettingError::invalid(
+                "host.interactive",
+                format!("{i:?}"),
+                "timer_rate_us > 0 and go_hispeed_load 1-100",
             ));
         }
-        i.parse_target_loads().map_err(|e| e.to_string())?;
+        i.parse_target_loads()?;
         self.intellidemand.check()?;
         super::cpuidle::check(&self.cpuidle_states)?;
         Ok(())
@@ -265,27 +272,35 @@ impl HostConfig {
     /// top entry: a value above it would be set to the top (the table's
     /// lowest entry at or above it does not exist) while the report echoes
     /// the value given.
-    fn check_clocks(&self) -> std::result::Result<(), String> {
+    fn check_clocks(&self) -> std::result::Result<(), SettingError> {
         let range = format!("{MIN_FREQ_MHZ}..={MAX_FREQ_MHZ} MHz");
         for (name, v) in [
             ("reference_freq_mhz", self.reference_freq_mhz),
             ("cpu_freq_mhz", self.cpu_freq_mhz),
         ] {
             if !(MIN_FREQ_MHZ..=MAX_FREQ_MHZ).contains(&v) {
-                return Err(format!("host.{name} = {v:?}: expected a clock of {range}"));
+                return Err(SettingError::invalid(
+                    format!("host.{name}"),
+                    format!("{v:?}"),
+                    format!("a clock of {range}"),
+                ));
             }
         }
         let t = &self.freq_table_mhz;
         let in_range = t.iter().all(|f| (MIN_FREQ_MHZ..=MAX_FREQ_MHZ).contains(f));
         if !in_range || t.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(format!(
-                "host.freq_table_mhz = {t:?}: expected clocks of {range} in ascending order"
+            return Err(SettingError::invalid(
+                "host.freq_table_mhz",
+                format!("{t:?}"),
+                format!("clocks of {range} in ascending order"),
             ));
         }
         let hs = self.interactive.hispeed_freq_mhz;
         if !(hs == 0.0 || (MIN_FREQ_MHZ..=MAX_FREQ_MHZ).contains(&hs)) {
-            return Err(format!(
-                "host.interactive.hispeed_freq_mhz = {hs:?}: expected 0 (the table's top) or a clock of {range}"
+            return Err(SettingError::invalid(
+                "host.interactive.hispeed_freq_mhz",
+                format!("{hs:?}"),
+                format!("0 (the table's top) or a clock of {range}"),
             ));
         }
         let Some(&top) = t.last() else {
@@ -296,8 +311,10 @@ impl HostConfig {
             ("interactive.hispeed_freq_mhz", hs),
         ] {
             if v > top {
-                return Err(format!(
-                    "host.{name} = {v:?}: above the top of host.freq_table_mhz = {t:?}; the governor sets the table's lowest entry at or above the value, so expected at most {top} MHz"
+                return Err(SettingError::conflict(
+                    format!("host.{name}"),
+                    format!("{v:?}"),
+                    format!("above the top of host.freq_table_mhz = {t:?}; the governor sets the table's lowest entry at or above the value, so expected at most {top} MHz"),
                 ));
             }
         }

@@ -30,6 +30,23 @@ pub enum BlockSizes {
     Split(Vec<SizeWeight>),
 }
 
+/// Why a block-size split (`bssplit`) is unusable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BssplitError {
+    /// More than fio's 64 entries.
+    #[error("bssplit: at most 64 block sizes")]
+    TooMany,
+    /// An entry of 0 bytes.
+    #[error("bssplit: a block size must be at least 1 byte")]
+    ZeroBytes,
+    /// Percentages that do not add up to 100.
+    #[error("bssplit: the percentages add up to {sum}: expected 100")]
+    PercentSum {
+        /// Their sum.
+        sum: u32,
+    },
+}
+
 impl BlockSizes {
     /// The sizes of `split` (fixed `bytes` when it is empty).
     pub fn new(bytes: u64, split: &[SizeWeight]) -> BlockSizes {
@@ -47,21 +64,19 @@ impl BlockSizes {
 
     /// Checks a split: sizes ≥ 1 byte, percentages adding up to 100, at
     /// most 64 entries (fio's limit).
-    pub fn check(split: &[SizeWeight]) -> Result<(), String> {
+    pub fn check(split: &[SizeWeight]) -> Result<(), BssplitError> {
         if split.is_empty() {
             return Ok(());
         }
         if split.len() > 64 {
-            return Err("bssplit: at most 64 block sizes".into());
+            return Err(BssplitError::TooMany);
         }
         if split.iter().any(|s| s.bytes == 0) {
-            return Err("bssplit: a block size must be at least 1 byte".into());
+            return Err(BssplitError::ZeroBytes);
         }
         let sum: u32 = split.iter().map(|s| s.percent).sum();
         if sum != 100 {
-            return Err(format!(
-                "bssplit: the percentages add up to {sum}: expected 100"
-            ));
+            return Err(BssplitError::PercentSum { sum });
         }
         Ok(())
     }
@@ -155,6 +170,10 @@ mod tests {
             percent: 60,
         }])
         .unwrap_err();
-        assert!(e.contains("60"), "{e}");
+        assert_eq!(e, BssplitError::PercentSum { sum: 60 });
+        assert_eq!(
+            e.to_string(),
+            "bssplit: the percentages add up to 60: expected 100"
+        );
     }
 }

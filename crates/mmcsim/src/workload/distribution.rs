@@ -96,45 +96,101 @@ pub enum Distribution {
     },
 }
 
+/// Why an offset distribution's parameters are unusable (the checks of
+/// fio's `options.c`).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum DistributionError {
+    /// zipf θ not finite, not positive, or 1.
+    #[error("zipf theta = {theta}: expected a finite θ > 0 other than 1.0")]
+    ZipfTheta {
+        /// The θ given.
+        theta: f64,
+    },
+    /// pareto h outside (0, 1).
+    #[error("pareto h = {h}: expected 0 < h < 1")]
+    ParetoH {
+        /// The h given.
+        h: f64,
+    },
+    /// normal σ outside [0, 100).
+    #[error("normal deviation = {dev_percent}: expected 0 ≤ σ < 100 (percent of the region)")]
+    NormalDeviation {
+        /// The σ given, percent of the region.
+        dev_percent: f64,
+    },
+    /// A centre outside 0..=1.
+    #[error("{kind} center: expected 0..=1")]
+    Center {
+        /// `zipf`, `pareto` or `normal`.
+        kind: &'static str,
+    },
+    /// No zone, or more than 256.
+    #[error("zoned: expected 1 to 256 zones")]
+    ZoneCount,
+    /// Access percentages that do not add up to 100.
+    #[error("zoned: the zones' access percentages add up to {sum}: expected 100")]
+    ZoneAccess {
+        /// Their sum.
+        sum: u32,
+    },
+    /// Zones sized partly in percent and partly in bytes.
+    #[error("zoned: give every zone a size_percent, or every zone a size_bytes")]
+    ZoneSizeKinds,
+    /// Zone sizes above 100 % of the region.
+    #[error("zoned: the zones' sizes add up to {sum} % of the region: expected at most 100")]
+    ZoneSizes {
+        /// Their sum, percent.
+        sum: u32,
+    },
+    /// A zone of size 0.
+    #[error("zoned: a zone of size 0 cannot hold an I/O")]
+    EmptyZone,
+    /// Absolute zones larger than the job's region.
+    #[error(
+        "zoned_abs: the zones add up to {total} bytes, more than the {region_bytes}-byte region"
+    )]
+    ZonesBeyondRegion {
+        /// Their sum, bytes.
+        total: u64,
+        /// The region, bytes.
+        region_bytes: u64,
+    },
+}
+
 impl Distribution {
     /// Checks the parameters fio checks (`options.c`): zipf θ positive
     /// and not 1, pareto 0 < h < 1, normal 0 ≤ σ < 100, centre 0..=1,
     /// zones whose accesses add up to 100 and whose sizes are all percent
     /// or all bytes (percentages at most 100 in all).
-    pub fn check(&self) -> Result<(), String> {
-        let center_ok = |c: &Option<f64>| c.is_none_or(|c| (0.0..=1.0).contains(&c));
+    pub fn check(&self) -> Result<(), DistributionError> {
+        let center = |kind, c: &Option<f64>| match c {
+            Some(c) if !(0.0..=1.0).contains(c) => Err(DistributionError::Center { kind }),
+            _ => Ok(()),
+        };
         match self {
             Distribution::Uniform => Ok(()),
-            Distribution::Zipf { theta, center } => {
+            Distribution::Zipf { theta, center: c } => {
                 if !(theta.is_finite() && *theta > 0.0 && *theta != 1.0) {
-                    return Err(format!(
-                        "zipf theta = {theta}: expected a finite θ > 0 other than 1.0"
-                    ));
+                    return Err(DistributionError::ZipfTheta { theta: *theta });
                 }
-                center_ok(center)
-                    .then_some(())
-                    .ok_or_else(|| "zipf center: expected 0..=1".into())
+                center("zipf", c)
             }
-            Distribution::Pareto { h, center } => {
+            Distribution::Pareto { h, center: c } => {
                 if !(*h > 0.0 && *h < 1.0) {
-                    return Err(format!("pareto h = {h}: expected 0 < h < 1"));
+                    return Err(DistributionError::ParetoH { h: *h });
                 }
-                center_ok(center)
-                    .then_some(())
-                    .ok_or_else(|| "pareto center: expected 0..=1".into())
+                center("pareto", c)
             }
             Distribution::Normal {
                 dev_percent,
-                center,
+                center: c,
             } => {
                 if !(*dev_percent >= 0.0 && *dev_percent < 100.0) {
-                    return Err(format!(
-                        "normal deviation = {dev_percent}: expected 0 ≤ σ < 100 (percent of the region)"
-                    ));
+                    return Err(DistributionError::NormalDeviation {
+                        dev_percent: *dev_percent,
+                    });
                 }
-                center_ok(center)
-                    .then_some(())
-                    .ok_or_else(|| "normal center: expected 0..=1".into())
+                center("normal", c)
             }
             Distribution::Zoned { zones } => check_zones(zones),
         }
@@ -146,15 +202,13 @@ impl Distribution {
     }
 }
 
-fn check_zones(zones: &[Zone]) -> Result<(), String> {
+fn check_zones(zones: &[Zone]) -> Result<(), DistributionError> {
     if zones.is_empty() || zones.len() > 256 {
-        return Err("zoned: expected 1 to 256 zones".into());
+        return Err(DistributionError::ZoneCount);
     }
     let access: u32 = zones.iter().map(|z| z.access_percent).sum();
     if access != 100 {
-        return Err(format!(
-            "zoned: the zones' access percentages add up to {access}: expected 100"
-        ));
+        return Err(DistributionError::ZoneAccess { sum: access });
     }
     let by_percent = zones
         .iter()
@@ -163,21 +217,19 @@ fn check_zones(zones: &[Zone]) -> Result<(), String> {
         .iter()
         .all(|z| z.size_bytes.is_some() && z.size_percent.is_none());
     if !(by_percent || by_bytes) {
-        return Err("zoned: give every zone a size_percent, or every zone a size_bytes".into());
+        return Err(DistributionError::ZoneSizeKinds);
     }
     if by_percent {
         let size: u32 = zones.iter().filter_map(|z| z.size_percent).sum();
         if size > 100 {
-            return Err(format!(
-                "zoned: the zones' sizes add up to {size} % of the region: expected at most 100"
-            ));
+            return Err(DistributionError::ZoneSizes { sum: size });
         }
     }
     if zones
         .iter()
         .any(|z| z.size_percent == Some(0) || z.size_bytes == Some(0))
     {
-        return Err("zoned: a zone of size 0 cannot hold an I/O".into());
+        return Err(DistributionError::EmptyZone);
     }
     Ok(())
 }
@@ -344,13 +396,14 @@ impl Sampler {
 impl Distribution {
     /// Checks that absolute zones fit a region of `region_bytes`: fio
     /// stops with "zoned_abs sizes exceed file size".
-    pub fn check_region(&self, region_bytes: u64) -> Result<(), String> {
+    pub fn check_region(&self, region_bytes: u64) -> Result<(), DistributionError> {
         if let Distribution::Zoned { zones } = self {
             let total: u64 = zones.iter().filter_map(|z| z.size_bytes).sum();
             if total > region_bytes {
-                return Err(format!(
-                    "zoned_abs: the zones add up to {total} bytes, more than the {region_bytes}-byte region"
-                ));
+                return Err(DistributionError::ZonesBeyondRegion {
+                    total,
+                    region_bytes,
+                });
             }
         }
         Ok(())
@@ -465,6 +518,9 @@ mod tests {
                 size_bytes: None,
             }],
         };
-        assert!(bad.check().unwrap_err().contains("add up to 50"));
+        assert_eq!(
+            bad.check().unwrap_err(),
+            DistributionError::ZoneAccess { sum: 50 }
+        );
     }
 }

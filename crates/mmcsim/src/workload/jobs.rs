@@ -126,7 +126,7 @@ impl Jobs {
     ) -> Result<Jobs> {
         let mut threads = Vec::new();
         for (ji, job) in jobs.iter().enumerate() {
-            job.check_io().map_err(SettingError::Rule)?;
+            job.check_io().map_err(|e| SettingError::Job(Box::new(e)))?;
             for t in 0..job.threads {
                 threads.push(Self::job_thread(ji, job, t, seed, host, collector)?);
             }

@@ -16,6 +16,7 @@ pub mod androbench;
 pub mod block_sizes;
 pub mod distribution;
 pub mod fio_job;
+pub mod job_error;
 pub mod job_io;
 pub mod job_rules;
 pub mod jobs;

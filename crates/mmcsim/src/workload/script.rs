@@ -3,8 +3,10 @@
 //! replayed in order. Calls on "the current descriptor" name the
 //! descriptor of the most recent successful `open` still open.
 
+use super::job_error::TimeError;
 use crate::error::{Error, Result, SettingError};
 use crate::host::fs::ext4::S_MAXBYTES;
+use crate::host::syscall::OpenFlagsError;
 use crate::host::MAX_RW_COUNT;
 use crate::host::{Access, Fd, OpenFlags, Syscall, Whence};
 use crate::types::Ns;
@@ -21,33 +23,105 @@ pub enum ScriptStep {
     Sleep(Ns),
 }
 
-fn num<T: std::str::FromStr>(s: Option<&str>, what: &str) -> std::result::Result<T, String> {
-    let s = s.ok_or_else(|| format!("missing {what}"))?;
-    s.parse()
-        .map_err(|_| format!("`{s}` is not a valid {what}"))
+/// Why one call of a script is unusable.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// A blank call.
+    #[error("empty call")]
+    Empty,
+    /// An argument the call needs is missing.
+    #[error("missing {what}")]
+    Missing {
+        /// The argument, e.g. `byte count`.
+        what: &'static str,
+    },
+    /// An argument that is not a number of its kind.
+    #[error("`{text}` is not a valid {what}")]
+    NotANumber {
+        /// The text given.
+        text: String,
+        /// The argument, e.g. `offset`.
+        what: &'static str,
+    },
+    /// A relative path.
+    #[error("path `{path}` must be absolute")]
+    RelativePath {
+        /// The path given.
+        path: String,
+    },
+    /// Unusable open flags.
+    #[error(transparent)]
+    Flags(#[from] OpenFlagsError),
+    /// A whence other than SET, CUR or END.
+    #[error("whence `{whence}`: expected SET, CUR or END")]
+    Whence {
+        /// The text given.
+        whence: String,
+    },
+    /// A sleep the clock cannot hold.
+    #[error("sleep: {0}")]
+    Sleep(TimeError),
+    /// A call mmcsim does not know.
+    #[error("unknown call `{call}`; expected open, creat, close, read, write, pread, pwrite, lseek, fsync, fdatasync, ftruncate, unlink, rmdir, mkdir, rename, stat, sync or sleep")]
+    Unknown {
+        /// The call given (lower case).
+        call: String,
+    },
+    /// Words after the call's arguments.
+    #[error("unexpected `{extra}` after the call")]
+    Extra {
+        /// The first extra word.
+        extra: String,
+    },
+    /// A file end beyond [`MAX_FILE_BYTES`] but below `s_maxbytes`.
+    #[error("{what} {end} is beyond the largest file mmcsim models ({MAX_FILE_BYTES} bytes, 256 GiB; Linux's ext4 limit s_maxbytes is {S_MAXBYTES})")]
+    BeyondModel {
+        /// `offset + byte count`, `length` or `offset`.
+        what: &'static str,
+        /// The end reached, bytes.
+        end: u64,
+    },
+}
+
+/// Argument `what` of a call, parsed.
+fn num<T: std::str::FromStr>(s: Option<&str>, what: &'static str) -> Result<T, CallError> {
+    let s = s.ok_or(CallError::Missing { what })?;
+    s.parse().map_err(|_| CallError::NotANumber {
+        text: s.to_string(),
+        what,
+    })
+}
+
+/// A path argument: present and absolute.
+fn path(w: Option<&str>) -> Result<String, CallError> {
+    let p = w.ok_or(CallError::Missing { what: "path" })?;
+    if !p.starts_with('/') {
+        return Err(CallError::RelativePath {
+            path: p.to_string(),
+        });
+    }
+    Ok(p.to_string())
+}
+
+/// Nothing after the call's arguments.
+fn extra(w: Option<&str>) -> Result<(), CallError> {
+    match w {
+        Some(extra) => Err(CallError::Extra {
+            extra: extra.to_string(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Parses one script line.
-pub fn parse_step(line: &str) -> Result<ScriptStep, crate::error::SettingError> {
-    parse_step_text(line).map_err(crate::error::SettingError::Rule)
-}
-
-/// The same, its error as text.
-fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
+pub fn parse_step(line: &str) -> Result<ScriptStep, CallError> {
     let mut w = line.split_whitespace();
-    let op = w.next().ok_or("empty call")?.to_ascii_lowercase();
+    let op = w.next().ok_or(CallError::Empty)?.to_ascii_lowercase();
     let fd = CURRENT_FD;
-    let path = |w: Option<&str>| -> std::result::Result<String, String> {
-        let p = w.ok_or("missing path")?;
-        if !p.starts_with('/') {
-            return Err(format!("path `{p}` must be absolute"));
-        }
-        Ok(p.to_string())
-    };
     let sc = match op.as_str() {
         "open" => Syscall::Open {
             path: path(w.next())?,
-            flags: OpenFlags::parse(w.next().unwrap_or("")).map_err(|e| e.to_string())?,
+            flags: OpenFlags::parse(w.next().unwrap_or(""))?,
         },
         "creat" => Syscall::Open {
             path: path(w.next())?,
@@ -84,7 +158,11 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
                 None | Some("SET") | Some("SEEK_SET") => Whence::Set,
                 Some("CUR") | Some("SEEK_CUR") => Whence::Cur,
                 Some("END") | Some("SEEK_END") => Whence::End,
-                Some(o) => return Err(format!("whence `{o}`: expected SET, CUR or END")),
+                Some(o) => {
+                    return Err(CallError::Whence {
+                        whence: o.to_string(),
+                    })
+                }
             },
         },
         "fsync" => Syscall::Fsync { fd },
@@ -112,21 +190,17 @@ fn parse_step_text(line: &str) -> std::result::Result<ScriptStep, String> {
         "sync" => Syscall::Sync,
         "sleep" => {
             let us: f64 = num(w.next(), "time in µs")?;
-            let ns = super::spec::checked_time_ns("sleep", "time", us, 1e3)?;
-            if let Some(extra) = w.next() {
-                return Err(format!("unexpected `{extra}` after the call"));
-            }
+            let ns = super::spec::checked_time_ns("time", us, 1e3).map_err(CallError::Sleep)?;
+            extra(w.next())?;
             return Ok(ScriptStep::Sleep(ns));
         }
         other => {
-            return Err(format!(
-                "unknown call `{other}`; expected open, creat, close, read, write, pread, pwrite, lseek, fsync, fdatasync, ftruncate, unlink, rmdir, mkdir, rename, stat, sync or sleep"
-            ))
+            return Err(CallError::Unknown {
+                call: other.to_string(),
+            })
         }
     };
-    if let Some(extra) = w.next() {
-        return Err(format!("unexpected `{extra}` after the call"));
-    }
+    extra(w.next())?;
     check_model_size(&sc)?;
     Ok(ScriptStep::Call(sc))
 }
@@ -140,7 +214,7 @@ pub const MAX_FILE_BYTES: u64 = 1 << 38;
 
 /// Refuses a write end, truncate length or seek offset between [`MAX_FILE_BYTES`] and
 /// [`S_MAXBYTES`] (one Linux would serve but mmcsim cannot hold).
-fn check_model_size(sc: &Syscall) -> std::result::Result<(), String> {
+fn check_model_size(sc: &Syscall) -> Result<(), CallError> {
     let (what, end) = match *sc {
         Syscall::Pwrite { offset, bytes, .. } => (
             "offset + byte count",
@@ -155,9 +229,7 @@ fn check_model_size(sc: &Syscall) -> std::result::Result<(), String> {
         _ => end,
     };
     if end > MAX_FILE_BYTES && start < S_MAXBYTES {
-        return Err(format!(
-            "{what} {end} is beyond the largest file mmcsim models ({MAX_FILE_BYTES} bytes, 256 GiB; Linux's ext4 limit s_maxbytes is {S_MAXBYTES})"
-        ));
+        return Err(CallError::BeyondModel { what, end });
     }
     Ok(())
 }
@@ -168,10 +240,10 @@ pub fn parse(name: &str, calls: &[String]) -> Result<Vec<ScriptStep>> {
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            parse_step_text(c).map_err(|problem| {
+            parse_step(c).map_err(|problem| {
                 Error::setting(
                     format!("script `{name}`"),
-                    SettingError::Field {
+                    SettingError::ScriptCall {
                         key: format!("calls[{i}] `{c}`"),
                         problem,
                     },

@@ -5,6 +5,7 @@
 
 use super::block_sizes::{BlockSizes, SizeWeight};
 use super::distribution::Distribution;
+use super::job_error::{JobError, JobRule, TimeError};
 use crate::types::{IoClass, IoPrio};
 use crate::workload::trace::{Format, TimeUnit};
 use serde::{Deserialize, Serialize};
@@ -251,45 +252,38 @@ pub fn check_more_files(
     j: &JobSpec,
     region: u64,
     file_bytes: impl Fn(&str) -> Option<u64>,
-) -> Result<(), String> {
+) -> Result<(), JobError> {
     j.check_io()?;
-    for f in &j.more_files {
-        let Some(bytes) = file_bytes(f) else {
-            return Err(format!(
-                "job `{}`: unknown file `{f}` in more_files",
-                j.name
-            ));
-        };
-        if j.region_offset_bytes + region > bytes {
-            return Err(format!(
-                "job `{}`: region [{}, +{region}) bytes does not fit file `{f}` ({bytes} bytes)",
-                j.name, j.region_offset_bytes
-            ));
+    let rules = || -> Result<(), JobRule> {
+        for f in &j.more_files {
+            let Some(bytes) = file_bytes(f) else {
+                return Err(JobRule::UnknownMoreFile { file: f.clone() });
+            };
+            if j.region_offset_bytes + region > bytes {
+                return Err(JobRule::MoreFileRegion {
+                    offset: j.region_offset_bytes,
+                    region,
+                    file: f.clone(),
+                    file_bytes: bytes,
+                });
+            }
         }
-    }
-    j.distribution
-        .check_region(region)
-        .map_err(|e| format!("job `{}`: {e}", j.name))?;
-    for read in [true, false] {
-        let min = j.block_sizes(read).min();
-        if min > region {
-            return Err(format!(
-                "job `{}`: the smallest call ({min} bytes) does not fit the {region}-byte region",
-                j.name
-            ));
+        j.distribution.check_region(region)?;
+        for read in [true, false] {
+            let min = j.block_sizes(read).min();
+            if min > region {
+                return Err(JobRule::CallBeyondRegion { min, region });
+            }
+            if j.direct && !j.block_sizes(read).all_multiple_of(512) {
+                return Err(JobRule::DirectCallSizes);
+            }
         }
-        if j.direct && !j.block_sizes(read).all_multiple_of(512) {
-            return Err(format!(
-                "job `{}`: O_DIRECT needs every call size in whole 512-byte sectors",
-                j.name
-            ));
-        }
-    }
-    Ok(())
+        Ok(())
+    };
+    rules().map_err(|r| r.of(&j.name))
 }
 
-/// The most I/Os one thread may keep in flight (`iodepth`).
-pub const MAX_IODEPTH: u32 = 4096;
+pub use super::job_error::MAX_IODEPTH;
 
 /// How a job thread issues I/O (fio's `ioengine`, the ones mmcsim models).
 #[derive(
@@ -386,32 +380,23 @@ pub enum OnError {
 
 /// Checks a time from input: finite, ≥ 0, and (as `unit_ns` ns per unit)
 /// within the simulated clock's limit ([`crate::engine::MAX_SIM_NS`]).
-/// Returns it in ns; the error names `owner` and `field`.
-pub fn checked_time_ns(owner: &str, field: &str, v: f64, unit_ns: f64) -> Result<u64, String> {
+/// Returns it in ns; the error names `field`.
+pub fn checked_time_ns(field: &'static str, v: f64, unit_ns: f64) -> Result<u64, TimeError> {
     if !(v.is_finite() && v >= 0.0) {
-        return Err(format!(
-            "{owner}: {field} = {v}: expected a finite time ≥ 0"
-        ));
+        return Err(TimeError::NotATime { field, value: v });
     }
     let ns = (v * unit_ns).round();
     if ns > crate::engine::MAX_SIM_NS as f64 {
-        return Err(format!(
-            "{owner}: {field} = {} exceeds the simulated clock's limit of {}",
-            show_time(v),
-            crate::engine::MAX_SIM_TEXT
-        ));
+        return Err(TimeError::BeyondClock {
+            field,
+            value: v,
+            from_start: false,
+        });
     }
     Ok(ns as u64)
 }
 
-/// A time from input as an error shows it (exponent form from 10^15).
-pub fn show_time(v: f64) -> String {
-    if v >= 1e15 {
-        format!("{v:e}")
-    } else {
-        v.to_string()
-    }
-}
+pub use super::job_error::show_time;
 
 /// A thread's CPU scheduling policy (`sched_setscheduler`).
 #[derive(
@@ -441,79 +426,72 @@ impl JobSpec {
 
     /// Checks the fields the synthetic-job threads add to the scenario's
     /// checks: the read/write mix, the engine and depth, the ramp.
-    pub fn check_io(&self) -> Result<(), String> {
-        let job = &self.name;
-        if let Some(p) = self.rwmix_read {
-            if p > 100 {
-                return Err(format!(
-                    "job `{job}`: rwmix_read = {p}: expected a percentage 0..=100"
-                ));
+    pub fn check_io(&self) -> Result<(), JobError> {
+        self.check_io_rules().map_err(|r| r.of(&self.name))
+    }
+
+    /// [`JobSpec::check_io`]'s rules.
+    fn check_io_rules(&self) -> Result<(), JobRule> {
+        if let Some(percent) = self.rwmix_read {
+            if percent > 100 {
+                return Err(JobRule::RwmixRange { percent });
             }
             if self.op != JobOp::Readwrite {
-                return Err(format!(
-                    "job `{job}`: rwmix_read applies to op = \"readwrite\" only"
-                ));
+                return Err(JobRule::RwmixNotMixed);
             }
         }
         if !(1..=MAX_IODEPTH).contains(&self.iodepth) {
-            return Err(format!(
-                "job `{job}`: iodepth = {}: expected 1..={MAX_IODEPTH} I/Os in flight per thread",
-                self.iodepth
-            ));
+            return Err(JobRule::Iodepth {
+                depth: self.iodepth,
+            });
         }
         if self.ioengine == IoEngine::IoUring && !self.direct && self.iodepth > 1 {
-            return Err(format!(
-                "job `{job}`: io_uring with buffered I/O and iodepth > 1 runs on io-wq worker threads, which mmcsim does not model; use direct I/O or iodepth = 1"
-            ));
+            return Err(JobRule::BufferedIoUring);
         }
         if self.submits_async() && self.sync {
-            return Err(format!(
-                "job `{job}`: O_SYNC writes with an asynchronous engine are not modelled; use a synchronous engine (psync) or fsync_every"
-            ));
+            return Err(JobRule::AsyncOsync);
         }
         if !(self.ramp_ms.is_finite() && self.ramp_ms >= 0.0) {
-            return Err(format!(
-                "job `{job}`: ramp_ms = {}: expected a finite time ≥ 0",
-                self.ramp_ms
-            ));
+            return Err(JobRule::Time(TimeError::NotATime {
+                field: "ramp_ms",
+                value: self.ramp_ms,
+            }));
         }
         self.check_pattern()
-            .map_err(|m| format!("job `{job}`: {m}"))
     }
 
     /// Checks the per-call sizes, distribution, random share, passes and
     /// file service.
-    fn check_pattern(&self) -> Result<(), String> {
-        BlockSizes::check(&self.bssplit)?;
+    fn check_pattern(&self) -> Result<(), JobRule> {
+        BlockSizes::check(&self.bssplit).map_err(JobRule::Bssplit)?;
         if let Some(w) = &self.write_bssplit {
-            BlockSizes::check(w).map_err(|e| format!("write_{e}"))?;
+            BlockSizes::check(w).map_err(JobRule::WriteBssplit)?;
         }
+        let zero = |field| Err(JobRule::Zero { field });
         if self.write_request_bytes == Some(0) {
-            return Err("write_request_bytes must be at least 1".into());
+            return zero("write_request_bytes");
         }
         self.distribution.check()?;
         if self.random_percent.is_some_and(|p| p > 100) {
-            return Err("random_percent: expected a percentage 0..=100".into());
+            return Err(JobRule::RandomPercent);
         }
         let variable = !self.bssplit.is_empty() || self.write_bssplit.is_some();
         if variable && self.pattern == Pattern::Strided {
-            return Err("bssplit with a strided pattern is not modelled".into());
+            return Err(JobRule::StridedBssplit);
         }
         if (self.distribution.is_skewed() || self.random_percent.is_some())
             && !self.random_offsets()
         {
-            return Err(
-                "distribution and random_percent apply to random jobs (pattern = \"random\", or order = \"shuffled\")".into(),
-            );
+            return Err(JobRule::SkewWithoutRandom);
         }
         if self.loops == 0 {
-            return Err("loops must be at least 1".into());
+            return zero("loops");
         }
         if self.file_service_calls == 0 {
-            return Err("file_service_calls must be at least 1".into());
+            return zero("file_service_calls");
         }
         if self.bytes_per_pass == Some(0) {
-            return Err("bytes_per_pass must be at least 1".into());
+            return zero("bytes_per_pass");
         }
         Ok(())
     }
@@ -643,20 +621,32 @@ pub const MAX_SPEED: f64 = 1e6;
 impl TraceSpec {
     /// Checks the replay settings: a time scale in
     /// [`MIN_SPEED`]..=[`MAX_SPEED`], and one device or all of them.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), TraceSpecError> {
         if !(self.speed.is_finite() && (MIN_SPEED..=MAX_SPEED).contains(&self.speed)) {
-            return Err(format!(
-                "trace.speed = {}: expected a time scale from {MIN_SPEED} to {MAX_SPEED}",
-                self.speed
-            ));
+            return Err(TraceSpecError::Speed { speed: self.speed });
         }
         if let (Some(id), true) = (self.device_id, self.all_devices) {
-            return Err(format!(
-                "trace.device_id = {id} and trace.all_devices = true: one device or all of them, not both"
-            ));
+            return Err(TraceSpecError::OneOrAllDevices { device_id: id });
         }
         Ok(())
     }
+}
+
+/// Why a scenario's `[trace]` replay settings are unusable.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum TraceSpecError {
+    /// A time scale outside [`MIN_SPEED`]..=[`MAX_SPEED`].
+    #[error("trace.speed = {speed}: expected a time scale from {MIN_SPEED} to {MAX_SPEED}")]
+    Speed {
+        /// The scale given.
+        speed: f64,
+    },
+    /// One device and all devices at once.
+    #[error("trace.device_id = {device_id} and trace.all_devices = true: one device or all of them, not both")]
+    OneOrAllDevices {
+        /// The device given.
+        device_id: u32,
+    },
 }
 
 fn unit_speed() -> f64 {

@@ -257,7 +257,7 @@ fn job_times_beyond_the_clock_are_located_errors() {
         let sc = job_scenario(&dir, "t.toml", extra);
         let e = simctl_err(&["run", s(&sc)]);
         assert!(e.contains("t.toml"), "{e}");
-        assert!(e.contains(&format!("in job `j`: {field}")), "{e}");
+        assert!(e.contains(&format!("job `j`: {field}")), "{e}");
         assert!(
             e.contains("exceeds the simulated clock's limit of 2^62 ns"),
             "{e}"

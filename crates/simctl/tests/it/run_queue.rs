@@ -164,7 +164,7 @@ fn bad_idle_tables_are_located_errors() {
         ),
         (
             r#"[{name="WFI",exit_latency_us=1.0,target_residency_us=100.0},{name="PC",exit_latency_us=95.0,target_residency_us=50.0}]"#,
-            "host.cpuidle_states[1] (\"PC\"",
+            "host.cpuidle_states[1]: \"PC\" (exit",
         ),
         (
             r#"[{name="",exit_latency_us=1.0,target_residency_us=1.0}]"#,

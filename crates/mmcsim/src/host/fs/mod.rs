@@ -30,6 +30,7 @@ pub mod ext4;
 pub mod fuse;
 pub mod jbd2;
 mod kernel;
+pub mod mkfs_error;
 pub mod recovery;
 pub mod vfat;
 

@@ -115,7 +115,7 @@ pub struct Settings {
 
 impl AndrobenchSpec {
     /// The settings with the release's defaults; errors name the key.
-    pub fn settings(&self, sqlite: &SqliteConfig) -> Result<Settings, String> {
+    pub fn settings(&self, sqlite: &SqliteConfig) -> Result<Settings, crate::error::SettingError> {
         let v4 = self.version == Version::V4_1;
         let s = Settings {
             version: self.version,
@@ -131,8 +131,13 @@ impl AndrobenchSpec {
             repetitions: self.repetitions.unwrap_or(3),
             row_bytes: self.row_bytes.unwrap_or(100),
         };
-        let bad =
-            |k: &str, v: String, want: &str| Err(format!("androbench.{k} = {v}: expected {want}"));
+        let bad = |k: &str, value: String, want: &str| {
+            Err(crate::error::SettingError::Invalid {
+                key: format!("androbench.{k}"),
+                value,
+                expected: want.to_string().into(),
+            })
+        };
         if s.file_mib == 0 || s.file_mib > 4096 {
             return bad("file_mib", s.file_mib.to_string(), "1..=4096 MiB");
         }
@@ -188,27 +193,39 @@ impl AndrobenchSpec {
                 &format!("1..={max} bytes"),
             );
         }
+        let rand_ops = self.rand_ops(&s)?;
+        Ok(Settings { rand_ops, ..s })
+    }
+
+    /// The random tests' operations per run: the release's default (or
+    /// the value given, 4.1 only), at most one per slot of the file.
+    fn rand_ops(&self, s: &Settings) -> Result<u64, crate::error::SettingError> {
+        let bad = |value: String, want: String| {
+            Err(crate::error::SettingError::invalid(
+                "androbench.rand_ops",
+                value,
+                want,
+            ))
+        };
         let slots = s.file_mib * 1024 / s.rand_buffer_kib;
-        let rand_ops = if v4 {
+        let rand_ops = if s.version == Version::V4_1 {
             self.rand_ops.unwrap_or(2048)
         } else {
-            if self.rand_ops.is_some() {
+            if let Some(given) = self.rand_ops {
                 return bad(
-                    "rand_ops",
-                    format!("{}", self.rand_ops.unwrap_or(0)),
-                    "nothing for 3.4 (it visits every slot of its files)",
+                    given.to_string(),
+                    "nothing for 3.4 (it visits every slot of its files)".into(),
                 );
             }
             slots
         };
         if rand_ops == 0 || rand_ops > slots {
             return bad(
-                "rand_ops",
                 rand_ops.to_string(),
-                &format!("1..={slots} (distinct slots of the file)"),
+                format!("1..={slots} (distinct slots of the file)"),
             );
         }
-        Ok(Settings { rand_ops, ..s })
+        Ok(rand_ops)
     }
 }
 

@@ -1,10 +1,11 @@
 //! One job's options after inheritance, parsed from their text.
 
+use super::option_error::OptionError;
 use super::pattern;
 use super::section::{Opt, Section};
 use super::values::{count, int, positive, size, time_us};
 use super::{DEFAULT_BS, MAX_NUMJOBS};
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::types::IoClass;
 use crate::workload::block_sizes::SizeWeight;
 use crate::workload::distribution::Distribution;
@@ -117,7 +118,7 @@ pub(super) struct More {
 
 impl Options {
     /// Reads section `s`'s options (inherited, then its own) in order.
-    pub(super) fn read(s: &Section, source: &str) -> Result<Options> {
+    pub(super) fn read(s: &Section, source: &str) -> crate::error::Result<Options> {
         let mut o = Options {
             name: s.name.clone(),
             rw: Rw::Read,
@@ -156,31 +157,26 @@ impl Options {
             },
         };
         for opt in &s.opts {
-            o.set(opt).map_err(|m| Error::Line {
+            o.set(opt).map_err(|source_error| Error::FioOption {
                 origin: source.to_string(),
                 line: opt.line,
-                message: format!(
-                    "key '{}'{}: {m}",
-                    opt.key,
-                    opt.value
-                        .as_ref()
-                        .map(|v| format!(" = '{v}'"))
-                        .unwrap_or_default()
-                ),
+                key: opt.key.clone(),
+                value: opt.value.clone(),
+                source: Box::new(source_error),
             })?;
         }
         Ok(o)
     }
 
     /// Applies one option.
-    fn set(&mut self, opt: &Opt) -> std::result::Result<(), String> {
+    fn set(&mut self, opt: &Opt) -> Result<(), OptionError> {
         let key = opt.key.as_str();
         // Flags may stand alone (`time_based`, `direct`): they mean 1.
-        let flag = || -> std::result::Result<bool, String> {
+        let flag = || -> Result<bool, OptionError> {
             match opt.value.as_deref().unwrap_or("1") {
                 "1" | "true" => Ok(true),
                 "0" | "false" => Ok(false),
-                _ => Err("expected 0 or 1".into()),
+                _ => Err(OptionError::expected("0 or 1")),
             }
         };
         if matches!(key, "stonewall" | "wait_for_previous") {
@@ -197,7 +193,7 @@ impl Options {
             return Ok(());
         }
         let Some(v) = opt.value.as_deref() else {
-            return Err("expected key=value".into());
+            return Err(OptionError::expected("key=value"));
         };
         let line = opt.line;
         if self.set_more(key, v, line)?
@@ -206,7 +202,9 @@ impl Options {
         {
             return Ok(());
         }
-        Err(format!("key '{key}' is not modelled by mmcsim"))
+        Err(OptionError::NotHandled {
+            key: key.to_string(),
+        })
     }
 
     /// Applies a switch of the job (`time_based`, `direct`, `buffered`,
@@ -214,15 +212,15 @@ impl Options {
     fn set_switch(
         &mut self,
         key: &str,
-        flag: impl Fn() -> std::result::Result<bool, String>,
-    ) -> std::result::Result<bool, String> {
+        flag: impl Fn() -> Result<bool, OptionError>,
+    ) -> Result<bool, OptionError> {
         match key {
             "time_based" => self.time_based = flag()?,
             "direct" => self.direct = flag()?,
             "buffered" => self.direct = !flag()?,
             "norandommap" => self.norandommap = flag()?,
             "randrepeat" if !flag()? => {
-                return Err("a time-seeded random stream is not modelled: mmcsim runs are deterministic; keep randrepeat=1 and set randseed (or simctl --seed)".into())
+                return Err(OptionError::NotModelled("a time-seeded random stream is not modelled: mmcsim runs are deterministic; keep randrepeat=1 and set randseed (or simctl --seed)"))
             }
             "randrepeat" => {}
             _ => return Ok(false),
@@ -232,11 +230,11 @@ impl Options {
 
     /// Applies an option of the I/O itself (name, `rw`, sizes, engine,
     /// depth, syncing, mix); false for any other key.
-    fn set_io(&mut self, key: &str, v: &str, line: usize) -> std::result::Result<bool, String> {
+    fn set_io(&mut self, key: &str, v: &str, line: usize) -> Result<bool, OptionError> {
         match key {
             "name" => {
                 if v.is_empty() {
-                    return Err("expected a job name".into());
+                    return Err(OptionError::expected("a job name"));
                 }
                 self.name = v.to_string();
             }
@@ -256,10 +254,11 @@ impl Options {
                     "pvsync" => IoEngine::Pvsync,
                     "libaio" => IoEngine::Libaio,
                     "io_uring" => IoEngine::IoUring,
-                    _ => return Err(
-                        "expected an engine mmcsim models: sync, psync, pvsync, libaio or io_uring"
-                            .into(),
-                    ),
+                    _ => {
+                        return Err(OptionError::expected(
+                            "an engine mmcsim models: sync, psync, pvsync, libaio or io_uring",
+                        ))
+                    }
                 }
             }
             "sync" => {
@@ -267,12 +266,11 @@ impl Options {
                     "1" | "sync" => true,
                     "0" | "none" => false,
                     "dsync" => {
-                        return Err(
-                            "O_DSYNC jobs are not modelled; use sync=1 (O_SYNC) or fdatasync=N"
-                                .into(),
-                        )
+                        return Err(OptionError::NotModelled(
+                            "O_DSYNC jobs are not modelled; use sync=1 (O_SYNC) or fdatasync=N",
+                        ))
                     }
-                    _ => return Err("expected 0, 1, none or sync".into()),
+                    _ => return Err(OptionError::expected("0, 1, none or sync")),
                 }
             }
             "fsync" => self.fsync = count(v, 0, u64::from(u32::MAX))? as u32,
@@ -285,7 +283,7 @@ impl Options {
     }
 
     /// `rw=KIND[:N]`: the access pattern and the sequential skip.
-    fn set_rw(&mut self, v: &str, line: usize) -> std::result::Result<(), String> {
+    fn set_rw(&mut self, v: &str, line: usize) -> Result<(), OptionError> {
         let (kind, skip) = match v.split_once(':') {
             Some((k, n)) => (k, Some(n)),
             None => (v, None),
@@ -298,38 +296,41 @@ impl Options {
             "rw" | "readwrite" => Rw::Mixed,
             "randrw" => Rw::RandMixed,
             "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                return Err("trim (discard) jobs are not modelled by mmcsim".into())
+                return Err(OptionError::NotModelled(
+                    "trim (discard) jobs are not modelled by mmcsim",
+                ))
             }
             _ => {
-                return Err(
-                    "expected read, write, randread, randwrite, rw, readwrite or randrw (optionally :N)".into(),
-                )
+                return Err(OptionError::expected(
+                    "read, write, randread, randwrite, rw, readwrite or randrw (optionally :N)",
+                ))
             }
         };
         self.skip = match skip {
             None => 0,
-            Some(_) if self.rw.random() => return Err(
-                "the ':N' suffix of random I/O (a new random offset every N I/Os) is not modelled; it is supported on sequential I/O (skip N bytes after each I/O)".into(),
-            ),
-            Some(n) => size(n).map_err(|e| format!("after ':': {e}"))?,
+            Some(_) if self.rw.random() => return Err(OptionError::NotModelled(
+                "the ':N' suffix of random I/O (a new random offset every N I/Os) is not modelled; it is supported on sequential I/O (skip N bytes after each I/O)",
+            )),
+            Some(n) => size(n).map_err(|e| OptionError::AfterColon(Box::new(e)))?,
         };
         self.rw_line = line;
         Ok(())
     }
 
     /// `bs=READ[,WRITE]`: the block sizes.
-    fn set_bs(&mut self, v: &str, line: usize) -> std::result::Result<(), String> {
+    fn set_bs(&mut self, v: &str, line: usize) -> Result<(), OptionError> {
         if v.contains(['-', ':']) {
-            return Err(
-                "a block size range is not modelled; give one size, read,write sizes, or bssplit with the sizes and their shares"
-                    .into(),
-            );
+            return Err(OptionError::NotModelled(
+                "a block size range is not modelled; give one size, read,write sizes, or bssplit with the sizes and their shares",
+            ));
         }
         let mut parts = v.split(',');
         let r = parts.next().unwrap_or("");
         let w = parts.next();
         if parts.next().is_some_and(|t| !t.trim().is_empty()) {
-            return Err("a trim block size is not modelled (no trim jobs)".into());
+            return Err(OptionError::NotModelled(
+                "a trim block size is not modelled (no trim jobs)",
+            ));
         }
         let read = if r.trim().is_empty() {
             DEFAULT_BS
@@ -348,7 +349,7 @@ impl Options {
 
     /// Applies an option of the job's threads (times, files, seed,
     /// priority); false for any other key.
-    fn set_thread(&mut self, key: &str, v: &str, line: usize) -> std::result::Result<bool, String> {
+    fn set_thread(&mut self, key: &str, v: &str, line: usize) -> Result<bool, OptionError> {
         match key {
             "runtime" => {
                 self.runtime_ms = Some(time_us(v, 1e6)? / 1e3);
@@ -358,25 +359,30 @@ impl Options {
             "thinktime" => self.thinktime_us = time_us(v, 1.0)?,
             "filename" => {
                 if v.split(':').any(str::is_empty) {
-                    return Err("expected a file name (several separated by ':')".into());
+                    return Err(OptionError::expected(
+                        "a file name (several separated by ':')",
+                    ));
                 }
                 self.filename = Some((v.to_string(), line));
             }
             "directory" => {
                 if v.contains(':') {
-                    return Err("several directories (':'-separated) are not modelled".into());
+                    return Err(OptionError::NotModelled(
+                        "several directories (':'-separated) are not modelled",
+                    ));
                 }
                 self.directory = Some(v.trim_end_matches('/').to_string());
             }
             "randseed" => {
-                self.randseed = Some((int(v).ok_or("expected an unsigned integer seed")?, line))
+                let seed = int(v).ok_or(OptionError::expected("an unsigned integer seed"))?;
+                self.randseed = Some((seed, line))
             }
             "nice" => {
                 self.nice = v
                     .parse::<i32>()
                     .ok()
                     .filter(|n| (-20..=19).contains(n))
-                    .ok_or("expected a nice value -20..=19")?
+                    .ok_or(OptionError::expected("a nice value -20..=19"))?
             }
             "prio" => self.prio = Some(count(v, 0, 7)? as u8),
             "prioclass" => {
@@ -385,7 +391,11 @@ impl Options {
                     "1" => Some(IoClass::Rt),
                     "2" => Some(IoClass::Be),
                     "3" => Some(IoClass::Idle),
-                    _ => return Err("expected 0 (none), 1 (RT), 2 (BE) or 3 (IDLE)".into()),
+                    _ => {
+                        return Err(OptionError::expected(
+                            "0 (none), 1 (RT), 2 (BE) or 3 (IDLE)",
+                        ))
+                    }
                 }
             }
             _ => return Ok(false),
@@ -400,8 +410,8 @@ impl Options {
         &mut self,
         key: &str,
         line: usize,
-        flag: impl Fn() -> std::result::Result<bool, String>,
-    ) -> std::result::Result<bool, String> {
+        flag: impl Fn() -> Result<bool, OptionError>,
+    ) -> Result<bool, OptionError> {
         let m = &mut self.more;
         match key {
             "end_fsync" => m.end_fsync = flag()?,
@@ -416,19 +426,18 @@ impl Options {
 
     /// Checks an option accepted with no effect on the model where its
     /// value could change the I/O (`kb_base` other than 1024).
-    fn check_no_effect(&self, key: &str, v: Option<&str>) -> std::result::Result<(), String> {
+    fn check_no_effect(&self, key: &str, v: Option<&str>) -> Result<(), OptionError> {
         match (key, v) {
-            ("kb_base", Some(b)) if b.trim() != "1024" => Err(
-                "only kb_base=1024 (fio's default) is modelled: sizes are read with k = 1024"
-                    .into(),
-            ),
+            ("kb_base", Some(b)) if b.trim() != "1024" => Err(OptionError::NotModelled(
+                "only kb_base=1024 (fio's default) is modelled: sizes are read with k = 1024",
+            )),
             _ => Ok(()),
         }
     }
 
     /// Applies a pattern or timing option with a value; false for any
     /// other key.
-    fn set_more(&mut self, key: &str, v: &str, line: usize) -> std::result::Result<bool, String> {
+    fn set_more(&mut self, key: &str, v: &str, line: usize) -> Result<bool, OptionError> {
         let m = &mut self.more;
         let size_or_none = |p: &str| size(p);
         match key {
@@ -457,7 +466,7 @@ impl Options {
             "rate_iops" => m.rate_iops = pattern::per_dir(v, |p| count(p, 1, u64::MAX))?,
             "rate_process" => {
                 if v != "linear" {
-                    return Err("only rate_process=linear (fio's default) is modelled; a Poisson arrival process is not".into());
+                    return Err(OptionError::NotModelled("only rate_process=linear (fio's default) is modelled; a Poisson arrival process is not"));
                 }
             }
             "offset_increment" => m.offset_increment = size(v)?,
@@ -466,7 +475,7 @@ impl Options {
             "loops" => m.loops = count(v, 1, u64::from(u32::MAX))? as u32,
             "startdelay" => {
                 if v.contains('-') {
-                    return Err("a start delay range (a random delay per thread) is not modelled; give one time".into());
+                    return Err(OptionError::NotModelled("a start delay range (a random delay per thread) is not modelled; give one time"));
                 }
                 m.startdelay_ms = time_us(v, 1e6)? / 1e3;
             }

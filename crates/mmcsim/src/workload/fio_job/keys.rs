@@ -190,7 +190,8 @@ pub const REFUSED: &[(&str, &str)] = &[
 /// Checks that `key` is an option mmcsim knows: `Ok(true)` when it is
 /// modelled, `Ok(false)` when it is accepted with no effect; otherwise
 /// the error says why it is refused.
-pub(super) fn check_key(key: &str) -> Result<bool, String> {
+pub(super) fn check_key(key: &str) -> Result<bool, super::option_error::OptionError> {
+    use super::option_error::OptionError;
     if MODELLED.contains(&key) {
         return Ok(true);
     }
@@ -198,11 +199,12 @@ pub(super) fn check_key(key: &str) -> Result<bool, String> {
         return Ok(false);
     }
     if let Some((_, why)) = REFUSED.iter().find(|(k, _)| *k == key) {
-        return Err(format!(
-            "key '{key}' is not modelled by mmcsim ({why}); remove it to run the job without it"
-        ));
+        return Err(OptionError::Refused {
+            key: key.to_string(),
+            why,
+        });
     }
-    Err(format!(
-        "key '{key}' is not an fio option mmcsim knows (it may shape the I/O in a way mmcsim does not model); see the README's fio section for the options modelled"
-    ))
+    Err(OptionError::UnknownKey {
+        key: key.to_string(),
+    })
 }

@@ -54,6 +54,7 @@
 
 mod job;
 pub mod keys;
+mod option_error;
 mod parse;
 mod pattern;
 mod section;
@@ -63,6 +64,7 @@ mod values;
 #[cfg(test)]
 mod tests;
 
+pub use option_error::OptionError;
 pub use parse::parse;
 pub use values::size;
 

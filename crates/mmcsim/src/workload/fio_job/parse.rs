@@ -66,7 +66,7 @@ fn sections(text: &str, source: &str) -> Result<Vec<Section>> {
         if key.is_empty() || key.contains(char::is_whitespace) {
             return Err(err(line, format!("`{l}`: expected key=value")));
         }
-        check_key(key).map_err(|m| err(line, m))?;
+        check_key(key).map_err(|m| err(line, m.to_string()))?;
         let opt = Opt {
             key: key.to_string(),
             value,

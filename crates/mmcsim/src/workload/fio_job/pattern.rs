@@ -4,6 +4,7 @@
 //! `blocksize`, `bssplit`, `random_distribution`, `file_service_type`,
 //! `percentile_list`; fio `options.c` bssplit_ddir (blank shares)]
 
+use super::option_error::OptionError;
 use super::values::size;
 use crate::workload::block_sizes::SizeWeight;
 use crate::workload::distribution::{Distribution, Zone};
@@ -14,8 +15,8 @@ use crate::workload::spec::FileService;
 /// direction unset); a trim value is refused (no trim jobs).
 pub fn per_dir<T: Clone>(
     v: &str,
-    parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<[Option<T>; 2], String> {
+    parse: impl Fn(&str) -> Result<T, OptionError>,
+) -> Result<[Option<T>; 2], OptionError> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
     match parts.as_slice() {
         [one] => {
@@ -24,7 +25,9 @@ pub fn per_dir<T: Clone>(
         }
         [r, w, rest @ ..] => {
             if rest.len() > 1 || rest.first().is_some_and(|t| !t.is_empty()) {
-                return Err("a trim value is not modelled (no trim jobs); give read,write".into());
+                return Err(OptionError::NotModelled(
+                    "a trim value is not modelled (no trim jobs); give read,write",
+                ));
             }
             let one = |p: &str| {
                 if p.is_empty() {
@@ -35,16 +38,17 @@ pub fn per_dir<T: Clone>(
             };
             Ok([one(r)?, one(w)?])
         }
-        [] => Err("expected a value".into()),
+        [] => Err(OptionError::expected("a value")),
     }
 }
 
 /// One value for both directions: `[r, w]` must agree where both are set.
-pub fn same_both<T: Clone + PartialEq>(v: [Option<T>; 2], what: &str) -> Result<Option<T>, String> {
+pub fn same_both<T: Clone + PartialEq>(
+    v: [Option<T>; 2],
+    what: &'static str,
+) -> Result<Option<T>, OptionError> {
     match v {
-        [Some(r), Some(w)] if r != w => Err(format!(
-            "a different {what} for reads and writes is not modelled; give one"
-        )),
+        [Some(r), Some(w)] if r != w => Err(OptionError::DiffersByDirection { what }),
         [r, w] => Ok(r.or(w)),
     }
 }
@@ -52,7 +56,7 @@ pub fn same_both<T: Clone + PartialEq>(v: [Option<T>; 2], what: &str) -> Result<
 /// A block-size split `bs/percent:bs/percent...` (blank percentages share
 /// what the others leave; what is left over goes to the largest size, as
 /// fio's draw gives it).
-pub fn bssplit(v: &str) -> Result<Vec<SizeWeight>, String> {
+pub fn bssplit(v: &str) -> Result<Vec<SizeWeight>, OptionError> {
     let mut given = 0u32;
     let mut blank = 0u32;
     let mut out = Vec::new();
@@ -60,28 +64,26 @@ pub fn bssplit(v: &str) -> Result<Vec<SizeWeight>, String> {
         let (bs, perc) = part.split_once('/').unwrap_or((part, ""));
         let bytes = size(bs)?;
         if bytes == 0 {
-            return Err("a block size of 0 in bssplit".into());
+            return Err(OptionError::expected("no block size of 0 in bssplit"));
         }
         let percent = if perc.trim().is_empty() {
             blank += 1;
             None
         } else {
-            let p: u32 = perc
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{perc}': expected a whole percentage after '/'"))?;
+            let p: u32 = perc.trim().parse().map_err(|_| OptionError::Part {
+                part: perc.to_string(),
+                expected: "a whole percentage after '/'",
+            })?;
             given += p;
             Some(p)
         };
         out.push((bytes, percent));
     }
     if given > 100 {
-        return Err(format!(
-            "the percentages add up to {given}: expected at most 100"
-        ));
+        return Err(OptionError::PercentSum { sum: given });
     }
     if out.len() > 64 {
-        return Err("at most 64 block sizes".into());
+        return Err(OptionError::expected("at most 64 block sizes"));
     }
     let share = (100 - given).checked_div(blank).unwrap_or(0);
     let mut split: Vec<SizeWeight> = out
@@ -100,16 +102,19 @@ pub fn bssplit(v: &str) -> Result<Vec<SizeWeight>, String> {
 }
 
 /// A `random_distribution` value (one direction).
-pub fn distribution(v: &str) -> Result<Distribution, String> {
+pub fn distribution(v: &str) -> Result<Distribution, OptionError> {
     let (kind, rest) = v.split_once(':').unwrap_or((v, ""));
-    let floats = || -> Result<Vec<f64>, String> {
+    let floats = || -> Result<Vec<f64>, OptionError> {
         rest.split(':')
             .map(|x| {
                 x.trim()
                     .parse::<f64>()
                     .ok()
                     .filter(|f| f.is_finite())
-                    .ok_or_else(|| format!("'{x}': expected a number"))
+                    .ok_or_else(|| OptionError::Part {
+                        part: x.to_string(),
+                        expected: "a number",
+                    })
             })
             .collect()
     };
@@ -120,7 +125,11 @@ pub fn distribution(v: &str) -> Result<Distribution, String> {
             let (x, center) = match f.as_slice() {
                 [x] => (*x, None),
                 [x, c] => (*x, Some(*c)),
-                _ => return Err(format!("expected {kind}:value[:center]")),
+                _ => {
+                    return Err(OptionError::DistributionArgs {
+                        kind: kind.to_string(),
+                    })
+                }
             };
             match kind {
                 "zipf" => Distribution::Zipf { theta: x, center },
@@ -135,12 +144,15 @@ pub fn distribution(v: &str) -> Result<Distribution, String> {
             zones: zones(rest, kind == "zoned_abs")?,
         },
         "sequence" => {
-            return Err("the fixed block sequence distribution is not modelled".into());
+            return Err(OptionError::NotModelled(
+                "the fixed block sequence distribution is not modelled",
+            ));
         }
-        _ => return Err(
-            "expected random, zipf:θ, pareto:h, normal:σ, zoned:a/s:... or zoned_abs:a/size:..."
-                .into(),
-        ),
+        _ => {
+            return Err(OptionError::expected(
+                "random, zipf:θ, pareto:h, normal:σ, zoned:a/s:... or zoned_abs:a/size:...",
+            ))
+        }
     };
     d.check()?;
     Ok(d)
@@ -148,23 +160,25 @@ pub fn distribution(v: &str) -> Result<Distribution, String> {
 
 /// The zones `access/size:...` of `zoned` (sizes in percent) or
 /// `zoned_abs` (sizes in bytes).
-fn zones(v: &str, absolute: bool) -> Result<Vec<Zone>, String> {
+fn zones(v: &str, absolute: bool) -> Result<Vec<Zone>, OptionError> {
     v.split(':')
         .map(|z| {
-            let (a, s) = z
-                .split_once('/')
-                .ok_or_else(|| format!("'{z}': expected access%/size"))?;
+            let part = |part: &str, expected| OptionError::Part {
+                part: part.to_string(),
+                expected,
+            };
+            let (a, s) = z.split_once('/').ok_or_else(|| part(z, "access%/size"))?;
             let access_percent = a
                 .trim()
                 .parse()
-                .map_err(|_| format!("'{a}': expected a whole access percentage"))?;
+                .map_err(|_| part(a, "a whole access percentage"))?;
             let (size_percent, size_bytes) = if absolute {
                 (None, Some(size(s)?))
             } else {
                 let p = s
                     .trim()
                     .parse()
-                    .map_err(|_| format!("'{s}': expected a whole size percentage"))?;
+                    .map_err(|_| part(s, "a whole size percentage"))?;
                 (Some(p), None)
             };
             Ok(Zone {
@@ -177,7 +191,7 @@ fn zones(v: &str, absolute: bool) -> Result<Vec<Zone>, String> {
 }
 
 /// A `file_service_type` value: the service and its calls per turn.
-pub fn file_service(v: &str) -> Result<(FileService, u32), String> {
+pub fn file_service(v: &str) -> Result<(FileService, u32), OptionError> {
     let (kind, n) = v.split_once(':').unwrap_or((v, ""));
     let calls = if n.is_empty() {
         1
@@ -186,23 +200,30 @@ pub fn file_service(v: &str) -> Result<(FileService, u32), String> {
             .parse::<u32>()
             .ok()
             .filter(|&n| n >= 1)
-            .ok_or_else(|| format!("'{n}': expected a number of I/Os ≥ 1 after ':'"))?
+            .ok_or_else(|| OptionError::Part {
+                part: n.to_string(),
+                expected: "a number of I/Os ≥ 1 after ':'",
+            })?
     };
     match kind {
         "roundrobin" => Ok((FileService::Roundrobin, calls)),
         "random" => Ok((FileService::Random, calls)),
         "sequential" if n.is_empty() => Ok((FileService::Sequential, 1)),
-        "sequential" => Err("sequential:N is not modelled; sequential finishes each file's pass".into()),
-        "zipf" | "pareto" | "normal" | "gauss" => Err(format!(
-            "choosing files by a {kind} distribution is not modelled; use roundrobin, sequential or random"
+        "sequential" => Err(OptionError::NotModelled(
+            "sequential:N is not modelled; sequential finishes each file's pass",
         )),
-        _ => Err("expected roundrobin[:N], sequential or random[:N]".into()),
+        "zipf" | "pareto" | "normal" | "gauss" => Err(OptionError::FileDistribution {
+            kind: kind.to_string(),
+        }),
+        _ => Err(OptionError::expected(
+            "roundrobin[:N], sequential or random[:N]",
+        )),
     }
 }
 
 /// A `percentile_list` value: percentages separated by ':' (at most 20,
 /// fio's `FIO_IO_U_LIST_MAX_LEN`).
-pub fn percentiles(v: &str) -> Result<Vec<f64>, String> {
+pub fn percentiles(v: &str) -> Result<Vec<f64>, OptionError> {
     let list: Vec<f64> = v
         .split(':')
         .map(|p| {
@@ -210,11 +231,14 @@ pub fn percentiles(v: &str) -> Result<Vec<f64>, String> {
                 .parse::<f64>()
                 .ok()
                 .filter(|p| (0.0..=100.0).contains(p))
-                .ok_or_else(|| format!("'{p}': expected a percentile 0..=100"))
+                .ok_or_else(|| OptionError::Part {
+                    part: p.to_string(),
+                    expected: "a percentile 0..=100",
+                })
         })
         .collect::<Result<_, _>>()?;
     if list.is_empty() || list.len() > 20 {
-        return Err("expected 1 to 20 percentiles".into());
+        return Err(OptionError::expected("1 to 20 percentiles"));
     }
     Ok(list)
 }
@@ -228,7 +252,10 @@ mod tests {
         let s = bssplit("4k/50:1k/:32k/").unwrap();
         let got: Vec<(u64, u32)> = s.iter().map(|w| (w.bytes, w.percent)).collect();
         assert_eq!(got, vec![(1024, 25), (4096, 50), (32768, 25)]);
-        assert!(bssplit("4k/60:8k/50").unwrap_err().contains("110"));
+        assert_eq!(
+            bssplit("4k/60:8k/50").unwrap_err(),
+            OptionError::PercentSum { sum: 110 }
+        );
     }
 
     #[test]

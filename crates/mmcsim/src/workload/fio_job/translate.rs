@@ -94,10 +94,10 @@ impl Options {
             job.more_files = c.files[1..].to_vec();
             job.threads = c.threads;
             job.region_offset_bytes = c.offset;
-            job.check_io().map_err(|message| Error::Line {
+            job.check_io().map_err(|e| Error::Line {
                 origin: source.to_string(),
                 line: s.line,
-                message,
+                message: e.to_string(),
             })?;
             w.jobs.push(job);
             w.report.push(self.report_job(group));

@@ -1,5 +1,6 @@
 //! Values of options: integers, sizes with fio's suffixes, times.
 
+use super::option_error::OptionError;
 use super::MAX_BYTES;
 
 /// An integer, decimal or `0x` hexadecimal.
@@ -12,15 +13,16 @@ pub(super) fn int(v: &str) -> Option<u64> {
 }
 
 /// An integer in `min..=max`.
-pub(super) fn count(v: &str, min: u64, max: u64) -> std::result::Result<u64, String> {
+pub(super) fn count(v: &str, min: u64, max: u64) -> Result<u64, OptionError> {
     int(v)
         .filter(|n| (min..=max).contains(n))
-        .ok_or_else(|| format!("expected an integer {min}..={max}"))
+        .ok_or(OptionError::IntRange { min, max })
 }
 
-pub(super) fn positive(n: u64) -> std::result::Result<u64, String> {
+/// A size that must not be 0.
+pub(super) fn positive(n: u64) -> Result<u64, OptionError> {
     if n == 0 {
-        Err("expected a size > 0".into())
+        Err(OptionError::ZeroSize)
     } else {
         Ok(n)
     }
@@ -28,15 +30,13 @@ pub(super) fn positive(n: u64) -> std::result::Result<u64, String> {
 
 /// A size in bytes with fio's suffixes at `kb_base=1024`: `k`/`kb`,
 /// `m`/`mb`, ... are powers of 1024, `kib`, `mib`, ... powers of 1000.
-pub fn size(v: &str) -> std::result::Result<u64, String> {
-    let expected = || {
-        format!("expected a size in bytes with an optional k/m/g/t/p suffix (base 1024), e.g. 4k; got '{v}'")
+pub fn size(v: &str) -> Result<u64, OptionError> {
+    let expected = || OptionError::Size {
+        value: v.to_string(),
     };
     let t = v.trim().to_ascii_lowercase();
     if t.ends_with('%') {
-        return Err(
-            "a percentage of the file is not modelled; give a size in bytes (e.g. 64m)".into(),
-        );
+        return Err(OptionError::Percentage);
     }
     // A hexadecimal number (`0x...`) takes no suffix.
     let (num, suffix) = if t.starts_with("0x") {
@@ -63,22 +63,20 @@ pub fn size(v: &str) -> std::result::Result<u64, String> {
     .ok_or_else(expected)?;
     n.checked_mul(mult)
         .filter(|&b| b <= MAX_BYTES)
-        .ok_or_else(|| {
-            format!("{v}: expected at most {MAX_BYTES} bytes (2^50, 1 PiB), the limit of a size, offset or block size")
+        .ok_or_else(|| OptionError::SizeLimit {
+            value: v.to_string(),
         })
 }
 
 /// A time in µs: a number with an optional `us`/`usec`, `ms`/`msec`,
 /// `s`/`sec`, `m`/`min`, `h` or `d` suffix; without one, `default_us` µs
 /// per unit.
-pub(super) fn time_us(v: &str, default_us: f64) -> std::result::Result<f64, String> {
+pub(super) fn time_us(v: &str, default_us: f64) -> Result<f64, OptionError> {
     let t = v.trim().to_ascii_lowercase();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| {
-        format!(
-            "expected a whole time with an optional unit (us, ms, s, m, h, d), e.g. 30s; got '{v}'"
-        )
+    let n: u64 = num.parse().map_err(|_| OptionError::Time {
+        value: v.to_string(),
     })?;
     let unit = match suffix {
         "" => default_us,
@@ -89,9 +87,9 @@ pub(super) fn time_us(v: &str, default_us: f64) -> std::result::Result<f64, Stri
         "h" => 3600e6,
         "d" => 86400e6,
         _ => {
-            return Err(format!(
-                "unknown time unit '{suffix}': expected us, ms, s, m, h or d"
-            ))
+            return Err(OptionError::TimeUnit {
+                suffix: suffix.to_string(),
+            })
         }
     };
     Ok(n as f64 * unit)

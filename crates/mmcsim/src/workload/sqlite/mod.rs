@@ -116,16 +116,18 @@ impl SqliteConfig {
     /// Checks what serde cannot; errors name the key.
     pub fn validate(&self) -> Result<(), crate::error::SettingError> {
         if !(512..=65536).contains(&self.page_size) || !self.page_size.is_power_of_two() {
-            return Err(crate::error::SettingError::Rule(format!(
-                "sqlite.page_size = {}: expected a power of two from 512 to 65536 bytes",
-                self.page_size
-            )));
+            return Err(crate::error::SettingError::invalid(
+                "sqlite.page_size",
+                self.page_size,
+                "a power of two from 512 to 65536 bytes",
+            ));
         }
         if self.journal_size_limit < -1 {
-            return Err(crate::error::SettingError::Rule(format!(
-                "sqlite.journal_size_limit = {}: expected -1 (no limit) or a size in bytes",
-                self.journal_size_limit
-            )));
+            return Err(crate::error::SettingError::invalid(
+                "sqlite.journal_size_limit",
+                self.journal_size_limit,
+                "-1 (no limit) or a size in bytes",
+            ));
         }
         Ok(())
     }
@@ -207,38 +209,92 @@ impl SqliteJobSpec {
     }
 
     /// Checks the job against `cfg`; errors name the job and the key.
-    pub fn validate(&self, cfg: &SqliteConfig) -> Result<(), String> {
-        let n = &self.name;
+    pub fn validate(&self, cfg: &SqliteConfig) -> Result<(), SqliteJobError> {
+        self.rules(cfg).map_err(|rule| SqliteJobError {
+            job: self.name.clone(),
+            rule,
+        })
+    }
+
+    /// [`SqliteJobSpec::validate`]'s rules.
+    fn rules(&self, cfg: &SqliteConfig) -> Result<(), SqliteJobRule> {
         if self.transactions == 0 {
-            return Err(format!("sqlite job `{n}`: transactions must be at least 1"));
+            return Err(SqliteJobRule::Zero {
+                field: "transactions",
+            });
         }
         let max = btree::max_local_payload(cfg.page_size);
         if self.row_bytes == 0 || self.row_bytes > max {
-            return Err(format!(
-                "sqlite job `{n}`: row_bytes = {}: expected 1..={max} (rows that spill to overflow pages are not modelled at page_size {})",
-                self.row_bytes, cfg.page_size
-            ));
+            return Err(SqliteJobRule::RowBytes {
+                row_bytes: self.row_bytes,
+                max,
+                page_size: cfg.page_size,
+            });
         }
         if self.op == SqlOp::Delete && self.transactions > self.prefill() {
-            return Err(format!(
-                "sqlite job `{n}`: {} deletes of {} rows: rows must be at least transactions",
-                self.transactions,
-                self.prefill()
-            ));
+            return Err(SqliteJobRule::DeletesBeyondRows {
+                deletes: self.transactions,
+                rows: self.prefill(),
+            });
         }
         if self.op != SqlOp::Insert && self.prefill() == 0 {
-            return Err(format!("sqlite job `{n}`: rows must be at least 1"));
+            return Err(SqliteJobRule::Zero { field: "rows" });
         }
         if let Some(p) = &self.path {
             if !p.starts_with('/') || p.ends_with('/') {
-                return Err(format!(
-                    "sqlite job `{n}`: path `{p}`: expected an absolute file path"
-                ));
+                return Err(SqliteJobRule::Path { path: p.clone() });
             }
         }
-        let owner = format!("sqlite job `{n}`");
-        crate::workload::spec::checked_time_ns(&owner, "think_time_us", self.think_time_us, 1e3)?;
-        crate::workload::spec::checked_time_ns(&owner, "start_ms", self.start_ms, 1e6)?;
+        crate::workload::spec::checked_time_ns("think_time_us", self.think_time_us, 1e3)?;
+        crate::workload::spec::checked_time_ns("start_ms", self.start_ms, 1e6)?;
         Ok(())
     }
+}
+
+/// A SQLite job whose settings break a rule: the job and the rule.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("sqlite job `{job}`: {rule}")]
+pub struct SqliteJobError {
+    /// The job's name.
+    pub job: String,
+    /// The rule broken.
+    pub rule: SqliteJobRule,
+}
+
+/// The rule a SQLite job breaks, with the values at fault.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SqliteJobRule {
+    /// A count that must be at least 1 is 0.
+    #[error("{field} must be at least 1")]
+    Zero {
+        /// `transactions` or `rows`.
+        field: &'static str,
+    },
+    /// A row that would spill to overflow pages (not modelled).
+    #[error("row_bytes = {row_bytes}: expected 1..={max} (rows that spill to overflow pages are not modelled at page_size {page_size})")]
+    RowBytes {
+        /// The row size given, bytes.
+        row_bytes: u32,
+        /// The largest local payload at this page size, bytes.
+        max: u32,
+        /// The database page size, bytes.
+        page_size: u32,
+    },
+    /// More deletes than rows.
+    #[error("{deletes} deletes of {rows} rows: rows must be at least transactions")]
+    DeletesBeyondRows {
+        /// Transactions (one delete each).
+        deletes: u64,
+        /// Rows filled first.
+        rows: u64,
+    },
+    /// A database path that is not an absolute file path.
+    #[error("path `{path}`: expected an absolute file path")]
+    Path {
+        /// The path given.
+        path: String,
+    },
+    /// A time the clock cannot hold.
+    #[error(transparent)]
+    Time(#[from] crate::workload::job_error::TimeError),
 }

@@ -9,6 +9,8 @@
 //! Block numbers are file-system blocks (4 KiB) from the start of the
 //! partition; `s_first_data_block` is 0 for 4 KiB blocks.
 
+use crate::host::fs::mkfs_error::MkfsError;
+
 /// File-system block size, bytes.
 pub const BLOCK_BYTES: u64 = 4096;
 /// Blocks per group (`s_blocks_per_group` = 8 × block size).
@@ -92,15 +94,9 @@ impl Layout {
         blocks: u64,
         bytes_per_inode: u64,
         journal_blocks: u64,
-    ) -> Result<Layout, crate::error::SettingError> {
-        Self::new_text(blocks, bytes_per_inode, journal_blocks)
-            .map_err(crate::error::SettingError::Rule)
-    }
-
-    /// The same, its error as text.
-    fn new_text(blocks: u64, bytes_per_inode: u64, journal_blocks: u64) -> Result<Layout, String> {
+    ) -> Result<Layout, MkfsError> {
         if blocks == 0 {
-            return Err("a partition of 0 blocks holds no file system".into());
+            return Err(MkfsError::NoBlocks);
         }
         let ngroups = blocks.div_ceil(BLOCKS_PER_GROUP);
         let inodes_per_block = BLOCK_BYTES / INODE_BYTES;
@@ -136,9 +132,11 @@ impl Layout {
                 inode_table: b + 2,
             };
             if gl.inode_table + itb > first + len {
-                return Err(format!(
-                    "a partition of {blocks} blocks leaves group {g} ({len} blocks) too small for its bitmaps and inode table; use a bigger fs.partition_size_mib"
-                ));
+                return Err(MkfsError::GroupTooSmall {
+                    blocks,
+                    group: g,
+                    len,
+                });
             }
             groups.push(gl);
         }
@@ -164,9 +162,10 @@ impl Layout {
                 l.journal_first = g0.inode_table + itb;
             }
             if l.journal_first + journal_blocks > blocks {
-                return Err(format!(
-                    "a journal of {journal_blocks} blocks does not fit a file system of {blocks} blocks"
-                ));
+                return Err(MkfsError::JournalTooLarge {
+                    journal_blocks,
+                    blocks,
+                });
             }
         }
         Ok(l)

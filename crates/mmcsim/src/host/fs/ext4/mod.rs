@@ -20,6 +20,7 @@ mod recovery;
 pub mod report;
 mod vfs;
 
+use crate::host::fs::mkfs_error::MkfsError;
 use std::collections::BTreeMap;
 
 use self::alloc::Bitmaps;
@@ -99,29 +100,16 @@ impl Ext4 {
         blocks: u64,
         tick_ns: Ns,
         cache: &mut PageCache,
-    ) -> Result<Ext4, crate::error::SettingError> {
-        Self::mkfs_text(cfg, part_sector, blocks, tick_ns, cache)
-            .map_err(crate::error::SettingError::Rule)
-    }
-
-    /// The same, its error as text.
-    fn mkfs_text(
-        cfg: &FsConfig,
-        part_sector: u64,
-        blocks: u64,
-        tick_ns: Ns,
-        cache: &mut PageCache,
-    ) -> Result<Ext4, String> {
+    ) -> Result<Ext4, MkfsError> {
         let jblocks = Self::journal_blocks_for(cfg, blocks);
         if blocks < Self::min_blocks(cfg) {
             let mib = Self::min_blocks(cfg).div_ceil(BLOCKS_PER_MIB);
-            return Err(format!(
-                "a partition of {blocks} blocks ({} MiB) is too small: with these options the smallest ext4 is {mib} MiB (one block group's superblock, group descriptors, bitmaps and inode table, the journal, the root directory and lost+found); set fs.partition_size_mib to at least {mib}",
-                blocks / BLOCKS_PER_MIB
-            ));
+            return Err(MkfsError::Ext4TooSmall {
+                blocks,
+                min_mib: mib,
+            });
         }
-        let layout =
-            Layout::new(blocks, cfg.bytes_per_inode as u64, jblocks).map_err(|e| e.to_string())?;
+        let layout = Layout::new(blocks, cfg.bytes_per_inode as u64, jblocks)?;
         let bitmaps = Bitmaps::mkfs(&layout);
         let bdev = cache.add_file(blocks);
         let journal = (jblocks > 0).then(|| Journal::new(layout.journal_first, jblocks));
@@ -155,13 +143,15 @@ impl Ext4 {
         fs.inodes.get_mut(&ROOT_INO).expect("root").nlink = 2;
         fs.dirs.insert(ROOT_INO, Dir::new());
         fs.alloc_blocks(ROOT_INO, 0, 1, 0, cache, 0)
-            .map_err(|_| "no room for the root directory".to_string())?;
+            .map_err(|_| MkfsError::NoRoom {
+                what: "the root directory",
+            })?;
         fs.set_size(ROOT_INO, BLOCK_BYTES);
         let lf = fs
             .create(ROOT_INO, "lost+found", Kind::Dir, 0, cache, 0)
-            .map_err(|_| "no room for lost+found".to_string())?;
+            .map_err(|_| MkfsError::NoRoom { what: "lost+found" })?;
         fs.alloc_blocks(lf, 1, 3, 0, cache, 0)
-            .map_err(|_| "no room for lost+found".to_string())?;
+            .map_err(|_| MkfsError::NoRoom { what: "lost+found" })?;
         fs.set_size(lf, 4 * BLOCK_BYTES);
         Ok(fs)
     }

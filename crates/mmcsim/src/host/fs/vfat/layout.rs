@@ -9,6 +9,7 @@
 //! * NPB + fat / BPN * nft)` clusters, `RESFTE` = 2 reserved entries, root
 //! directory at cluster `RESFTE`; no `-A` alignment before 2014.]
 
+use crate::host::fs::mkfs_error::MkfsError;
 use crate::types::SECTORS_PER_PAGE;
 
 /// Bytes per logical sector (`bpb.bps`: the eMMC's 512-byte sector).
@@ -48,17 +49,15 @@ pub struct Layout {
 impl Layout {
     /// The layout `newfs_msdos -F 32 -c spc` makes on `sectors` sectors,
     /// or why it cannot.
-    pub fn new(sectors: u64, spc: u64) -> Result<Layout, String> {
+    pub fn new(sectors: u64, spc: u64) -> Result<Layout, MkfsError> {
         if sectors > u32::MAX as u64 {
-            return Err(format!(
-                "a FAT32 volume holds at most 2^32 - 1 sectors (2 TiB); the partition has {sectors}"
-            ));
+            return Err(MkfsError::Fat32TooLarge { sectors });
         }
         // x1: reserved sectors plus a one-sector FAT per copy, as
         // newfs_msdos starts its estimate.
         let x1 = RESERVED_SECTORS + NFATS;
         if sectors <= x1 + spc {
-            return Err("too small for FAT32's reserved region, two FATs and a cluster".into());
+            return Err(MkfsError::Fat32TooSmall);
         }
         // Nibbles: a byte is 2 (NPB), a FAT32 entry 8 (fat / BPN).
         let est = (sectors - x1) * SECTOR_BYTES * 2 / (spc * SECTOR_BYTES * 2 + 8 * NFATS);
@@ -66,7 +65,7 @@ impl Layout {
             ((FIRST_CLUSTER as u64 + est.min(MAXCLS32)) * 8).div_ceil(SECTOR_BYTES * 2);
         let meta = RESERVED_SECTORS + fat_sectors * NFATS;
         if sectors <= meta + spc {
-            return Err("too small for FAT32's reserved region, two FATs and a cluster".into());
+            return Err(MkfsError::Fat32TooSmall);
         }
         let fits = fat_sectors * SECTOR_BYTES / FAT_ENTRY_BYTES - FIRST_CLUSTER as u64;
         let clusters = ((sectors - meta) / spc).min(fits).min(MAXCLS32);

@@ -37,6 +37,7 @@ mod release;
 pub mod report;
 mod vfs;
 
+use crate::host::fs::mkfs_error::MkfsError;
 use std::collections::{BTreeMap, BTreeSet};
 
 use self::dir::{Dir, Entry};
@@ -145,25 +146,13 @@ impl Vfat {
         blocks: u64,
         tick_ns: Ns,
         cache: &mut PageCache,
-    ) -> Result<Vfat, crate::error::SettingError> {
-        Self::mkfs_text(cfg, part_sector, blocks, tick_ns, cache)
-            .map_err(crate::error::SettingError::Rule)
-    }
-
-    fn mkfs_text(
-        cfg: &FsConfig,
-        part_sector: u64,
-        blocks: u64,
-        tick_ns: Ns,
-        cache: &mut PageCache,
-    ) -> Result<Vfat, String> {
+    ) -> Result<Vfat, MkfsError> {
         let spc = Self::cluster_kib(cfg) as u64 * 1024 / SECTOR_BYTES;
-        let layout = Layout::new(blocks * SECTORS_PER_PAGE, spc).map_err(|e| {
-            format!(
-                "fs: a partition of {blocks} blocks cannot hold FAT32 with {} KiB clusters: {e}; set fs.partition_size_mib to at least {}",
-                Self::cluster_kib(cfg),
-                Self::min_blocks(cfg).div_ceil(256)
-            )
+        let layout = Layout::new(blocks * SECTORS_PER_PAGE, spc).map_err(|e| MkfsError::Fat32 {
+            blocks,
+            cluster_kib: Self::cluster_kib(cfg),
+            why: Box::new(e),
+            min_mib: Self::min_blocks(cfg).div_ceil(256),
         })?;
         let bdev = cache.add_file(layout.sectors / SECTORS_PER_PAGE);
         let root_map = cache.add_file(0);
@@ -192,10 +181,12 @@ impl Vfat {
         // newfs_msdos gives the root its first cluster (2).
         let root = fs
             .add_cluster(ROOT_INO, cache, 0)
-            .map_err(|_| "no cluster for the root")?;
+            .map_err(|_| MkfsError::NoRoom {
+                what: "the root directory",
+            })?;
         debug_assert_eq!(root, ROOT_CLUSTER);
         fs.create(ROOT_INO, "LOST.DIR", Kind::Dir, 0, cache, 0)
-            .map_err(|_| "no room for LOST.DIR".to_string())?;
+            .map_err(|_| MkfsError::NoRoom { what: "LOST.DIR" })?;
         Ok(fs)
     }
 
