@@ -22,4 +22,4 @@ pub use scenario::{
     FileSpec, FitMode, FsConfig, HostConfig, JobOp, JobSpec, Order, Pattern, ReplayMode, Scenario,
     SchedPolicy, SchedulerSpec, ScriptSpec, TraceSpec,
 };
-pub use scenario_rule::ScenarioRule;
+pub use scenario_rule::{ScenarioRule, MAX_FILES, MAX_SQLITE_STATEMENTS, MAX_THREADS};
