@@ -379,7 +379,7 @@ impl Scenario {
         let Some(fs) = &self.fs else {
             return Ok(());
         };
-        fs.validate().map_err(ScenarioRule::Fs)?;
+        crate::host::fs::validate(fs).map_err(ScenarioRule::Fs)?;
         let min = crate::host::fs::min_blocks(fs).div_ceil(256);
         if let Some(s) = fs.partition_size_mib.filter(|&s| s < min) {
             return Err(ScenarioRule::PartitionTooSmall {

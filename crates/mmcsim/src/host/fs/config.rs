@@ -204,7 +204,8 @@ fn bool_or_int<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 
 impl FsConfig {
     /// Checks the values that serde cannot: the commit interval, the
-    /// inode density, and the vfat options.
+    /// inode density, and the vfat options. The FUSE keys are the FUSE
+    /// model's ([`super::validate`] checks both).
     pub fn validate(&self) -> Result<(), SettingError> {
         self.validate_vfat()?;
         if self.commit_s == 0 || self.commit_s > 3600 {
@@ -221,7 +222,6 @@ impl FsConfig {
                 expected: "1024..=67108864 bytes".into(),
             });
         }
-        super::fuse::params::validate(self)?;
         if let Some(j) = self.journal_blocks {
             if j < 1024 {
                 return Err(SettingError::Conflict {
@@ -300,12 +300,12 @@ mod tests {
 
     #[test]
     fn fuse_keys_are_checked_with_their_names() {
+        // The FUSE keys are the FUSE model's: `host::fs::validate` checks them.
+        let check = |c: &FsConfig| crate::host::fs::validate(c);
         let ok: FsConfig = toml::from_str("type = \"fuse\"\ndaemon_threads = 2").unwrap();
-        ok.validate().unwrap();
+        check(&ok).unwrap();
         let e = |t: &str| {
-            toml::from_str::<FsConfig>(t)
-                .unwrap()
-                .validate()
+            check(&toml::from_str::<FsConfig>(t).unwrap())
                 .unwrap_err()
                 .to_string()
         };

@@ -718,6 +718,13 @@ pub fn mkfs(
     })
 }
 
+/// Checks `[fs]`: its own keys ([`FsConfig::validate`]), then the FUSE
+/// keys, which the FUSE model owns ([`fuse::params::validate`]).
+pub fn validate(cfg: &FsConfig) -> Result<(), crate::error::SettingError> {
+    cfg.validate()?;
+    fuse::params::validate(cfg)
+}
+
 /// The fewest 4 KiB blocks [`mkfs`] can make a file system of with `cfg`.
 pub fn min_blocks(cfg: &FsConfig) -> u64 {
     match cfg.fs_type {
