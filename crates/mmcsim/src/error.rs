@@ -110,16 +110,17 @@ pub enum Error {
     /// key.
     #[error("{}", escape(&.0.to_string()))]
     Unlocated(#[from] SettingError),
-    /// A line of a job file (fio) is unusable; the message names the key
-    /// or job and what was expected.
-    #[error("{}", escape(&format!("{origin}:{line}: {message}")))]
-    Line {
+    /// A line of a job file (fio) is unusable: the file's structure, or
+    /// a job's options together (one option's value is
+    /// [`Error::FioOption`]).
+    #[error("{}", escape(&format!("{origin}:{line}: {problem}")))]
+    FioLine {
         /// The file.
         origin: String,
         /// 1-based line number.
         line: usize,
-        /// The key or job at fault, what was found and what was expected.
-        message: String,
+        /// The section, key or job at fault and what was expected.
+        problem: Box<crate::workload::fio_job::LineProblem>,
     },
     /// One option of an fio job file is unusable: the file, line, key and
     /// value, and why.
@@ -280,8 +281,8 @@ pub enum Error {
     },
     /// The simulation cannot finish: calls wait for something nothing will
     /// deliver (a simulator bug; the message says what waits).
-    #[error("{0}")]
-    Stalled(String),
+    #[error(transparent)]
+    Stalled(Stall),
     /// The device model broke one of its invariants (a simulator bug).
     #[error("device: {0}")]
     Device(#[from] crate::device::DeviceError),
@@ -359,7 +360,7 @@ impl Error {
                 | Error::Unlocated(_)
                 | Error::Override { .. }
                 | Error::NoSuchPhone { .. }
-                | Error::Line { .. }
+                | Error::FioLine { .. }
                 | Error::FioOption { .. }
                 | Error::NoJobSection { .. }
                 | Error::FioTranslation(_)
@@ -555,6 +556,34 @@ impl SettingError {
             why: why.into(),
         }
     }
+}
+
+/// How a simulation stalled (a simulator bug: each says what waits).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Stall {
+    /// Only periodic timers ran for `limit_s` of simulated time while
+    /// calls waited, with nothing else pending.
+    #[error("simulation stalled at {at_ns} ns: for {limit_s} s of simulated time only periodic timers ran while {calls} call(s) waited, and nothing else is pending, so they can never finish: this is a simulator bug, please report it with the scenario. Waiting:{waiting}")]
+    TimersOnly {
+        /// Simulated time, ns.
+        at_ns: u64,
+        /// The stall limit, s.
+        limit_s: u64,
+        /// Calls in progress.
+        calls: usize,
+        /// The first waiting calls, one per line (the host's description).
+        waiting: String,
+    },
+    /// The event queue ran dry with work left.
+    #[error("simulation stalled with work left (calls in progress: {calls}, block layer pending: {pending}, in driver: {held}): this is a simulator bug, please report it with the scenario")]
+    WorkLeft {
+        /// Calls in progress (host and replay).
+        calls: usize,
+        /// The block layer still holds requests.
+        pending: bool,
+        /// Requests the driver holds.
+        held: u32,
+    },
 }
 
 /// Why a job's file cannot be opened before the run.

@@ -41,20 +41,107 @@ const HEADER_BYTES: usize = 8 + 4 + 24 + 8 + 8 + 8;
 /// Why a saved state cannot be written or used (without the file name,
 /// which the caller adds).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct StateError(pub String);
+pub enum StateError {
+    /// The mapping scheme has no saved-state support.
+    #[error("mapping `{scheme}` does not support saved state (--save-state / --load-state): precondition in place instead")]
+    Unsupported {
+        /// The scheme's name.
+        scheme: &'static str,
+    },
+    /// The device is between operations a state cannot capture; the text
+    /// says which and when a state is saved.
+    #[error("{0}")]
+    NotAtRest(&'static str),
+    /// Shorter than the header.
+    #[error("{len} bytes: shorter than the {HEADER_BYTES}-byte header of a saved device state (truncated, or not a state file)")]
+    ShortHeader {
+        /// The file's length, bytes.
+        len: usize,
+    },
+    /// No `MMCSIMST` magic.
+    #[error("not a saved device state (the file does not start with MMCSIMST)")]
+    NotAState,
+    /// Another format version.
+    #[error("format version {version}; this simctl reads version {FORMAT_VERSION}: save the state again with this build")]
+    Version {
+        /// The file's version.
+        version: u32,
+    },
+    /// Saved for another NAND geometry.
+    #[error("saved for another NAND geometry: {name} = {got}, but this device has {want}")]
+    Geometry {
+        /// The geometry field, e.g. `blocks_per_plane`.
+        name: &'static str,
+        /// The file's value.
+        got: u64,
+        /// This device's.
+        want: u64,
+    },
+    /// Saved from other settings on the same geometry.
+    #[error("saved from another device profile, [precondition] setting or seed than this run's (same geometry): precondition in place, or save a state with these settings")]
+    OtherSettings,
+    /// The payload is not as long as the header announces.
+    #[error("the header announces a {announced}-byte payload but {present} bytes follow it: the file is truncated or corrupted")]
+    PayloadLength {
+        /// Bytes announced.
+        announced: u64,
+        /// Bytes present.
+        present: usize,
+    },
+    /// The payload checksum differs.
+    #[error("the payload checksum does not match: the file is corrupted")]
+    Checksum,
+    /// The payload ends inside a field.
+    #[error("the payload ends at byte {len} of {what} (it needs {needs} bytes from payload offset {offset}): the file is truncated or corrupted")]
+    Truncated {
+        /// The payload's length, bytes.
+        len: usize,
+        /// The field.
+        what: String,
+        /// Bytes the field needs.
+        needs: usize,
+        /// Where it starts, bytes into the payload.
+        offset: usize,
+    },
+    /// An array of another length than this device's.
+    #[error("{what} has {entries} entries but this device has {expected}: the state does not fit this device")]
+    Length {
+        /// The array.
+        what: String,
+        /// Entries in the file.
+        entries: u64,
+        /// Entries this device has.
+        expected: usize,
+    },
+    /// Bytes after the last field.
+    #[error("{0} bytes follow the last field of the payload: the file is corrupted")]
+    Trailing(usize),
+    /// A field whose value no saved state can hold; the text names the
+    /// field and its value.
+    #[error("{detail}: the file is corrupted")]
+    Corrupt {
+        /// The field and its value, e.g. `block 7 has 300 pages
+        /// programmed, more than 256`.
+        detail: String,
+    },
+    /// The state loads but breaks the device's invariants.
+    #[error("the restored state is inconsistent ({0}): the file is corrupted")]
+    Inconsistent(Box<super::DeviceError>),
+}
 
 impl StateError {
-    fn new(msg: impl Into<String>) -> StateError {
-        StateError(msg.into())
-    }
-
     /// The error of a mapping scheme without saved-state support.
     pub fn unsupported(scheme: super::ftl::MappingScheme) -> StateError {
-        StateError(format!(
-            "mapping `{}` does not support saved state (--save-state / --load-state): precondition in place instead",
-            scheme.name()
-        ))
+        StateError::Unsupported {
+            scheme: scheme.name(),
+        }
+    }
+
+    /// A corrupted field: `detail` names it and its value.
+    pub fn corrupt(detail: impl Into<String>) -> StateError {
+        StateError::Corrupt {
+            detail: detail.into(),
+        }
     }
 }
 
@@ -131,11 +218,12 @@ impl<'a> StateReader<'a> {
                 self.pos += n;
                 Ok(b)
             }
-            None => Err(StateError::new(format!(
-                "the payload ends at byte {} of {what} (it needs {n} bytes from payload offset {}): the file is truncated or corrupted",
-                self.data.len(),
-                self.pos
-            ))),
+            None => Err(StateError::Truncated {
+                len: self.data.len(),
+                what: what.to_string(),
+                needs: n,
+                offset: self.pos,
+            }),
         }
     }
     /// A `u8`.
@@ -157,9 +245,11 @@ impl<'a> StateReader<'a> {
     fn len(&mut self, what: &str, expected: usize) -> Result<usize, StateError> {
         let n = self.u64(what)?;
         if n != expected as u64 {
-            return Err(StateError::new(format!(
-                "{what} has {n} entries but this device has {expected}: the state does not fit this device"
-            )));
+            return Err(StateError::Length {
+                what: what.to_string(),
+                entries: n,
+                expected,
+            });
         }
         Ok(expected)
     }
@@ -201,10 +291,7 @@ impl<'a> StateReader<'a> {
     /// Refuses bytes left over after the last field.
     fn finish(&self) -> Result<(), StateError> {
         if self.pos != self.data.len() {
-            return Err(StateError::new(format!(
-                "{} bytes follow the last field of the payload: the file is corrupted",
-                self.data.len() - self.pos
-            )));
+            return Err(StateError::Trailing(self.data.len() - self.pos));
         }
         Ok(())
     }
@@ -229,7 +316,7 @@ pub(crate) fn save(
     key: &str,
 ) -> Result<Vec<u8>, StateError> {
     if !d.wbuf.pending().is_empty() {
-        return Err(StateError::new(
+        return Err(StateError::NotAtRest(
             "the write buffer holds data: a state is saved right after preconditioning",
         ));
     }
@@ -264,23 +351,16 @@ pub(crate) fn load(
     key: &str,
 ) -> Result<PreconditionSummary, StateError> {
     if bytes.len() < HEADER_BYTES {
-        return Err(StateError::new(format!(
-            "{} bytes: shorter than the {HEADER_BYTES}-byte header of a saved device state (truncated, or not a state file)",
-            bytes.len()
-        )));
+        return Err(StateError::ShortHeader { len: bytes.len() });
     }
     if &bytes[..8] != MAGIC {
-        return Err(StateError::new(
-            "not a saved device state (the file does not start with MMCSIMST)",
-        ));
+        return Err(StateError::NotAState);
     }
     let word = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
     let dword = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
     let version = word(8);
     if version != FORMAT_VERSION {
-        return Err(StateError::new(format!(
-            "format version {version}; this simctl reads version {FORMAT_VERSION}: save the state again with this build"
-        )));
+        return Err(StateError::Version { version });
     }
     let names = [
         "channels",
@@ -293,28 +373,26 @@ pub(crate) fn load(
     for (k, (want, name)) in geometry_words(&d.geo).into_iter().zip(names).enumerate() {
         let got = word(12 + 4 * k);
         if got != want {
-            return Err(StateError::new(format!(
-                "saved for another NAND geometry: {name} = {got}, but this device has {want}"
-            )));
+            return Err(StateError::Geometry {
+                name,
+                got: u64::from(got),
+                want: u64::from(want),
+            });
         }
     }
     if dword(36) != fnv1a(key.as_bytes()) {
-        return Err(StateError::new(
-            "saved from another device profile, [precondition] setting or seed than this run's (same geometry): precondition in place, or save a state with these settings",
-        ));
+        return Err(StateError::OtherSettings);
     }
     let len = dword(44);
     let payload = &bytes[HEADER_BYTES..];
     if payload.len() as u64 != len {
-        return Err(StateError::new(format!(
-            "the header announces a {len}-byte payload but {} bytes follow it: the file is truncated or corrupted",
-            payload.len()
-        )));
+        return Err(StateError::PayloadLength {
+            announced: len,
+            present: payload.len(),
+        });
     }
     if fnv1a(payload) != dword(52) {
-        return Err(StateError::new(
-            "the payload checksum does not match: the file is corrupted",
-        ));
+        return Err(StateError::Checksum);
     }
     let mut r = StateReader {
         data: payload,
@@ -335,11 +413,8 @@ pub(crate) fn load(
     // The checksum catches damage; the full oracle check (tens of ms on a
     // large device) runs in debug builds, i.e. in every test.
     if cfg!(debug_assertions) {
-        d.check_integrity().map_err(|e| {
-            StateError::new(format!(
-                "the restored state is inconsistent ({e}): the file is corrupted"
-            ))
-        })?;
+        d.check_integrity()
+            .map_err(|e| StateError::Inconsistent(Box::new(e)))?;
     }
     Ok(summary)
 }

@@ -41,7 +41,7 @@ use crate::block::{Accounting, BlockStage, Completion};
 use crate::config::Scenario;
 use crate::device::{IntegrityStats, PreconditionSummary};
 use crate::engine::EventQueue;
-use crate::error::{Error, Result, SettingError};
+use crate::error::{Error, Result, SettingError, Stall};
 use crate::host::{Below, Host};
 use crate::platform::Platform;
 use crate::sched::Registry;
@@ -369,12 +369,12 @@ impl Simulation {
         }
         let since = since.unwrap_or(now);
         if now - since > STALL_LIMIT_NS {
-            return Err(Error::Stalled(format!(
-                "simulation stalled at {now} ns: for {} s of simulated time only periodic timers ran while {} call(s) waited, and nothing else is pending, so they can never finish: this is a simulator bug, please report it with the scenario. Waiting:{}",
-                STALL_LIMIT_NS / 1_000_000_000,
-                self.host.calls_in_progress(),
-                self.host.describe_calls(8)
-            )));
+            return Err(Error::Stalled(Stall::TimersOnly {
+                at_ns: now,
+                limit_s: STALL_LIMIT_NS / 1_000_000_000,
+                calls: self.host.calls_in_progress(),
+                waiting: self.host.describe_calls(8),
+            }));
         }
         Ok(Some(since))
     }
@@ -386,9 +386,11 @@ impl Simulation {
         let pending = self.block.has_pending();
         let held = self.block.driver().held();
         if pending || calls > 0 || held > 0 {
-            return Err(Error::Stalled(format!(
-                "simulation stalled with work left (calls in progress: {calls}, block layer pending: {pending}, in driver: {held}): this is a simulator bug, please report it with the scenario"
-            )));
+            return Err(Error::Stalled(Stall::WorkLeft {
+                calls,
+                pending,
+                held,
+            }));
         }
         Ok(())
     }

@@ -721,8 +721,8 @@ impl BlockManager {
             let (next, erases) = self.nand.state_mut();
             r.u32s_into("the block program positions", next)?;
             if let Some(b) = next.iter().position(|&p| p > g.pages_per_block) {
-                return Err(StateError(format!(
-                    "block {b} has {} pages programmed, more than {}: the file is corrupted",
+                return Err(StateError::corrupt(format!(
+                    "block {b} has {} pages programmed, more than {}",
                     next[b], g.pages_per_block
                 )));
             }
@@ -736,8 +736,8 @@ impl BlockManager {
                 1 => BlockState::Open,
                 2 => BlockState::Full,
                 _ => {
-                    return Err(StateError(format!(
-                        "stripe {sb} has state code {c} (a saved state has free, open or full stripes only): the file is corrupted"
+                    return Err(StateError::corrupt(format!(
+                        "stripe {sb} has state code {c} (a saved state has free, open or full stripes only)"
                     )))
                 }
             };
@@ -755,8 +755,8 @@ impl BlockManager {
                 let (stripe, page) = (points[k], points[k + 1]);
                 let none = stripe == UNMAPPED && page == g.pages_per_block;
                 if !none && (stripe >= stripes || page > g.pages_per_block) {
-                    return Err(StateError(format!(
-                        "write point {s} of die {d} is at stripe {stripe} page {page}, outside the array: the file is corrupted"
+                    return Err(StateError::corrupt(format!(
+                        "write point {s} of die {d} is at stripe {stripe} page {page}, outside the array"
                     )));
                 }
                 *wp = WritePoint { stripe, page };
@@ -769,8 +769,8 @@ impl BlockManager {
         let stripe_slots = g.pages_per_block * g.stripe_slots();
         for (sb, &w) in written.iter().enumerate() {
             if w < self.valid[sb] || w > stripe_slots {
-                return Err(StateError(format!(
-                    "stripe {sb} has {w} slots written but {} valid (at most {stripe_slots}): the file is corrupted",
+                return Err(StateError::corrupt(format!(
+                    "stripe {sb} has {w} slots written but {} valid (at most {stripe_slots})",
                     self.valid[sb]
                 )));
             }
@@ -796,8 +796,8 @@ impl BlockManager {
                     continue;
                 }
                 let bad = |what: String| {
-                    StateError(format!(
-                        "write point {s} of die {d} (stripe {} page {}) {what}: the file is corrupted",
+                    StateError::corrupt(format!(
+                        "write point {s} of die {d} (stripe {} page {}) {what}",
                         wp.stripe, wp.page
                     ))
                 };
@@ -827,8 +827,8 @@ impl BlockManager {
                 let blk = self.stripe_block(sb as u32, pl);
                 let n = self.nand.programmed_pages(blk);
                 if n != 0 {
-                    return Err(StateError(format!(
-                        "stripe {sb} is free but its block {blk} has {n} pages programmed: the file is corrupted"
+                    return Err(StateError::corrupt(format!(
+                        "stripe {sb} is free but its block {blk} has {n} pages programmed"
                     )));
                 }
             }
@@ -843,8 +843,8 @@ impl BlockManager {
 #[cold]
 #[inline(never)]
 fn bad_slot(lpn: usize, slot: u32) -> StateError {
-    StateError(format!(
-        "LPN {lpn} maps to slot {slot}, outside the array or already mapped: the file is corrupted"
+    StateError::corrupt(format!(
+        "LPN {lpn} maps to slot {slot}, outside the array or already mapped"
     ))
 }
 

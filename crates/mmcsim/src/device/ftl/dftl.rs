@@ -461,8 +461,8 @@ impl Mapping for DftlMapping {
     /// most to its least recently used entry (LPN, slot, dirty).
     fn save_state(&self, w: &mut StateWriter) -> Result<(), StateError> {
         if !self.dirty_tpages.is_empty() {
-            return Err(StateError(
-                "the DFTL has translation pages waiting for write-back: a state is saved between commands".to_string(),
+            return Err(StateError::NotAtRest(
+                "the DFTL has translation pages waiting for write-back: a state is saved between commands",
             ));
         }
         w.u32s(&self.tver);
@@ -487,7 +487,7 @@ impl Mapping for DftlMapping {
     }
 
     fn load_state(&mut self, r: &mut StateReader<'_>, expected: &[u32]) -> Result<(), StateError> {
-        let corrupt = |what: String| Err(StateError(format!("{what}: the file is corrupted")));
+        let corrupt = |what: String| Err(StateError::corrupt(what));
         r.u32s_into("the translation-page versions", &mut self.tver)?;
         self.next_tver = r.u32("the next translation-page version")?;
         if let Some(t) = self.tver.iter().position(|&v| v >= self.next_tver) {

@@ -270,8 +270,8 @@ impl Mapping for PageMapping {
         self.blocks.load_state(r, self.table.entries(), expected)?;
         self.next_die = r.u32("the next host die")?;
         if self.next_die >= self.blocks.geometry().dies() {
-            return Err(StateError(format!(
-                "the next host die is {}, beyond the array: the file is corrupted",
+            return Err(StateError::corrupt(format!(
+                "the next host die is {}, beyond the array",
                 self.next_die
             )));
         }

@@ -64,7 +64,7 @@ mod values;
 #[cfg(test)]
 mod tests;
 
-pub use option_error::OptionError;
+pub use option_error::{JobProblem, LineProblem, OptionError};
 pub use parse::parse;
 pub use values::size;
 

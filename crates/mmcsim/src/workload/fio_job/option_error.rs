@@ -124,3 +124,109 @@ impl OptionError {
         OptionError::Expected(Cow::Borrowed(what))
     }
 }
+
+/// Why a line of an fio job file is refused, beyond one option's value
+/// ([`OptionError`]): the file's structure, or a job's options together.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LineProblem {
+    /// `[` without a closing `]`.
+    #[error("`{text}`: expected a section header `[name]`")]
+    SectionHeader {
+        /// The line, trimmed.
+        text: String,
+    },
+    /// An empty section name, or brackets inside it.
+    #[error("`{text}`: expected a section name between [ and ]")]
+    SectionName {
+        /// The line, trimmed.
+        text: String,
+    },
+    /// A line that is neither a section, a comment nor `key=value`.
+    #[error("`{text}`: expected key=value")]
+    NotKeyValue {
+        /// The line, trimmed.
+        text: String,
+    },
+    /// A key mmcsim refuses or does not know.
+    #[error(transparent)]
+    Key(OptionError),
+    /// A key above the first section.
+    #[error("key '{key}' comes before any section: put it under [global] or a [job]")]
+    KeyBeforeSection {
+        /// The key.
+        key: String,
+    },
+    /// Two jobs with different seeds.
+    #[error("key 'randseed' = {seed}: another job set randseed = {previous} (line {previous_line}); a run has one seed")]
+    SeedTwice {
+        /// This job's seed.
+        seed: u64,
+        /// The seed set before.
+        previous: u64,
+        /// Where it was set.
+        previous_line: usize,
+    },
+    /// A stonewall after jobs whose end is known only at run time.
+    #[error("key 'stonewall': the jobs above end when their I/O is done, known only at run time; mmcsim models a stonewall only after time_based jobs")]
+    StonewallAfterIo,
+    /// A job's options that do not fit together.
+    #[error("job `{job}`: {problem}")]
+    Job {
+        /// The job's name.
+        job: String,
+        /// What does not fit.
+        problem: JobProblem,
+    },
+    /// A job, translated, breaks a rule of synthetic jobs.
+    #[error(transparent)]
+    Rules(crate::workload::job_error::JobError),
+}
+
+/// A job's options that do not fit together.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JobProblem {
+    /// Less I/O per file than one block.
+    #[error("size {bytes} bytes per file is smaller than one block of {block} bytes")]
+    SizeBelowBlock {
+        /// Bytes per file.
+        bytes: u64,
+        /// The smallest block, bytes.
+        block: u64,
+    },
+    /// `create_on_open` on a job that reads.
+    #[error("key 'create_on_open': a job that reads a file fio has not laid out reads past its end (short reads are not modelled); use it with write jobs")]
+    CreateOnOpenRead,
+    /// A clone's region past the end of its file.
+    #[error("offset {offset} + size {size} bytes runs past the end of the {file_bytes}-byte file")]
+    PastFileEnd {
+        /// The clone's offset, bytes.
+        offset: u64,
+        /// Its size, bytes.
+        size: u64,
+        /// The file, bytes.
+        file_bytes: u64,
+    },
+    /// `nrfiles` above 1 with one file name.
+    #[error("key 'nrfiles' = {nrfiles} with one filename: give the files' names separated by ':' in filename, or drop filename (fio then names them jobname.N.i)")]
+    NrfilesOneName {
+        /// The value given.
+        nrfiles: u32,
+    },
+    /// A file size that leaves nothing after the offset.
+    #[error("key 'filesize' = {filesize}: leaves no I/O after offset {offset}")]
+    FilesizeNoIo {
+        /// The value given, bytes.
+        filesize: u64,
+        /// The offset, bytes.
+        offset: u64,
+    },
+    /// Neither `size` nor `filesize`.
+    #[error("neither size nor filesize is given: fio needs one to know how much I/O to do")]
+    NoSize,
+    /// `time_based` without a run time.
+    #[error("time_based needs a runtime (fio would run forever)")]
+    TimeBasedWithoutRuntime,
+    /// A run time of 0.
+    #[error("key 'runtime': expected a run time > 0")]
+    ZeroRuntime,
+}

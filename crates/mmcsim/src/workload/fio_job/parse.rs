@@ -3,6 +3,7 @@
 
 use super::job::Options;
 use super::keys::check_key;
+use super::option_error::LineProblem;
 use super::section::{Opt, Section};
 use super::FioWorkload;
 use crate::error::{Error, Result};
@@ -15,18 +16,18 @@ pub fn parse(text: &str, source: &str, name: &str) -> Result<FioWorkload> {
 }
 
 /// A located error of the job file `source`.
-fn located(source: &str, line: usize, msg: String) -> Error {
-    Error::Line {
+fn located(source: &str, line: usize, problem: LineProblem) -> Error {
+    Error::FioLine {
         origin: source.to_string(),
         line,
-        message: msg,
+        problem: Box::new(problem),
     }
 }
 
 /// The job sections of `text`, each with the `[global]` options above it
 /// and its own, in file order.
 fn sections(text: &str, source: &str) -> Result<Vec<Section>> {
-    let err = |line: usize, msg: String| located(source, line, msg);
+    let err = |line: usize, problem: LineProblem| located(source, line, problem);
     let mut global: Vec<Opt> = Vec::new();
     let mut in_global = false;
     let mut sections: Vec<Section> = Vec::new();
@@ -40,13 +41,17 @@ fn sections(text: &str, source: &str) -> Result<Vec<Section>> {
             let Some(head) = rest.strip_suffix(']').map(str::trim) else {
                 return Err(err(
                     line,
-                    format!("`{l}`: expected a section header `[name]`"),
+                    LineProblem::SectionHeader {
+                        text: l.to_string(),
+                    },
                 ));
             };
             if head.is_empty() || head.contains(['[', ']']) {
                 return Err(err(
                     line,
-                    format!("`{l}`: expected a section name between [ and ]"),
+                    LineProblem::SectionName {
+                        text: l.to_string(),
+                    },
                 ));
             }
             in_global = head == "global";
@@ -64,9 +69,14 @@ fn sections(text: &str, source: &str) -> Result<Vec<Section>> {
             None => (l, None),
         };
         if key.is_empty() || key.contains(char::is_whitespace) {
-            return Err(err(line, format!("`{l}`: expected key=value")));
+            return Err(err(
+                line,
+                LineProblem::NotKeyValue {
+                    text: l.to_string(),
+                },
+            ));
         }
-        check_key(key).map_err(|m| err(line, m.to_string()))?;
+        check_key(key).map_err(|m| err(line, LineProblem::Key(m)))?;
         let opt = Opt {
             key: key.to_string(),
             value,
@@ -78,9 +88,9 @@ fn sections(text: &str, source: &str) -> Result<Vec<Section>> {
             (false, None) => {
                 return Err(err(
                     line,
-                    format!(
-                        "key '{key}' comes before any section: put it under [global] or a [job]"
-                    ),
+                    LineProblem::KeyBeforeSection {
+                        key: key.to_string(),
+                    },
                 ))
             }
         }
@@ -96,7 +106,7 @@ fn sections(text: &str, source: &str) -> Result<Vec<Section>> {
 /// The files and jobs of `sections` in order: one run seed, reporting
 /// groups, and each job's start after a stonewall.
 fn jobs(sections: &[Section], source: &str, name: &str) -> Result<FioWorkload> {
-    let err = |line: usize, msg: String| located(source, line, msg);
+    let err = |line: usize, problem: LineProblem| located(source, line, problem);
     let mut w = FioWorkload {
         name: name.to_string(),
         seed: None,
@@ -116,7 +126,11 @@ fn jobs(sections: &[Section], source: &str, name: &str) -> Result<FioWorkload> {
                 Some(prev) if prev != seed => {
                     return Err(err(
                         line,
-                        format!("key 'randseed' = {seed}: another job set randseed = {prev} (line {seed_line}); a run has one seed"),
+                        LineProblem::SeedTwice {
+                            seed,
+                            previous: prev,
+                            previous_line: seed_line,
+                        },
                     ))
                 }
                 _ => {
@@ -130,15 +144,10 @@ fn jobs(sections: &[Section], source: &str, name: &str) -> Result<FioWorkload> {
         }
         let start_ms = o.more.startdelay_ms
             + match (o.stonewall, known_end) {
-            (None, _) => 0.0,
-            (Some(_), Some(end)) => end,
-            (Some(line), None) => {
-                return Err(err(
-                    line,
-                    "key 'stonewall': the jobs above end when their I/O is done, known only at run time; mmcsim models a stonewall only after time_based jobs".into(),
-                ))
-            }
-        };
+                (None, _) => 0.0,
+                (Some(_), Some(end)) => end,
+                (Some(line), None) => return Err(err(line, LineProblem::StonewallAfterIo)),
+            };
         let end = o
             .time_based
             .then(|| start_ms + o.ramp_ms + o.runtime_ms.unwrap_or(0.0));

@@ -1,6 +1,7 @@
 //! A job's options translated into the scenario's files and jobs.
 
 use super::job::Options;
+use super::option_error::{JobProblem, LineProblem};
 use super::section::Section;
 use super::{FioFile, FioReportJob, FioWorkload, DEFAULT_PERCENTILES};
 use crate::error::{Error, Result};
@@ -26,10 +27,19 @@ impl Options {
         w: &mut FioWorkload,
         source: &str,
     ) -> Result<()> {
-        let at = |line: usize, msg: String| Error::Line {
+        let located = |line: usize, problem: LineProblem| Error::FioLine {
             origin: source.to_string(),
             line: if line == 0 { s.line } else { line },
-            message: format!("job `{}`: {msg}", self.name),
+            problem: Box::new(problem),
+        };
+        let at = |line: usize, problem: JobProblem| {
+            located(
+                line,
+                LineProblem::Job {
+                    job: self.name.clone(),
+                    problem,
+                },
+            )
         };
         let m = &self.more;
         let op = self.rw.op();
@@ -41,18 +51,15 @@ impl Options {
             let line = self.size.map_or(self.bs_line, |(_, l)| l);
             return Err(at(
                 line,
-                format!(
-                    "size {} bytes per file is smaller than one block of {min_bs} bytes",
-                    per_file.min(io_bytes)
-                ),
+                JobProblem::SizeBelowBlock {
+                    bytes: per_file.min(io_bytes),
+                    block: min_bs,
+                },
             ));
         }
         self.check_times().map_err(|(l, e)| at(l, e))?;
         if let (Some(line), true) = (m.create_on_open, op != JobOp::Write) {
-            return Err(at(
-                line,
-                "key 'create_on_open': a job that reads a file fio has not laid out reads past its end (short reads are not modelled); use it with write jobs".into(),
-            ));
+            return Err(at(line, JobProblem::CreateOnOpenRead));
         }
         let (pattern, order, stride) = self.pattern(min_bs);
         // What every clone shares: the pattern, its length and call sizes.
@@ -82,10 +89,11 @@ impl Options {
                 let line = self.size.map_or(0, |(_, l)| l);
                 return Err(at(
                     line,
-                    format!(
-                        "offset {} + size {per_file} bytes runs past the end of the {fb}-byte file",
-                        c.offset
-                    ),
+                    JobProblem::PastFileEnd {
+                        offset: c.offset,
+                        size: per_file,
+                        file_bytes: fb,
+                    },
                 ));
             }
             self.add_files(w, &c.files, fb);
@@ -94,11 +102,8 @@ impl Options {
             job.more_files = c.files[1..].to_vec();
             job.threads = c.threads;
             job.region_offset_bytes = c.offset;
-            job.check_io().map_err(|e| Error::Line {
-                origin: source.to_string(),
-                line: s.line,
-                message: e.to_string(),
-            })?;
+            job.check_io()
+                .map_err(|e| located(s.line, LineProblem::Rules(e)))?;
             w.jobs.push(job);
             w.report.push(self.report_job(group));
         }
@@ -176,12 +181,11 @@ impl Options {
 
     /// Files per clone: the names of `filename` (':'-separated), else
     /// `nrfiles`.
-    fn file_count(&self) -> std::result::Result<u32, (usize, String)> {
+    fn file_count(&self) -> std::result::Result<u32, (usize, JobProblem)> {
         match (&self.filename, self.more.nrfiles) {
-            (Some((f, _)), Some((n, line))) if n > 1 && !f.contains(':') => Err((
-                line,
-                format!("key 'nrfiles' = {n} with one filename: give the files' names separated by ':' in filename, or drop filename (fio then names them jobname.N.i)"),
-            )),
+            (Some((f, _)), Some((n, line))) if n > 1 && !f.contains(':') => {
+                Err((line, JobProblem::NrfilesOneName { nrfiles: n }))
+            }
             (Some((f, _)), _) => Ok(f.split(':').count() as u32),
             (None, n) => Ok(n.map_or(1, |(n, _)| n)),
         }
@@ -190,43 +194,31 @@ impl Options {
     /// (Bytes of I/O per clone over all its files, bytes of the region of
     /// each file): fio's `size` divided among `nfiles` files, or
     /// `filesize` less the offset.
-    fn sizes(&self, nfiles: u32) -> std::result::Result<(u64, u64), (usize, String)> {
+    fn sizes(&self, nfiles: u32) -> std::result::Result<(u64, u64), (usize, JobProblem)> {
         match (self.size, self.filesize) {
             (Some((n, _)), _) => Ok((n, n / u64::from(nfiles))),
             (None, Some((f, line))) => f
                 .checked_sub(self.offset)
                 .filter(|&n| n > 0)
                 .map(|n| (n * u64::from(nfiles), n))
-                .ok_or_else(|| {
-                    (
-                        line,
-                        format!(
-                            "key 'filesize' = {f}: leaves no I/O after offset {}",
-                            self.offset
-                        ),
-                    )
-                }),
-            (None, None) => Err((
-                0,
-                "neither size nor filesize is given: fio needs one to know how much I/O to do"
-                    .into(),
-            )),
+                .ok_or((
+                    line,
+                    JobProblem::FilesizeNoIo {
+                        filesize: f,
+                        offset: self.offset,
+                    },
+                )),
+            (None, None) => Err((0, JobProblem::NoSize)),
         }
     }
 
     /// The run time options fit together.
-    fn check_times(&self) -> std::result::Result<(), (usize, String)> {
+    fn check_times(&self) -> std::result::Result<(), (usize, JobProblem)> {
         if self.time_based && self.runtime_ms.is_none() {
-            return Err((
-                0,
-                "time_based needs a runtime (fio would run forever)".into(),
-            ));
+            return Err((0, JobProblem::TimeBasedWithoutRuntime));
         }
         if self.runtime_ms == Some(0.0) {
-            return Err((
-                self.runtime_line,
-                "key 'runtime': expected a run time > 0".into(),
-            ));
+            return Err((self.runtime_line, JobProblem::ZeroRuntime));
         }
         Ok(())
     }

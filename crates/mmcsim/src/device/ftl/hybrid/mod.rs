@@ -990,8 +990,8 @@ impl Mapping for HybridMapping {
     /// data-block map and free list are rebuilt from them.
     fn save_state(&self, w: &mut StateWriter) -> Result<(), StateError> {
         if self.job.is_some() || self.reclaiming.is_some() {
-            return Err(StateError(
-                "a hybrid merge is in progress: a state is saved with merges settled".into(),
+            return Err(StateError::NotAtRest(
+                "a hybrid merge is in progress: a state is saved with merges settled",
             ));
         }
         w.u32s(&self.l2p);
@@ -1071,7 +1071,7 @@ impl Mapping for HybridMapping {
 /// The error of a saved state that contradicts itself: `what` and that the
 /// file is corrupted.
 fn corrupt(what: String) -> StateError {
-    StateError(format!("{what}: the file is corrupted"))
+    StateError::corrupt(what)
 }
 
 /// The steps of [`HybridMapping`]'s `load_state` (in file order) and of
