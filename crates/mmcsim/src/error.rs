@@ -260,7 +260,7 @@ pub enum Error {
     )]
     EmptyRun {
         /// Why: the calls that failed, or that nothing was issued.
-        why: String,
+        why: EmptyWhy,
     },
     /// A trace replayed with `fit = "compact"` touches more than the
     /// device holds even when compacted.
@@ -556,6 +556,34 @@ impl SettingError {
             why: why.into(),
         }
     }
+}
+
+/// Why a run completed no request.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EmptyWhy {
+    /// The trace has no records.
+    #[error("the trace {path} has no records (a header or comments only?)")]
+    NoRecords {
+        /// The trace.
+        path: String,
+    },
+    /// Records were read, none completed.
+    #[error("none of the {records} records of the trace {path} completed")]
+    NoneCompleted {
+        /// Records read.
+        records: u64,
+        /// The trace.
+        path: String,
+    },
+    /// Every system call failed.
+    #[error("every system call failed ({})", .failed.iter().map(|(e, n)| format!("{e} {n}")).collect::<Vec<_>>().join(", "))]
+    AllCallsFailed {
+        /// Failed calls by errno name.
+        failed: Vec<(&'static str, u64)>,
+    },
+    /// The jobs issued nothing.
+    #[error("the jobs issued no request")]
+    NoRequest,
 }
 
 /// How a simulation stalled (a simulator bug: each says what waits).

@@ -82,11 +82,31 @@ fn about(s: &Value, defs: &Value) -> String {
         .and_then(Value::as_str)
         .unwrap_or("");
     let first = d.split("\n\n").next().unwrap_or("");
-    first
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace('|', "\\|")
+    let flat = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    unlink(&flat).replace('|', "\\|")
+}
+
+/// `text` with rustdoc's intra-doc links (`` [`CutReport::violates`] ``)
+/// as plain code spans: the book has no item to link them to.
+fn unlink(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(k) = rest.find("[`") {
+        let after = &rest[k + 1..];
+        match after.find("`]") {
+            Some(end) if !after[end + 2..].starts_with('(') => {
+                out.push_str(&rest[..k]);
+                out.push_str(&after[..end + 1]);
+                rest = &after[end + 2..];
+            }
+            _ => {
+                out.push_str(&rest[..k + 2]);
+                rest = &rest[k + 2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn walk(s: &Value, defs: &Value, path: &str, out: &mut Vec<Key>, depth: usize) {
@@ -151,4 +171,20 @@ pub fn markdown(schema: &Value) -> String {
         let _ = writeln!(s, "| `{}` | {} | {} |", k.path, k.kind, k.about);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unlink;
+
+    #[test]
+    fn intra_doc_links_become_code_spans_and_markdown_links_stay() {
+        assert_eq!(
+            unlink("Cuts that broke a promise ([`CutReport::violates`]): lost."),
+            "Cuts that broke a promise (`CutReport::violates`): lost."
+        );
+        assert_eq!(unlink("see [`a`] and [`b`]"), "see `a` and `b`");
+        assert_eq!(unlink("[`x`](http://e)"), "[`x`](http://e)");
+        assert_eq!(unlink("a [` b"), "a [` b");
+    }
 }

@@ -41,7 +41,7 @@ use crate::block::{Accounting, BlockStage, Completion};
 use crate::config::Scenario;
 use crate::device::{IntegrityStats, PreconditionSummary};
 use crate::engine::EventQueue;
-use crate::error::{Error, Result, SettingError, Stall};
+use crate::error::{EmptyWhy, Error, Result, SettingError, Stall};
 use crate::host::{Below, Host};
 use crate::platform::Platform;
 use crate::sched::Registry;
@@ -327,24 +327,18 @@ impl Simulation {
     /// The error for a run that completed no request, saying why.
     fn empty_run(&self) -> Error {
         let why = match self.replay.as_ref().map(Replay::info) {
-            Some(t) if t.records == 0 => format!(
-                "the trace {} has no records (a header or comments only?)",
-                t.path
-            ),
-            Some(t) => format!(
-                "none of the {} records of the trace {} completed",
-                t.records, t.path
-            ),
+            Some(t) if t.records == 0 => EmptyWhy::NoRecords {
+                path: t.path.to_string(),
+            },
+            Some(t) => EmptyWhy::NoneCompleted {
+                records: t.records,
+                path: t.path.to_string(),
+            },
             None => match self.collector.summarize().calls {
-                Some(c) => format!(
-                    "every system call failed ({})",
-                    c.failed
-                        .iter()
-                        .map(|(e, n)| format!("{e} {n}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                None => "the jobs issued no request".to_string(),
+                Some(c) => EmptyWhy::AllCallsFailed {
+                    failed: c.failed.iter().map(|(e, n)| (*e, *n)).collect(),
+                },
+                None => EmptyWhy::NoRequest,
             },
         };
         Error::EmptyRun { why }
