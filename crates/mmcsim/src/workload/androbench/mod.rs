@@ -131,13 +131,7 @@ impl AndrobenchSpec {
             repetitions: self.repetitions.unwrap_or(3),
             row_bytes: self.row_bytes.unwrap_or(100),
         };
-        let bad = |k: &str, value: String, want: &str| {
-            Err(crate::error::SettingError::Invalid {
-                key: format!("androbench.{k}"),
-                value,
-                expected: want.to_string().into(),
-            })
-        };
+        let bad = |k: &str, value: String, want: &str| Err(invalid(k, value, want.to_string()));
         if s.file_mib == 0 || s.file_mib > 4096 {
             return bad("file_mib", s.file_mib.to_string(), "1..=4096 MiB");
         }
@@ -200,13 +194,7 @@ impl AndrobenchSpec {
     /// The random tests' operations per run: the release's default (or
     /// the value given, 4.1 only), at most one per slot of the file.
     fn rand_ops(&self, s: &Settings) -> Result<u64, crate::error::SettingError> {
-        let bad = |value: String, want: String| {
-            Err(crate::error::SettingError::invalid(
-                "androbench.rand_ops",
-                value,
-                want,
-            ))
-        };
+        let bad = |value: String, want: String| Err(invalid("rand_ops", value, want));
         let slots = s.file_mib * 1024 / s.rand_buffer_kib;
         let rand_ops = if s.version == Version::V4_1 {
             self.rand_ops.unwrap_or(2048)
@@ -734,4 +722,9 @@ impl super::program::Program for Suite {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+}
+
+/// `androbench.{key} = {value}: expected {want}`.
+fn invalid(key: &str, value: String, want: String) -> crate::error::SettingError {
+    crate::error::SettingError::invalid(format!("androbench.{key}"), value, want)
 }
