@@ -28,6 +28,7 @@ mod output;
 mod plot;
 mod reproduce;
 pub mod schema;
+mod shared_devices;
 mod sweep;
 mod trace_cmd;
 

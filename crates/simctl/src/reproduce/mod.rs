@@ -27,6 +27,7 @@ mod sensitivity;
 mod sets;
 pub(crate) mod single;
 pub(crate) mod verdict;
+mod verdicts_csv;
 
 use crate::cli::ReproduceArgs;
 use crate::output::Stdout;
@@ -116,6 +117,10 @@ pub fn reproduce(a: &ReproduceArgs, registry: &Registry, out: &mut Stdout) -> Re
         set_notes: &plan.set_notes,
     });
     writeln!(out, "{}", prediction_summary(&sections))?;
+    crate::output::write_file(
+        &a.out.join("verdicts.csv"),
+        &verdicts_csv::render(&sections)?,
+    )?;
     let index = a.out.join("index.html");
     crate::output::write_file(&index, html.as_bytes())?;
     writeln!(out, "report page: {}", index.display())?;
@@ -145,19 +150,20 @@ fn prediction_summary(sections: &[Section]) -> String {
     format!("{p} of {m} predictions reproduced; {fitted}")
 }
 
-/// Runs every distinct job of the plan, in parallel, collected in job
-/// order.
+/// Runs every distinct job of the plan, in parallel, jobs on the same
+/// preconditioned device (profile and seed) starting from one copy of it;
+/// collected in job order.
 fn run_all(plan: &Plan, jobs: Option<usize>, registry: &Registry) -> Result<Vec<RunOutput>> {
     let bar = crate::compare::progress_bar(plan.jobs.len() as u64);
-    let work = |(job, sc): (&plan::Job, mmcsim::config::Scenario)| -> Result<RunOutput> {
-        let r = runner::run(sc, &job.spec, &plan.profiles[job.profile].name, registry);
-        bar.inc(1);
-        r
-    };
-    let items: Vec<_> = plan.jobs.iter().zip(plan.scenarios.clone()).collect();
-    let outputs = crate::compare::parallel(items, jobs, work)?;
+    let items = plan
+        .jobs
+        .iter()
+        .zip(plan.scenarios.clone())
+        .map(|(job, sc)| (sc, &job.spec, plan.profiles[job.profile].name.as_str()))
+        .collect();
+    let outputs = runner::run_all(items, jobs, registry, || bar.inc(1));
     bar.finish_and_clear();
-    outputs.into_iter().collect()
+    outputs
 }
 
 /// The command line that reproduces the outputs (`--jobs` left out: it

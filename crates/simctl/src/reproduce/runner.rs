@@ -7,7 +7,7 @@ use crate::plot::reqlog::{self, Row};
 use anyhow::{Context, Result};
 use mmcsim::config::Scenario;
 use mmcsim::sched::Registry;
-use mmcsim::sim::{RunOptions, Simulation};
+use mmcsim::sim::{PreparedDevice, RunOptions, Simulation};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::io::Write;
@@ -168,8 +168,58 @@ impl Write for Shared {
     }
 }
 
-/// Runs one scenario of `profile` (by name).
-pub fn run(sc: Scenario, spec: &RunSpec, profile: &str, registry: &Registry) -> Result<RunOutput> {
+/// One run to make: its scenario (loaded), what it is, and the profile's
+/// name.
+pub type Item<'a> = (Scenario, &'a RunSpec, &'a str);
+
+/// Runs every item on `jobs` workers (default: one per core), runs that
+/// precondition the same device starting from one preconditioned copy
+/// (the reports are the same as preconditioning each;
+/// [`crate::shared_devices`]); `done` is called after each run. The
+/// outputs come back in the order of `items`.
+pub fn run_all(
+    items: Vec<Item<'_>>,
+    jobs: Option<usize>,
+    registry: &Registry,
+    done: impl Fn() + Sync,
+) -> Result<Vec<RunOutput>> {
+    let keyed = items
+        .into_iter()
+        .map(|(sc, spec, profile)| {
+            let key = PreparedDevice::key(&sc)
+                .with_context(|| format!("{profile}: {}", spec.describe()))?;
+            Ok(((sc, spec, profile), key))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let shared = crate::shared_devices::run(
+        keyed,
+        jobs,
+        |(sc, _, _): &Item<'_>| PreparedDevice::new(sc).map_err(|e| e.to_string()),
+        |(sc, spec, profile), device| {
+            let r = device
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "{profile}: {}: preconditioning the device: {e}",
+                        spec.describe()
+                    )
+                })
+                .and_then(|d| run(sc, spec, profile, registry, &d));
+            done();
+            r
+        },
+    )?;
+    shared.results.into_iter().collect()
+}
+
+/// Runs one scenario of `profile` (by name) on a clone of `device`
+/// (preconditioned from a scenario with the same device key).
+pub fn run(
+    sc: Scenario,
+    spec: &RunSpec,
+    profile: &str,
+    registry: &Registry,
+    device: &PreparedDevice,
+) -> Result<RunOutput> {
     let log = spec.log;
     let label = format!("{profile}: {}", spec.describe());
     let buf = Rc::new(RefCell::new(Vec::new()));
@@ -177,7 +227,7 @@ pub fn run(sc: Scenario, spec: &RunSpec, profile: &str, registry: &Registry) -> 
         log: log.then(|| Box::new(Shared(buf.clone())) as Box<dyn Write>),
         ..RunOptions::default()
     };
-    let report = Simulation::with_registry(sc, registry)
+    let report = Simulation::with_prepared_device(sc, registry, device)
         .and_then(|s| s.run(opts))
         .with_context(|| label.clone())?;
     let log = if log {

@@ -10,7 +10,6 @@ use crate::output::unusable;
 use anyhow::{bail, Context, Result};
 use mmcsim::platform::governor::GovernorKind;
 use mmcsim::sched::Registry;
-use rayon::prelude::*;
 use std::path::Path;
 
 /// The numbers of every finding `reproduce` knows.
@@ -79,13 +78,14 @@ pub fn run_finding(
         }
     }
     after.extend(sets.iter().cloned());
-    let outputs = specs
-        .par_iter()
+    let items = specs
+        .iter()
         .map(|spec| {
             let sc = runner::scenario(&0, spec, &profiles, configs, &after)?;
-            runner::run(sc, spec, &profiles[0].name, registry)
+            Ok((sc, spec, profiles[0].name.as_str()))
         })
         .collect::<Result<Vec<_>>>()?;
+    let outputs = runner::run_all(items, None, registry, || ())?;
     let refs: Vec<&runner::RunOutput> = outputs.iter().collect();
     let m = f
         .measure(&refs)

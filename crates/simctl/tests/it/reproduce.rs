@@ -186,6 +186,38 @@ fn every_finding_writes_a_verdict_with_an_interval_a_figure_and_its_data_and_the
     assert_eq!(v6.outcome, "FAIL");
     assert!(v6.claim.contains("16 KiB"), "{v6:?}");
 
+    // verdicts.csv: one row per verdict line, same outcome and interval;
+    // a pinned verdict carries the free clock's mean and the governor's
+    // contribution, a generic (fixed clock) one leaves them empty.
+    let table = std::fs::read_to_string(dir.join("verdicts.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(table.as_bytes());
+    let header: Vec<String> = rows.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), all.len(), "{table}");
+    for (r, l) in rows.iter().zip(&all) {
+        assert_eq!(r[col("finding")].parse::<u32>().unwrap(), l.finding);
+        assert_eq!(r[col("profile")], l.phone);
+        assert_eq!(r[col("outcome")], l.outcome);
+        assert_eq!(r[col("label")], l.label);
+        assert_eq!(r[col("seeds")], *"2");
+        let mean: f64 = r[col("mean")].parse().unwrap();
+        assert!(
+            (mean - l.mean).abs() <= 1e-3 * l.mean.abs().max(1e-3),
+            "{r:?} {l:?}"
+        );
+        let pinned = l.finding <= 5 && l.phone != "generic";
+        assert_eq!(!r[col("free_mean")].is_empty(), pinned, "{r:?}");
+        if pinned {
+            let free: f64 = r[col("free_mean")].parse().unwrap();
+            let gov: f64 = r[col("governor_contribution")].parse().unwrap();
+            assert!(
+                (free - mean - gov).abs() < 1e-9 * free.abs().max(1.0),
+                "{r:?}"
+            );
+        }
+    }
+
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     for n in 1..=8 {
         let png = std::fs::read(dir.join(format!("finding-{n}.png"))).unwrap();
@@ -426,7 +458,22 @@ fn the_page_renders_in_headless_chromium_with_every_figure() {
             "figure {n} is empty ({shapes} shapes, {marks} marks)"
         );
         assert!(fig.contains("<text"), "figure {n} has no labels");
+        // Readable ticks: every panel's axes carry numbers (at least two
+        // per axis of a bar panel's value axis and an x-y panel's axes).
+        let numbers = svg_texts(fig)
+            .iter()
+            .filter(|t| t.replace(['−', ','], "").trim().parse::<f64>().is_ok())
+            .count();
+        assert!(numbers >= 4, "figure {n}: {numbers} numeric tick labels");
     }
+    // Finding 7 draws the blog's measured values beside the simulated ones.
+    let start = dom.find("<figure id=\"figure-7\">").unwrap();
+    let fig7 = &dom[start..start + dom[start..].find("</figure>").unwrap()];
+    let texts = svg_texts(fig7);
+    assert!(
+        texts.iter().any(|t| t.contains("measured")),
+        "finding 7's figure names no measured series: {texts:?}"
+    );
     // A screenshot of the top of the page is not blank.
     let shot = dir.join("screenshot.png");
     run(&[
@@ -442,6 +489,28 @@ fn the_page_renders_in_headless_chromium_with_every_figure() {
         coloured > 10_000,
         "{coloured} saturated pixels: no bars drawn?"
     );
+}
+
+/// The contents of every `<text>` element of an SVG fragment (tags
+/// inside a text element, such as `<tspan>`, removed).
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..t.find("</text>")?];
+            let mut plain = String::new();
+            let mut in_tag = false;
+            for ch in body.chars() {
+                match ch {
+                    '<' => in_tag = true,
+                    '>' => in_tag = false,
+                    c if !in_tag => plain.push(c),
+                    _ => {}
+                }
+            }
+            Some(plain.trim().to_string())
+        })
+        .collect()
 }
 
 /// Distinct colours and strongly coloured (bar-like) pixels of a PNG.
