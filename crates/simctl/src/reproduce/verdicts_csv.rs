@@ -4,12 +4,13 @@
 //! is the pinned clock's) the same check with the governor free and the
 //! governor's contribution (free − pinned mean).
 
-use super::aggregate::{CheckResult, Verdict};
+use super::aggregate::Verdict;
+use super::finding::cell;
 use super::Section;
 use anyhow::Result;
 
 /// The header, in column order.
-pub const HEADER: [&str; 13] = [
+const HEADER: [&str; 13] = [
     "finding",
     "profile",
     "label",
@@ -25,18 +26,15 @@ pub const HEADER: [&str; 13] = [
     "governor_contribution",
 ];
 
-/// A number as the CSV writes it: shortest round-trip form, empty when
-/// absent or not finite.
+/// A number as the findings' CSVs write it ([`cell`]), empty when absent
+/// or not finite.
 fn number(x: Option<f64>) -> String {
-    match x {
-        Some(v) if v.is_finite() => format!("{v}"),
-        _ => String::new(),
-    }
+    x.filter(|v| v.is_finite()).map(cell).unwrap_or_default()
 }
 
 /// One row of verdict `v` of finding `n`.
 fn row(n: u32, v: &Verdict) -> Vec<String> {
-    let c: &CheckResult = &v.check;
+    let c = &v.check;
     let free = v.free.as_ref().map(|f| &f.interval);
     vec![
         n.to_string(),
