@@ -178,9 +178,12 @@ fn installed(bin: &std::path::Path, dir: &std::path::Path, args: &[&str], input:
 /// section says, gives a `simctl` that runs the bundled AndroBench on a
 /// bundled phone from outside the repository, lists the bundled phones and
 /// scenarios, and replays a trace from standard input. A release build of
-/// the package (minutes), so it runs only when `MMCSIM_CI` is set
-/// (`.ci/run` sets it; its build directory under `target/` is reused);
-/// otherwise it says SKIPPED.
+/// the package, so it runs only when `MMCSIM_CI` is set (`.ci/run` sets
+/// it); otherwise it says SKIPPED. It builds in the workspace's own
+/// `target/release`, as `cargo build --release` does, so it reuses what
+/// is there: `.ci/run` has built the Python package's release build there
+/// (the simctl library and everything below it), and on a developer's
+/// clone the README's first command has built simctl itself.
 #[test]
 fn cargo_install_gives_a_simctl_that_runs_from_anywhere() {
     let test = "cargo_install_gives_a_simctl_that_runs_from_anywhere";
@@ -194,7 +197,9 @@ fn cargo_install_gives_a_simctl_that_runs_from_anywhere() {
     let d = outside("install");
     let prefix = d.join("prefix");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let target = root().join("target/install-test");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
     let out = Command::new(cargo)
         .args(["install", "--offline", "--path", "crates/simctl", "--root"])
         .arg(&prefix)

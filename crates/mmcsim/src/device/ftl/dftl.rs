@@ -70,6 +70,14 @@ pub struct DftlMapping {
     capacity: u32,
     /// Translation pages waiting to be written back (deduplicated).
     dirty_tpages: Vec<u32>,
+    /// Per translation page: queued in `dirty_tpages` (its membership
+    /// test in O(1); GC can queue thousands at once).
+    tpage_queued: Vec<bool>,
+    /// Per translation page: the CMT entries made dirty since its last
+    /// write-back, so a write-back visits those, not the page's 1024 LPNs.
+    /// An entry evicted meanwhile stays listed and is skipped (it is clean
+    /// or caches another page's LPN by then).
+    dirty_in: Vec<Vec<u32>>,
     /// Scratch: LPNs moved by GC.
     moved: Vec<u32>,
     /// Scratch: translation pages as `(lpn, version)` for the inner write.
@@ -118,6 +126,8 @@ impl DftlMapping {
             lru: NONE,
             capacity: cap,
             dirty_tpages: Vec::with_capacity(64),
+            tpage_queued: vec![false; tpages as usize],
+            dirty_in: vec![Vec::new(); tpages as usize],
             moved: Vec::with_capacity(4096),
             batch: Vec::with_capacity(geo.stripe_slots() as usize),
             scratch_ops: Vec::with_capacity(256),
@@ -211,7 +221,8 @@ impl DftlMapping {
     }
 
     fn queue_writeback(&mut self, t: u32) {
-        if !self.dirty_tpages.contains(&t) {
+        if !self.tpage_queued[t as usize] {
+            self.tpage_queued[t as usize] = true;
             self.dirty_tpages.push(t);
         }
     }
@@ -233,16 +244,9 @@ impl DftlMapping {
                 let Some(t) = self.dirty_tpages.pop() else {
                     break;
                 };
+                self.tpage_queued[t as usize] = false;
                 self.read_tpage(t, ops);
-                let lo = t * ENTRIES_PER_MAP_PAGE;
-                let hi = (lo + ENTRIES_PER_MAP_PAGE).min(self.user);
-                for lpn in lo..hi {
-                    let i = self.cmt_of[lpn as usize];
-                    if i != NONE && self.cmt_dirty[i as usize] {
-                        self.flash_map[lpn as usize] = self.cmt_slot[i as usize];
-                        self.cmt_dirty[i as usize] = false;
-                    }
-                }
+                self.merge_dirty_entries(t);
                 self.tver[t as usize] = self.next_tver;
                 self.batch.push((self.user + t, self.next_tver));
                 self.next_tver += 1;
@@ -252,6 +256,29 @@ impl DftlMapping {
             self.inner.write(&batch, ops);
             self.batch = batch;
         }
+    }
+
+    /// Marks CMT entry `i` dirty, listing it under its translation page.
+    fn mark_dirty(&mut self, i: u32) {
+        if !self.cmt_dirty[i as usize] {
+            self.cmt_dirty[i as usize] = true;
+            self.dirty_in[Self::tpage_of(self.cmt_lpn[i as usize]) as usize].push(i);
+        }
+    }
+
+    /// Folds the CMT's dirty entries of translation page `t` into the
+    /// on-flash translations (they become clean): DFTL's batch update.
+    fn merge_dirty_entries(&mut self, t: u32) {
+        let mut listed = std::mem::take(&mut self.dirty_in[t as usize]);
+        for &i in &listed {
+            let lpn = self.cmt_lpn[i as usize];
+            if self.cmt_dirty[i as usize] && Self::tpage_of(lpn) == t {
+                self.flash_map[lpn as usize] = self.cmt_slot[i as usize];
+                self.cmt_dirty[i as usize] = false;
+            }
+        }
+        listed.clear();
+        self.dirty_in[t as usize] = listed;
     }
 
     /// Takes the LPNs GC moved: cached entries follow in the CMT (dirty);
@@ -268,7 +295,7 @@ impl DftlMapping {
             let i = self.cmt_of[lpn as usize];
             if i != NONE {
                 self.cmt_slot[i as usize] = now;
-                self.cmt_dirty[i as usize] = true;
+                self.mark_dirty(i);
             } else {
                 self.flash_map[lpn as usize] = now;
                 self.queue_writeback(Self::tpage_of(lpn));
@@ -345,7 +372,7 @@ impl Mapping for DftlMapping {
                 i => i,
             };
             self.cmt_slot[i as usize] = self.inner.lookup(lpn).unwrap_or(UNMAPPED);
-            self.cmt_dirty[i as usize] = true;
+            self.mark_dirty(i);
         }
         self.write_back(ops);
         Placement {
@@ -403,7 +430,7 @@ impl Mapping for DftlMapping {
         let i = self.entry(lpn, ops);
         self.inner.trim(lpn);
         self.cmt_slot[i as usize] = UNMAPPED;
-        self.cmt_dirty[i as usize] = true;
+        self.mark_dirty(i);
         self.write_back(ops);
     }
 
@@ -528,6 +555,7 @@ impl Mapping for DftlMapping {
             v.clear();
         }
         self.cmt_dirty.clear();
+        self.dirty_in.iter_mut().for_each(Vec::clear);
         self.mru = NONE;
         self.lru = NONE;
         let mut entries = Vec::with_capacity(n as usize);
@@ -552,12 +580,16 @@ impl Mapping for DftlMapping {
             self.cmt_lpn.push(lpn);
             self.cmt_slot.push(slot);
             self.cmt_dirty.push(dirty == 1);
+            if dirty == 1 {
+                self.dirty_in[Self::tpage_of(lpn) as usize].push(i);
+            }
             self.prev.push(NONE);
             self.next.push(NONE);
             self.cmt_of[lpn as usize] = i;
             self.push_mru(i);
         }
         self.dirty_tpages.clear();
+        self.tpage_queued.fill(false);
         self.stats = FtlStats::default();
         Ok(())
     }
@@ -728,6 +760,38 @@ mod tests {
         // The device goes on.
         churn(&mut f, &mut expected, 1000, 13);
         f.check(&[], &expected).unwrap();
+        assert_bookkeeping(&f);
+    }
+
+    /// Every dirty CMT entry is listed under its translation page, and a
+    /// page is flagged queued exactly when it waits in the write-back queue.
+    fn assert_bookkeeping(f: &DftlMapping) {
+        for (i, &lpn) in f.cmt_lpn.iter().enumerate() {
+            if f.cmt_dirty[i] {
+                let t = DftlMapping::tpage_of(lpn) as usize;
+                assert!(f.dirty_in[t].contains(&(i as u32)), "entry {i} (LPN {lpn})");
+            }
+        }
+        for t in 0..f.tver.len() as u32 {
+            assert_eq!(
+                f.tpage_queued[t as usize],
+                f.dirty_tpages.contains(&t),
+                "translation page {t}"
+            );
+        }
+    }
+
+    #[test]
+    fn dirty_counts_and_queue_flags_follow_every_write_trim_and_eviction() {
+        for cmt in [1, 3, 16, 1024] {
+            let mut f = tiny(cmt);
+            let mut expected = vec![0u32; f.user_lpns() as usize];
+            for seed in 1..4 {
+                churn(&mut f, &mut expected, 700, seed);
+                assert_bookkeeping(&f);
+                f.check(&[], &expected).unwrap();
+            }
+        }
     }
 
     #[test]
